@@ -1,0 +1,5 @@
+"""``python -m tcompact`` runs the command line."""
+
+from .app import main
+
+main()

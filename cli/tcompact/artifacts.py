@@ -1,0 +1,44 @@
+"""The only writer of output files: atomic (temp file + rename), never over an existing file
+unless forced, never over the input it was made from."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import OutputError
+
+__all__ = ["write_bytes"]
+
+
+def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: tuple[str | Path, ...] = ()) -> Path:
+    """Write ``data`` to ``path`` atomically; refuses to overwrite without ``force`` and refuses an input path."""
+    target = Path(path)
+    for src in inputs:
+        if Path(src).exists() and target.exists() and os.path.samefile(src, target):
+            raise OutputError("the output is the input file", path=str(target),
+                              hint="write to another path; tcompact never replaces its input")
+    if target.exists() and not force:
+        raise OutputError("the output file exists already", path=str(target),
+                          hint="pass --force to overwrite it, or choose another path")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise OutputError("the output folder does not exist", path=str(folder), hint="create it first")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"cannot write here: {exc.strerror}", path=str(folder),
+                          hint="check the folder's permissions") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OutputError(f"cannot write: {exc.strerror}", path=str(target), hint="check free space and permissions") from None
+    return target

@@ -1,0 +1,38 @@
+"""Options shared by several commands (reading a transcript), declared once."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from ..formats import FORMATS, WRITABLE
+
+FormatOpt = Annotated[
+    Optional[str],
+    typer.Option("--format", help=f"Read as this format instead of detecting it: {', '.join(FORMATS)}.",
+                 show_default=False),
+]
+FullHistoryOpt = Annotated[
+    bool,
+    typer.Option("--full-history", help="Claude Code / Codex: read through compactions (Claude: logicalParentUuid)."),
+]
+SkipBadLinesOpt = Annotated[
+    bool, typer.Option("--skip-bad-lines", help="Read on past malformed lines, counting and reporting them."),
+]
+TranscriptOpt = Annotated[
+    Optional[str],
+    typer.Option("--transcript", help="Which transcript of the file (main, a sub-agent or episode id).",
+                 show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document to stdout instead of tables.")]
+
+
+def read_options(fmt: str | None, full_history: bool, skip_bad_lines: bool, *, keep_raw: bool):
+    """ReadOptions from the shared options (validated here, at the boundary)."""
+    from ..errors import UsageError
+    from ..formats import ReadOptions
+
+    if fmt is not None and fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}", hint=f"use one of: {', '.join(FORMATS)}")
+    return ReadOptions(format=fmt, full_history=full_history, skip_bad_lines=skip_bad_lines, keep_raw=keep_raw)

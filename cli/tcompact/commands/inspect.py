@@ -1,0 +1,67 @@
+"""``tcompact inspect``: where a session's tokens go."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, TranscriptOpt, read_options
+
+
+def inspect(
+    paths: Annotated[list[Path], typer.Argument(help="Transcript files or folders (searched recursively).",
+                                                show_default=False)],
+    json_out: JsonOpt = False,
+    encoding: Annotated[Optional[str], typer.Option("--encoding", help="o200k_base or cl100k_base.",
+                                                    show_default=False)] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Count and size the window for this model.",
+                                                 show_default=False)] = None,
+    context_window: Annotated[Optional[int], typer.Option("--context-window", help="Context window in tokens.",
+                                                          show_default=False)] = None,
+    spans: Annotated[Optional[str], typer.Option("--spans", help="Show the span layout of a compressor: "
+                                                 "current-round, dialogue or round-level.",
+                                                 show_default=False)] = None,
+    keep_recent: Annotated[Optional[int], typer.Option("--keep-recent", help="Tail messages the span keeps "
+                                                       "(default: the compressor's).", show_default=False)] = None,
+    top: Annotated[int, typer.Option("--top", help="How many of the largest messages to list.")] = 10,
+    transcript: TranscriptOpt = None,
+    fmt: FormatOpt = None,
+    full_history: FullHistoryOpt = False,
+    skip_bad_lines: SkipBadLinesOpt = False,
+) -> None:
+    """Show where the tokens of one or many transcripts go.
+
+    Per transcript: tokens by role, by content kind and by tool, per round, the largest messages,
+    compactions found, provider-reported usage next to our count, and the context-window use
+    with the 0.8 trigger and 0.1 minimum-target lines. Several files: one row per file and totals.
+
+    Example: tcompact inspect session.jsonl --model gpt-5 --spans dialogue
+    """
+    from .. import render
+    from ..inspection import InspectOptions, inspect_paths
+
+    options = InspectOptions(
+        read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False),
+        encoding=encoding,
+        model=model,
+        context_window=context_window,
+        spans=spans,
+        keep_recent=keep_recent,
+        top=top,
+    )
+    with render.file_progress(enabled=not json_out) as on_file:
+        report = inspect_paths(paths, options, on_file=on_file)
+    if json_out:
+        render.print_json(report)
+    else:
+        render.inspect_report(report, transcript=transcript)
+    render.warn_skipped(report)
+    if report["errors"]:
+        raise typer.Exit(2)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the app."""
+    app.command("inspect")(inspect)

@@ -1,0 +1,63 @@
+"""One root for every error tcompact reports to a user.
+
+Each error knows what happened, where (file and line when there is one) and what to do about
+it, so the command line can print it as a single line and exit with the right code. Nothing
+in the library prints or exits; only ``app.py`` turns these into output.
+"""
+
+from __future__ import annotations
+
+__all__ = ["TcompactError", "InputError", "UsageError", "OutputError"]
+
+
+class TcompactError(Exception):
+    """Root error: a message, an optional location and a hint saying what to do."""
+
+    exit_code = 1
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(what)
+        self.what = what
+        self.path = path
+        self.line = line
+        self.hint = hint
+
+    @property
+    def where(self) -> str | None:
+        """``path:line``, ``path`` or None."""
+        if self.path is None:
+            return None
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+    def __str__(self) -> str:
+        text = self.what
+        if self.where:
+            text = f"{self.where}: {text}"
+        if self.hint:
+            text = f"{text} — {self.hint}"
+        return " ".join(text.split("\n"))
+
+
+class InputError(TcompactError):
+    """The input (a transcript, a dump, a path) cannot be used as it is."""
+
+    exit_code = 2
+
+
+class UsageError(TcompactError):
+    """An option or a combination of options is not valid."""
+
+    exit_code = 2
+
+
+class OutputError(TcompactError):
+    """An output cannot be written (exists already, folder not writable, ...)."""
+
+    exit_code = 2

@@ -1,0 +1,158 @@
+"""Transcript formats: detection, reading and writing.
+
+``read_file`` reads one file into a :class:`~tcompact.model.SourceFile`, detecting the format
+from content (``ReadOptions.format`` overrides); ``find_files`` expands folders; ``render``
+writes a transcript in a chosen format, reusing the original bytes of everything unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from ..errors import InputError, UsageError
+from ..model import Record, SourceFile, Transcript
+from . import chat, claude_code, codex, trajectories, writers
+from ._merge import join_lines
+from .writers import Rendered
+from ._source import ReadContext, ReadOptions, load_records
+
+__all__ = [
+    "FORMATS",
+    "WRITABLE",
+    "ReadOptions",
+    "Rendered",
+    "read_file",
+    "find_files",
+    "detect_records",
+    "render",
+    "join_lines",
+]
+
+#: Every format name, in the order ``--format`` lists them.
+FORMATS = ("chat", "claude-code", "codex", "swe-agent", "tau-bench")
+WRITABLE = ("chat", "claude-code", "codex")
+_JSONL_READERS = {"chat": chat, "claude-code": claude_code, "codex": codex}
+_SNIFF_RECORDS = 50
+_TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
+
+
+def read_file(path: str | Path, options: ReadOptions | None = None) -> SourceFile:
+    """Read one transcript file; raises InputError with file:line on bad input."""
+    options = options or ReadOptions()
+    if options.format is not None and options.format not in FORMATS:
+        raise UsageError(f"unknown format {options.format!r}", hint=f"use one of: {', '.join(FORMATS)}")
+    p = Path(path)
+    ctx = ReadContext(path=str(path), options=options)
+    records, document = load_records(p, ctx)
+    if document:
+        fmt, transcripts, unknown, meta = _read_document(records[0], ctx)
+    else:
+        fmt = options.format or detect_records(records, ctx.path)
+        transcripts, unknown, meta = _read_jsonl(fmt, records, ctx)
+    if not any(t.messages for t in transcripts):
+        raise InputError(f"no messages found in this {fmt} file", path=ctx.path,
+                         hint="pass a transcript with at least one message, or --format to read it as another format")
+    return SourceFile(
+        path=ctx.path,
+        format=fmt,
+        records=tuple(records),
+        transcripts=tuple(transcripts),
+        skipped=tuple(ctx.skipped),
+        unknown_types=unknown,
+        meta={**meta, "document": document},
+    )
+
+
+def _read_jsonl(fmt: str, records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict, dict]:
+    if fmt not in _JSONL_READERS:
+        raise UsageError(f"{fmt} files are one JSON document, but {ctx.path} is JSON Lines",
+                         hint="pass --format chat, claude-code or codex, or leave --format out")
+    return _JSONL_READERS[fmt].read_records(records, ctx)
+
+
+def _read_document(record: Record, ctx: ReadContext) -> tuple[str, list[Transcript], dict, dict]:
+    value = record.data
+    fmt = ctx.options.format
+    if fmt is None:
+        if trajectories.is_swe_agent(value):
+            fmt = trajectories.SWE_AGENT
+        elif trajectories.is_tau_bench(value):
+            fmt = trajectories.TAU_BENCH
+        elif _is_chat_document(value):
+            fmt = chat.NAME
+        else:
+            raise InputError(
+                f"a JSON {'array' if isinstance(value, list) else 'object'} that is no transcript tcompact knows",
+                path=ctx.path,
+                hint="expected a chat message array, {\"messages\": [...]}, a SWE-agent .traj or tau-bench results",
+            )
+    if fmt == trajectories.SWE_AGENT and trajectories.is_swe_agent(value):
+        return fmt, trajectories.read_swe_agent(record, ctx), {}, {}
+    if fmt == trajectories.TAU_BENCH and trajectories.is_tau_bench(value):
+        return fmt, trajectories.read_tau_bench(record, ctx), {}, {}
+    if fmt == chat.NAME and _is_chat_document(value):
+        return fmt, chat.read_document(record, ctx), {}, {}
+    raise InputError(f"this JSON document is not a {fmt} file", path=ctx.path,
+                     hint="leave --format out to detect the format")
+
+
+def _is_chat_document(value: object) -> bool:
+    items = value.get("messages") if isinstance(value, dict) else value
+    return isinstance(items, list) and all(isinstance(m, dict) and "role" in m for m in items)
+
+
+def detect_records(records: Sequence[Record], path: str) -> str:
+    """The JSONL format most of the first records look like."""
+    votes: Counter[str] = Counter()
+    seen = 0
+    for rec in records:
+        if rec.data is None:
+            continue
+        seen += 1
+        for name, module in _JSONL_READERS.items():
+            if module.sniff(rec.data):
+                votes[name] += 1
+                break
+        if seen >= _SNIFF_RECORDS:
+            break
+    if not votes:
+        first = next((r for r in records if r.data is not None), None)
+        keys = ", ".join(sorted(first.data)[:8]) if first is not None else "none"
+        raise InputError(
+            f"cannot tell the format (first record has keys: {keys})",
+            path=path,
+            line=first.line if first is not None else None,
+            hint="pass --format chat, claude-code or codex",
+        )
+    return votes.most_common(1)[0][0]
+
+
+def find_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Files named directly, plus every transcript-looking file below named folders (sorted)."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in _TRANSCRIPT_SUFFIXES)
+            if not found:
+                raise InputError("no transcript files in this folder", path=str(raw),
+                                 hint=f"tcompact looks for {', '.join('*' + s for s in _TRANSCRIPT_SUFFIXES)}")
+            out.extend(found)
+        elif p.exists():
+            out.append(p)
+        else:
+            raise InputError("no such file or folder", path=str(raw), hint="check the path")
+    return out
+
+
+def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None, now: str | None = None) -> Rendered:
+    """Write ``transcript`` as ``fmt``; over a same-format source, unchanged records keep their bytes.
+
+    ``Rendered.losses`` lists messages the target cannot hold (the caller decides whether to go
+    on); ``Rendered.notes`` lists file bookkeeping that does not carry over to another format.
+    """
+    if fmt not in WRITABLE:
+        raise UsageError(f"cannot write {fmt} files", hint=f"write one of: {', '.join(WRITABLE)}")
+    return writers.render(transcript, fmt, source=source, now=now)

@@ -1,0 +1,240 @@
+"""Reading the bytes of a transcript file into records, with one clear error per bad line.
+
+This is the only place that opens transcript files. It decides whether a file is JSON Lines or
+one JSON document, parses each line (orjson, with the standard library as a fallback for the
+lone-surrogate escapes some tools write), and turns every problem into an :class:`InputError`
+naming ``file:line`` and what to do — or, with ``skip_bad_lines``, records the line as skipped
+and keeps its bytes so that writing the file back loses nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import InputError
+from ..model import Record
+
+__all__ = ["ReadOptions", "ReadContext", "load_records", "parse_json", "MAX_LINE_BYTES"]
+
+MAX_LINE_BYTES = 256 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
+_SKIP_HINT = "fix or remove that line, or pass --skip-bad-lines to read on without it"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read: format override, bad-line policy, Claude history depth, raw-byte keeping."""
+
+    format: str | None = None
+    skip_bad_lines: bool = False
+    full_history: bool = False
+    keep_raw: bool = True
+    max_line_bytes: int = MAX_LINE_BYTES
+
+
+@dataclass
+class ReadContext:
+    """What a format reader needs besides the records: where they came from and the skip policy."""
+
+    path: str
+    options: ReadOptions
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    document: bool = False
+
+    def reject(self, record: Record, what: str, *, where: str | None = None) -> None:
+        """Report a record of the wrong shape: raise, or note it as skipped with --skip-bad-lines."""
+        if where:
+            what = f"{where}: {what}"
+        if self.options.skip_bad_lines and not self.document:
+            self.skipped.append((record.line, what))
+            return
+        hint = "fix the file, or pass --format if it is another format" if self.document else _SKIP_HINT
+        raise InputError(what, path=self.path, line=None if self.document else record.line, hint=hint)
+
+
+def parse_json(raw: bytes) -> Any:
+    """Parse JSON bytes; fall back to the standard library for lone surrogate escapes.
+
+    NaN and Infinity are refused as they are not JSON.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as first:
+        if "surrogate" not in first.msg:
+            raise
+        try:
+            return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+        except (ValueError, UnicodeDecodeError):
+            raise first from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_records(path: Path, ctx: ReadContext) -> tuple[list[Record], bool]:
+    """Read a file into records; the flag says whether it was one JSON document (not JSONL)."""
+    shown = ctx.path
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        raise InputError("no such file", path=shown, hint="check the path") from None
+    except IsADirectoryError:
+        raise InputError("is a folder", path=shown, hint="pass files, or a folder to inspect") from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=shown, hint="check the permissions") from None
+    with fh:
+        _check_encoding(fh.read(4), shown)
+        fh.seek(0)
+        first = _first_content_line(fh, ctx)
+        if first is None:
+            raise InputError("the file is empty", path=shown, hint="pass a transcript with at least one record")
+        shape = _first_line_shape(first)
+        fh.seek(0)
+        if shape in ("array", "partial", "document"):
+            doc = _try_document(fh, ctx, strict=shape != "document")
+            if doc is not None:
+                return doc, True
+            fh.seek(0)
+        return _read_lines(fh, ctx), False
+
+
+def _check_encoding(head: bytes, shown: str) -> None:
+    for bom, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
+        if head.startswith(bom):
+            raise InputError(
+                f"the file is {name} text, tcompact reads UTF-8",
+                path=shown,
+                hint=f"convert it first: iconv -f {name} -t UTF-8 FILE > FILE.utf8.jsonl",
+            )
+
+
+def _first_content_line(fh: Any, ctx: ReadContext) -> bytes | None:
+    while line := fh.readline(ctx.options.max_line_bytes + 1):
+        stripped = line.lstrip(_BOM).strip()
+        if stripped:
+            return stripped
+    return None
+
+
+def _first_line_shape(first: bytes) -> str:
+    """How the first line starts: "array", "partial" (an object that goes on over more lines),
+    "document" (one whole trajectory object), "record" (a JSONL record) or "other"."""
+    if first[:1] == b"[":
+        return "array"
+    if first[:1] != b"{":
+        return "other"
+    try:
+        value = parse_json(first)
+    except (orjson.JSONDecodeError, ValueError):
+        return "partial"
+    is_doc = isinstance(value, dict) and not ({"role", "type"} & value.keys())
+    return "document" if is_doc and {"history", "messages", "traj", "trajectory"} & value.keys() else "record"
+
+
+def _try_document(fh: Any, ctx: ReadContext, *, strict: bool) -> list[Record] | None:
+    """The whole file as one JSON value; None when it is not one and ``strict`` is off."""
+    data = fh.read()
+    body = data[len(_BOM) :] if data.startswith(_BOM) else data
+    try:
+        value = parse_json(body)
+    except orjson.JSONDecodeError as exc:
+        single_line = body.strip().count(b"\n") == 0
+        if not strict or (single_line and body.lstrip()[:1] == b"{"):
+            return None  # JSON Lines after all: the line reader reads (or reports) it
+        ctx.document = True
+        _raise_parse_error(exc, body, ctx, line=exc.lineno, last=not body.rstrip().endswith((b"}", b"]")))
+    ctx.document = True
+    return [Record(line=1, data=value, raw=data if ctx.options.keep_raw else None)]
+
+
+def _read_lines(fh: Any, ctx: ReadContext) -> list[Record]:
+    records: list[Record] = []
+    limit = ctx.options.max_line_bytes
+    keep_raw = ctx.options.keep_raw
+    skipped = ctx.skipped
+    line_no = 0
+    while True:
+        raw = fh.readline(limit + 1)
+        if not raw:
+            break
+        line_no += 1
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            raw = _rest_of_line(fh, raw, keep=keep_raw and ctx.options.skip_bad_lines)
+            _bad_line(ctx, line_no, f"line is longer than {_size(limit)}", records, raw, keep_raw)
+            continue
+        body = raw[3:] if line_no == 1 and raw.startswith(_BOM) else raw
+        if not body.strip():
+            records.append(Record(line=line_no, data=None, raw=raw if keep_raw else None))
+            continue
+        try:
+            value = parse_json(body)
+        except orjson.JSONDecodeError as exc:
+            if not ctx.options.skip_bad_lines:
+                _raise_parse_error(exc, body, ctx, line=line_no, last=not raw.endswith(b"\n"))
+            skipped.append((line_no, _describe_parse_error(exc, body, last=not raw.endswith(b"\n"))))
+            records.append(Record(line=line_no, data=None, raw=raw if keep_raw else None))
+            continue
+        if not isinstance(value, dict):
+            _bad_line(ctx, line_no, f"expected a JSON object, got {_json_kind(value)}", records, raw, keep_raw)
+            continue
+        records.append(Record(line=line_no, data=value, raw=raw if keep_raw else None))
+    return records
+
+
+def _rest_of_line(fh: Any, raw: bytes, *, keep: bool) -> bytes:
+    """Read past an over-long line; its bytes are kept only when they will be written back."""
+    parts = [raw]
+    while True:
+        chunk = fh.readline(1 << 20)
+        if keep:
+            parts.append(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return b"".join(parts)
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n >= 1024 * 1024 else f"{n} bytes"
+
+
+def _bad_line(ctx: ReadContext, line: int, what: str, records: list[Record], raw: bytes, keep_raw: bool) -> None:
+    if not ctx.options.skip_bad_lines:
+        raise InputError(what, path=ctx.path, line=line, hint=_SKIP_HINT)
+    ctx.skipped.append((line, what))
+    records.append(Record(line=line, data=None, raw=raw if keep_raw else None))
+
+
+def _json_kind(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "true/false", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def _describe_parse_error(exc: orjson.JSONDecodeError, body: bytes, *, last: bool) -> str:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        if b"\x00" in body:
+            return "binary data, not JSON text"
+        return f"bytes that are not UTF-8 (0x{body[bad.start]:02x} at byte {bad.start + 1})"
+    if last and exc.msg.startswith(("unexpected end", "EOF")):
+        return "the last line is cut off (truncated JSON)"
+    return f"not valid JSON ({exc.msg} at column {exc.colno})"
+
+
+def _raise_parse_error(exc: orjson.JSONDecodeError, body: bytes, ctx: ReadContext, *, line: int, last: bool) -> None:
+    what = _describe_parse_error(exc, body, last=last)
+    if what.startswith("bytes that are not UTF-8"):
+        hint = "re-encode the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)"
+    elif what.startswith("binary"):
+        hint = "this does not look like a transcript; pass a JSONL or JSON file"
+    elif what.startswith("the last line"):
+        hint = "the file may still be being written; pass --skip-bad-lines to read the complete lines"
+    else:
+        hint = _SKIP_HINT if not ctx.document else "fix the JSON document"
+    raise InputError(what, path=ctx.path, line=line, hint=hint)

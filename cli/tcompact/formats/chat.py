@@ -1,0 +1,224 @@
+"""The canonical format: OpenAI chat messages, one per line (or a JSON array / ``{"messages": []}``).
+
+Keys we understand become message fields; every other key is kept in ``Message.extra`` and
+written back as it was, so openJiuwen message dumps (``metadata``, ``usage_metadata``,
+``finish_reason``) and SWE-agent extras survive a round trip. Both tool-call shapes are read:
+OpenAI's nested ``{"function": {"name", "arguments"}}`` and the flattened ``{"name", "arguments"}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from ..model import Message, Reasoning, Record, Transcript, ToolCall
+from ._merge import merge_records
+from ._source import ReadContext
+
+__all__ = ["NAME", "sniff", "read_records", "read_document", "parse_message", "message_to_dict", "write"]
+
+NAME = "chat"
+_KNOWN = frozenset({"role", "content", "tool_calls", "tool_call_id", "tool_call_ids", "name", "reasoning_content"})
+
+
+class ShapeError(ValueError):
+    """A chat message of the wrong shape; the text says which key."""
+
+
+def sniff(record: Mapping[str, Any]) -> bool:
+    """True when a JSONL record looks like a chat message."""
+    return isinstance(record.get("role"), str) and "type" not in record
+
+
+def parse_message(d: Mapping[str, Any], *, source: tuple[int, ...] = (), meta: Mapping[str, Any] | None = None) -> Message:
+    """Build a Message from one chat dict; raises ShapeError naming the bad key."""
+    role = d.get("role")
+    if not isinstance(role, str) or not role:
+        raise ShapeError('"role" must be a non-empty string')
+    content = _content(d.get("content"))
+    calls = tuple(_tool_call(c, i) for i, c in enumerate(_list(d, "tool_calls")))
+    ids = _tool_call_ids(d)
+    name = d.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ShapeError('"name" must be a string')
+    reasoning = d.get("reasoning_content")
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise ShapeError('"reasoning_content" must be a string')
+    extra = {k: v for k, v in d.items() if k not in _KNOWN}
+    return Message(
+        role=role,
+        content=content,
+        tool_calls=calls,
+        tool_call_ids=ids,
+        name=name,
+        reasoning=(Reasoning(text=reasoning, kind="reasoning_content"),) if reasoning else (),
+        source=source,
+        meta=meta or {},
+        extra=extra,
+    )
+
+
+def _content(value: Any) -> str | tuple[Mapping[str, Any], ...] | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        for part in value:
+            if not isinstance(part, dict):
+                raise ShapeError('"content" parts must be objects')
+        return tuple(value)
+    raise ShapeError(f'"content" must be a string, a list of parts or null, not {type(value).__name__}')
+
+
+def _list(d: Mapping[str, Any], key: str) -> list[Any]:
+    value = d.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ShapeError(f'"{key}" must be a list')
+    return value
+
+
+def _tool_call(c: Any, i: int) -> ToolCall:
+    if not isinstance(c, dict):
+        raise ShapeError(f'"tool_calls"[{i}] must be an object')
+    fn = c.get("function") if isinstance(c.get("function"), dict) else c
+    name, args = fn.get("name"), fn.get("arguments", "")
+    if not isinstance(name, str):
+        raise ShapeError(f'"tool_calls"[{i}] has no function name')
+    if not isinstance(args, str):
+        args = orjson.dumps(args).decode()
+    call_id = c.get("id")
+    return ToolCall(id=str(call_id) if call_id is not None else f"call_{i}", name=name, arguments=args,
+                    type=str(c.get("type") or "function"))
+
+
+def _tool_call_ids(d: Mapping[str, Any]) -> tuple[str, ...]:
+    single = d.get("tool_call_id")
+    many = d.get("tool_call_ids")
+    if single is not None and not isinstance(single, str):
+        raise ShapeError('"tool_call_id" must be a string')
+    if many is not None and (not isinstance(many, list) or not all(isinstance(x, str) for x in many)):
+        raise ShapeError('"tool_call_ids" must be a list of strings')
+    ids = ([single] if single else []) + [x for x in many or [] if x != single]
+    return tuple(ids)
+
+
+def message_to_dict(m: Message) -> dict[str, Any]:
+    """The chat dict of a message (tool calls in OpenAI's nested shape)."""
+    d: dict[str, Any] = {"role": m.role, "content": list(m.content) if isinstance(m.content, tuple) else m.content}
+    if m.name is not None:
+        d["name"] = m.name
+    if m.tool_calls:
+        d["tool_calls"] = [
+            {"id": c.id, "type": c.type if c.type != "server" else "function",
+             "function": {"name": c.name, "arguments": c.arguments}}
+            for c in m.tool_calls
+        ]
+    if len(m.tool_call_ids) == 1:
+        d["tool_call_id"] = m.tool_call_ids[0]
+    elif m.tool_call_ids:
+        d["tool_call_ids"] = list(m.tool_call_ids)
+    texts = [r.text for r in m.reasoning if r.text]
+    if texts:
+        d["reasoning_content"] = "\n\n".join(texts)
+    for k, v in m.extra.items():
+        d.setdefault(k, v)
+    return d
+
+
+def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
+    """Transcripts of a chat JSONL file: one, or one episode per ``{"messages": [...]}`` line."""
+    messages: list[Message] = []
+    episodes: list[Transcript] = []
+    unknown: dict[str, int] = {}
+    for i, rec in enumerate(records):
+        d = rec.data
+        if d is None:
+            continue
+        if "role" not in d:
+            if isinstance(d.get("messages"), list):
+                episodes.append(_episode(d, d["messages"], rec, ctx, f"line-{rec.line}"))
+                continue
+            key = str(d.get("type") or "(record without role)")
+            unknown[key] = unknown.get(key, 0) + 1
+            continue
+        try:
+            messages.append(parse_message(d, source=(i,), meta={"line": rec.line}))
+        except ShapeError as exc:
+            ctx.reject(rec, f"chat message: {exc}")
+    out = [Transcript(id="main", kind="main", messages=tuple(messages), provider_usage=usage_of(messages))]
+    if episodes:
+        out = ([out[0]] if messages else []) + episodes
+    return out, unknown, {}
+
+
+def read_document(record: Record, ctx: ReadContext) -> list[Transcript]:
+    """A JSON array of messages, or an object with a ``messages`` list."""
+    value = record.data
+    items = value["messages"] if isinstance(value, dict) else value
+    return [_episode(value if isinstance(value, dict) else {}, items, record, ctx, "main", kind="main")]
+
+
+def _episode(holder: Mapping[str, Any], items: list[Any], rec: Record, ctx: ReadContext, tid: str,
+             *, kind: str = "episode") -> Transcript:
+    messages = parse_items(items, rec, ctx, "messages")
+    model = holder.get("model") if isinstance(holder.get("model"), str) else None
+    return Transcript(id=tid, kind=kind, messages=messages, model=model, provider_usage=usage_of(messages))
+
+
+def parse_items(items: list[Any], rec: Record, ctx: ReadContext, where: str) -> tuple[Message, ...]:
+    """Messages of a list inside a JSON value; a bad item is rejected as ``where[j]``."""
+    out = []
+    for j, item in enumerate(items):
+        if not isinstance(item, dict):
+            ctx.reject(rec, "expected a message object", where=f"{where}[{j}]")
+            continue
+        try:
+            out.append(parse_message(item, meta={"item": j}))
+        except ShapeError as exc:
+            ctx.reject(rec, str(exc), where=f"{where}[{j}]")
+    return tuple(out)
+
+
+def usage_of(messages: Sequence[Message]) -> dict[str, Any] | None:
+    """Provider usage recorded on assistant messages (OpenAI ``usage`` or openJiuwen ``usage_metadata``)."""
+    inputs = outputs = requests = 0
+    last_input = None
+    for m in messages:
+        u = m.extra.get("usage_metadata") or m.extra.get("usage")
+        if m.role != "assistant" or not isinstance(u, dict):
+            continue
+        i = u.get("input_tokens", u.get("prompt_tokens"))
+        o = u.get("output_tokens", u.get("completion_tokens"))
+        if not isinstance(i, int) or not isinstance(o, int) or (i == 0 and o == 0):
+            continue
+        requests += 1
+        inputs += i
+        outputs += o
+        last_input = i
+    if not requests:
+        return None
+    return {"source": "chat", "requests": requests, "input_tokens": inputs, "output_tokens": outputs,
+            "last_context_tokens": last_input}
+
+
+def dumps_line(d: Any) -> bytes:
+    """One JSON line; falls back to the standard library for strings orjson refuses (lone surrogates)."""
+    try:
+        return orjson.dumps(d) + b"\n"
+    except TypeError:
+        import json
+
+        return json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass") + b"\n"
+
+
+def write(transcript: Transcript, original: Transcript | None, records: Sequence[Record] | None) -> list[bytes]:
+    """Chat JSONL lines; over a chat-JSONL source, unchanged messages and other records keep their bytes."""
+    def render(m: Message) -> list[bytes]:
+        return [dumps_line(message_to_dict(m))]
+
+    if original is None or not records:
+        return [line for m in transcript.messages for line in render(m)]
+    return merge_records(records, original.messages, transcript.messages, render)

@@ -1,0 +1,432 @@
+"""Claude Code session files (``~/.claude/projects/<project>/<session>.jsonl``).
+
+The file is a tree of lines linked by ``uuid``/``parentUuid``. The active context is the chain
+from the newest leaf back to the last ``compact_boundary`` (``--full-history`` goes on through
+``logicalParentUuid``). Two things make a naive walk wrong, both seen in real files
+(FORMATS.md §2): an assistant reply is split over several lines sharing ``message.id``, and with
+parallel tool calls each ``tool_result`` line hangs off the line of *its own* ``tool_use``, so
+the walk skips sibling calls and results. We therefore walk the chain, then gather every line
+of each reply on it and attach every result to the reply that issued its call.
+
+Sub-agent lines (``isSidechain``) form their own transcripts (kind ``subagent``), one per
+``agentId`` or per sidechain root. Lines that are not messages are kept for writing back.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import orjson
+
+from ..model import Compaction, Message, Reasoning, Record, ToolCall, Transcript
+from ._source import ReadContext
+
+__all__ = ["NAME", "sniff", "read_records", "provider_usage"]
+
+NAME = "claude-code"
+MESSAGE_TYPES = frozenset({"user", "assistant"})
+KNOWN_TYPES = MESSAGE_TYPES | {
+    "system",
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "progress",
+    "attachment",
+    "custom-title",
+    "tag",
+    "agent-name",
+    "last-prompt",
+    "pr-link",
+}
+_SERVER_TOOL_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
+
+
+def sniff(record: Mapping[str, Any]) -> bool:
+    """True when a JSONL record looks like a Claude Code session line."""
+    kind = record.get("type")
+    if kind in MESSAGE_TYPES:
+        return isinstance(record.get("message"), dict) and ("uuid" in record or "sessionId" in record)
+    return kind in KNOWN_TYPES and ("sessionId" in record or "uuid" in record or "leafUuid" in record
+                                    or "messageId" in record)
+
+
+@dataclass
+class _Line:
+    """A line with a uuid, and what the chain walk needs of it."""
+
+    index: int
+    uuid: str
+    parent: str | None
+    logical_parent: str | None
+    kind: str
+    subtype: str | None
+    sidechain: bool
+    agent: str | None
+    timestamp: str
+    message_id: str | None
+
+
+def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
+    """Build the main transcript and one per sub-agent from the lines of a session file."""
+    lines: dict[str, _Line] = {}
+    unknown: dict[str, int] = {}
+    session_ids: dict[str, None] = {}
+    for i, rec in enumerate(records):
+        d = rec.data
+        if d is None:
+            continue
+        kind = d.get("type")
+        if kind not in KNOWN_TYPES:
+            key = str(kind) if kind is not None else "(record without type)"
+            unknown[key] = unknown.get(key, 0) + 1
+        if kind in MESSAGE_TYPES and not _valid_message_line(rec, ctx):
+            continue
+        if isinstance(d.get("sessionId"), str):
+            session_ids.setdefault(d["sessionId"])
+        uuid = d.get("uuid")
+        if isinstance(uuid, str) and uuid not in lines:
+            lines[uuid] = _line(i, uuid, d)
+    groups = _groups(lines)
+    transcripts = [_transcript(key, members, lines, records, ctx) for key, members in groups.items()]
+    meta = {"session_ids": list(session_ids)}
+    return _link_subagents(transcripts), unknown, meta
+
+
+def _valid_message_line(rec: Record, ctx: ReadContext) -> bool:
+    message = rec.data.get("message")
+    if not isinstance(message, dict):
+        ctx.reject(rec, f'{rec.data["type"]} line without a "message" object')
+        return False
+    content = message.get("content")
+    if not isinstance(content, (str, list)) or (
+        isinstance(content, list) and not all(isinstance(b, dict) for b in content)
+    ):
+        ctx.reject(rec, 'message "content" must be a string or a list of blocks')
+        return False
+    return True
+
+
+def _line(i: int, uuid: str, d: Mapping[str, Any]) -> _Line:
+    message = d.get("message") if isinstance(d.get("message"), dict) else {}
+    parent = d.get("parentUuid")
+    logical = d.get("logicalParentUuid")
+    return _Line(
+        index=i,
+        uuid=uuid,
+        parent=parent if isinstance(parent, str) else None,
+        logical_parent=logical if isinstance(logical, str) else None,
+        kind=str(d.get("type")),
+        subtype=d.get("subtype") if isinstance(d.get("subtype"), str) else None,
+        sidechain=d.get("isSidechain") is True,
+        agent=d.get("agentId") if isinstance(d.get("agentId"), str) else None,
+        timestamp=d.get("timestamp") if isinstance(d.get("timestamp"), str) else "",
+        message_id=message.get("id") if d.get("type") == "assistant" and isinstance(message.get("id"), str) else None,
+    )
+
+
+def _groups(lines: Mapping[str, _Line]) -> dict[str, list[_Line]]:
+    """Main-chain lines under "main"; sidechain lines under their agentId or their root's uuid."""
+    groups: dict[str, list[_Line]] = defaultdict(list)
+    root_of: dict[str, str] = {}
+    for ln in lines.values():
+        if not ln.sidechain:
+            groups["main"].append(ln)
+        elif ln.agent:
+            groups[f"agent-{ln.agent}"].append(ln)
+        else:
+            groups[f"sidechain-{_sidechain_root(ln, lines, root_of)[:8]}"].append(ln)
+    if "main" in groups:
+        return {"main": groups.pop("main"), **groups}
+    return dict(groups)
+
+
+def _sidechain_root(ln: _Line, lines: Mapping[str, _Line], memo: dict[str, str]) -> str:
+    path = []
+    cur: _Line | None = ln
+    while cur is not None and cur.uuid not in memo:
+        path.append(cur.uuid)
+        nxt = lines.get(cur.parent) if cur.parent else None
+        cur = nxt if nxt is not None and nxt.sidechain and nxt.uuid not in path else None
+    root = memo[cur.uuid] if cur is not None else path[-1]
+    for u in path:
+        memo[u] = root
+    return root
+
+
+def _newest_leaf(members: Sequence[_Line]) -> _Line:
+    with_children = {ln.parent for ln in members if ln.parent}
+    leaves = [ln for ln in members if ln.uuid not in with_children] or list(members)
+    return max(leaves, key=lambda ln: (ln.timestamp, ln.index))
+
+
+def _walk(leaf: _Line, lines: Mapping[str, _Line], full_history: bool) -> tuple[list[_Line], list[str]]:
+    """The chain from the root (or the last boundary) to ``leaf``, oldest first, and notes."""
+    chain: list[_Line] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    cur: _Line | None = leaf
+    while cur is not None and cur.uuid not in seen:
+        seen.add(cur.uuid)
+        chain.append(cur)
+        nxt_id = cur.parent
+        if cur.subtype == "compact_boundary":
+            if not full_history:
+                break
+            nxt_id = cur.logical_parent or cur.parent
+        if nxt_id is None:
+            break
+        cur = lines.get(nxt_id)
+        if cur is None:
+            notes.append(f"chain stops at a parent that is not in the file ({nxt_id})")
+    chain.reverse()
+    return chain, notes
+
+
+def _transcript(key: str, members: list[_Line], lines: Mapping[str, _Line], records: Sequence[Record],
+                ctx: ReadContext) -> Transcript:
+    chain, notes = _walk(_newest_leaf(members), lines, ctx.options.full_history)
+    by_message_id: dict[str, list[int]] = defaultdict(list)
+    results_for: dict[str, list[int]] = defaultdict(list)
+    for ln in members:
+        if ln.message_id:
+            by_message_id[ln.message_id].append(ln.index)
+        elif ln.kind == "user":
+            for block in _blocks(records[ln.index].data):
+                if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                    results_for[block["tool_use_id"]].append(ln.index)
+    order = _emission_order(chain, records, by_message_id, results_for)
+    messages: list[Message] = []
+    compactions: list[Compaction] = []
+    for unit in order:
+        first = records[unit[0]].data
+        if first.get("type") == "assistant":
+            messages.append(_assistant(unit, records))
+        elif first.get("type") == "user":
+            messages.extend(_user(unit[0], records[unit[0]]))
+        elif first.get("subtype") == "compact_boundary":
+            compactions.append(_compaction(records[unit[0]], len(messages)))
+    in_chain = {c.line for c in compactions}
+    for ln in members:
+        if ln.subtype == "compact_boundary" and records[ln.index].line not in in_chain:
+            compactions.append(_compaction(records[ln.index], None))
+    compactions.sort(key=lambda c: c.line or 0)
+    kind = "main" if key == "main" else "subagent"
+    return Transcript(
+        id=key,
+        kind=kind,
+        messages=tuple(messages),
+        model=_model(messages, records),
+        compactions=tuple(compactions),
+        provider_usage=provider_usage(members, records, chain),
+        parent_tool_call=None,
+        notes=tuple(notes),
+    )
+
+
+def _emission_order(chain: Sequence[_Line], records: Sequence[Record], by_message_id: Mapping[str, list[int]],
+                    results_for: Mapping[str, list[int]]) -> list[list[int]]:
+    """Units to turn into messages: each reply's lines together, each followed by its results."""
+    on_chain = {ln.index for ln in chain}
+    done: set[int] = set()
+    units: list[list[int]] = []
+    for ln in chain:
+        if ln.index in done or not (ln.kind in MESSAGE_TYPES or ln.subtype == "compact_boundary"):
+            continue
+        unit = [i for i in by_message_id[ln.message_id] if i not in done] if ln.message_id else [ln.index]
+        done.update(unit)
+        units.append(unit)
+        for call_id in _tool_use_ids(unit, records) if ln.kind == "assistant" else ():
+            candidates = [i for i in results_for.get(call_id, ()) if i not in done]
+            if candidates:
+                pick = next((i for i in candidates if i in on_chain), candidates[-1])
+                done.add(pick)
+                units.append([pick])
+    return units
+
+
+def _tool_use_ids(unit: Sequence[int], records: Sequence[Record]) -> list[str]:
+    ids = []
+    for i in unit:
+        for block in _blocks(records[i].data):
+            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                ids.append(block["id"])
+    return ids
+
+
+def _blocks(d: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = d.get("message", {}).get("content") if isinstance(d.get("message"), dict) else None
+    return content if isinstance(content, list) else []
+
+
+def _assistant(unit: Sequence[int], records: Sequence[Record]) -> Message:
+    parts: list[Mapping[str, Any]] = []
+    reasoning: list[Reasoning] = []
+    calls: list[ToolCall] = []
+    for i in unit:
+        for block in _blocks(records[i].data):
+            _assistant_block(block, parts, reasoning, calls)
+        content = records[i].data["message"].get("content")
+        if isinstance(content, str) and content:
+            parts.append({"type": "text", "text": content})
+    first = records[unit[0]].data
+    return Message(
+        role="assistant",
+        content=tuple(parts),
+        tool_calls=tuple(calls),
+        reasoning=tuple(reasoning),
+        internal=first.get("isApiErrorMessage") is True,
+        source=tuple(unit),
+        meta={"lines": [records[i].line for i in unit], "uuid": first.get("uuid"),
+              "message_id": first["message"].get("id")},
+    )
+
+
+def _assistant_block(block: Mapping[str, Any], parts: list, reasoning: list, calls: list) -> None:
+    kind = block.get("type")
+    if kind == "text":
+        parts.append({"type": "text", "text": block.get("text") if isinstance(block.get("text"), str) else ""})
+    elif kind == "thinking":
+        text = block.get("thinking")
+        reasoning.append(Reasoning(text=text if isinstance(text, str) else "", kind="thinking"))
+    elif kind == "redacted_thinking":
+        data = block.get("data")
+        reasoning.append(Reasoning(encrypted_chars=len(data) if isinstance(data, str) else 0, kind="redacted"))
+    elif kind == "tool_use" or kind in _SERVER_TOOL_BLOCKS:
+        calls.append(
+            ToolCall(
+                id=str(block.get("id") or ""),
+                name=str(block.get("name") or ""),
+                arguments=orjson.dumps(block.get("input", {})).decode(),
+                type="function" if kind == "tool_use" else "server",
+            )
+        )
+    else:
+        parts.append(block)  # images, server tool results, future block types: counted by shape
+
+
+def _user(index: int, rec: Record) -> list[Message]:
+    d = rec.data
+    content = d["message"].get("content")
+    internal = d.get("isMeta") is True or d.get("isCompactSummary") is True or d.get("isVisibleInTranscriptOnly") is True
+    meta = {"lines": [rec.line], "uuid": d.get("uuid")}
+    if d.get("isCompactSummary") is True:
+        meta = {**meta, "compact_summary": True}
+    if isinstance(content, str):
+        return [Message(role="user", content=content, internal=internal, source=(index,), meta=meta)]
+    out: list[Message] = []
+    rest: list[Mapping[str, Any]] = []
+    for block in content:
+        if block.get("type") == "tool_result":
+            out.append(_tool_result(block, index, meta))
+        elif block.get("type") == "text":
+            rest.append({"type": "text", "text": block.get("text") if isinstance(block.get("text"), str) else ""})
+        else:
+            rest.append(block)
+    if rest:
+        out.append(Message(role="user", content=tuple(rest), internal=internal, source=(index,), meta=meta))
+    return out
+
+
+def _tool_result(block: Mapping[str, Any], index: int, meta: Mapping[str, Any]) -> Message:
+    body = block.get("content")
+    if isinstance(body, list):
+        parts = tuple(
+            {"type": "text", "text": b.get("text", "")} if b.get("type") == "text" else b
+            for b in body
+            if isinstance(b, dict)
+        )
+        content: str | tuple | None = parts
+    else:
+        content = body if isinstance(body, str) else ""
+    return Message(
+        role="tool",
+        content=content,
+        tool_call_ids=(str(block.get("tool_use_id") or ""),),
+        is_error=block.get("is_error") is True,
+        source=(index,),
+        meta=meta,
+    )
+
+
+def _link_subagents(transcripts: list[Transcript]) -> list[Transcript]:
+    """Point each sub-agent at the main transcript's Task/Agent call whose prompt started it."""
+    main = next((t for t in transcripts if t.kind == "main"), None)
+    if main is None:
+        return transcripts
+    by_prompt: dict[str, str] = {}
+    for m in main.messages:
+        for call in m.tool_calls:
+            try:
+                args = orjson.loads(call.arguments)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(args, dict) and isinstance(args.get("prompt"), str):
+                by_prompt.setdefault(args["prompt"].strip(), call.id)
+    out = []
+    for t in transcripts:
+        first_user = next((m for m in t.messages if m.role == "user"), None)
+        if t.kind == "subagent" and first_user is not None:
+            call_id = by_prompt.get(first_user.text.strip())
+            if call_id:
+                t = replace(t, parent_tool_call=call_id)
+        out.append(t)
+    return out
+
+
+def _compaction(rec: Record, index: int | None) -> Compaction:
+    md = rec.data.get("compactMetadata") if isinstance(rec.data.get("compactMetadata"), dict) else {}
+    pre = md.get("preTokens")
+    return Compaction(
+        kind="claude_compact_boundary",
+        index=index,
+        line=rec.line,
+        trigger=md.get("trigger") if isinstance(md.get("trigger"), str) else None,
+        pre_tokens=pre if isinstance(pre, int) else None,
+    )
+
+
+def _model(messages: Sequence[Message], records: Sequence[Record]) -> str | None:
+    for m in reversed(messages):
+        if m.role == "assistant" and m.source:
+            model = records[m.source[-1]].data["message"].get("model")
+            if isinstance(model, str) and model and not model.startswith("<"):
+                return model
+    return None
+
+
+def provider_usage(members: Sequence[_Line], records: Sequence[Record], chain: Sequence[_Line]) -> dict[str, Any] | None:
+    """Usage the provider reported for this transcript's requests.
+
+    Lines of one reply repeat the input and cache figures while output grows: de-duplicate by
+    (message.id, requestId) — message.id alone when a file has no requestId — keeping the last line.
+    """
+    last: dict[tuple[str, str], Mapping[str, Any]] = {}
+    lines_with_usage = 0
+    for ln in sorted(members, key=lambda x: x.index):
+        d = records[ln.index].data
+        usage = d.get("message", {}).get("usage") if ln.kind == "assistant" else None
+        if not isinstance(usage, dict) or not ln.message_id:
+            continue
+        lines_with_usage += 1
+        last[(ln.message_id, str(d.get("requestId") or ""))] = usage
+    if not last:
+        return None
+    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+    totals = {k: sum(_int(u.get(k)) for u in last.values()) for k in keys}
+    context = None
+    for ln in reversed(chain):
+        if ln.message_id:
+            for (mid, _), u in last.items():
+                if mid == ln.message_id:
+                    context = _int(u.get("input_tokens")) + _int(u.get("cache_read_input_tokens")) + _int(
+                        u.get("cache_creation_input_tokens"))
+            break
+    return {"source": "claude-code", "requests": len(last), "lines": lines_with_usage, **totals,
+            "last_context_tokens": context}
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -1,0 +1,297 @@
+"""Where a session's tokens go: the data behind ``tcompact inspect``.
+
+Everything here is pure: files are read through :mod:`tcompact.formats`, counted through
+:mod:`tcompact.tokens`, and the result is a plain JSON-ready dict whose shape is the documented
+``--json`` schema (README, "inspect --json"). The terminal view in :mod:`tcompact.render` draws
+the same dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import TcompactError, UsageError
+from .formats import ReadOptions, find_files, read_file
+from .model import Message, SourceFile, Transcript, index_tool_calls
+from .rounds import split_rounds
+from .spans import KEEP_RECENT_DEFAULT, SPAN_BUILDERS, Span, build_span
+from .tokens import KINDS, MessageTokens, TokenCounter, encoding_for_model
+from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
+
+__all__ = ["InspectOptions", "inspect_file", "inspect_paths", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+_PREVIEW = 80
+
+
+@dataclass(frozen=True)
+class InspectOptions:
+    """What to count with and what to show."""
+
+    read: ReadOptions = field(default_factory=lambda: ReadOptions(keep_raw=False))
+    encoding: str | None = None
+    model: str | None = None
+    context_window: int | None = None
+    spans: str | None = None
+    keep_recent: int | None = None
+    top: int = 10
+
+    def __post_init__(self) -> None:
+        if self.spans is not None and self.spans not in SPAN_BUILDERS:
+            raise UsageError(f"unknown span layout {self.spans!r}", hint=f"use one of: {', '.join(SPAN_BUILDERS)}")
+        if self.keep_recent is not None and self.keep_recent < 0:
+            raise UsageError("--keep-recent must be 0 or more")
+        if self.context_window is not None and self.context_window <= 0:
+            raise UsageError("--context-window must be a positive number of tokens")
+        if self.top < 0:
+            raise UsageError("--top must be 0 or more")
+
+
+def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = None,
+                  on_file: Callable[[int, int, Path], None] | None = None) -> dict[str, Any]:
+    """Inspect files and folders; a file that cannot be read is listed under ``errors``."""
+    options = options or InspectOptions()
+    files = find_files(paths)
+    reports: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    for n, path in enumerate(files):
+        if on_file:
+            on_file(n, len(files), path)
+        try:
+            reports.append(inspect_file(path, options))
+        except TcompactError as exc:
+            if len(files) == 1:
+                raise
+            errors.append({"path": str(path), "error": str(exc)})
+    if on_file:
+        on_file(len(files), len(files), files[-1])
+    return {
+        "tool": "tcompact",
+        "version": __version__,
+        "schema_version": SCHEMA_VERSION,
+        "files": reports,
+        "errors": errors,
+        "totals": _totals(reports),
+    }
+
+
+def inspect_file(path: str | Path, options: InspectOptions | None = None) -> dict[str, Any]:
+    """The report of one file."""
+    options = options or InspectOptions()
+    source = read_file(path, options.read)
+    return inspect_source(source, options)
+
+
+def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any]:
+    """The report of a file already read."""
+    counters: dict[tuple[str, bool], TokenCounter] = {}
+    counted = []
+    for t in source.transcripts:
+        enc, approximate = _encoding(t, options)
+        counter = counters.get((enc, approximate)) or counters.setdefault(
+            (enc, approximate), TokenCounter(enc, approximate=approximate))
+        counted.append((t, counter))
+    for counter in counters.values():
+        counter.prime(text for t, c in counted if c is counter for text in _texts(t.messages))
+    transcripts = [_transcript(t, c, c.messages(t.messages), options) for t, c in counted]
+    return {
+        "path": source.path,
+        "format": source.format,
+        "records": len(source.records),
+        "skipped_lines": [{"line": line, "reason": reason} for line, reason in source.skipped],
+        "unknown_records": dict(source.unknown_types),
+        "transcripts": transcripts,
+    }
+
+
+def _texts(messages: Sequence[Message]) -> Iterable[str]:
+    from .tokens import texts_of
+
+    return texts_of(messages)
+
+
+def _encoding(t: Transcript, options: InspectOptions) -> tuple[str, bool]:
+    enc, approximate = encoding_for_model(options.model or t.model)
+    if options.encoding is not None:
+        return options.encoding, approximate or options.encoding != enc
+    return enc, approximate
+
+
+def _transcript(t: Transcript, counter: TokenCounter, counts: list[MessageTokens],
+                options: InspectOptions) -> dict[str, Any]:
+    total = sum(c.total for c in counts)
+    tools = index_tool_calls(t.messages)
+    window = _window(t, total, options)
+    return {
+        "id": t.id,
+        "kind": t.kind,
+        "model": t.model,
+        "parent_tool_call": t.parent_tool_call,
+        "encoding": counter.encoding_name,
+        "approximate": counter.approximate,
+        "messages": len(t.messages),
+        "tool_calls": sum(len(m.tool_calls) for m in t.messages),
+        "tokens": {
+            "total": total,
+            "estimated": sum(c.estimated for c in counts),
+            "by_role": _by_role(t.messages, counts),
+            "by_kind": {k: sum(c.by_kind.get(k, 0) for c in counts) for k in KINDS},
+        },
+        "tools": _tools(t.messages, counts, tools, counter),
+        "orphans": {"tool_results": len(tools.orphan_results), "unanswered_calls": len(tools.unanswered)},
+        "rounds": _rounds(t.messages, counts),
+        "top_messages": _top(t.messages, counts, tools, options.top),
+        "compactions": [
+            {"index": c.index, "line": c.line, "kind": c.kind, "trigger": c.trigger, "pre_tokens": c.pre_tokens}
+            for c in t.compactions
+        ],
+        "provider_usage": dict(t.provider_usage) if t.provider_usage else None,
+        "window": window,
+        "span": _span(t.messages, counts, total, options, window["context_window"]),
+        "notes": list(t.notes),
+    }
+
+
+def _by_role(messages: Sequence[Message], counts: Sequence[MessageTokens]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for m, c in zip(messages, counts):
+        out[m.role] = out.get(m.role, 0) + c.total
+    return out
+
+
+def _tools(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: Any,
+           counter: TokenCounter) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+
+    def row(name: str) -> dict[str, Any]:
+        return rows.setdefault(name, {"name": name, "calls": 0, "argument_tokens": 0, "result_tokens": 0,
+                                      "results": 0, "errors": 0})
+
+    for m in messages:
+        for call in m.tool_calls:
+            r = row(call.name)
+            r["calls"] += 1
+            r["argument_tokens"] += counter.count(call.name) + counter.count(call.arguments) + 3
+    first_link = {}
+    for link in tools.links:
+        first_link.setdefault(link.result_at, link)
+    for i, (m, c) in enumerate(zip(messages, counts)):
+        if not m.tool_call_ids:
+            continue
+        link = first_link.get(i)
+        r = row(link.call.name if link else "(no matching call)")
+        r["results"] += 1
+        r["result_tokens"] += c.total
+        r["errors"] += int(m.is_error)
+    return sorted(rows.values(), key=lambda r: (-(r["argument_tokens"] + r["result_tokens"]), r["name"]))
+
+
+def _rounds(messages: Sequence[Message], counts: Sequence[MessageTokens]) -> list[dict[str, Any]]:
+    out = []
+    for r in split_rounds(messages):
+        out.append({
+            "number": r.number,
+            "start": r.start,
+            "end": r.end,
+            "request": preview(messages[r.request].text) if r.request is not None else None,
+            "messages": r.end - r.start,
+            "tokens": sum(c.total for c in counts[r.start:r.end]),
+            "tool_calls": sum(len(m.tool_calls) for m in messages[r.start:r.end]),
+        })
+    return out
+
+
+def _top(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: Any, n: int) -> list[dict[str, Any]]:
+    first_link = {}
+    for link in tools.links:
+        first_link.setdefault(link.result_at, link)
+    order = sorted(range(len(messages)), key=lambda i: (-counts[i].total, i))[:n]
+    out = []
+    for i in order:
+        m = messages[i]
+        tool = ", ".join(dict.fromkeys(c.name for c in m.tool_calls)) or (
+            first_link[i].call.name if i in first_link else None)
+        out.append({"index": i, "role": m.role, "tool": tool or None, "tokens": counts[i].total,
+                    "preview": message_preview(m)})
+    return out
+
+
+def preview(text: str, width: int = _PREVIEW) -> str:
+    """One line of at most ``width`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def message_preview(m: Message) -> str:
+    """A one-line preview: the text, else the tool calls, else the reasoning."""
+    if m.text.strip():
+        return preview(m.text)
+    if m.tool_calls:
+        return preview("; ".join(f"{c.name}({c.arguments})" for c in m.tool_calls))
+    for r in m.reasoning:
+        if r.text:
+            return preview(r.text)
+        if r.encrypted_chars:
+            return f"[encrypted {r.kind}: {r.encrypted_chars} chars]"
+    return f"[{len(m.images)} image(s)]" if m.images else ""
+
+
+def _window(t: Transcript, total: int, options: InspectOptions) -> dict[str, Any]:
+    recorded = (t.provider_usage or {}).get("model_context_window")
+    w = resolve_window(context_window=options.context_window, model=options.model, file_model=t.model,
+                       recorded=recorded if isinstance(recorded, int) else None)
+    trigger = ratio_threshold(w.tokens, TRIGGER_RATIO)
+    return {
+        "context_window": w.tokens,
+        "source": w.source,
+        "tokens": total,
+        "utilisation": round(total / w.tokens, 4),
+        "trigger_ratio": TRIGGER_RATIO,
+        "trigger_tokens": trigger,
+        "over_trigger": total >= trigger,
+        "min_target_ratio": MIN_TARGET_RATIO,
+        "min_target_tokens": int(w.tokens * MIN_TARGET_RATIO),
+    }
+
+
+def _span(messages: Sequence[Message], counts: Sequence[MessageTokens], total: int,
+          options: InspectOptions, window: int) -> dict[str, Any] | None:
+    if options.spans is None:
+        return None
+    span = build_span(options.spans, messages, keep_recent=options.keep_recent)
+    keep = options.keep_recent if options.keep_recent is not None else KEEP_RECENT_DEFAULT.get(options.spans)
+
+    def part(r: range) -> dict[str, Any]:
+        return {"start": r.start, "end": r.stop, "messages": len(r), "tokens": sum(c.total for c in counts[r.start:r.stop])}
+
+    body = part(span.body)
+    return {
+        "compressor": options.spans,
+        "keep_recent": keep,
+        "prefix": part(span.prefix),
+        "body": body,
+        "tail": part(span.tail),
+        "would_compact": _would_compact(span, total, body["tokens"], window),
+    }
+
+
+def _would_compact(span: Span, total: int, body_tokens: int, window: int) -> bool:
+    """The trigger of spec §2.2: over 0.8 of the window and a body of at least 0.1 of it."""
+    return (not span.empty and total >= ratio_threshold(window, TRIGGER_RATIO)
+            and body_tokens >= int(window * MIN_TARGET_RATIO))
+
+
+def _totals(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    ts = [t for r in reports for t in r["transcripts"]]
+    return {
+        "files": len(reports),
+        "transcripts": len(ts),
+        "messages": sum(t["messages"] for t in ts),
+        "tool_calls": sum(t["tool_calls"] for t in ts),
+        "tokens": sum(t["tokens"]["total"] for t in ts),
+        "skipped_lines": sum(len(r["skipped_lines"]) for r in reports),
+    }

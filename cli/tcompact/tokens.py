@@ -1,0 +1,306 @@
+"""Token counting from the tokenizer files shipped inside the package; never a download.
+
+The o200k_base and cl100k_base rank files live in ``tcompact/data`` with their sha256; they are
+checked and loaded here and handed to ``tiktoken.Encoding`` directly, so tiktoken's own loader
+(which would fetch them, or write a cache under TIKTOKEN_CACHE_DIR) is never used.
+
+Per-message formula (documented in the README, "Token counting"):
+
+* ``MESSAGE_OVERHEAD`` (4) per message — the ``<|start|>role\\n … <|end|>`` framing;
+* the tokens of every text part, of a ``name`` field and of readable reasoning;
+* per tool call: tokens of the name + tokens of the arguments + ``TOOL_CALL_OVERHEAD`` (3);
+* images: the OpenAI tile formula when the size can be read from an inline image (85 + 170 per
+  512-px tile after scaling to 2048 and then 768 on the short side), 85 for ``detail: low``,
+  ``IMAGE_DEFAULT_TOKENS`` (1445) when the size is unknown — an estimate;
+* encrypted reasoning: ``ceil(chars × 3/16)`` (base64 → bytes → ~4 bytes a token) — an estimate.
+
+Each distinct text is tokenised once: :meth:`TokenCounter.prime` batch-encodes every text of a
+message list in parallel and caches the counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from .errors import InputError, UsageError
+from .images import image_tokens
+from .model import Message
+from .rounds import is_real_user
+
+if TYPE_CHECKING:
+    import tiktoken
+
+__all__ = [
+    "ENCODINGS",
+    "KINDS",
+    "MESSAGE_OVERHEAD",
+    "TOOL_CALL_OVERHEAD",
+    "MessageTokens",
+    "TokenCounter",
+    "encoding_for_model",
+    "load_encoding",
+    "message_kind",
+]
+
+MESSAGE_OVERHEAD = 4
+TOOL_CALL_OVERHEAD = 3
+
+#: Content kinds, in report order.
+KINDS = ("system", "user", "injected", "assistant", "reasoning", "tool_arguments", "tool_results", "images")
+
+_ENDOFTEXT = "<|endoftext|>"
+# The split patterns and special tokens are tiktoken's (tiktoken_ext/openai_public.py, MIT);
+# tests/test_tokens.py checks that they still equal what the installed tiktoken would use.
+_CL100K_PAT = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_O200K_PAT = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class _EncodingSpec:
+    file: str
+    sha256: str
+    pat_str: str
+    special_tokens: Mapping[str, int]
+
+
+ENCODINGS: dict[str, _EncodingSpec] = {
+    "o200k_base": _EncodingSpec(
+        "o200k_base.tiktoken",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        _O200K_PAT,
+        {_ENDOFTEXT: 199999, "<|endofprompt|>": 200018},
+    ),
+    "cl100k_base": _EncodingSpec(
+        "cl100k_base.tiktoken",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        _CL100K_PAT,
+        {
+            _ENDOFTEXT: 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+}
+
+# OpenAI model-name prefixes → encoding (longest prefix wins); anything else is counted with
+# o200k_base and labelled approximate.
+_OPENAI_MODELS: tuple[tuple[str, str], ...] = (
+    ("gpt-3.5-turbo", "cl100k_base"),
+    ("gpt-35-turbo", "cl100k_base"),
+    ("gpt-4-", "cl100k_base"),
+    ("gpt-4", "cl100k_base"),
+    ("text-embedding-3", "cl100k_base"),
+    ("text-embedding-ada-002", "cl100k_base"),
+    ("gpt-4o", "o200k_base"),
+    ("gpt-4.1", "o200k_base"),
+    ("gpt-4.5", "o200k_base"),
+    ("gpt-5", "o200k_base"),
+    ("chatgpt-4o", "o200k_base"),
+    ("codex-", "o200k_base"),
+    ("o1", "o200k_base"),
+    ("o3", "o200k_base"),
+    ("o4", "o200k_base"),
+    ("gpt-oss", "o200k_base"),
+)
+
+
+def encoding_for_model(model: str | None) -> tuple[str, bool]:
+    """The encoding for a model name and whether counts with it are only approximate."""
+    if model:
+        name = model.strip().lower().rsplit("/", 1)[-1]
+        best = ""
+        for prefix, enc in _OPENAI_MODELS:
+            if name.startswith(prefix) and len(prefix) > len(best):
+                best, found = prefix, enc
+        if best:
+            return found, False
+    return "o200k_base", True
+
+
+@lru_cache(maxsize=None)
+def load_encoding(name: str) -> tiktoken.Encoding:
+    """Build a tiktoken encoding from the bundled rank file, checking its sha256 first."""
+    spec = ENCODINGS.get(name)
+    if spec is None:
+        raise UsageError(f"unknown encoding {name!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
+    data = resources.files("tcompact").joinpath("data", spec.file).read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != spec.sha256:
+        raise InputError(
+            f"tokenizer file {spec.file} is damaged (sha256 {digest[:12]}…, expected {spec.sha256[:12]}…)",
+            hint="reinstall tcompact",
+        )
+    import base64
+
+    import tiktoken
+
+    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (ln.split() for ln in data.splitlines() if ln)}
+    return tiktoken.Encoding(
+        name=name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=dict(spec.special_tokens)
+    )
+
+
+def message_kind(message: Message) -> str:
+    """The content kind a message's own text and framing are attributed to."""
+    role = message.role
+    if role in ("system", "developer"):
+        return "system"
+    if role == "user":
+        return "user" if is_real_user(message) else "injected"
+    if role in ("tool", "function"):
+        return "tool_results"
+    return "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageTokens:
+    """Tokens of one message: the total, its split by content kind and the estimated share."""
+
+    total: int
+    by_kind: Mapping[str, int]
+    estimated: int = 0
+
+
+_BATCH_CHARS = 4_000_000  # text handed to one encode_ordinary_batch call
+
+
+class TokenCounter:
+    """Counts tokens with one encoding, caching the count of every distinct text."""
+
+    def __init__(self, encoding: str = "o200k_base", *, approximate: bool = False) -> None:
+        self.encoding_name = encoding
+        self.approximate = approximate
+        self._encoding = load_encoding(encoding)
+        self._cache: dict[str, int] = {"": 0}
+
+    @classmethod
+    def for_model(cls, model: str | None, *, encoding: str | None = None) -> TokenCounter:
+        """A counter for a model name; an explicit ``encoding`` wins (approximate unless it is the model's)."""
+        enc, approximate = encoding_for_model(model)
+        if encoding is not None:
+            approximate = approximate or encoding != enc
+            enc = encoding
+        return cls(enc, approximate=approximate)
+
+    def count(self, text: str) -> int:
+        """Tokens of one text (no special tokens recognised)."""
+        n = self._cache.get(text)
+        if n is None:
+            n = self._cache[text] = len(self._encoding.encode_ordinary(text))
+        return n
+
+    def prime(self, texts: Iterable[str]) -> None:
+        """Tokenise every distinct, not yet counted text in parallel batches."""
+        cache = self._cache
+        todo = [t for t in dict.fromkeys(texts) if t not in cache]
+        batch: list[str] = []
+        size = 0
+        for text in todo:
+            batch.append(text)
+            size += len(text)
+            if size >= _BATCH_CHARS:
+                self._encode_batch(batch)
+                batch, size = [], 0
+        if batch:
+            self._encode_batch(batch)
+
+    def _encode_batch(self, batch: list[str]) -> None:
+        counts = self._encoding.encode_ordinary_batch(batch)
+        self._cache.update(zip(batch, map(len, counts)))
+
+    def message(self, message: Message) -> MessageTokens:
+        """Tokens of one message by the documented formula."""
+        kinds: dict[str, int] = {}
+        main = message_kind(message)
+        own = MESSAGE_OVERHEAD + self.count(message.name or "")
+        estimated = 0
+        content = message.content
+        if isinstance(content, str):
+            own += self.count(content)
+        elif content:
+            for part in content:
+                text, image = _part_cost(part)
+                if image is not None:
+                    est = image_tokens(image)
+                    kinds["images"] = kinds.get("images", 0) + est
+                    estimated += est
+                else:
+                    own += self.count(text)
+        kinds[main] = kinds.get(main, 0) + own
+        for r in message.reasoning:
+            n = self.count(r.text)
+            if r.encrypted_chars:
+                est = math.ceil(r.encrypted_chars * 3 / 16)
+                n += est
+                estimated += est
+            if n:
+                kinds["reasoning"] = kinds.get("reasoning", 0) + n
+        if message.tool_calls:
+            kinds["tool_arguments"] = sum(
+                self.count(c.name) + self.count(c.arguments) + TOOL_CALL_OVERHEAD for c in message.tool_calls
+            )
+        return MessageTokens(total=sum(kinds.values()), by_kind=kinds, estimated=estimated)
+
+    def messages(self, messages: Sequence[Message]) -> list[MessageTokens]:
+        """Tokens of every message, priming the cache with all their texts in one batch first."""
+        self.prime(texts_of(messages))
+        return [self.message(m) for m in messages]
+
+    def total(self, messages: Sequence[Message]) -> int:
+        """Sum of :meth:`messages` totals."""
+        return sum(t.total for t in self.messages(messages))
+
+
+def texts_of(messages: Iterable[Message]) -> Iterable[str]:
+    """Every text the formula tokenises in these messages."""
+    for m in messages:
+        if m.name:
+            yield m.name
+        content = m.content
+        if isinstance(content, str):
+            yield content
+        elif content:
+            for part in content:
+                text, image = _part_cost(part)
+                if image is None:
+                    yield text
+        for r in m.reasoning:
+            yield r.text
+        for c in m.tool_calls:
+            yield c.name
+            yield c.arguments
+
+
+def _part_cost(part: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None]:
+    """(text to tokenise, None) for text-like parts, ('', part) for image parts."""
+    kind = part.get("type")
+    if kind in ("image_url", "input_image", "image"):
+        return "", part
+    text = part.get("text")
+    if isinstance(text, str):
+        return text, None
+    # Unknown part shapes are counted by their compact JSON so nothing is silently free.
+    import orjson
+
+    return orjson.dumps(part).decode(), None
