@@ -19,7 +19,7 @@ from .formats import ReadOptions, find_files, read_file
 from .model import Message, SourceFile, Transcript, index_tool_calls
 from .rounds import split_rounds
 from .spans import KEEP_RECENT_DEFAULT, SPAN_BUILDERS, Span, build_span
-from .tokens import KINDS, MessageTokens, TokenCounter, encoding_for_model
+from .tokens import KINDS, MessageTokens, TokenCounter, encoding_for_model, texts_of
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
 
 __all__ = ["InspectOptions", "inspect_file", "inspect_paths", "SCHEMA_VERSION"]
@@ -95,9 +95,9 @@ def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any
         counter = counters.get((enc, approximate)) or counters.setdefault(
             (enc, approximate), TokenCounter(enc, approximate=approximate))
         counted.append((t, counter))
-    for counter in counters.values():
-        counter.prime(text for t, c in counted if c is counter for text in _texts(t.messages))
-    transcripts = [_transcript(t, c, c.messages(t.messages), options) for t, c in counted]
+    for counter in counters.values():  # one parallel pass over every text of the file
+        counter.prime(text for t, c in counted if c is counter for text in texts_of(t.messages))
+    transcripts = [_transcript(t, c, [c.message(m) for m in t.messages], options) for t, c in counted]
     return {
         "path": source.path,
         "format": source.format,
@@ -106,12 +106,6 @@ def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any
         "unknown_records": dict(source.unknown_types),
         "transcripts": transcripts,
     }
-
-
-def _texts(messages: Sequence[Message]) -> Iterable[str]:
-    from .tokens import texts_of
-
-    return texts_of(messages)
 
 
 def _encoding(t: Transcript, options: InspectOptions) -> tuple[str, bool]:

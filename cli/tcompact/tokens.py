@@ -50,6 +50,7 @@ __all__ = [
 
 MESSAGE_OVERHEAD = 4
 TOOL_CALL_OVERHEAD = 3
+_NO_SPECIAL: frozenset[str] = frozenset()
 
 #: Content kinds, in report order.
 KINDS = ("system", "user", "injected", "assistant", "reasoning", "tool_arguments", "tool_results", "images")
@@ -182,7 +183,30 @@ class MessageTokens:
     estimated: int = 0
 
 
-_BATCH_CHARS = 4_000_000  # text handed to one encode_ordinary_batch call
+_CHUNKS_PER_WORKER = 4
+
+
+@lru_cache(maxsize=1)
+def _pool() -> Any:
+    """One thread pool for the process: tiktoken releases the GIL while it encodes."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)), thread_name_prefix="tcompact-tok")
+
+
+def _slices(texts: Sequence[str], parts: int) -> list[Sequence[str]]:
+    """Contiguous slices of about equal total length, in order."""
+    goal = sum(map(len, texts)) / max(parts, 1)
+    out, start, size = [], 0, 0
+    for i, text in enumerate(texts):
+        size += len(text)
+        if size >= goal:
+            out.append(texts[start : i + 1])
+            start, size = i + 1, 0
+    if start < len(texts):
+        out.append(texts[start:])
+    return out
 
 
 class TokenCounter:
@@ -193,6 +217,9 @@ class TokenCounter:
         self.approximate = approximate
         self._encoding = load_encoding(encoding)
         self._cache: dict[str, int] = {"": 0}
+        # tiktoken's buffer encoder gives counts without building a Python list of token ids;
+        # it is internal API, so the public batch encoder is the fallback.
+        self._to_buffer = getattr(getattr(self._encoding, "_core_bpe", None), "encode_to_tiktoken_buffer", None)
 
     @classmethod
     def for_model(cls, model: str | None, *, encoding: str | None = None) -> TokenCounter:
@@ -207,27 +234,37 @@ class TokenCounter:
         """Tokens of one text (no special tokens recognised)."""
         n = self._cache.get(text)
         if n is None:
-            n = self._cache[text] = len(self._encoding.encode_ordinary(text))
+            n = self._cache[text] = self._counts([text])[0]
         return n
 
     def prime(self, texts: Iterable[str]) -> None:
-        """Tokenise every distinct, not yet counted text in parallel batches."""
+        """Tokenise every distinct, not yet counted text, in parallel."""
         cache = self._cache
         todo = [t for t in dict.fromkeys(texts) if t not in cache]
-        batch: list[str] = []
-        size = 0
-        for text in todo:
-            batch.append(text)
-            size += len(text)
-            if size >= _BATCH_CHARS:
-                self._encode_batch(batch)
-                batch, size = [], 0
-        if batch:
-            self._encode_batch(batch)
+        if todo:
+            cache.update(zip(todo, self._counts(todo)))
 
-    def _encode_batch(self, batch: list[str]) -> None:
-        counts = self._encoding.encode_ordinary_batch(batch)
-        self._cache.update(zip(batch, map(len, counts)))
+    def _counts(self, texts: Sequence[str]) -> list[int]:
+        if self._to_buffer is None:
+            return [len(ids) for ids in self._encoding.encode_ordinary_batch(list(texts))]
+        if len(texts) == 1:
+            return [self._buffer_count(texts[0])]
+        parts = _slices(texts, _pool()._max_workers * _CHUNKS_PER_WORKER)
+        return [n for counts in _pool().map(self._buffer_counts, parts) for n in counts]
+
+    def _buffer_counts(self, texts: Sequence[str]) -> list[int]:
+        return [self._buffer_count(t) for t in texts]
+
+    def _buffer_count(self, text: str) -> int:
+        if not text.isascii():
+            # Handing a non-ASCII str to tiktoken makes CPython keep a UTF-8 copy inside that
+            # str for as long as it lives; counting a throwaway copy keeps memory at 1x the text.
+            text = text[:1] + text[1:]
+        try:
+            return memoryview(self._to_buffer(text, _NO_SPECIAL)).nbytes // 4
+        except UnicodeEncodeError:  # lone surrogates: tiktoken's own fallback
+            fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            return memoryview(self._to_buffer(fixed, _NO_SPECIAL)).nbytes // 4
 
     def message(self, message: Message) -> MessageTokens:
         """Tokens of one message by the documented formula."""

@@ -28,7 +28,9 @@ class ShapeError(ValueError):
 
 
 def sniff(record: Mapping[str, Any]) -> bool:
-    """True when a JSONL record looks like a chat message."""
+    """True when a JSONL record looks like a chat message (or a ``{"messages": [...]}`` episode)."""
+    if isinstance(record.get("messages"), list) and "type" not in record:
+        return True
     return isinstance(record.get("role"), str) and "type" not in record
 
 

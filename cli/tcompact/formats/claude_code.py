@@ -74,10 +74,13 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
     lines: dict[str, _Line] = {}
     unknown: dict[str, int] = {}
     session_ids: dict[str, None] = {}
+    clock = ""  # lines without a timestamp count as written when the line before them was
     for i, rec in enumerate(records):
         d = rec.data
         if d is None:
             continue
+        if isinstance(d.get("timestamp"), str) and d["timestamp"] > clock:
+            clock = d["timestamp"]
         kind = d.get("type")
         if kind not in KNOWN_TYPES:
             key = str(kind) if kind is not None else "(record without type)"
@@ -88,7 +91,7 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
             session_ids.setdefault(d["sessionId"])
         uuid = d.get("uuid")
         if isinstance(uuid, str) and uuid not in lines:
-            lines[uuid] = _line(i, uuid, d)
+            lines[uuid] = _line(i, uuid, d, clock)
     groups = _groups(lines)
     transcripts = [_transcript(key, members, lines, records, ctx) for key, members in groups.items()]
     meta = {"session_ids": list(session_ids)}
@@ -109,7 +112,7 @@ def _valid_message_line(rec: Record, ctx: ReadContext) -> bool:
     return True
 
 
-def _line(i: int, uuid: str, d: Mapping[str, Any]) -> _Line:
+def _line(i: int, uuid: str, d: Mapping[str, Any], clock: str) -> _Line:
     message = d.get("message") if isinstance(d.get("message"), dict) else {}
     parent = d.get("parentUuid")
     logical = d.get("logicalParentUuid")
@@ -122,7 +125,7 @@ def _line(i: int, uuid: str, d: Mapping[str, Any]) -> _Line:
         subtype=d.get("subtype") if isinstance(d.get("subtype"), str) else None,
         sidechain=d.get("isSidechain") is True,
         agent=d.get("agentId") if isinstance(d.get("agentId"), str) else None,
-        timestamp=d.get("timestamp") if isinstance(d.get("timestamp"), str) else "",
+        timestamp=d.get("timestamp") if isinstance(d.get("timestamp"), str) else clock,
         message_id=message.get("id") if d.get("type") == "assistant" and isinstance(message.get("id"), str) else None,
     )
 

@@ -76,8 +76,15 @@ def _notes(transcript: Transcript, source: SourceFile | None) -> list[str]:
         ids = ", ".join(t.id for t in others[:5]) + (" …" if len(others) > 5 else "")
         notes.append(f"{len(others)} other transcript(s) in the file not included ({ids}); pass --transcript ID")
     used = {i for t in source.transcripts for m in t.messages for i in m.source}
-    kinds = Counter(_record_kind(r.data) for i, r in enumerate(source.records) if i not in used and r.data is not None)
-    if kinds and not source.meta.get("document"):
+    left = [] if source.meta.get("document") else [
+        r.data for i, r in enumerate(source.records) if i not in used and r.data is not None]
+    earlier = sum(1 for d in left if d.get("type") in ("user", "assistant") and isinstance(d.get("message"), dict))
+    if earlier:
+        notes.append(f"{earlier} message line(s) outside the active context (before a compaction, or on an "
+                     "abandoned branch) stay behind; pass --full-history to include what precedes a compaction")
+    kinds = Counter(_record_kind(d) for d in left if not (d.get("type") in ("user", "assistant")
+                                                          and isinstance(d.get("message"), dict)))
+    if kinds:
         listed = ", ".join(f"{k} ×{n}" for k, n in kinds.most_common())
         notes.append(f"{sum(kinds.values())} record(s) that are not messages stay behind: {listed}")
     encrypted = sum(1 for m in transcript.messages for r in m.reasoning if r.encrypted_chars)

@@ -1,0 +1,70 @@
+"""Shared test helpers: where the real transcripts are, and builders for small fixture files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_transcripts"
+SHARED = Path(os.environ.get("TCOMPACT_SHARED_DIR", REPO.parent / "shared")) / "transcripts"
+
+REAL_FILES = {
+    "ccviewer": "claude_ccviewer_5c0375b4_japanese_task_subagents.jsonl",
+    "codemie": "claude_codemie_3fe1b6bc_thinking.jsonl",
+    "drmaciver": "claude_drmaciver_python_to_rust_port.jsonl",
+    "codex": "codex_codemie_rollout_019e1695_desktop.jsonl",
+    "sweagent": "openai_sweagent_marshmallow-1867_function_calling.traj",
+}
+
+
+def real_file(key: str) -> Path:
+    """A file of ../shared/transcripts; skips (with the reason shown) when that folder is absent."""
+    path = SHARED / REAL_FILES[key]
+    if not path.exists():
+        pytest.skip(f"real transcripts not found at {SHARED} (set TCOMPACT_SHARED_DIR); CI always has them")
+    return path
+
+
+def jsonl(path: Path, records: Iterable[Mapping[str, Any] | str | bytes]) -> Path:
+    """Write records (dicts, or raw str/bytes lines) as a JSONL file and return its path."""
+    out = bytearray()
+    for r in records:
+        if isinstance(r, bytes):
+            out += r if r.endswith(b"\n") else r + b"\n"
+        elif isinstance(r, str):
+            out += (r if r.endswith("\n") else r + "\n").encode()
+        else:
+            out += orjson.dumps(r) + b"\n"
+    path.write_bytes(bytes(out))
+    return path
+
+
+def call(cid: str, name: str, args: Mapping[str, Any] | str) -> dict[str, Any]:
+    """An OpenAI tool call dict."""
+    arguments = args if isinstance(args, str) else orjson.dumps(args).decode()
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def msg(role: str, content: Any = None, **kw: Any) -> dict[str, Any]:
+    """A chat message dict."""
+    return {"role": role, "content": content, **kw}
+
+
+@pytest.fixture
+def encoding():
+    """The bundled o200k_base encoding."""
+    from tcompact.tokens import load_encoding
+
+    return load_encoding("o200k_base")
+
+
+@pytest.fixture
+def ntok(encoding):
+    """Tokens of a text, straight from tiktoken."""
+    return lambda text: len(encoding.encode_ordinary(text))

@@ -1,0 +1,170 @@
+"""Chat JSONL and JSON documents, SWE-agent trajectories, tau-bench episodes; write-back and conversion."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from conftest import call, jsonl, msg
+
+from tcompact.errors import InputError, UsageError
+from tcompact.formats import ReadOptions, read_file, render
+from tcompact.formats.chat import message_to_dict, parse_message
+
+SESSION = [
+    msg("system", "You are a careful coding agent."),
+    msg("user", "Fix parser.py"),
+    msg("assistant", None, tool_calls=[call("c1", "read_file", {"path": "parser.py"}),
+                                       call("c2", "run_tests", {})]),
+    msg("tool", "def parse(): pass", tool_call_id="c1"),
+    msg("tool", "1 failed", tool_call_id="c2"),
+    msg("assistant", "Fixed.", reasoning_content="It was an off-by-one.", finish_reason="stop",
+        usage={"prompt_tokens": 900, "completion_tokens": 40}),
+]
+
+
+def test_chat_jsonl_reads_every_field(tmp_path):
+    sf = read_file(jsonl(tmp_path / "c.jsonl", SESSION))
+    assert sf.format == "chat"
+    (t,) = sf.transcripts
+    assert [m.role for m in t.messages] == ["system", "user", "assistant", "tool", "tool", "assistant"]
+    assert [(c.id, c.name, c.arguments) for c in t.messages[2].tool_calls] == [
+        ("c1", "read_file", '{"path":"parser.py"}'), ("c2", "run_tests", "{}")]
+    last = t.messages[5]
+    assert [r.text for r in last.reasoning] == ["It was an off-by-one."]
+    assert dict(last.extra) == {"finish_reason": "stop", "usage": {"prompt_tokens": 900, "completion_tokens": 40}}
+    assert t.provider_usage == {"source": "chat", "requests": 1, "input_tokens": 900, "output_tokens": 40,
+                                "last_context_tokens": 900}
+
+
+def test_message_dict_round_trip_keeps_unknown_keys():
+    d = msg("assistant", "x", tool_calls=[call("c", "f", {"a": 1})], reasoning_content="why", metadata={"k": [1]})
+    assert message_to_dict(parse_message(d)) == d
+
+
+def test_flattened_tool_calls_and_dict_arguments_are_read():
+    m = parse_message({"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c", "type": "function", "name": "grep", "arguments": {"pattern": "x"}}]})
+    assert (m.tool_calls[0].name, m.tool_calls[0].arguments) == ("grep", '{"pattern":"x"}')
+
+
+def test_unchanged_write_back_is_byte_identical_even_with_odd_spacing(tmp_path):
+    path = tmp_path / "c.jsonl"
+    raw = b'{"role": "user",   "content": "hi"}\r\n\n{"type": "note", "text": "kept"}\n{"content":"yo","role":"assistant"}'
+    path.write_bytes(raw)
+    sf = read_file(path)
+    assert dict(sf.unknown_types) == {"note": 1}
+    assert render(sf.transcripts[0], "chat", source=sf).data == raw
+
+
+def test_changed_messages_are_rewritten_the_rest_keeps_its_bytes(tmp_path):
+    from dataclasses import replace
+
+    path = jsonl(tmp_path / "c.jsonl", SESSION)
+    sf = read_file(path)
+    t = sf.transcripts[0]
+    edited = replace(t, messages=(*t.messages[:3], replace(t.messages[3], content="[cut]"), *t.messages[4:]))
+    lines = render(edited, "chat", source=sf).data.splitlines()
+    original = path.read_bytes().splitlines()
+    assert lines[:3] == original[:3] and lines[4:] == original[4:]
+    assert orjson.loads(lines[3]) == {"role": "tool", "content": "[cut]", "tool_call_id": "c1"}
+
+
+@pytest.mark.parametrize("shape", ["array", "object"])
+def test_json_documents(tmp_path, shape):
+    doc = SESSION if shape == "array" else {"model": "gpt-4o", "messages": SESSION}
+    path = tmp_path / "c.json"
+    path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    sf = read_file(path)
+    assert (sf.format, len(sf.transcripts[0].messages), sf.meta["document"]) == ("chat", 6, True)
+    assert sf.transcripts[0].model == (None if shape == "array" else "gpt-4o")
+    out = render(sf.transcripts[0], "chat", source=sf).data
+    assert [orjson.loads(x) for x in out.splitlines()] == SESSION
+
+
+def test_jsonl_of_message_lists_gives_one_episode_per_line(tmp_path):
+    sf = read_file(jsonl(tmp_path / "e.jsonl", [{"messages": SESSION[:2]}, {"messages": SESSION}]))
+    assert [(t.id, t.kind, len(t.messages)) for t in sf.transcripts] == [("line-1", "episode", 2),
+                                                                         ("line-2", "episode", 6)]
+
+
+def test_swe_agent_trajectory(tmp_path):
+    history = [
+        {"role": "system", "content": "SETTING: you are an autonomous programmer", "agent": "main",
+         "message_type": "system_prompt"},
+        {"role": "user", "content": [{"type": "text", "text": "Solve the issue"}], "agent": "main"},
+        {"role": "assistant", "content": "ls", "thought": "look", "action": "ls",
+         "tool_calls": [call("call_a", "bash", {"command": "ls"})]},
+        {"role": "tool", "content": "setup.py", "tool_call_ids": ["call_a"]},
+    ]
+    doc = {"trajectory": [], "history": history, "replay_config": orjson.dumps({"agent": {"model": {"name": "gpt-4o"}}}).decode(),
+           "info": {"model_stats": "{'instance_cost': 0.1, 'tokens_sent': 1200, 'tokens_received': 80, 'api_calls': 2}"}}
+    path = tmp_path / "x.traj"
+    path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    sf = read_file(path)
+    (t,) = sf.transcripts
+    assert (sf.format, t.model, len(t.messages)) == ("swe-agent", "gpt-4o", 4)
+    assert t.messages[3].tool_call_ids == ("call_a",)
+    assert dict(t.messages[2].extra) == {"thought": "look", "action": "ls"}
+    assert t.provider_usage == {"source": "swe-agent", "requests": 2, "input_tokens": 1200, "output_tokens": 80,
+                                "last_context_tokens": None}
+    with pytest.raises(UsageError, match="cannot write swe-agent"):
+        render(t, "swe-agent", source=sf)
+
+
+def test_tau_bench_episodes(tmp_path):
+    episodes = [{"task_id": 7, "reward": 1.0, "trial": 0, "info": {}, "traj": SESSION[:2]},
+                {"task_id": 8, "reward": 0.0, "trial": 0, "info": {}, "traj": SESSION}]
+    path = tmp_path / "results.json"
+    path.write_bytes(orjson.dumps(episodes))
+    sf = read_file(path)
+    assert sf.format == "tau-bench"
+    assert [(t.id, t.kind, len(t.messages), t.notes) for t in sf.transcripts] == [
+        ("task-7-trial-0", "episode", 2, ("reward 1.0",)), ("task-8-trial-0", "episode", 6, ("reward 0.0",))]
+    assert sf.transcript("task-8-trial-0").messages[1].text == "Fix parser.py"
+    with pytest.raises(UsageError, match="no transcript 'task-9'"):
+        sf.transcript("task-9")
+
+
+def test_bad_message_inside_a_document_is_named_by_its_position(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_bytes(orjson.dumps([SESSION[0], {"role": "user", "content": 5}]))
+    with pytest.raises(InputError) as err:
+        read_file(path)
+    assert str(err.value) == (f'{path}: messages[1]: "content" must be a string, a list of parts or null, not int '
+                              "— fix the file, or pass --format if it is another format")
+
+
+def test_format_override(tmp_path):
+    path = jsonl(tmp_path / "c.jsonl", SESSION)
+    with pytest.raises(InputError, match="no messages found in this codex file"):
+        read_file(path, ReadOptions(format="codex"))
+    with pytest.raises(UsageError, match="JSON Lines"):
+        read_file(path, ReadOptions(format="swe-agent"))
+
+
+CONVERSION_CASES = ["chat", "claude-code", "codex"]
+
+
+@pytest.mark.parametrize("target", CONVERSION_CASES)
+def test_conversion_keeps_every_message_and_token(tmp_path, target):
+    from tcompact.inspection import InspectOptions, inspect_file
+
+    source = jsonl(tmp_path / "c.jsonl", SESSION[1:])  # Claude Code has no system messages
+    sf = read_file(source)
+    out = tmp_path / f"out.{target}.jsonl"
+    out.write_bytes(render(sf.transcripts[0], target, source=sf, now="2026-01-01T00:00:00.000Z").data)
+    again = read_file(out)
+    assert again.format == target
+    a, b = sf.transcripts[0].messages, again.transcripts[0].messages
+    assert [(m.role, m.text, tuple(c.id for c in m.tool_calls), m.tool_call_ids) for m in a] == [
+        (m.role, m.text, tuple(c.id for c in m.tool_calls), m.tool_call_ids) for m in b]
+    before = inspect_file(source, InspectOptions())["transcripts"][0]["tokens"]["total"]
+    after = inspect_file(out, InspectOptions())["transcripts"][0]["tokens"]["total"]
+    reasoning = 0 if target != "claude-code" else len(sf.transcripts[0].messages[4].reasoning[0].text)
+    assert after == before or (target == "claude-code" and after < before and reasoning)
+
+
+def test_claude_code_cannot_hold_system_messages(tmp_path):
+    sf = read_file(jsonl(tmp_path / "c.jsonl", SESSION))
+    rendered = render(sf.transcripts[0], "claude-code", source=sf, now="2026-01-01T00:00:00.000Z")
+    assert rendered.losses == ("message 0 (system): Claude Code sessions have no system messages",)

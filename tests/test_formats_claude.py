@@ -1,0 +1,219 @@
+"""Claude Code sessions: the active chain, split replies, parallel results, compactions, sub-agents, usage."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import jsonl
+
+from tcompact.errors import InputError
+from tcompact.formats import ReadOptions, read_file, render
+
+SID = "11111111-2222-3333-4444-555555555555"
+
+
+def line(kind, uuid, parent, message=None, ts="2026-01-05T10:00:00.000Z", **extra):
+    d = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/repo", "sessionId": SID,
+         "version": "2.1.0", "type": kind}
+    if message is not None:
+        d["message"] = message
+    d.update({"uuid": uuid, "timestamp": ts})
+    d.update(extra)
+    return d
+
+
+def user(uuid, parent, content, ts="2026-01-05T10:00:00.000Z", **extra):
+    return line("user", uuid, parent, {"role": "user", "content": content}, ts, **extra)
+
+
+def usage(inp, read, create, out):
+    return {"input_tokens": inp, "cache_read_input_tokens": read, "cache_creation_input_tokens": create,
+            "output_tokens": out}
+
+
+def assistant(uuid, parent, mid, blocks, use, ts="2026-01-05T10:00:01.000Z", request="req", **extra):
+    msg = {"id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": blocks,
+           "stop_reason": None, "stop_sequence": None, "usage": use}
+    d = line("assistant", uuid, parent, msg, ts, **extra)
+    if request:
+        d["requestId"] = request
+    return d
+
+
+def tool_result(uuid, parent, tool_id, text, ts, is_error=None):
+    block = {"tool_use_id": tool_id, "type": "tool_result", "content": text}
+    if is_error is not None:
+        block["is_error"] = is_error
+    return user(uuid, parent, [block], ts, toolUseResult={"stdout": text, "stderr": ""})
+
+
+def parallel_session(request="req_A"):
+    """A reply split over three lines with two parallel calls, results hanging off their own call lines."""
+    return [
+        {"type": "queue-operation", "operation": "dequeue", "timestamp": "2026-01-05T10:00:00.000Z", "sessionId": SID},
+        user("u1", None, "Fix the bug in parser.py", "2026-01-05T10:00:00.100Z"),
+        assistant("a1a", "u1", "msg_A", [{"type": "thinking", "thinking": "Look at the parser.", "signature": "sig"}],
+                  usage(10, 100, 5, 1), "2026-01-05T10:00:01.000Z", request),
+        assistant("a1b", "a1a", "msg_A", [{"type": "tool_use", "id": "t1", "name": "Read",
+                                           "input": {"file_path": "parser.py"}}],
+                  usage(10, 100, 5, 7), "2026-01-05T10:00:01.100Z", request),
+        assistant("a1c", "a1b", "msg_A", [{"type": "tool_use", "id": "t2", "name": "Bash",
+                                           "input": {"command": "pytest -q"}}],
+                  usage(10, 100, 5, 12), "2026-01-05T10:00:01.200Z", request),
+        tool_result("r1", "a1b", "t1", "def parse(): ...", "2026-01-05T10:00:02.000Z"),
+        tool_result("r2", "a1c", "t2", "1 failed", "2026-01-05T10:00:02.100Z", is_error=True),
+        assistant("a2", "r2", "msg_B", [{"type": "text", "text": "The test fails; fixing."}],
+                  usage(3, 200, 0, 20), "2026-01-05T10:00:03.000Z", "req_B" if request else None),
+    ]
+
+
+def summary(messages):
+    return [(m.role, m.text, tuple(c.id for c in m.tool_calls), m.tool_call_ids, m.is_error, m.internal)
+            for m in messages]
+
+
+def test_parallel_calls_become_one_reply_with_both_results(tmp_path):
+    sf = read_file(jsonl(tmp_path / "s.jsonl", parallel_session()))
+    assert sf.format == "claude-code"
+    (main,) = sf.transcripts
+    assert summary(main.messages) == [
+        ("user", "Fix the bug in parser.py", (), (), False, False),
+        ("assistant", "", ("t1", "t2"), (), False, False),
+        ("tool", "def parse(): ...", (), ("t1",), False, False),
+        ("tool", "1 failed", (), ("t2",), True, False),
+        ("assistant", "The test fails; fixing.", (), (), False, False),
+    ]
+    reply = main.messages[1]
+    assert [r.text for r in reply.reasoning] == ["Look at the parser."]
+    assert reply.tool_calls[0].arguments == '{"file_path":"parser.py"}'
+    assert reply.source == (2, 3, 4)
+    assert main.messages[2].source == (5,)
+    assert main.model == "claude-sonnet-4-5"
+    assert main.compactions == ()
+
+
+@pytest.mark.parametrize("request_id", ["req_A", None])
+def test_provider_usage_keeps_the_last_line_of_each_reply(tmp_path, request_id):
+    sf = read_file(jsonl(tmp_path / "s.jsonl", parallel_session(request_id)))
+    assert sf.transcripts[0].provider_usage == {
+        "source": "claude-code", "requests": 2, "lines": 4, "input_tokens": 13, "cache_read_input_tokens": 300,
+        "cache_creation_input_tokens": 5, "output_tokens": 32, "last_context_tokens": 203,
+    }
+
+
+def test_write_back_unchanged_is_byte_identical(tmp_path):
+    path = jsonl(tmp_path / "s.jsonl", parallel_session())
+    sf = read_file(path)
+    assert render(sf.transcripts[0], "claude-code", source=sf).data == path.read_bytes()
+
+
+def compacted_session():
+    pre = [user("u0", None, "old task", "2026-01-05T09:00:00.000Z"),
+           assistant("a0", "u0", "msg_0", [{"type": "text", "text": "old answer"}], usage(1, 1, 1, 1),
+                     "2026-01-05T09:00:01.000Z")]
+    boundary = line("system", "b1", None, None, "2026-01-05T09:30:00.000Z", subtype="compact_boundary",
+                    logicalParentUuid="a0", content="Conversation compacted", level="info",
+                    compactMetadata={"trigger": "auto", "preTokens": 1234})
+    summ = user("s1", "b1", "This session is being continued from a previous conversation. Summary: old task done.",
+                "2026-01-05T09:30:01.000Z", isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    rest = parallel_session()[1:]
+    rest[0] = user("u1", "s1", "Fix the bug in parser.py", "2026-01-05T10:00:00.100Z")
+    return pre + [boundary, summ] + rest
+
+
+def test_active_chain_stops_at_the_compact_boundary(tmp_path):
+    sf = read_file(jsonl(tmp_path / "c.jsonl", compacted_session()))
+    (main,) = sf.transcripts
+    assert [m.role for m in main.messages] == ["user", "user", "assistant", "tool", "tool", "assistant"]
+    assert main.messages[0].internal and main.messages[0].meta["compact_summary"] is True
+    assert [(c.kind, c.index, c.line, c.trigger, c.pre_tokens) for c in main.compactions] == [
+        ("claude_compact_boundary", 0, 3, "auto", 1234)]
+
+
+def test_full_history_follows_the_logical_parent(tmp_path):
+    sf = read_file(jsonl(tmp_path / "c.jsonl", compacted_session()), ReadOptions(full_history=True))
+    (main,) = sf.transcripts
+    assert [m.text[:9] for m in main.messages[:4]] == ["old task", "old answe", "This sess", "Fix the b"]
+    assert len(main.messages) == 8
+    assert [(c.index, c.trigger) for c in main.compactions] == [(2, "auto")]
+
+
+def test_newest_branch_wins_after_a_rewind(tmp_path):
+    records = [
+        user("u1", None, "hello", "2026-01-05T10:00:00.000Z"),
+        assistant("a1", "u1", "msg_1", [{"type": "text", "text": "first try"}], usage(1, 0, 0, 1),
+                  "2026-01-05T10:00:01.000Z"),
+        assistant("a2", "u1", "msg_2", [{"type": "text", "text": "second try"}], usage(1, 0, 0, 1),
+                  "2026-01-05T10:00:05.000Z", request="req2"),
+    ]
+    (main,) = read_file(jsonl(tmp_path / "b.jsonl", records)).transcripts
+    assert [m.text for m in main.messages] == ["hello", "second try"]
+
+
+def sidechain_session():
+    prompt = "Survey the package.json files and report the scripts."
+    main = [
+        user("u1", None, "Update the docs", "2026-01-05T10:00:00.000Z"),
+        assistant("aT", "u1", "msg_T", [{"type": "tool_use", "id": "toolu_task", "name": "Task",
+                                         "input": {"description": "survey", "prompt": prompt}}],
+                  usage(5, 0, 0, 9), "2026-01-05T10:00:01.000Z"),
+    ]
+    side = [
+        user("s1", None, prompt, "2026-01-05T10:00:02.000Z", isSidechain=True),
+        assistant("s2", "s1", "msg_S1", [{"type": "tool_use", "id": "toolu_glob", "name": "Glob",
+                                          "input": {"pattern": "**/package.json"}}],
+                  usage(2, 0, 0, 3), "2026-01-05T10:00:03.000Z", isSidechain=True),
+        tool_result("s3", "s2", "toolu_glob", "package.json", "2026-01-05T10:00:04.000Z"),
+        assistant("s4", "s3", "msg_S2", [{"type": "text", "text": "One package.json with 3 scripts."}],
+                  usage(4, 0, 0, 8), "2026-01-05T10:00:05.000Z", isSidechain=True),
+    ]
+    side[2]["isSidechain"] = True
+    tail = [
+        tool_result("rT", "aT", "toolu_task", "One package.json with 3 scripts.", "2026-01-05T10:00:06.000Z"),
+        assistant("aE", "rT", "msg_E", [{"type": "text", "text": "Docs updated."}], usage(7, 0, 0, 4),
+                  "2026-01-05T10:00:07.000Z"),
+    ]
+    return main + side + tail
+
+
+def test_sidechains_are_their_own_transcripts_linked_to_the_task_call(tmp_path):
+    sf = read_file(jsonl(tmp_path / "t.jsonl", sidechain_session()))
+    main, sub = sf.transcripts
+    assert (main.id, main.kind, sub.id, sub.kind) == ("main", "main", "sidechain-s1", "subagent")
+    assert [m.text for m in main.messages] == ["Update the docs", "", "One package.json with 3 scripts.",
+                                               "Docs updated."]
+    assert [m.role for m in sub.messages] == ["user", "assistant", "tool", "assistant"]
+    assert sub.parent_tool_call == "toolu_task"
+    assert main.provider_usage["requests"] == 2 and sub.provider_usage["requests"] == 2
+    assert sub.provider_usage["output_tokens"] == 11
+
+
+def test_a_file_of_one_subagent_is_that_transcript(tmp_path):
+    records = [dict(r, agentId="a1b2c3") for r in sidechain_session()[2:6]]
+    sf = read_file(jsonl(tmp_path / "agent-a1b2c3.jsonl", records))
+    (sub,) = sf.transcripts
+    assert (sub.id, sub.kind, len(sub.messages)) == ("agent-a1b2c3", "subagent", 4)
+
+
+def test_unknown_and_non_message_lines_are_kept(tmp_path):
+    records = parallel_session() + [
+        {"type": "file-history-snapshot", "messageId": "x", "snapshot": {}, "isSnapshotUpdate": False},
+        {"type": "brand-new-kind", "uuid": "z9", "parentUuid": "a2", "sessionId": SID, "payload": [1, 2]},
+    ]
+    path = jsonl(tmp_path / "u.jsonl", records)
+    sf = read_file(path)
+    assert dict(sf.unknown_types) == {"brand-new-kind": 1}
+    assert [m.role for m in sf.transcripts[0].messages][-1] == "assistant"
+    assert render(sf.transcripts[0], "claude-code", source=sf).data == path.read_bytes()
+
+
+def test_wrong_shape_is_an_error_naming_the_line(tmp_path):
+    records = parallel_session()
+    records[3] = dict(records[3], message="not an object")
+    path = jsonl(tmp_path / "w.jsonl", records)
+    with pytest.raises(InputError) as err:
+        read_file(path)
+    assert str(err.value) == (f'{path}:4: assistant line without a "message" object — fix or remove that line, '
+                              "or pass --skip-bad-lines to read on without it")
+    sf = read_file(path, ReadOptions(skip_bad_lines=True))
+    assert sf.skipped == ((4, 'assistant line without a "message" object'),)
+    assert [len(m.tool_calls) for m in sf.transcripts[0].messages if m.role == "assistant"] == [1, 0]

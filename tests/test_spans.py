@@ -1,0 +1,183 @@
+"""Rounds, real-user detection, span builders and legal cut points (openjiuwen-spec §1.4-1.5, §3-5, §11)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcompact.model import Message, ToolCall, index_tool_calls
+from tcompact.rounds import INJECTED_PREFIXES, OPENJIUWEN_INTERNAL_PREFIXES, is_real_user, split_rounds
+from tcompact.spans import (
+    adjust_keep_recent_for_tool_boundaries,
+    build_span,
+    current_round_span,
+    dialogue_span,
+    legal_cut_points,
+    round_level_span,
+)
+
+
+def U(text: str = "task", **kw) -> Message:
+    return Message(role="user", content=text, **kw)
+
+
+def A(*call_ids: str, text: str = "") -> Message:
+    return Message(role="assistant", content=text, tool_calls=tuple(ToolCall(c, "bash", "{}") for c in call_ids))
+
+
+def T(call_id: str) -> Message:
+    return Message(role="tool", content="ok", tool_call_ids=(call_id,))
+
+
+def ranges(span):
+    return (list(span.prefix), list(span.body), list(span.tail))
+
+
+# ---- real users and rounds -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix", OPENJIUWEN_INTERNAL_PREFIXES)
+def test_openjiuwen_internal_prefixes_are_not_real_users(prefix):
+    assert not is_real_user(U(f"  \n{prefix} something"))
+
+
+@pytest.mark.parametrize("text", [
+    "This session is being continued from a previous conversation that ran out of context.",
+    "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>",
+    "# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>",
+    "<local-command-stdout></local-command-stdout>",
+    "[ROUND_LEVEL_MEMORY_BLOCK]\nprocessor: RoundLevelCompressor",
+])
+def test_injected_wrappers_are_not_real_users(text):
+    assert not is_real_user(U(text))
+
+
+def test_real_users_include_channel_wrapped_text_and_part_lists():
+    assert is_real_user(U('你收到一条消息： {"type": "user input", "content": "hi"}'))
+    assert is_real_user(Message(role="user", content=({"type": "text", "text": "look at this"},)))
+    assert not is_real_user(Message(role="user", content=({"type": "text", "text": "<system-reminder>x"},)))
+    assert not is_real_user(U("typed", internal=True))
+    assert not is_real_user(Message(role="assistant", content="task"))
+    assert len(INJECTED_PREFIXES) == len(set(INJECTED_PREFIXES))
+
+
+def test_split_rounds_with_preamble():
+    msgs = [Message(role="system", content="sys"), U("<environment_context>x"), U("first"), A("c1"), T("c1"),
+            A(text="done"), U("<system-reminder>r"), U("second"), A(text="ok")]
+    got = [(r.number, r.start, r.end, r.request) for r in split_rounds(msgs)]
+    assert got == [(0, 0, 2, None), (1, 2, 7, 2), (2, 7, 9, 7)]
+
+
+def test_split_rounds_without_any_request_is_one_preamble():
+    assert [(r.number, r.start, r.end, r.request) for r in split_rounds([A(text="x")])] == [(0, 0, 1, None)]
+    assert split_rounds([]) == []
+
+
+# ---- §1.5 variant 1: tail extension --------------------------------------------------------------
+
+
+def test_adjust_keep_recent_grows_tail_to_the_call_of_a_kept_result():
+    msgs = [U(), A("tc1"), T("tc1"), A("tc2"), T("tc2"), A(text="partial")]
+    assert adjust_keep_recent_for_tool_boundaries(msgs, 2) == 3
+    assert adjust_keep_recent_for_tool_boundaries(msgs, 1) == 1
+    assert adjust_keep_recent_for_tool_boundaries(msgs, 0) == 0
+    assert adjust_keep_recent_for_tool_boundaries(msgs, -3) == 0
+    assert adjust_keep_recent_for_tool_boundaries([], 4) == 4
+    assert adjust_keep_recent_for_tool_boundaries(msgs, 99) == 6
+
+
+def test_adjust_keep_recent_follows_parallel_calls_and_repeats_until_stable():
+    msgs = [U(), A("a", "b"), T("a"), A("c"), T("c"), T("b")]
+    # tail [T(b)] pulls in A(a,b) at 1; then T(a) at 2 is already inside
+    assert adjust_keep_recent_for_tool_boundaries(msgs, 1) == 5
+
+
+def test_adjust_keep_recent_pairs_reused_ids_with_the_nearest_call():
+    msgs = [U(), A("x"), T("x"), A("x"), T("x")]
+    assert adjust_keep_recent_for_tool_boundaries(msgs, 1) == 2
+
+
+# ---- §3 current round --------------------------------------------------------------------------
+
+
+def test_current_round_worked_example_keep_2():
+    msgs = [U("task"), A("tc1"), T("tc1"), A("tc2"), T("tc2"), A(text="partial")]
+    assert ranges(current_round_span(msgs, keep_recent=2)) == ([0], [1, 2], [3, 4, 5])
+
+
+def test_current_round_compresses_a_trailing_reminder():
+    msgs = [U("Read files"), A("tc1", "tc2"), T("tc1"), T("tc2"), U("<system-reminder>todo</system-reminder>")]
+    assert ranges(current_round_span(msgs)) == ([0], [1, 2, 3, 4], [])
+
+
+def test_current_round_folds_internal_blocks_after_the_real_user():
+    msgs = [U("hist"), A(text="hist answer"), U("real current"), U("<memory_block_current>old"),
+            U("<recovered_context>x"), U("<system-reminder>y")]
+    assert ranges(current_round_span(msgs)) == ([0, 1, 2], [3, 4, 5], [])
+
+
+def test_current_round_nothing_to_do():
+    assert ranges(current_round_span([A(text="a"), A(text="b")], keep_recent=1)) == ([], [], [1])
+    assert ranges(current_round_span([U("x"), A(text="y")], keep_recent=1)) == ([0], [], [1])
+    assert current_round_span([U("x")]).empty
+
+
+# ---- §4 dialogue -------------------------------------------------------------------------------
+
+
+def test_dialogue_compresses_history_before_the_last_real_user():
+    msgs = [U("one"), A("c1"), T("c1"), A(text="done"), U("two"), U("<system-reminder>r"), A(text="ok")]
+    assert ranges(dialogue_span(msgs)) == ([], [0, 1, 2, 3], [4, 5, 6])
+
+
+def test_dialogue_tail_grows_when_a_current_result_answers_an_earlier_call():
+    msgs = [U("one"), A("c1"), U("two"), T("c1"), A(text="ok")]
+    assert ranges(dialogue_span(msgs)) == ([], [0], [1, 2, 3, 4])
+
+
+def test_dialogue_nothing_when_the_last_real_user_is_first():
+    assert dialogue_span([U("only"), A(text="a")]).empty
+    assert ranges(dialogue_span([A(text="a")])) == ([], [], [0])
+
+
+# ---- §5 round level ----------------------------------------------------------------------------
+
+
+def test_round_level_keeps_the_newest_four_tool_safe():
+    msgs = [U("a"), A(text="b"), U("c"), A("t1"), T("t1"), A("t2"), T("t2"), A(text="end")]
+    assert ranges(round_level_span(msgs)) == ([], [0, 1, 2], [3, 4, 5, 6, 7])
+    assert ranges(build_span("round-level", msgs, keep_recent=2)) == ([], [0, 1, 2, 3, 4], [5, 6, 7])
+    assert ranges(build_span("round-level", msgs, keep_recent=1)) == ([], [0, 1, 2, 3, 4, 5, 6], [7])
+    assert ranges(build_span("round-level", msgs)) == ranges(round_level_span(msgs))
+    assert ranges(build_span("dialogue", msgs, keep_recent=7)) == ranges(dialogue_span(msgs))
+
+
+# ---- legal cut points and pairing -------------------------------------------------------------
+
+
+def test_legal_cut_points_never_separate_a_call_from_its_results():
+    msgs = [U(), A("a", "b"), T("a"), T("b"), A(text="x"), A("c"), T("c")]
+    assert legal_cut_points(msgs) == [0, 1, 4, 5, 7]
+
+
+def test_legal_cut_points_java_boundary_cases():
+    # openjiuwen-spec §1.5 variant 2, Java test: [user, assistant(call-1), tool(call-1), assistant final]
+    msgs = [U(), A("call-1"), T("call-1"), A(text="final")]
+    cuts = legal_cut_points(msgs)
+    assert 2 not in cuts  # cutting after index 1 would orphan the result
+    assert cuts == [0, 1, 3, 4]
+
+
+def test_index_tool_calls_orphans_unanswered_server_and_reused_ids():
+    msgs = [
+        T("ghost"),
+        A("x"),
+        T("x"),
+        Message(role="assistant", tool_calls=(ToolCall("x", "bash", "{}"), ToolCall("ws", "web_search", "{}", type="server"))),
+        T("x"),
+        A("never"),
+    ]
+    idx = index_tool_calls(msgs)
+    assert [(link.call_at, link.result_at) for link in idx.links] == [(1, 2), (3, 4)]
+    assert idx.orphan_results == (0,)
+    assert [(i, c.id) for i, c in idx.unanswered] == [(5, "never")]
+    assert [link.result_at for link in idx.calls_answered_by(4)] == [4]
