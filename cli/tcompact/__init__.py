@@ -32,6 +32,7 @@ _LAZY = {
     "Span": "spans",
     "build_span": "spans",
     "legal_cut_points": "spans",
+    "InspectOptions": "inspection",
     "inspect_paths": "inspection",
     "inspect_file": "inspection",
 }

@@ -7,6 +7,7 @@ here too so that every command writes its output the same way.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -108,20 +109,28 @@ def inspect_report(report: Mapping[str, Any], *, transcript: str | None = None) 
 
 
 def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mapping[str, Any]) -> None:
-    table = Table(title="Transcripts", title_justify="left")
-    for col, justify in (("file", "left"), ("format", "left"), ("transcripts", "right"), ("messages", "right"),
-                         ("tool calls", "right"), ("tokens", "right"), ("window", "right")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    paths = [f["path"] for f in files]
+    root = os.path.commonpath([os.path.dirname(p) or "." for p in paths]) if paths else ""
+    title = f"Transcripts in {root}/" if root not in ("", ".") else "Transcripts"
+    table = Table(title=title, title_justify="left")
+    table.add_column("file", overflow="fold", ratio=1)
+    table.add_column("format", no_wrap=True)
+    for col in ("msgs", "calls", "tokens", "window"):
+        table.add_column(col, justify="right", no_wrap=True)
     for f in files:
         ts = f["transcripts"]
         main = next((t for t in ts if t["kind"] == "main"), ts[0])
-        table.add_row(f["path"], f["format"], str(len(ts)), _n(sum(t["messages"] for t in ts)),
-                      _n(sum(t["tool_calls"] for t in ts)), _n(sum(t["tokens"]["total"] for t in ts)),
-                      f"{100 * main['window']['utilisation']:.1f}%")
+        name = os.path.relpath(f["path"], root) if root not in ("", ".") else f["path"]
+        if len(ts) > 1:
+            name += f" (+{len(ts) - 1})"
+        table.add_row(name, f["format"], _n(sum(t["messages"] for t in ts)), _n(sum(t["tool_calls"] for t in ts)),
+                      _n(sum(t["tokens"]["total"] for t in ts)), f"{100 * main['window']['utilisation']:.1f}%")
     table.add_section()
-    table.add_row("total", "", str(totals["transcripts"]), _n(totals["messages"]), _n(totals["tool_calls"]),
-                  _n(totals["tokens"]), "")
+    table.add_row(f"{totals['files']} files, {totals['transcripts']} transcripts", "", _n(totals["messages"]),
+                  _n(totals["tool_calls"]), _n(totals["tokens"]), "")
     out.print(table)
+    if any(len(f["transcripts"]) > 1 for f in files):
+        out.print(Text("(+N): the file holds N more transcripts (sub-agents or episodes), counted in its row"))
 
 
 def _file_detail(out: Console, f: Mapping[str, Any], wanted: str | None) -> None:
@@ -219,25 +228,26 @@ def _tools_table(out: Console, tools: Sequence[Mapping[str, Any]]) -> None:
 
 def _rounds_table(out: Console, rounds: Sequence[Mapping[str, Any]]) -> None:
     table = Table(title="Rounds", title_justify="left")
-    for col in ("#", "messages", "request", "tool calls", "tokens"):
-        table.add_column(col, justify="left" if col == "request" else "right",
-                         overflow="ellipsis", no_wrap=col == "request", max_width=48 if col == "request" else None)
+    for col in ("#", "messages", "calls", "tokens"):
+        table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
+    table.add_column("request", overflow="ellipsis", no_wrap=True, max_width=max(20, out.width - 40))
     shown = rounds if len(rounds) <= _MAX_ROUNDS else [*rounds[:10], *rounds[-(_MAX_ROUNDS - 10):]]
     for r in shown:
         if len(rounds) > _MAX_ROUNDS and r is rounds[-(_MAX_ROUNDS - 10)]:
-            table.add_row("…", "", f"{len(rounds) - _MAX_ROUNDS} more rounds", "", "")
+            table.add_row("…", "", "", "", f"{len(rounds) - _MAX_ROUNDS} more rounds")
         request = r["request"] if r["request"] is not None else "(before the first request)"
-        table.add_row(str(r["number"]), f"{r['start']}–{r['end'] - 1}", request, _n(r["tool_calls"]), _n(r["tokens"]))
+        table.add_row(str(r["number"]), f"{r['start']}–{r['end'] - 1}", _n(r["tool_calls"]), _n(r["tokens"]), request)
     out.print(table)
 
 
 def _top_table(out: Console, top: Sequence[Mapping[str, Any]]) -> None:
     table = Table(title="Largest messages", title_justify="left")
-    for col in ("#", "role", "tool", "tokens", "preview"):
-        table.add_column(col, justify="right" if col in ("#", "tokens") else "left",
-                         overflow="ellipsis", no_wrap=col == "preview", max_width=40 if col == "preview" else None)
+    for col, width in (("#", 3), ("tokens", 6), ("role", 9), ("tool", 12)):
+        table.add_column(col, justify="right" if col in ("#", "tokens") else "left", no_wrap=True,
+                         overflow="ellipsis", min_width=width, max_width=16 if col == "tool" else None)
+    table.add_column("preview", overflow="ellipsis", no_wrap=True, max_width=max(20, out.width - 52))
     for m in top:
-        table.add_row(str(m["index"]), m["role"], m["tool"] or "", _n(m["tokens"]), m["preview"])
+        table.add_row(str(m["index"]), _n(m["tokens"]), m["role"], m["tool"] or "", m["preview"])
     out.print(table)
 
 

@@ -219,12 +219,19 @@ def _describe_parse_error(exc: orjson.JSONDecodeError, body: bytes, *, last: boo
     try:
         body.decode("utf-8")
     except UnicodeDecodeError as bad:
-        if b"\x00" in body:
+        if _looks_binary(body):
             return "binary data, not JSON text"
         return f"bytes that are not UTF-8 (0x{body[bad.start]:02x} at byte {bad.start + 1})"
     if last and exc.msg.startswith(("unexpected end", "EOF")):
         return "the last line is cut off (truncated JSON)"
     return f"not valid JSON ({exc.msg} at column {exc.colno})"
+
+
+def _looks_binary(body: bytes) -> bool:
+    """NUL bytes, or many control bytes in the first KiB: not text in any encoding."""
+    head = body[:1024]
+    controls = sum(1 for b in head if b < 9 or 13 < b < 32)
+    return b"\x00" in head or controls * 10 > len(head)
 
 
 def _raise_parse_error(exc: orjson.JSONDecodeError, body: bytes, ctx: ReadContext, *, line: int, last: bool) -> None:

@@ -1,0 +1,96 @@
+"""The README documents every command, option, format and --json key, and CI runs its test command."""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+import pytest
+from conftest import REPO, SAMPLES
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from tcompact.app import app
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def _section(title: str) -> str:
+    start = README.index(title)
+    end = README.find("\n## ", start + 1)
+    return README[start : end if end != -1 else None]
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    command = ci[-1]
+    assert command == "pip install '.[dev]' && python -m pytest -q"
+    assert f"```\n{command}\n```" in README
+
+
+def test_readme_main_job_command_runs_on_the_samples(monkeypatch):
+    assert "```\npip install . && tcompact inspect sample_transcripts/\n```" in README
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(app, ["inspect", "sample_transcripts/"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("Transcripts in sample_transcripts/")
+    assert "codex_rollout.jsonl" in result.stdout and "3 files, 4 transcripts" in result.stdout
+
+
+def _commands():
+    return get_command(app).commands  # type: ignore[attr-defined]
+
+
+def test_every_command_has_a_section():
+    for name in _commands():
+        assert f"### `tcompact {name} " in README, name
+
+
+@pytest.mark.parametrize("name", ["inspect", "convert"])
+def test_every_option_is_documented(name):
+    section = _section(f"### `tcompact {name} ")
+    for param in _commands()[name].params:
+        for opt in getattr(param, "opts", []):
+            if opt.startswith("-") and opt not in ("--help", "-h"):
+                assert f"`{opt}" in section or f"{opt}`" in section or f", {opt}" in section, (name, opt)
+
+
+def test_every_format_has_a_section():
+    from tcompact.formats import FORMATS
+
+    titles = {"chat": "### chat", "claude-code": "### Claude Code session", "codex": "### Codex rollout",
+              "swe-agent": "### SWE-agent trajectory", "tau-bench": "### tau-bench results"}
+    assert set(titles) == set(FORMATS)
+    for title in titles.values():
+        assert title in README
+
+
+def _keys(value, out):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.add(k)
+            _keys(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _keys(v, out)
+    return out
+
+
+def test_every_json_key_is_in_the_schema(monkeypatch):
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(app, ["inspect", str(SAMPLES), "--json", "--spans", "dialogue"])
+    keys = _keys(orjson.loads(result.stdout), set())
+    schema = _section("## `inspect --json` schema")
+    dynamic = {"user", "assistant", "tool", "system", "developer"}  # by_role keys are role names
+    missing = sorted(k for k in keys - dynamic if not re.search(rf'"{re.escape(k)}"|`{re.escape(k)}`', schema))
+    assert missing == []
+
+
+def test_library_example_names_exist():
+    import tcompact
+
+    example = _section("## Using it as a library")
+    imported = re.search(r"from tcompact import (.+)", example).group(1).split(", ")
+    for name in imported:
+        assert name in tcompact.__all__
+        assert getattr(tcompact, name) is not None
