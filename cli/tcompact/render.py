@@ -94,6 +94,10 @@ def _n(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "—"
 
@@ -158,7 +162,8 @@ def _transcript_detail(out: Console, f: Mapping[str, Any], t: Mapping[str, Any])
     approx = ", approximate" if t["approximate"] else ""
     est = f", {tokens['estimated']:,} estimated" if tokens["estimated"] else ""
     out.print(Text(f"{f['path']} · {f['format']} · {t['id']} ({t['kind']})", style="bold"))
-    out.print(Text(f"{t['messages']:,} messages · {t['tool_calls']:,} tool calls · {tokens['total']:,} tokens "
+    out.print(Text(f"{_count(t['messages'], 'message')} · {_count(t['tool_calls'], 'tool call')} · "
+                   f"{_count(tokens['total'], 'token')} "
                    f"({t['encoding']}{approx}{est})" + (f" · model {t['model']}" if t["model"] else "")))
     out.print()
     _window_lines(out, t["window"])
@@ -194,7 +199,7 @@ def window_bar(utilisation: float, width: int = _BAR) -> str:
 
 def _window_lines(out: Console, w: Mapping[str, Any]) -> None:
     out.print(Text(f"Context window: {w['tokens']:,} of {w['context_window']:,} tokens "
-                   f"({100 * w['utilisation']:.1f}%; window from {w['source']})"))
+                   f"({100 * w['utilisation']:.1f}%; size: {w['source']})"))
     state = "over the trigger" if w["over_trigger"] else "below the trigger"
     out.print(Text(f"  [{window_bar(w['utilisation'])}] {state}"))
     out.print(Text(f"  trigger {w['trigger_tokens']:,} ({w['trigger_ratio']}) · "

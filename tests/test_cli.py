@@ -1,0 +1,217 @@
+"""The command line: exact output of inspect and convert, exit codes, files never overwritten."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import orjson
+import pytest
+from conftest import REPO, SAMPLES, call, jsonl, msg
+from typer.testing import CliRunner
+
+from tcompact.app import app
+
+SESSION = [
+    msg("system", "You are a coding agent."),
+    msg("user", "Fix the failing test in parser.py"),
+    msg("assistant", "", tool_calls=[call("c1", "run_tests", "{}")]),
+    msg("tool", "FAILED test_parser.py::test_empty - IndexError: list index out of range", tool_call_id="c1"),
+    msg("assistant", "The parser indexes an empty list; fixed."),
+    msg("user", "Thanks. Now add a changelog entry."),
+    msg("assistant", "Added."),
+]
+
+EXPECTED_TABLES = """\
+s.jsonl · chat · main (main)
+7 messages · 1 tool call · 83 tokens (o200k_base, approximate)
+
+Context window: 83 of 200,000 tokens (0.0%; size: default)
+  [····┆···························│·······] below the trigger
+  trigger 160,000 (0.8) · minimum target 20,000 (0.1)
+
+Tokens by content kind
+┏━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━┓
+┃ kind                ┃ tokens ┃ share ┃
+┡━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━┩
+│ system text         │     10 │ 12.0% │
+│ user text           │     24 │ 28.9% │
+│ assistant text      │     23 │ 27.7% │
+│ tool-call arguments │      6 │  7.2% │
+│ tool results        │     20 │ 24.1% │
+├─────────────────────┼────────┼───────┤
+│ role system         │     10 │ 12.0% │
+│ role user           │     24 │ 28.9% │
+│ role assistant      │     29 │ 34.9% │
+│ role tool           │     20 │ 24.1% │
+└─────────────────────┴────────┴───────┘
+Tokens by tool
+┏━━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━┓
+┃ tool      ┃ calls ┃ argument tokens ┃ result tokens ┃ errors ┃
+┡━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━┩
+│ run_tests │     1 │               6 │            20 │      0 │
+└───────────┴───────┴─────────────────┴───────────────┴────────┘
+Rounds
+┏━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
+┃ # ┃ messages ┃ calls ┃ tokens ┃ request                            ┃
+┡━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩
+│ 0 │      0–0 │     0 │     10 │ (before the first request)         │
+│ 1 │      1–4 │     1 │     54 │ Fix the failing test in parser.py  │
+│ 2 │      5–6 │     0 │     19 │ Thanks. Now add a changelog entry. │
+└───┴──────────┴───────┴────────┴────────────────────────────────────┘
+Largest messages
+┏━━━━━┳━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
+┃   # ┃ tokens ┃ role      ┃ tool         ┃ preview                      ┃
+┡━━━━━╇━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩
+│   3 │     20 │ tool      │ run_tests    │ FAILED test_parser.py::test… │
+│   4 │     13 │ assistant │              │ The parser indexes an empty… │
+│   5 │     13 │ user      │              │ Thanks. Now add a changelog… │
+└─────┴────────┴───────────┴──────────────┴──────────────────────────────┘
+Provider usage: none recorded in the file
+"""
+
+
+@pytest.fixture
+def runner(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    jsonl(tmp_path / "s.jsonl", SESSION)
+    return CliRunner()
+
+
+def test_inspect_tables(runner):
+    result = runner.invoke(app, ["inspect", "s.jsonl", "--top", "3"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert [line.rstrip() for line in result.stdout.splitlines()] == EXPECTED_TABLES.splitlines()
+
+
+def test_inspect_json(runner, ntok):
+    result = runner.invoke(app, ["inspect", "s.jsonl", "--json", "--top", "2", "--spans", "dialogue",
+                                 "--context-window", "100"])
+    assert result.exit_code == 0
+    report = orjson.loads(result.stdout)
+    (t,) = report["files"][0]["transcripts"]
+    own = [4 + ntok(m["content"]) for m in SESSION]
+    args = ntok("run_tests") + ntok("{}") + 3
+    total = sum(own) + args
+    assert t["tokens"] == {
+        "total": total,
+        "estimated": 0,
+        "by_role": {"system": own[0], "user": own[1] + own[5], "assistant": own[2] + own[4] + own[6] + args,
+                    "tool": own[3]},
+        "by_kind": {"system": own[0], "user": own[1] + own[5], "injected": 0, "assistant": own[2] + own[4] + own[6],
+                    "reasoning": 0, "tool_arguments": args, "tool_results": own[3], "images": 0},
+    }
+    assert t["tools"] == [{"name": "run_tests", "calls": 1, "argument_tokens": args, "result_tokens": own[3],
+                           "results": 1, "errors": 0}]
+    assert t["rounds"] == [
+        {"number": 0, "start": 0, "end": 1, "request": None, "messages": 1, "tokens": own[0], "tool_calls": 0},
+        {"number": 1, "start": 1, "end": 5, "request": "Fix the failing test in parser.py", "messages": 4,
+         "tokens": sum(own[1:5]) + args, "tool_calls": 1},
+        {"number": 2, "start": 5, "end": 7, "request": "Thanks. Now add a changelog entry.", "messages": 2,
+         "tokens": own[5] + own[6], "tool_calls": 0},
+    ]
+    assert [m["index"] for m in t["top_messages"]] == [3, 4]
+    assert t["top_messages"][0] == {"index": 3, "role": "tool", "tool": "run_tests", "tokens": own[3],
+                                    "preview": "FAILED test_parser.py::test_empty - IndexError: list index out of range"}
+    assert t["window"] == {"context_window": 100, "source": "--context-window", "tokens": total,
+                           "utilisation": round(total / 100, 4), "trigger_ratio": 0.8, "trigger_tokens": 80,
+                           "over_trigger": True, "min_target_ratio": 0.1, "min_target_tokens": 10}
+    body = sum(own[:5]) + args
+    assert t["span"] == {"compressor": "dialogue", "keep_recent": None,
+                         "prefix": {"start": 0, "end": 0, "messages": 0, "tokens": 0},
+                         "body": {"start": 0, "end": 5, "messages": 5, "tokens": body},
+                         "tail": {"start": 5, "end": 7, "messages": 2, "tokens": own[5] + own[6]},
+                         "would_compact": True}
+    assert (t["compactions"], t["provider_usage"], t["orphans"]) == ([], None, {"tool_results": 0,
+                                                                              "unanswered_calls": 0})
+    assert report["totals"] == {"files": 1, "transcripts": 1, "messages": 7, "tool_calls": 1, "tokens": total,
+                                "skipped_lines": 0}
+
+
+def test_inspect_model_sets_encoding_and_window(runner):
+    report = orjson.loads(runner.invoke(app, ["inspect", "s.jsonl", "--json", "--model", "gpt-4"]).stdout)
+    t = report["files"][0]["transcripts"][0]
+    assert (t["encoding"], t["approximate"], t["window"]["context_window"], t["window"]["source"]) == (
+        "cl100k_base", False, 8192, "model gpt-4")
+
+
+def test_inspect_chooses_a_transcript(runner, tmp_path):
+    episodes = [{"task_id": 1, "traj": SESSION[:2]}, {"task_id": 2, "traj": SESSION}]
+    (tmp_path / "tau.json").write_bytes(orjson.dumps(episodes))
+    result = runner.invoke(app, ["inspect", "tau.json", "--transcript", "task-2", "--top", "0"])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0] == "tau.json · tau-bench · task-2 (episode)"
+    assert "Transcripts in this file" in result.stdout
+    result = runner.invoke(app, ["inspect", "tau.json", "--transcript", "task-3"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: tau.json: no transcript 'task-3' in this file — choose one of: task-1, task-2\n")
+
+
+def test_convert_to_stdout_and_to_a_file(runner, tmp_path):
+    result = runner.invoke(app, ["convert", "s.jsonl", "--to", "chat"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout_bytes == (tmp_path / "s.jsonl").read_bytes()
+    result = runner.invoke(app, ["convert", "s.jsonl", "--to", "codex", "-o", "out.jsonl"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    lines = [orjson.loads(x) for x in (tmp_path / "out.jsonl").read_bytes().splitlines()]
+    assert [(x["type"], x["payload"].get("type")) for x in lines] == [
+        ("session_meta", None), ("response_item", "message"), ("response_item", "function_call"),
+        ("response_item", "function_call_output"), ("response_item", "message"), ("response_item", "message"),
+        ("response_item", "message")]
+    assert lines[0]["payload"]["base_instructions"] == {"text": "You are a coding agent."}
+    assert lines[2]["payload"] == {"type": "function_call", "name": "run_tests", "arguments": "{}", "call_id": "c1"}
+
+
+def test_convert_never_overwrites_without_force_nor_the_input(runner, tmp_path):
+    (tmp_path / "out.jsonl").write_text("keep me")
+    result = runner.invoke(app, ["convert", "s.jsonl", "--to", "chat", "-o", "out.jsonl"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: out.jsonl: the output file exists already — pass --force to overwrite it, or choose another path\n")
+    assert (tmp_path / "out.jsonl").read_text() == "keep me"
+    result = runner.invoke(app, ["convert", "s.jsonl", "--to", "chat", "-o", "out.jsonl", "--force"])
+    assert result.exit_code == 0
+    assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "s.jsonl").read_bytes()
+    result = runner.invoke(app, ["convert", "s.jsonl", "--to", "chat", "-o", "s.jsonl", "--force"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: s.jsonl: the output is the input file — write to another path; tcompact never replaces its input\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl", "s.jsonl"]  # no temp files left
+
+
+def test_convert_refuses_losses_unless_lossy(runner):
+    result = runner.invoke(app, ["convert", "s.jsonl", "--to", "claude-code"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "Error: s.jsonl: claude-code cannot represent 1 part(s) of this transcript: message 0 (system): Claude Code "
+        "sessions have no system messages — pass --lossy to convert anyway without them, or convert to chat\n")
+    result = runner.invoke(app, ["convert", "s.jsonl", "--to", "claude-code", "--lossy"])
+    assert result.exit_code == 0
+    assert result.stderr == "Warning: dropped: message 0 (system): Claude Code sessions have no system messages\n"
+    lines = [orjson.loads(x) for x in result.stdout_bytes.splitlines()]
+    assert [x["type"] for x in lines] == ["user", "assistant", "user", "assistant", "user", "assistant"]
+    assert [x["parentUuid"] for x in lines[1:]] == [x["uuid"] for x in lines[:-1]]
+
+
+def test_convert_names_what_stays_behind(runner):
+    result = CliRunner().invoke(app, ["convert", str(SAMPLES / "claude_code_session.jsonl"), "--to", "chat"])
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        "Warning: 1 other transcript(s) in the file not included (sidechain-26dd4578); pass --transcript ID",
+        "Warning: 10 message line(s) outside the active context (before a compaction, or on an abandoned branch) "
+        "stay behind; pass --full-history to include what precedes a compaction",
+        "Warning: 2 record(s) that are not messages stay behind: file-history-snapshot ×1, system ×1",
+    ]
+
+
+def test_python_dash_m_and_version():
+    out = subprocess.run([sys.executable, "-m", "tcompact", "--version"], capture_output=True, text=True, cwd=REPO)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "tcompact 0.1.0\n", "")
+    out = subprocess.run([sys.executable, "-m", "tcompact", "--help"], capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 0 and "inspect" in out.stdout and "convert" in out.stdout
+
+
+def test_help_does_not_import_the_heavy_modules():
+    code = ("import sys; from tcompact.app import app; "
+            "print(sorted(m for m in ('tiktoken', 'openai', 'tcompact.inspection', 'rich.table') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert out.stdout.strip() == "[]"
