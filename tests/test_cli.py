@@ -215,3 +215,45 @@ def test_help_does_not_import_the_heavy_modules():
             "print(sorted(m for m in ('tiktoken', 'openai', 'tcompact.inspection', 'rich.table') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.stdout.strip() == "[]"
+
+
+def test_folder_scan_passes_over_files_that_are_no_transcripts(runner, tmp_path):
+    (tmp_path / "proj").mkdir()
+    jsonl(tmp_path / "proj" / "a.jsonl", SESSION)
+    (tmp_path / "proj" / "package.json").write_text('{"name": "demo", "version": "1.0.0"}')
+    jsonl(tmp_path / "proj" / "session_index.jsonl", [{"id": "x", "thread_name": "t", "updated_at": "2026"}])
+    result = runner.invoke(app, ["inspect", "proj", "--json"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    report = orjson.loads(result.stdout)
+    assert [f["path"] for f in report["files"]] == ["proj/a.jsonl"]
+    assert report["not_transcripts"] == [
+        {"path": "proj/package.json", "reason": "cannot tell the format (first record has keys: name, version)"},
+        {"path": "proj/session_index.jsonl", "reason": "cannot tell the format (first record has keys: id, "
+                                                      "thread_name, updated_at)"},
+    ]
+    result = runner.invoke(app, ["inspect", "proj"])
+    assert result.stdout.splitlines()[-1] == (
+        "Passed over 2 file(s) that hold no transcript: proj/package.json (cannot tell the format (first record "
+        "has keys: name, version)); proj/session_index.jsonl (cannot tell the format (first record has keys: id, "
+        "thread_name, updated_at))")
+    result = runner.invoke(app, ["inspect", "proj/package.json", "proj/a.jsonl"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: proj/package.json:1: cannot tell the format (first record has keys: name")
+    result = runner.invoke(app, ["inspect", "proj", "s.jsonl", "--transcript", "main"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: --transcript needs a single file — pass the one file that holds that transcript\n")
+    (tmp_path / "proj" / "a.jsonl").unlink()
+    result = runner.invoke(app, ["inspect", "proj"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: no transcripts found: 2 file(s) are not transcripts (first: proj/package.json: cannot tell the "
+           "format (first record has keys: name, version)) — pass transcript files or folders that hold them\n")
+
+
+def test_memory_blocks_of_earlier_compactions_are_listed(runner, tmp_path):
+    block = "<memory_block_dialogue>\n<meaning>\nThis is a compressed handoff.\n</meaning>"
+    jsonl(tmp_path / "m.jsonl", [SESSION[0], msg("user", block), *SESSION[5:]])
+    report = orjson.loads(runner.invoke(app, ["inspect", "m.jsonl", "--json"]).stdout)
+    t = report["files"][0]["transcripts"][0]
+    assert t["compactions"] == [{"index": 1, "line": 2, "kind": "memory_block_dialogue", "trigger": None,
+                                 "pre_tokens": None}]
+    assert t["tokens"]["by_kind"]["injected"] > 0

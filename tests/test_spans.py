@@ -116,7 +116,7 @@ def test_current_round_folds_internal_blocks_after_the_real_user():
 
 
 def test_current_round_nothing_to_do():
-    assert ranges(current_round_span([A(text="a"), A(text="b")], keep_recent=1)) == ([], [], [1])
+    assert ranges(current_round_span([A(text="a"), A(text="b")], keep_recent=1)) == ([0], [], [1])
     assert ranges(current_round_span([U("x"), A(text="y")], keep_recent=1)) == ([0], [], [1])
     assert current_round_span([U("x")]).empty
 

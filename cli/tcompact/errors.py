@@ -7,7 +7,7 @@ in the library prints or exits; only ``app.py`` turns these into output.
 
 from __future__ import annotations
 
-__all__ = ["TcompactError", "InputError", "UsageError", "OutputError"]
+__all__ = ["TcompactError", "InputError", "NotATranscriptError", "UsageError", "OutputError"]
 
 
 class TcompactError(Exception):
@@ -49,6 +49,10 @@ class InputError(TcompactError):
     """The input (a transcript, a dump, a path) cannot be used as it is."""
 
     exit_code = 2
+
+
+class NotATranscriptError(InputError):
+    """Well-formed JSON that holds no transcript tcompact knows (a folder scan passes over these)."""
 
 
 class UsageError(TcompactError):

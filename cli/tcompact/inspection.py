@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .errors import TcompactError, UsageError
+from .errors import InputError, NotATranscriptError, TcompactError, UsageError
 from .formats import ReadOptions, find_files, read_file
 from .model import Message, SourceFile, Transcript, index_tool_calls
 from .rounds import split_rounds
 from .spans import KEEP_RECENT_DEFAULT, SPAN_BUILDERS, Span, build_span
-from .tokens import KINDS, MessageTokens, TokenCounter, encoding_for_model, texts_of
+from .tokens import ENCODINGS, KINDS, MessageTokens, TokenCounter, encoding_for_model, texts_of
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
 
 __all__ = ["InspectOptions", "inspect_file", "inspect_paths", "SCHEMA_VERSION"]
@@ -41,6 +41,8 @@ class InspectOptions:
     top: int = 10
 
     def __post_init__(self) -> None:
+        if self.encoding is not None and self.encoding not in ENCODINGS:
+            raise UsageError(f"unknown encoding {self.encoding!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
         if self.spans is not None and self.spans not in SPAN_BUILDERS:
             raise UsageError(f"unknown span layout {self.spans!r}", hint=f"use one of: {', '.join(SPAN_BUILDERS)}")
         if self.keep_recent is not None and self.keep_recent < 0:
@@ -55,28 +57,46 @@ def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = 
                   on_file: Callable[[int, int, Path], None] | None = None) -> dict[str, Any]:
     """Inspect files and folders; a file that cannot be read is listed under ``errors``."""
     options = options or InspectOptions()
+    paths = list(paths)
+    named = {Path(p) for p in paths if not Path(p).is_dir()}
     files = find_files(paths)
     reports: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
+    passed_over: list[dict[str, Any]] = []
     for n, path in enumerate(files):
         if on_file:
             on_file(n, len(files), path)
         try:
             reports.append(inspect_file(path, options))
+        except NotATranscriptError as exc:
+            if path in named:
+                _report_or_raise(exc, path, errors, alone=len(files) == 1)
+            else:  # found in a folder: other JSON files (package.json, indexes) are not errors
+                passed_over.append({"path": str(path), "reason": exc.what})
         except TcompactError as exc:
-            if len(files) == 1:
-                raise
-            errors.append({"path": str(path), "error": str(exc)})
+            _report_or_raise(exc, path, errors, alone=len(files) == 1)
     if on_file:
         on_file(len(files), len(files), files[-1])
+    if not reports and not errors:
+        first = passed_over[0]
+        raise InputError(f"no transcripts found: {len(passed_over)} file(s) are not transcripts "
+                         f"(first: {first['path']}: {first['reason']})",
+                         hint="pass transcript files or folders that hold them")
     return {
         "tool": "tcompact",
         "version": __version__,
         "schema_version": SCHEMA_VERSION,
         "files": reports,
         "errors": errors,
+        "not_transcripts": passed_over,
         "totals": _totals(reports),
     }
+
+
+def _report_or_raise(exc: TcompactError, path: Path, errors: list[dict[str, Any]], *, alone: bool) -> None:
+    if alone:
+        raise exc
+    errors.append({"path": str(path), "error": str(exc)})
 
 
 def inspect_file(path: str | Path, options: InspectOptions | None = None) -> dict[str, Any]:

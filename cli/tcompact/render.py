@@ -35,7 +35,7 @@ _MAX_ROUNDS = 40
 
 def console() -> Console:
     """The stdout console (plain text when stdout is not a terminal)."""
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=True)
 
 
 def _err() -> Console:
@@ -108,8 +108,16 @@ def inspect_report(report: Mapping[str, Any], *, transcript: str | None = None) 
     files = report["files"]
     if len(files) == 1 and not report["errors"]:
         _file_detail(out, files[0], transcript)
-        return
-    _files_table(out, files, report["totals"])
+    elif transcript is not None:
+        from .errors import UsageError
+
+        raise UsageError("--transcript needs a single file", hint="pass the one file that holds that transcript")
+    else:
+        _files_table(out, files, report["totals"])
+    skipped = report["not_transcripts"]
+    if skipped:
+        listed = "; ".join(f"{x['path']} ({x['reason']})" for x in skipped[:5]) + (" …" if len(skipped) > 5 else "")
+        out.print(Text(f"Passed over {len(skipped)} file(s) that hold no transcript: {listed}"))
 
 
 def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mapping[str, Any]) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .model import Message
+from .model import Compaction, Message
 
 __all__ = [
     "OPENJIUWEN_INTERNAL_PREFIXES",
@@ -26,6 +26,7 @@ __all__ = [
     "last_real_user_index",
     "Round",
     "split_rounds",
+    "memory_blocks",
 ]
 
 #: openjiuwen-spec §1.4: user messages starting with these are internal, not requests.
@@ -110,3 +111,30 @@ def split_rounds(messages: Sequence[Message]) -> list[Round]:
         end = starts[n] if n < len(starts) else len(messages)
         rounds.append(Round(number=n, start=start, end=end, request=start))
     return rounds
+
+
+#: Memory blocks that earlier compactions (openJiuwen, tcompact) left in a transcript.
+_MEMORY_BLOCKS: tuple[tuple[str, str], ...] = (
+    ("<memory_block_current>", "memory_block_current"),
+    ("<memory_block_dialogue>", "memory_block_dialogue"),
+    ("<memory_block_round>", "memory_block_round"),
+    ("<memory_block_session>", "memory_block_session"),
+    ("<memory_block>", "memory_block"),
+    ("[CURRENT_ROUND_MEMORY_BLOCK]", "current_round_memory_block"),
+    ("[DIALOGUE_MEMORY_BLOCK]", "dialogue_memory_block"),
+    ("[ROUND_LEVEL_MEMORY_BLOCK]", "round_level_memory_block"),
+    ("[FULL_COMPACT_BOUNDARY]", "full_compact_boundary"),
+)
+
+
+def memory_blocks(messages: Sequence[Message]) -> tuple[Compaction, ...]:
+    """The compactions a chat transcript records as memory-block messages."""
+    found = []
+    for i, m in enumerate(messages):
+        if m.role in ("user", "system"):
+            head = m.text.lstrip()[:40]
+            for prefix, kind in _MEMORY_BLOCKS:
+                if head.startswith(prefix):
+                    found.append(Compaction(kind=kind, index=i, line=m.meta.get("line")))
+                    break
+    return tuple(found)

@@ -71,8 +71,8 @@ def current_round_span(messages: Sequence[Message], *, keep_recent: int = 0) -> 
     n = len(messages)
     split = max(n - adjust_keep_recent_for_tool_boundaries(messages, keep_recent), 0)
     user = last_real_user_index(messages)
-    if user is None:
-        return Span(range(0), range(0), range(split, n))
+    if user is None:  # nothing to do; upstream leaves messages[:split] in no part, we keep them in the prefix
+        return Span.from_cuts(n, split, split)
     start = user + 1
     if split <= start:
         return Span.from_cuts(n, start, start)

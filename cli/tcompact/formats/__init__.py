@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, NotATranscriptError, UsageError
 from ..model import Record, SourceFile, Transcript
 from . import chat, claude_code, codex, trajectories, writers
 from ._merge import join_lines
@@ -52,7 +52,7 @@ def read_file(path: str | Path, options: ReadOptions | None = None) -> SourceFil
         fmt = options.format or detect_records(records, ctx.path)
         transcripts, unknown, meta = _read_jsonl(fmt, records, ctx)
     if not any(t.messages for t in transcripts):
-        raise InputError(f"no messages found in this {fmt} file", path=ctx.path,
+        raise NotATranscriptError(f"no messages found in this {fmt} file", path=ctx.path,
                          hint="pass a transcript with at least one message, or --format to read it as another format")
     return SourceFile(
         path=ctx.path,
@@ -83,7 +83,7 @@ def _read_document(record: Record, ctx: ReadContext) -> tuple[str, list[Transcri
         elif _is_chat_document(value):
             fmt = chat.NAME
         else:
-            raise InputError(
+            raise NotATranscriptError(
                 f"a JSON {'array' if isinstance(value, list) else 'object'} that is no transcript tcompact knows",
                 path=ctx.path,
                 hint="expected a chat message array, {\"messages\": [...]}, a SWE-agent .traj or tau-bench results",
@@ -120,7 +120,7 @@ def detect_records(records: Sequence[Record], path: str) -> str:
     if not votes:
         first = next((r for r in records if r.data is not None), None)
         keys = ", ".join(sorted(first.data)[:8]) if first is not None else "none"
-        raise InputError(
+        raise NotATranscriptError(
             f"cannot tell the format (first record has keys: {keys})",
             path=path,
             line=first.line if first is not None else None,

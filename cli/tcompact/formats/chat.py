@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from ..model import Message, Reasoning, Record, Transcript, ToolCall
+from ..rounds import memory_blocks
 from ._merge import merge_records
 from ._source import ReadContext
 
@@ -150,7 +151,8 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
             messages.append(parse_message(d, source=(i,), meta={"line": rec.line}))
         except ShapeError as exc:
             ctx.reject(rec, f"chat message: {exc}")
-    out = [Transcript(id="main", kind="main", messages=tuple(messages), provider_usage=usage_of(messages))]
+    out = [Transcript(id="main", kind="main", messages=tuple(messages), provider_usage=usage_of(messages),
+                      compactions=memory_blocks(messages))]
     if episodes:
         out = ([out[0]] if messages else []) + episodes
     return out, unknown, {}
@@ -167,7 +169,8 @@ def _episode(holder: Mapping[str, Any], items: list[Any], rec: Record, ctx: Read
              *, kind: str = "episode") -> Transcript:
     messages = parse_items(items, rec, ctx, "messages")
     model = holder.get("model") if isinstance(holder.get("model"), str) else None
-    return Transcript(id=tid, kind=kind, messages=messages, model=model, provider_usage=usage_of(messages))
+    return Transcript(id=tid, kind=kind, messages=messages, model=model, provider_usage=usage_of(messages),
+                      compactions=memory_blocks(messages))
 
 
 def parse_items(items: list[Any], rec: Record, ctx: ReadContext, where: str) -> tuple[Message, ...]:
