@@ -68,12 +68,12 @@ def test_loading_never_touches_the_network(tmp_path, monkeypatch):
 
 
 def test_damaged_rank_file_is_refused(monkeypatch):
-    from tcompact import tokens
+    from tcompact import encodings
     from tcompact.errors import InputError
 
-    spec = tokens.ENCODINGS["cl100k_base"]
-    monkeypatch.setitem(tokens.ENCODINGS, "cl100k_base", tokens._EncodingSpec(spec.file, "0" * 64, spec.pat_str,
-                                                                             spec.special_tokens))
+    spec = encodings.ENCODINGS["cl100k_base"]
+    monkeypatch.setitem(encodings.ENCODINGS, "cl100k_base", encodings._EncodingSpec(
+        spec.file, "0" * 64, spec.pat_str, spec.special_tokens))
     load_encoding.cache_clear()
     try:
         with pytest.raises(InputError, match="damaged"):

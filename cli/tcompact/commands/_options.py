@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from ..formats import FORMATS, WRITABLE
+from ..formats import FORMATS
 
 FormatOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--format", help=f"Read as this format instead of detecting it: {', '.join(FORMATS)}.",
                  show_default=False),
 ]
@@ -21,7 +21,7 @@ SkipBadLinesOpt = Annotated[
     bool, typer.Option("--skip-bad-lines", help="Read on past malformed lines, counting and reporting them."),
 ]
 TranscriptOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--transcript", help="Which transcript of the file (main, a sub-agent or episode id).",
                  show_default=False),
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -13,7 +13,7 @@ from ._options import FormatOpt, FullHistoryOpt, SkipBadLinesOpt, TranscriptOpt,
 def convert(
     path: Annotated[Path, typer.Argument(help="The transcript to convert.", show_default=False)],
     to: Annotated[str, typer.Option("--to", help="Target format: chat, claude-code or codex.", show_default=False)],
-    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write here (default: stdout).",
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here (default: stdout).",
                                                    show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
     lossy: Annotated[bool, typer.Option("--lossy", help="Go on when the target cannot hold some messages, "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,16 +14,16 @@ def inspect(
     paths: Annotated[list[Path], typer.Argument(help="Transcript files or folders (searched recursively).",
                                                 show_default=False)],
     json_out: JsonOpt = False,
-    encoding: Annotated[Optional[str], typer.Option("--encoding", help="o200k_base or cl100k_base.",
+    encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
                                                     show_default=False)] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Count and size the window for this model.",
+    model: Annotated[str | None, typer.Option("--model", help="Count and size the window for this model.",
                                                  show_default=False)] = None,
-    context_window: Annotated[Optional[int], typer.Option("--context-window", help="Context window in tokens.",
+    context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
                                                           show_default=False)] = None,
-    spans: Annotated[Optional[str], typer.Option("--spans", help="Show the span layout of a compressor: "
+    spans: Annotated[str | None, typer.Option("--spans", help="Show the span layout of a compressor: "
                                                  "current-round, dialogue or round-level.",
                                                  show_default=False)] = None,
-    keep_recent: Annotated[Optional[int], typer.Option("--keep-recent", help="Tail messages the span keeps "
+    keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="Tail messages the span keeps "
                                                        "(default: the compressor's).", show_default=False)] = None,
     top: Annotated[int, typer.Option("--top", help="How many of the largest messages to list.")] = 10,
     transcript: TranscriptOpt = None,

@@ -39,14 +39,130 @@ def sniff(record: Mapping[str, Any]) -> bool:
     return record.get("type") in KNOWN_TYPES and isinstance(record.get("payload"), dict)
 
 
-class _Builder:
-    """Accumulates messages while the rollout is read in order."""
+class _Reader:
+    """Reads a rollout in order, one method per line type, assembling messages as it goes."""
 
-    def __init__(self) -> None:
+    def __init__(self, records: Sequence[Record], ctx: ReadContext) -> None:
+        self.records, self.ctx = records, ctx
+        self.base, self.legacy = (None, False) if ctx.options.full_history else _base_index(records)
+        self.mirrored = _user_texts(records)
         self.messages: list[Message] = []
-        self.pending: dict[str, Any] | None = None  # assistant message being assembled
+        self.pending: dict[str, Any] | None = None  # the assistant message being assembled
+        self.unknown: dict[str, int] = {}
+        self.meta: dict[str, Any] = {}
+        self.compactions: list[Compaction] = []
+        self.usage: list[Mapping[str, Any]] = []
+        self.model: str | None = None
 
-    def flush(self) -> None:
+    def read(self) -> Transcript:
+        for i, rec in enumerate(self.records):
+            if rec.data is None:
+                continue
+            kind = rec.data.get("type")
+            if kind not in KNOWN_TYPES:
+                self.unknown[str(kind)] = self.unknown.get(str(kind), 0) + 1
+            elif not isinstance(rec.data.get("payload"), dict):
+                self.ctx.reject(rec, f'{kind} line without a "payload" object')
+            else:
+                getattr(self, f"_{kind}")(rec.data["payload"], i, rec)
+        self._flush()
+        return Transcript(id="main", kind="main", messages=tuple(self.messages), model=self.model,
+                          compactions=tuple(self.compactions), provider_usage=_usage(self.usage))
+
+    def _active(self, i: int) -> bool:
+        """Whether line ``i`` belongs to the context the model has now (see the module docstring)."""
+        return self.legacy or i >= (self.base or 0)
+
+    # ---- line types
+
+    def _session_meta(self, p: Mapping[str, Any], i: int, rec: Record) -> None:
+        self.meta = {k: v for k, v in p.items() if k not in ("base_instructions", "instructions", "dynamic_tools")}
+        base = p.get("base_instructions")
+        text = base.get("text") if isinstance(base, dict) else p.get("instructions")
+        if isinstance(text, str) and text:
+            self._add(Message(role="system", content=text, internal=True, source=(i,),
+                              meta={"line": rec.line, "from": "session_meta"}))
+
+    def _turn_context(self, p: Mapping[str, Any], i: int, rec: Record) -> None:
+        if isinstance(p.get("model"), str):
+            self.model = p["model"]
+
+    def _event_msg(self, p: Mapping[str, Any], i: int, rec: Record) -> None:
+        kind = p.get("type")
+        if kind == "token_count" and isinstance(p.get("info"), dict):
+            self.usage.append(p["info"])
+        elif kind == "context_compacted":
+            index = len(self.messages) if self._active(i) else None
+            self.compactions.append(Compaction(kind="codex_context_compacted", index=index, line=rec.line))
+        elif kind == "user_message" and self._active(i):
+            text = p.get("message")
+            if isinstance(text, str) and text.strip() not in self.mirrored:
+                self._add(Message(role="user", content=text, source=(i,),
+                                  meta={"line": rec.line, "from": "event_msg"}))
+
+    def _compacted(self, p: Mapping[str, Any], i: int, rec: Record) -> None:
+        if i == self.base and self.legacy:  # rebuilt as Codex does: the user's requests, then the summary
+            self._flush()
+            self.messages = [m for m in self.messages if m.role == "system" or is_real_user(m)]
+        active = i >= (self.base or 0)
+        self.compactions.append(Compaction(kind="codex_compacted", index=len(self.messages) if active else None,
+                                           line=rec.line))
+        if i == self.base and not self.legacy:
+            for n, item in enumerate(p.get("replacement_history") or []):
+                if isinstance(item, dict):
+                    self._item(item, i, rec, meta={"line": rec.line, "replacement": n})
+            self._flush()
+        elif active:
+            self._add(Message(role="user", content=str(p.get("message") or ""), internal=True, source=(i,),
+                              meta={"line": rec.line, "compacted": True}))
+
+    def _response_item(self, p: Mapping[str, Any], i: int, rec: Record) -> None:
+        if self._active(i):
+            self._item(p, i, rec, meta={"line": rec.line})
+
+    # ---- items
+
+    def _item(self, p: Mapping[str, Any], i: int, rec: Record, *, meta: Mapping[str, Any]) -> None:
+        kind = p.get("type")
+        if kind == "message":
+            self._message(p, i, rec, meta)
+        elif kind in _ASSISTANT_ITEMS:
+            _assistant_item(kind, p, self._assistant(i, rec.line))
+        elif kind in _OUTPUT_ITEMS:
+            output = p.get("output")
+            content = output if isinstance(output, str) else (
+                _parts(output) if isinstance(output, list) else _output_text(output))
+            self._add(Message(role="tool", content=content, tool_call_ids=(str(p.get("call_id") or ""),),
+                              is_error=_failed(output), source=(i,), meta=meta))
+        elif kind == "compaction":
+            enc = p.get("encrypted_content")
+            opaque = Reasoning(encrypted_chars=len(enc) if isinstance(enc, str) else 0, kind="compaction")
+            self._add(Message(role="user", internal=True, reasoning=(opaque,), source=(i,), meta=meta))
+        elif kind not in _SILENT_ITEMS and "replacement" not in meta:
+            key = f"response_item/{kind}"
+            self.unknown[key] = self.unknown.get(key, 0) + 1
+
+    def _message(self, p: Mapping[str, Any], i: int, rec: Record, meta: Mapping[str, Any]) -> None:
+        role, content = p.get("role"), p.get("content")
+        if not isinstance(role, str) or not isinstance(content, (list, str)):
+            self.ctx.reject(rec, 'response_item message needs a "role" and a "content" list')
+            return
+        parts = _parts(content) if isinstance(content, list) else ({"type": "text", "text": content},)
+        if role == "assistant":
+            self._assistant(i, rec.line)["parts"].extend(parts)
+        else:
+            self._add(Message(role=role, content=parts, internal=role == "developer", source=(i,), meta=meta))
+
+    # ---- assembling assistant messages
+
+    def _assistant(self, source: int, line: int) -> dict[str, Any]:
+        if self.pending is None:
+            self.pending = {"parts": [], "calls": [], "reasoning": [], "source": [], "lines": []}
+        self.pending["source"].append(source)
+        self.pending["lines"].append(line)
+        return self.pending
+
+    def _flush(self) -> None:
         p = self.pending
         if p is not None:
             self.messages.append(
@@ -56,64 +172,16 @@ class _Builder:
             )
             self.pending = None
 
-    def assistant(self, source: int, line: int) -> dict[str, Any]:
-        if self.pending is None:
-            self.pending = {"parts": [], "calls": [], "reasoning": [], "source": [], "lines": []}
-        self.pending["source"].append(source)
-        self.pending["lines"].append(line)
-        return self.pending
-
-    def add(self, message: Message) -> None:
-        self.flush()
+    def _add(self, message: Message) -> None:
+        self._flush()
         self.messages.append(message)
 
 
 def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
     """Build the transcript of a rollout."""
-    unknown: dict[str, int] = {}
-    meta: dict[str, Any] = {}
-    base, legacy = (None, False) if ctx.options.full_history else _base_index(records)
-    start = base or 0
-    b = _Builder()
-    mirrored = _user_texts(records)
-    compactions: list[Compaction] = []
-    usage: list[Mapping[str, Any]] = []
-    model = None
-    for i, rec in enumerate(records):
-        d = rec.data
-        if d is None:
-            continue
-        kind, payload = d.get("type"), d.get("payload")
-        if kind not in KNOWN_TYPES:
-            unknown[str(kind)] = unknown.get(str(kind), 0) + 1
-            continue
-        if not isinstance(payload, dict):
-            ctx.reject(rec, f'{kind} line without a "payload" object')
-            continue
-        if kind == "session_meta":
-            meta = {k: v for k, v in payload.items() if k not in ("base_instructions", "instructions", "dynamic_tools")}
-            _system_prompt(payload, i, rec, b)
-        elif kind == "turn_context":
-            model = payload.get("model") if isinstance(payload.get("model"), str) else model
-        elif kind == "event_msg":
-            _event(payload, i, rec, b, mirrored, compactions, usage, active=legacy or i >= start)
-        elif kind == "compacted":
-            if i == base and legacy:  # rebuilt as Codex does: the user's requests, then the summary
-                b.flush()
-                b.messages = [m for m in b.messages if m.role == "system" or is_real_user(m)]
-            compactions.append(Compaction(kind="codex_compacted", index=len(b.messages) if i >= start else None,
-                                          line=rec.line))
-            if i == base and not legacy:
-                _replacement(payload, i, rec, b, ctx)
-            elif i >= start:
-                b.add(Message(role="user", content=str(payload.get("message") or ""), internal=True,
-                              source=(i,), meta={"line": rec.line, "compacted": True}))
-        elif legacy or i >= start:
-            _response_item(payload, i, rec, b, ctx, unknown)
-    b.flush()
-    transcript = Transcript(id="main", kind="main", messages=tuple(b.messages), model=model,
-                            compactions=tuple(compactions), provider_usage=_usage(usage))
-    return [transcript], unknown, meta
+    reader = _Reader(records, ctx)
+    transcript = reader.read()
+    return [transcript], reader.unknown, reader.meta
 
 
 def _base_index(records: Sequence[Record]) -> tuple[int | None, bool]:
@@ -126,6 +194,7 @@ def _base_index(records: Sequence[Record]) -> tuple[int | None, bool]:
 
 
 def _user_texts(records: Sequence[Record]) -> set[str]:
+    """Texts of the user messages recorded as response items (their event_msg mirrors are skipped)."""
     texts = set()
     for rec in records:
         d = rec.data
@@ -134,71 +203,6 @@ def _user_texts(records: Sequence[Record]) -> set[str]:
                 and p.get("role") == "user":
             texts.add(_text(_parts(p.get("content"))).strip())
     return texts
-
-
-def _system_prompt(payload: Mapping[str, Any], i: int, rec: Record, b: _Builder) -> None:
-    base = payload.get("base_instructions")
-    text = base.get("text") if isinstance(base, dict) else payload.get("instructions")
-    if isinstance(text, str) and text:
-        b.add(Message(role="system", content=text, internal=True, source=(i,),
-                      meta={"line": rec.line, "from": "session_meta"}))
-
-
-def _event(payload: Mapping[str, Any], i: int, rec: Record, b: _Builder, mirrored: set[str],
-           compactions: list[Compaction], usage: list[Mapping[str, Any]], *, active: bool) -> None:
-    kind = payload.get("type")
-    if kind == "token_count" and isinstance(payload.get("info"), dict):
-        usage.append(payload["info"])
-    elif kind == "context_compacted":
-        compactions.append(Compaction(kind="codex_context_compacted", index=len(b.messages) if active else None,
-                                      line=rec.line))
-    elif kind == "user_message" and active:
-        text = payload.get("message")
-        if isinstance(text, str) and text.strip() not in mirrored:
-            b.add(Message(role="user", content=text, source=(i,), meta={"line": rec.line, "from": "event_msg"}))
-
-
-def _replacement(payload: Mapping[str, Any], i: int, rec: Record, b: _Builder, ctx: ReadContext) -> None:
-    for n, item in enumerate(payload.get("replacement_history") or []):
-        if isinstance(item, dict):
-            _response_item(item, i, rec, b, ctx, {}, meta={"line": rec.line, "replacement": n})
-    b.flush()
-
-
-def _response_item(p: Mapping[str, Any], i: int, rec: Record, b: _Builder, ctx: ReadContext,
-                   unknown: dict[str, int], meta: Mapping[str, Any] | None = None) -> None:
-    kind = p.get("type")
-    meta = meta or {"line": rec.line}
-    if kind == "message":
-        _message(p, i, rec, b, ctx, meta)
-    elif kind in _ASSISTANT_ITEMS:
-        _assistant_item(kind, p, b.assistant(i, rec.line))
-    elif kind in _OUTPUT_ITEMS:
-        output = p.get("output")
-        content = output if isinstance(output, str) else _parts(output) if isinstance(output, list) else _output_text(output)
-        b.add(Message(role="tool", content=content, tool_call_ids=(str(p.get("call_id") or ""),),
-                      is_error=_failed(output), source=(i,), meta=meta))
-    elif kind == "compaction":
-        enc = p.get("encrypted_content")
-        b.add(Message(role="user", internal=True, reasoning=(Reasoning(
-            encrypted_chars=len(enc) if isinstance(enc, str) else 0, kind="compaction"),), source=(i,), meta=meta))
-    elif kind not in _SILENT_ITEMS:
-        key = f"response_item/{kind}"
-        unknown[key] = unknown.get(key, 0) + 1
-
-
-def _message(p: Mapping[str, Any], i: int, rec: Record, b: _Builder, ctx: ReadContext, meta: Mapping[str, Any]) -> None:
-    role = p.get("role")
-    content = p.get("content")
-    if not isinstance(role, str) or not isinstance(content, (list, str)):
-        ctx.reject(rec, 'response_item message needs a "role" and a "content" list')
-        return
-    parts = _parts(content) if isinstance(content, list) else ({"type": "text", "text": content},)
-    if role == "assistant":
-        pending = b.assistant(i, rec.line)
-        pending["parts"].extend(parts)
-    else:
-        b.add(Message(role=role, content=parts, internal=role == "developer", source=(i,), meta=meta))
 
 
 def _assistant_item(kind: str, p: Mapping[str, Any], pending: dict[str, Any]) -> None:
