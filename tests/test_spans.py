@@ -180,4 +180,3 @@ def test_index_tool_calls_orphans_unanswered_server_and_reused_ids():
     assert [(link.call_at, link.result_at) for link in idx.links] == [(1, 2), (3, 4)]
     assert idx.orphan_results == (0,)
     assert [(i, c.id) for i, c in idx.unanswered] == [(5, "never")]
-    assert [link.result_at for link in idx.calls_answered_by(4)] == [4]

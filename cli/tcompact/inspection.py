@@ -16,7 +16,7 @@ from typing import Any
 from . import __version__
 from .errors import InputError, NotATranscriptError, TcompactError, UsageError
 from .formats import ReadOptions, find_files, read_file
-from .model import Message, SourceFile, Transcript, index_tool_calls
+from .model import Message, SourceFile, ToolCall, ToolIndex, Transcript, index_tool_calls
 from .rounds import split_rounds
 from .spans import KEEP_RECENT_DEFAULT, SPAN_BUILDERS, Span, build_span
 from .tokens import ENCODINGS, KINDS, MessageTokens, TokenCounter, encoding_for_model, texts_of
@@ -177,7 +177,7 @@ def _by_role(messages: Sequence[Message], counts: Sequence[MessageTokens]) -> di
     return out
 
 
-def _tools(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: Any,
+def _tools(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: ToolIndex,
            counter: TokenCounter) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
 
@@ -189,19 +189,25 @@ def _tools(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: 
         for call in m.tool_calls:
             r = row(call.name)
             r["calls"] += 1
-            r["argument_tokens"] += counter.count(call.name) + counter.count(call.arguments) + 3
-    first_link = {}
-    for link in tools.links:
-        first_link.setdefault(link.result_at, link)
+            r["argument_tokens"] += counter.call(call)
+    answers = _answered_calls(tools)
     for i, (m, c) in enumerate(zip(messages, counts)):
         if not m.tool_call_ids:
             continue
-        link = first_link.get(i)
-        r = row(link.call.name if link else "(no matching call)")
+        call = answers.get(i)
+        r = row(call.name if call else "(no matching call)")
         r["results"] += 1
         r["result_tokens"] += c.total
         r["errors"] += int(m.is_error)
     return sorted(rows.values(), key=lambda r: (-(r["argument_tokens"] + r["result_tokens"]), r["name"]))
+
+
+def _answered_calls(tools: ToolIndex) -> dict[int, ToolCall]:
+    """The (first) call each result message answers, by the result's index."""
+    answers: dict[int, ToolCall] = {}
+    for link in tools.links:
+        answers.setdefault(link.result_at, link.call)
+    return answers
 
 
 def _rounds(messages: Sequence[Message], counts: Sequence[MessageTokens]) -> list[dict[str, Any]]:
@@ -219,16 +225,13 @@ def _rounds(messages: Sequence[Message], counts: Sequence[MessageTokens]) -> lis
     return out
 
 
-def _top(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: Any, n: int) -> list[dict[str, Any]]:
-    first_link = {}
-    for link in tools.links:
-        first_link.setdefault(link.result_at, link)
+def _top(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: ToolIndex, n: int) -> list[dict[str, Any]]:
+    answers = _answered_calls(tools)
     order = sorted(range(len(messages)), key=lambda i: (-counts[i].total, i))[:n]
     out = []
     for i in order:
         m = messages[i]
-        tool = ", ".join(dict.fromkeys(c.name for c in m.tool_calls)) or (
-            first_link[i].call.name if i in first_link else None)
+        tool = ", ".join(dict.fromkeys(c.name for c in m.tool_calls)) or (answers[i].name if i in answers else None)
         out.append({"index": i, "role": m.role, "tool": tool or None, "tokens": counts[i].total,
                     "preview": message_preview(m)})
     return out

@@ -196,10 +196,6 @@ class ToolIndex:
     orphan_results: tuple[int, ...]
     unanswered: tuple[tuple[int, ToolCall], ...]
 
-    def calls_answered_by(self, result_at: int) -> list[ToolLink]:
-        """The links whose result is message ``result_at``."""
-        return [link for link in self.links if link.result_at == result_at]
-
 
 def index_tool_calls(messages: Sequence[Message]) -> ToolIndex:
     """Pair every tool result with the nearest earlier call carrying its id.

@@ -24,7 +24,7 @@ from typing import Any
 
 from .encodings import ENCODINGS, encoding_for_model, load_encoding
 from .images import image_tokens
-from .model import Message
+from .model import Message, ToolCall
 from .rounds import is_real_user
 
 __all__ = [
@@ -179,10 +179,12 @@ class TokenCounter:
             if n:
                 kinds["reasoning"] = kinds.get("reasoning", 0) + n
         if message.tool_calls:
-            kinds["tool_arguments"] = sum(
-                self.count(c.name) + self.count(c.arguments) + TOOL_CALL_OVERHEAD for c in message.tool_calls
-            )
+            kinds["tool_arguments"] = sum(self.call(c) for c in message.tool_calls)
         return MessageTokens(total=sum(kinds.values()), by_kind=kinds, estimated=estimated)
+
+    def call(self, call: ToolCall) -> int:
+        """Tokens of one tool call: its name, its arguments and the per-call overhead."""
+        return self.count(call.name) + self.count(call.arguments) + TOOL_CALL_OVERHEAD
 
     def messages(self, messages: Sequence[Message]) -> list[MessageTokens]:
         """Tokens of every message, priming the cache with all their texts in one batch first."""
