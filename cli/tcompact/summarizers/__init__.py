@@ -1,0 +1,1 @@
+"""Summariser backends: extractive (offline, default), openai (any OpenAI-compatible endpoint), replay."""

@@ -1,0 +1,138 @@
+"""What every summariser backend takes and gives back, and how its failures are described.
+
+A compressor builds a :class:`SummaryRequest` — the conversation the model would see, the
+instruction prompt, which messages are to be compressed and the token budget of the answer —
+and a backend (extractive, openai, replay) turns it into a :class:`SummaryResponse`. Backends
+report failures as :class:`SummarizerError` with one of the error kinds of openjiuwen-spec §2.9
+(plus ``empty_response``), so the retry policy does not depend on the backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import TcompactError
+from ..model import Message
+
+__all__ = [
+    "CONTRACTS",
+    "ERROR_KINDS",
+    "TRANSIENT_KINDS",
+    "SummaryRequest",
+    "SummaryResponse",
+    "Summarizer",
+    "SummarizerError",
+    "wire_message",
+]
+
+#: Output contracts: which state-snapshot template a summary follows (prompts/*.md; spec prompts A1-A3, C4).
+CONTRACTS = ("current", "dialogue", "round", "full")
+
+#: Error kinds (openjiuwen-spec §2.9) plus ``empty_response`` for a reply with no usable text.
+ERROR_KINDS = (
+    "context_overflow",
+    "rate_limit",
+    "authentication",
+    "timeout",
+    "server_unstable",
+    "api_request_error",
+    "unknown",
+    "empty_response",
+)
+#: Kinds retried with the same request after a backoff (spec §2.10).
+TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "server_unstable", "unknown"})
+
+
+class SummarizerError(TcompactError):
+    """A summariser call failed; ``kind`` is one of ERROR_KINDS."""
+
+    exit_code = 1
+
+    def __init__(self, kind: str, message: str, *, retry_after: float | None = None, status: int | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.kind = kind
+        self.retry_after = retry_after
+        self.status = status
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """One summarisation call.
+
+    ``messages`` is the conversation the model sees (preserved prefix + the body to compress,
+    never the protected tail); ``body`` says which of them are to be compressed; ``prompt`` is
+    the instruction sent as the final user message; ``target_tokens`` is the budget of the
+    summary; ``contract`` names the state-snapshot template the answer must follow.
+    """
+
+    processor: str
+    contract: str
+    prompt: str
+    messages: tuple[Message, ...]
+    body: range
+    target_tokens: int
+    model: str | None = None
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+    def wire_messages(self) -> list[dict[str, Any]]:
+        """The chat messages sent to a model: the conversation, then the prompt as a user message."""
+        return [wire_message(m) for m in self.messages] + [{"role": "user", "content": self.prompt}]
+
+
+@dataclass(frozen=True)
+class SummaryResponse:
+    """A backend's answer: the raw text, provider usage if any, the model that answered, the latency."""
+
+    text: str
+    usage: Mapping[str, Any] | None = None
+    model: str | None = None
+    latency_s: float = 0.0
+
+
+class Summarizer(Protocol):
+    """A summariser backend."""
+
+    name: str
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        """Answer one request, or raise SummarizerError."""
+        ...
+
+
+def wire_message(m: Message) -> dict[str, Any]:
+    """A message in the OpenAI chat shape a chat-completions endpoint accepts.
+
+    Roles outside system/user/assistant/tool are mapped (developer → system, function → tool);
+    reasoning is not sent; image parts stay; unknown part shapes become text.
+    """
+    role = {"developer": "system", "function": "tool"}.get(m.role, m.role)
+    content: Any = m.content if isinstance(m.content, str) or m.content is None else _parts(m.content)
+    d: dict[str, Any] = {"role": role, "content": content if content is not None else ""}
+    if m.tool_calls and role == "assistant":
+        d["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                           for c in m.tool_calls]
+    if role == "tool":
+        d["tool_call_id"] = m.tool_call_id or ""
+    return d
+
+
+def _parts(parts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | str:
+    out: list[dict[str, Any]] = []
+    for p in parts:
+        kind = p.get("type")
+        if kind == "image_url":
+            out.append(dict(p))
+        elif isinstance(p.get("text"), str):
+            out.append({"type": "text", "text": p["text"]})
+        elif kind in ("image", "input_image"):
+            out.append({"type": "text", "text": "[image]"})
+        else:
+            import orjson
+
+            out.append({"type": "text", "text": orjson.dumps(p).decode()})
+    if all(p["type"] == "text" for p in out):
+        return "\n".join(p["text"] for p in out)
+    return out
