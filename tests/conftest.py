@@ -68,3 +68,30 @@ def encoding():
 def ntok(encoding):
     """Tokens of a text, straight from tiktoken."""
     return lambda text: len(encoding.encode_ordinary(text))
+
+
+class FakeSummarizer:
+    """A summariser that answers from a queue and records every request it was sent."""
+
+    name = "fake"
+
+    def __init__(self, *replies):
+        self.replies = list(replies)
+        self.calls = []
+
+    def enqueue(self, reply):
+        """Queue a reply text, or an exception to raise."""
+        self.replies.append(reply)
+        return self
+
+    def summarize(self, request):
+        from tcompact.summarizers.base import SummaryResponse
+
+        self.calls.append(request)
+        if not self.replies:
+            raise AssertionError("FakeSummarizer: no reply queued")
+        reply = self.replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        return SummaryResponse(text=reply, usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+                               model="fake-model", latency_s=0.25)

@@ -100,9 +100,12 @@ def _root(
 
 
 def _register() -> None:
-    from .commands import convert, inspect
+    from .commands import compact, compressors, convert, inspect, restore
 
     inspect.register(app)
+    compact.register(app)
+    compressors.register(app)
+    restore.register(app)
     convert.register(app)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .errors import OutputError
 
-__all__ = ["write_bytes"]
+__all__ = ["write_bytes", "write_json", "make_folder"]
 
 
 def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: tuple[str | Path, ...] = ()) -> Path:
@@ -26,6 +26,9 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise OutputError("the output folder does not exist", path=str(folder), hint="create it first")
+    if not os.access(folder, os.W_OK):
+        raise OutputError("the output folder is not writable", path=str(folder),
+                          hint="choose another folder or fix its permissions")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
@@ -42,3 +45,23 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
             os.unlink(tmp)
         raise OutputError(f"cannot write: {exc.strerror}", path=str(target), hint="check free space and permissions") from None
     return target
+
+
+def write_json(path: str | Path, document: object, *, force: bool = False) -> Path:
+    """One JSON document, indented, written atomically (folders created as needed)."""
+    import orjson
+
+    target = Path(path)
+    make_folder(target.parent)
+    return write_bytes(target, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n", force=force)
+
+
+def make_folder(folder: str | Path) -> Path:
+    """Create a folder (and its parents) for outputs."""
+    path = Path(folder)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create the folder: {exc.strerror}", path=str(path),
+                          hint="choose another place or fix the permissions") from None
+    return path

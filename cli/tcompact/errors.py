@@ -7,7 +7,7 @@ in the library prints or exits; only ``app.py`` turns these into output.
 
 from __future__ import annotations
 
-__all__ = ["TcompactError", "InputError", "NotATranscriptError", "UsageError", "OutputError"]
+__all__ = ["TcompactError", "InputError", "NotATranscriptError", "UsageError", "OutputError", "WorkFailed"]
 
 
 class TcompactError(Exception):
@@ -65,3 +65,9 @@ class OutputError(TcompactError):
     """An output cannot be written (exists already, folder not writable, ...)."""
 
     exit_code = 2
+
+
+class WorkFailed(TcompactError):
+    """The work could not be done (a summariser failed); inputs are untouched."""
+
+    exit_code = 1

@@ -147,7 +147,8 @@ def find_files(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None, now: str | None = None) -> Rendered:
+def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None, now: str | None = None,
+           pre_tokens: int | None = None) -> Rendered:
     """Write ``transcript`` as ``fmt``; over a same-format source, unchanged records keep their bytes.
 
     ``Rendered.losses`` lists messages the target cannot hold (the caller decides whether to go
@@ -155,4 +156,4 @@ def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None
     """
     if fmt not in WRITABLE:
         raise UsageError(f"cannot write {fmt} files", hint=f"write one of: {', '.join(WRITABLE)}")
-    return writers.render(transcript, fmt, source=source, now=now)
+    return writers.render(transcript, fmt, source=source, now=now, pre_tokens=pre_tokens)

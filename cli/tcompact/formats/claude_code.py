@@ -140,19 +140,21 @@ def _groups(lines: Mapping[str, _Line]) -> dict[str, list[_Line]]:
         elif ln.agent:
             groups[f"agent-{ln.agent}"].append(ln)
         else:
-            groups[f"sidechain-{_sidechain_root(ln, lines, root_of)[:8]}"].append(ln)
+            groups[f"sidechain-{_root(ln, lines, root_of, sidechain_only=True)[:8]}"].append(ln)
     if "main" in groups:
         return {"main": groups.pop("main"), **groups}
     return dict(groups)
 
 
-def _sidechain_root(ln: _Line, lines: Mapping[str, _Line], memo: dict[str, str]) -> str:
+def _root(ln: _Line, lines: Mapping[str, _Line], memo: dict[str, str], *, sidechain_only: bool = False) -> str:
+    """The uuid of the top of ``ln``'s tree segment (a root, a compact boundary, or a dangling parent)."""
     path = []
     cur: _Line | None = ln
     while cur is not None and cur.uuid not in memo:
         path.append(cur.uuid)
         nxt = lines.get(cur.parent) if cur.parent else None
-        cur = nxt if nxt is not None and nxt.sidechain and nxt.uuid not in path else None
+        ok = nxt is not None and (nxt.sidechain or not sidechain_only) and nxt.uuid not in path
+        cur = nxt if ok else None
     root = memo[cur.uuid] if cur is not None else path[-1]
     for u in path:
         memo[u] = root
@@ -191,9 +193,15 @@ def _walk(leaf: _Line, lines: Mapping[str, _Line], full_history: bool) -> tuple[
 def _transcript(key: str, members: list[_Line], lines: Mapping[str, _Line], records: Sequence[Record],
                 ctx: ReadContext) -> Transcript:
     chain, notes = _walk(_newest_leaf(members), lines, ctx.options.full_history)
+    # Sibling lines and results are gathered only from the tree segments the chain runs through:
+    # a compacted file holds the old lines and their re-chained copies, sharing message ids.
+    memo: dict[str, str] = {}
+    roots = {_root(ln, lines, memo) for ln in chain}
     by_message_id: dict[str, list[int]] = defaultdict(list)
     results_for: dict[str, list[int]] = defaultdict(list)
     for ln in members:
+        if _root(ln, lines, memo) not in roots:
+            continue
         if ln.message_id:
             by_message_id[ln.message_id].append(ln.index)
         elif ln.kind == "user":

@@ -78,8 +78,19 @@ class SummaryRequest:
     parameters: Mapping[str, Any] = field(default_factory=dict)
 
     def wire_messages(self) -> list[dict[str, Any]]:
-        """The chat messages sent to a model: the conversation, then the prompt as a user message."""
-        return [wire_message(m) for m in self.messages] + [{"role": "user", "content": self.prompt}]
+        """The chat messages sent to a model: the conversation, then the prompt as a user message.
+
+        A tool message answering several calls (SWE-agent's ``tool_call_ids``) becomes one tool
+        message per call, as chat-completions endpoints require.
+        """
+        out = []
+        for m in self.messages:
+            d = wire_message(m)
+            out.append(d)
+            for extra in m.tool_call_ids[1:] if d["role"] == "tool" else ():
+                out.append({"role": "tool", "content": "(same output as the previous tool message)",
+                            "tool_call_id": extra})
+        return out + [{"role": "user", "content": self.prompt}]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,107 @@
+"""``tcompact compact``: run a compressor or a chain and write the compacted transcript, dumps and report."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, TranscriptOpt, read_options
+
+PathOpt = Annotated[Path | None, typer.Option(show_default=False)]
+
+
+def compact(
+    path: Annotated[Path, typer.Argument(help="The transcript to compact.", show_default=False)],
+    compressor: Annotated[str, typer.Option("-c", "--compressor", help="A compressor, or a chain run in order: "
+                                            "-c truncate,dialogue. See `tcompact compressors`.")] = "dialogue",
+    summarizer: Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")
+                          ] = "extractive",
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="The compacted transcript (default: "
+                                                "<input>.compacted.jsonl).", show_default=False)] = None,
+    dump_dir: Annotated[Path | None, typer.Option("--dump-dir", help="Folder of compression dumps (default: "
+                                                  "<output>.dumps/).", show_default=False)] = None,
+    report: Annotated[Path | None, typer.Option("--report", help="Token report JSON (default: "
+                                                "<output>.report.json).", show_default=False)] = None,
+    offload_dir: Annotated[Path | None, typer.Option("--offload-dir", help="Offload store (default: "
+                                                     "<output>.offload/).", show_default=False)] = None,
+    to: Annotated[str | None, typer.Option("--to", help="Output format: chat, claude-code or codex (default: "
+                                           "the input's).", show_default=False)] = None,
+    sets: Annotated[list[str] | None, typer.Option("--set", help="A setting, key=value or compressor.key=value "
+                                                   "(repeatable).", show_default=False)] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="TOML or JSON file with a table of settings per "
+                                                "compressor.", show_default=False)] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model: its encoding and window for counting, and "
+                                              "the model the openai summariser calls.", show_default=False)] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
+                                                 "OPENAI_BASE_URL). The key comes from OPENAI_API_KEY.",
+                                                 show_default=False)] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per summariser call.")] = 60.0,
+    max_retries: Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")] = 2,
+    request_mode: Annotated[str, typer.Option("--request-mode", help="openai: send the conversation as chat "
+                                              "messages (conversation) or as one serialised text (serialized).")
+                            ] = "conversation",
+    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers "
+                                                    "from.", show_default=False)] = None,
+    context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
+                                                       show_default=False)] = None,
+    trigger_ratio: Annotated[float | None, typer.Option("--trigger-ratio", help="Compact at this share of the "
+                                                        "window (sets trigger_context_ratio).",
+                                                        show_default=False)] = None,
+    encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
+                                                 show_default=False)] = None,
+    preserve: Annotated[str | None, typer.Option("--preserve", help="What the summary must keep, in your words.",
+                                                 show_default=False)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Compact even below the trigger, and overwrite outputs.")
+                     ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would happen; write nothing.")] = False,
+    json_out: JsonOpt = False,
+    transcript: TranscriptOpt = None,
+    fmt: FormatOpt = None,
+    full_history: FullHistoryOpt = False,
+    skip_bad_lines: SkipBadLinesOpt = False,
+) -> None:
+    """Compact a transcript with a compressor or a chain of them.
+
+    Writes the compacted transcript (in the input's format unless --to), one dump per summariser
+    call, the offloaded originals and a token report. "Nothing to do" (below the trigger) is a
+    normal outcome: exit 0, nothing written. A summariser failure leaves the input untouched,
+    writes the failed dumps and exits 1.
+
+    Example: tcompact compact session.jsonl -c truncate,dialogue -o out.jsonl --report report.json
+    """
+    from .. import render
+    from ..compaction import CompactOptions, compact_file
+    from ..errors import UsageError
+    from ..outputs import check_paths, default_paths, write_run
+
+    if max_retries < 0 or timeout <= 0:
+        raise UsageError("--max-retries must be 0 or more and --timeout positive")
+    paths = default_paths(path, output=output, dump_dir=dump_dir, store=offload_dir, report=report)
+    if not dry_run:
+        check_paths(paths, source=path, force=force)
+    options = CompactOptions(
+        chain=compressor, sets=tuple(sets or ()), config=config, summarizer=summarizer, model=model,
+        base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout, request_mode=request_mode,
+        replay_dir=replay_dir,
+        encoding=encoding, context_window=context_window, trigger_ratio=trigger_ratio, force=force, to=to,
+        transcript=transcript, preserve=preserve, offload_dir=str(paths.store.resolve()),
+        read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
+    run = compact_file(path, options, context={"transient_retries": max_retries})
+    written = [] if dry_run else write_run(run, paths, force=force, source=path)
+    if json_out:
+        render.print_json({**run.report, "written": [str(p) for p in written], "dry_run": dry_run})
+    else:
+        render.compact_report(run.report, written=written, output=paths.output, dry_run=dry_run)
+    if run.status == "failed":
+        from ..errors import WorkFailed
+
+        where = "" if dry_run or not run.dumps else f"; the failed call(s) are dumped in {paths.dump_dir}"
+        raise WorkFailed(f"{run.message}", hint=f"the input is untouched{where}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the app."""
+    app.command("compact")(compact)

@@ -1,0 +1,38 @@
+"""``tcompact restore``: put offloaded originals back into a compacted transcript."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._options import FormatOpt
+
+
+def restore(
+    path: Annotated[Path, typer.Argument(help="A transcript compacted with -c offload.", show_default=False)],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the restored transcript.",
+                                         show_default=False)],
+    store: Annotated[Path | None, typer.Option("--store", help="The offload store folder (default: the paths "
+                                               "in the markers).", show_default=False)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
+    fmt: FormatOpt = None,
+) -> None:
+    """Rebuild the original transcript from a compacted one and its offload store.
+
+    Example: tcompact restore out.jsonl --store out.offload -o original.jsonl
+    """
+    from .. import render
+    from ..artifacts import write_bytes
+    from ..restore import restore_file
+    from ._options import read_options
+
+    data, count = restore_file(path, store=store, read=read_options(fmt, False, False, keep_raw=True))
+    write_bytes(output, data, force=force, inputs=(path,))
+    render.console().print(f"Restored {count} offloaded line(s) into {output}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the app."""
+    app.command("restore")(restore)

@@ -1,0 +1,208 @@
+"""Compacting a transcript file: the library side of ``tcompact compact``.
+
+Reads the file, runs the chain of compressors (each re-evaluating its own trigger on the previous
+one's output), and prepares — without writing anything — the compacted transcript, one dump per
+summariser call, the offloaded originals and the token report. ``artifacts`` writes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .compressors import chain_settings, parse_chain
+from .compressors.base import CompressionResult, Compressor, Context, Settings
+from .dump import DumpContext, build_dumps, safe_name
+from .errors import UsageError
+from .formats import WRITABLE, ReadOptions, Rendered, read_file, render
+from .formats.chat import message_to_dict
+from .model import Message, SourceFile, Transcript
+from .report import compact_report
+from .summarizers.base import Summarizer
+from .tokens import TokenCounter
+from .windows import resolve_window
+
+__all__ = ["CompactOptions", "Stage", "CompactionRun", "compact_file", "make_summarizer"]
+
+
+@dataclass(frozen=True)
+class CompactOptions:
+    """Everything ``tcompact compact`` can be told."""
+
+    chain: str = "dialogue"
+    sets: tuple[str, ...] = ()
+    config: Path | None = None
+    summarizer: str = "extractive"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float = 60.0
+    request_mode: str = "conversation"
+    replay_dir: Path | None = None
+    encoding: str | None = None
+    context_window: int | None = None
+    trigger_ratio: float | None = None
+    force: bool = False
+    to: str | None = None
+    transcript: str | None = None
+    preserve: str | None = None
+    offload_dir: str = "offload"
+    read: ReadOptions = field(default_factory=ReadOptions)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One compressor of the chain, its settings, what it did, and the messages it started from."""
+
+    compressor: Compressor
+    settings: Settings
+    result: CompressionResult
+    before: tuple[Message, ...]
+
+
+@dataclass(frozen=True)
+class CompactionRun:
+    """The outcome: ``status`` is "compacted", "nothing to do" or "failed" (the input is never touched)."""
+
+    status: str
+    message: str
+    source: SourceFile
+    transcript: Transcript
+    messages: tuple[Message, ...]
+    stages: tuple[Stage, ...]
+    output: Rendered | None
+    output_format: str
+    dumps: tuple[tuple[str, dict[str, Any]], ...]
+    blobs: tuple[tuple[str, dict[str, Any]], ...]
+    report: dict[str, Any]
+
+
+def make_summarizer(options: CompactOptions, counter: TokenCounter) -> Summarizer:
+    """The summariser backend the options name."""
+    if options.summarizer == "extractive":
+        from .summarizers.extractive import ExtractiveSummarizer
+
+        return ExtractiveSummarizer(counter)
+    if options.summarizer == "openai":
+        if not options.model:
+            raise UsageError("--summarizer openai needs --model", hint="e.g. --model gpt-4o-mini or your vLLM model")
+        from .summarizers.openai_compat import OpenAISummarizer
+
+        return OpenAISummarizer(model=options.model, base_url=options.base_url, api_key=options.api_key,
+                                timeout=options.timeout, mode=options.request_mode)
+    if options.summarizer == "replay":
+        if options.replay_dir is None:
+            raise UsageError("--summarizer replay needs --replay-dir", hint="point it at a folder of dumps")
+        from .summarizers.replay import ReplaySummarizer
+
+        return ReplaySummarizer.from_folder(options.replay_dir)
+    raise UsageError(f"unknown summariser {options.summarizer!r}", hint="use extractive, openai or replay")
+
+
+def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summarizer | None = None,
+                 context: dict[str, Any] | None = None) -> CompactionRun:
+    """Run the chain over one transcript of ``path``; ``summarizer`` overrides the one the options name."""
+    chain = parse_chain(options.chain)
+    sets = options.sets if options.trigger_ratio is None else (*_ratio_sets(chain, options.trigger_ratio), *options.sets)
+    settings = chain_settings(chain, sets=sets, config=options.config)
+    fmt = _output_format(options)
+    source = read_file(path, replace(options.read, keep_raw=True))
+    original = source.transcript(options.transcript)
+    fmt = fmt or (source.format if source.format in WRITABLE else "chat")
+    counter = TokenCounter.for_model(options.model or original.model, encoding=options.encoding)
+    recorded = (original.provider_usage or {}).get("model_context_window")
+    window = resolve_window(context_window=options.context_window, model=options.model, file_model=original.model,
+                            recorded=recorded if isinstance(recorded, int) else None).tokens
+    if summarizer is None and any(c.uses_summarizer for c in chain):
+        summarizer = make_summarizer(options, counter)
+    ctx = Context(counter=counter, window=window, summarizer=summarizer, force=options.force,
+                  preserve=options.preserve, offload_dir=options.offload_dir,
+                  locator=lambda m: _locate(source, m), **(context or {}))
+    stages = _run_chain(chain, settings, original.messages, ctx)
+    return _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
+
+
+def _run_chain(chain: Sequence[Compressor], settings: Sequence[Settings], messages: Sequence[Message],
+               ctx: Context) -> list[Stage]:
+    stages: list[Stage] = []
+    current = tuple(messages)
+    for compressor, s in zip(chain, settings, strict=True):
+        result = compressor.compress(current, s, ctx)
+        stages.append(Stage(compressor, s, result, current))
+        if result.failed:
+            break
+        current = result.messages
+    return stages
+
+
+def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: Context, options: CompactOptions,
+            *, fmt: str, summarizer: Summarizer | None) -> CompactionRun:
+    final = stages[-1].result.messages if not stages[-1].result.failed else original.messages
+    failed = next((s for s in stages if s.result.failed), None)
+    applied = failed is None and any(s.result.applied for s in stages)
+    status = "failed" if failed else "compacted" if applied else "nothing to do"
+    message = (f"{failed.compressor.name}: {failed.result.reason}" if failed else
+               "; ".join(f"{s.compressor.name}: {s.result.reason}" for s in stages))
+    session = _session(source, original)
+    info = {"path": source.path, "format": source.format, "sha256": _sha256(source), "transcript": original.id}
+    dctx = DumpContext(session=session, source=info, window=ctx.window,
+                       summarizer=getattr(summarizer, "name", "none"), forced=ctx.force)
+    dumps = [d for s in stages for d in build_dumps(s.result, before=s.before, settings=s.settings,
+                                                    counter=ctx.counter, ctx=dctx)]
+    output = None
+    if applied:
+        new = replace(original, messages=tuple(final))
+        output = render(new, fmt, source=source, pre_tokens=stages[0].result.tokens_before)
+        if output.losses:
+            raise UsageError(f"{fmt} cannot represent the compacted transcript: {output.losses[0]}",
+                             hint="write it with --to chat")
+    blobs = tuple(_blob(source, b) for s in stages if s.result.applied for b in s.result.blobs)
+    report = compact_report(source=info, stages=stages, status=status, window=ctx.window, counter=ctx.counter,
+                            summarizer=getattr(summarizer, "name", None), output_format=fmt)
+    return CompactionRun(status=status, message=message, source=source, transcript=original, messages=tuple(final),
+                         stages=tuple(stages), output=output, output_format=fmt, dumps=tuple(dumps), blobs=blobs,
+                         report=report)
+
+
+def _ratio_sets(chain: Sequence[Compressor], ratio: float) -> list[str]:
+    hits = [f"{c.name}.trigger_context_ratio={ratio}" for c in chain
+            if "trigger_context_ratio" in c.settings_model.model_fields]
+    if not hits:
+        raise UsageError("--trigger-ratio applies to no compressor of the chain",
+                         hint="it sets trigger_context_ratio of current-round, dialogue and full")
+    return hits
+
+
+def _output_format(options: CompactOptions) -> str | None:
+    if options.to is not None and options.to not in WRITABLE:
+        raise UsageError(f"cannot write {options.to!r}", hint=f"use --to {', '.join(WRITABLE)}")
+    return options.to
+
+
+def _locate(source: SourceFile, m: Message) -> str:
+    lines = m.meta.get("lines") or ([m.meta["line"]] if "line" in m.meta else [])
+    return f"{source.path}:{lines[0]}" if lines else f"the original transcript {source.path}"
+
+
+def _session(source: SourceFile, t: Transcript) -> str:
+    ids = source.meta.get("session_ids") or ([source.meta["id"]] if "id" in source.meta else [])
+    base = str(ids[0]) if ids else Path(source.path).stem
+    return safe_name(base if t.kind == "main" else f"{base}-{t.id}")
+
+
+def _sha256(source: SourceFile) -> str:
+    digest = hashlib.sha256()
+    for r in source.records:
+        digest.update(r.raw or b"")
+    return digest.hexdigest()
+
+
+def _blob(source: SourceFile, blob: Any) -> tuple[str, dict[str, Any]]:
+    m = blob.message
+    raw = [source.records[i].raw.decode("utf-8", "surrogateescape") for i in m.source if source.records[i].raw]
+    doc = {"offload_handle": blob.handle, "messages": [message_to_dict(m)],
+           "source": {"path": source.path, "format": source.format, "records": list(m.source), "raw": raw}}
+    return blob.path, doc

@@ -1,0 +1,151 @@
+"""The registry of compressors, and chains of them with their settings.
+
+One name per compressor, declared once as its ``name``; the registry is an explicit tuple and a
+duplicate name fails at import. Settings come from defaults, a TOML/JSON ``--config`` file
+(a table per compressor) and ``--set key=value`` options (``name.key=value`` to aim at one
+compressor of a chain), validated by each compressor's pydantic model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import InputError, UsageError
+from .base import CompressionResult, Compressor, Context, Settings
+from .current_round import CurrentRound
+from .dialogue import Dialogue
+from .full import Full
+from .micro import Micro
+from .offload import Offload
+from .truncate import Truncate
+
+__all__ = ["REGISTRY", "get", "names", "parse_chain", "chain_settings", "describe", "Compressor", "Context",
+           "CompressionResult", "Settings"]
+
+REGISTRY: tuple[type[Compressor], ...] = (Truncate, Offload, Micro, CurrentRound, Dialogue, Full)
+_BY_NAME: dict[str, type[Compressor]] = {}
+for _cls in REGISTRY:
+    if _cls.name in _BY_NAME:
+        raise RuntimeError(f"two compressors are named {_cls.name!r}")
+    _BY_NAME[_cls.name] = _cls
+
+
+def names() -> list[str]:
+    """Every compressor name, in registry order."""
+    return [c.name for c in REGISTRY]
+
+
+def get(name: str) -> Compressor:
+    """The compressor called ``name``; an unknown name is an error listing the known ones."""
+    cls = _BY_NAME.get(name)
+    if cls is None:
+        raise UsageError(f"unknown compressor {name!r}", hint=f"use one of: {', '.join(names())}")
+    return cls()
+
+
+def parse_chain(spec: str) -> list[Compressor]:
+    """``"truncate,dialogue"`` → the compressors, in order."""
+    parts = [p.strip() for p in spec.split(",")]
+    if not spec.strip() or any(not p for p in parts):
+        raise UsageError(f"bad compressor chain {spec!r}", hint="name one or more compressors: -c truncate,dialogue")
+    return [get(p) for p in parts]
+
+
+def chain_settings(chain: Sequence[Compressor], *, sets: Sequence[str] = (), config: Path | None = None
+                   ) -> list[Settings]:
+    """Validated settings for each compressor of a chain, from a config file and ``--set`` options."""
+    values: dict[str, dict[str, Any]] = {c.name: {} for c in chain}
+    if config is not None:
+        for name, table in _read_config(config).items():
+            if name not in values:
+                raise UsageError(f"the config has settings for {name!r}, which is not in the chain",
+                                 path=str(config), hint=f"the chain is: {', '.join(values)}")
+            values[name].update(table)
+    for item in sets:
+        for name, key, value in _parse_set(item, chain):
+            values[name][key] = value
+    return [_validate(c, values[c.name]) for c in chain]
+
+
+def _validate(compressor: Compressor, values: Mapping[str, Any]) -> Settings:
+    try:
+        return compressor.settings_model(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "settings"
+        known = ", ".join(compressor.settings_model.model_fields)
+        raise UsageError(f"{compressor.name} setting {where}: {first['msg']}",
+                         hint=f"settings of {compressor.name}: {known}") from None
+
+
+def _parse_set(item: str, chain: Sequence[Compressor]) -> list[tuple[str, str, Any]]:
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise UsageError(f"bad --set {item!r}", hint="write --set key=value or --set compressor.key=value")
+    value = _value(raw)
+    target, dot, field = key.strip().rpartition(".")
+    if dot:
+        if target not in {c.name for c in chain}:
+            raise UsageError(f"--set {item!r} names {target!r}, which is not in the chain",
+                             hint=f"the chain is: {', '.join(c.name for c in chain)}")
+        return [(target, field, value)]
+    hits = [(c.name, field, value) for c in chain if field in c.settings_model.model_fields]
+    if not hits:
+        raise UsageError(f"no compressor in the chain has a setting {field!r}",
+                         hint="run `tcompact compressors` to see every setting")
+    return hits
+
+
+def _value(raw: str) -> Any:
+    import orjson
+
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw
+
+
+def _read_config(path: Path) -> dict[str, dict[str, Any]]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the config: {exc.strerror}", path=str(path), hint="check the path") from None
+    try:
+        if path.suffix.lower() == ".json":
+            import orjson
+
+            parsed = orjson.loads(data)
+        else:
+            import tomllib
+
+            parsed = tomllib.loads(data.decode("utf-8"))
+    except Exception as exc:  # tomllib and orjson raise their own error types
+        raise InputError(f"the config is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}",
+                         path=str(path), hint="fix the file") from None
+    if not isinstance(parsed, dict) or not all(isinstance(v, dict) for v in parsed.values()):
+        raise InputError("the config must hold one table of settings per compressor", path=str(path),
+                         hint="e.g. [dialogue]\\ntrigger_context_ratio = 0.7")
+    return parsed
+
+
+def describe() -> list[dict[str, Any]]:
+    """Every compressor with its description and settings (name, type, default, description)."""
+    out = []
+    for cls in REGISTRY:
+        fields = []
+        for key, info in cls.settings_model.model_fields.items():
+            default = info.get_default(call_default_factory=True)
+            fields.append({"name": key, "type": _type_name(info.annotation), "default": default,
+                           "description": info.description or ""})
+        out.append({"name": cls.name, "description": cls.description, "uses_summarizer": cls.uses_summarizer,
+                    "settings": fields})
+    return out
+
+
+def _type_name(annotation: Any) -> str:
+    text = getattr(annotation, "__name__", None) or str(annotation)
+    return text.replace("typing.", "")

@@ -1,0 +1,123 @@
+"""What a compressor is: a name, validated settings, and a pure ``compress`` function.
+
+A compressor takes messages, its settings and a :class:`Context` (token counter, summariser,
+context window, clock) and returns a :class:`CompressionResult`: the new messages plus what
+should be written — summariser call records (dumps), offloaded originals, human notes. It never
+touches files or the network itself; the summariser it is handed may.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from ..model import Message
+from ..spans import Span
+from ..summarizers.base import SummaryRequest, SummaryResponse, Summarizer, SummarizerError
+from ..tokens import TokenCounter
+
+__all__ = [
+    "Settings",
+    "Context",
+    "CallRecord",
+    "OffloadBlob",
+    "CompressionResult",
+    "Compressor",
+    "unchanged",
+]
+
+
+class Settings(BaseModel):
+    """Base of every compressor's settings: unknown keys rejected, values frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a compressor gets besides messages and settings.
+
+    ``window`` is the context window in tokens; ``force`` skips the trigger checks (the span must
+    still hold something); ``locator`` names where a message's full original can be found (for
+    recovery markers); ``offload_dir`` is the path offloaded originals will be written under.
+    """
+
+    counter: TokenCounter
+    window: int
+    summarizer: Summarizer | None = None
+    force: bool = False
+    preserve: str | None = None
+    offload_dir: str = "offload"
+    locator: Callable[[Message], str] = lambda m: "the original transcript"
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.time
+    transient_retries: int = 2
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One summariser call: the request, the response or error, and what came of it."""
+
+    request: SummaryRequest
+    response: SummaryResponse | None
+    error: SummarizerError | None
+    attempt: int
+    started: float
+    span: Span
+    retried: bool = False
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class OffloadBlob:
+    """An original message moved out of the transcript, and the handle its marker names."""
+
+    handle: str
+    message: Message
+    path: str
+
+
+@dataclass(frozen=True)
+class CompressionResult:
+    """The outcome of one compressor run.
+
+    ``applied`` is False for every "nothing to do" outcome and for rejected or failed attempts,
+    and then ``messages`` are the input unchanged; ``reason`` says which. ``failed`` is True when
+    the summariser could not produce a summary (the command then exits 1).
+    """
+
+    processor: str
+    messages: tuple[Message, ...]
+    applied: bool
+    reason: str
+    tokens_before: int
+    tokens_after: int
+    span: Span | None = None
+    calls: tuple[CallRecord, ...] = ()
+    blobs: tuple[OffloadBlob, ...] = ()
+    notes: tuple[str, ...] = ()
+    failed: bool = False
+    figures: Mapping[str, Any] = field(default_factory=dict)
+
+
+def unchanged(name: str, messages: Sequence[Message], reason: str, tokens: int, **kw: Any) -> CompressionResult:
+    """A result that leaves the messages as they were."""
+    return CompressionResult(processor=name, messages=tuple(messages), applied=False, reason=reason,
+                             tokens_before=tokens, tokens_after=tokens, **kw)
+
+
+class Compressor:
+    """Base class: subclasses set ``name``, ``description``, ``settings_model`` and implement ``compress``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    settings_model: ClassVar[type[Settings]]
+    uses_summarizer: ClassVar[bool] = False
+
+    def compress(self, messages: Sequence[Message], settings: Settings, ctx: Context) -> CompressionResult:
+        """Compress ``messages``; never raises for "nothing to do" or summariser failures."""
+        raise NotImplementedError

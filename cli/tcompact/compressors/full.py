@@ -1,0 +1,120 @@
+"""``full``: a handoff-style full compaction (openjiuwen-spec §8.5, Codex's compact in LESSONS.md).
+
+Everything after the system prompt becomes: the real user messages, verbatim, chosen newest first
+within a token budget (the one that overflows is cut with a marker), one checkpoint summary, and
+the re-injected state. Users' own words survive a compaction this way, which is what they miss
+most when summaries paraphrase them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from pydantic import Field
+
+from ..model import Message
+from ..redact import redact
+from ..rounds import is_real_user
+from ..spans import Span, adjust_keep_recent_for_tool_boundaries
+from ..summarizers.base import SummaryRequest
+from ..summarizers.contracts import extract_snapshot, prompt_text
+from ..tokens import TokenCounter
+from ._summarize import summarize, trigger_reason
+from .base import CompressionResult, Compressor, Context, Settings, unchanged
+from .prefix import PrefixSettings, preserve_appendix
+from .reinjection import recovered_context
+
+__all__ = ["Full", "FullSettings", "SUMMARY_INTRO"]
+
+SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. The summary "
+                 "below covers the earlier portion of the conversation.")
+_CUT = "\n[... the rest of this message ({n:,} tokens) was cut by tcompact full to fit the user-message budget ...]"
+
+
+class FullSettings(PrefixSettings):
+    """Prefix settings plus the budget of verbatim user messages and an optional raw tail."""
+
+    user_messages_max_tokens: int = Field(20000, ge=0, le=1_000_000,
+                                          description="Tokens of real user messages kept verbatim, newest first.")
+    keep_recent_messages: int = Field(0, ge=0, le=100_000, description="Newest messages kept raw after the summary.")
+
+
+class Full(Compressor):
+    """One checkpoint summary + the user's messages verbatim + re-injected state."""
+
+    name = "full"
+    description = "full compaction: one handoff summary + the real user messages verbatim within a budget + state"
+    settings_model = FullSettings
+    uses_summarizer = True
+    builders = ("plan", "skills", "todo", "read_file")
+
+    def compress(self, messages: Sequence[Message], settings: Settings, ctx: Context) -> CompressionResult:
+        assert isinstance(settings, FullSettings)
+        counter = ctx.counter
+        before = counter.total(messages)
+        start = next((i for i, m in enumerate(messages) if m.role not in ("system", "developer")), len(messages))
+        keep = adjust_keep_recent_for_tool_boundaries(messages, settings.keep_recent_messages)
+        span = Span.from_cuts(len(messages), start, max(start, len(messages) - keep))
+        body_tokens = sum(counter.message(messages[i]).total for i in span.body)
+        why = trigger_reason(before, body_tokens, window=ctx.window, trigger_ratio=settings.trigger_context_ratio,
+                             min_target_ratio=settings.min_target_context_ratio, force=ctx.force, empty=span.empty)
+        if why or ctx.summarizer is None:
+            return unchanged(self.name, messages, why or "no summariser", before, span=span, failed=not why)
+        prompt = preserve_appendix(prompt_text("full"), ctx.preserve)
+        target = min(settings.summary_max_tokens, max(256, body_tokens // 3))
+
+        def build(s: Span) -> SummaryRequest:
+            return SummaryRequest(processor=self.name, contract="full", prompt=prompt,
+                                  messages=tuple(messages[: s.tail.start]), body=s.body, target_tokens=target)
+
+        def fixed(s: Span) -> int:
+            return sum(counter.message(messages[i]).total for i in s.prefix) + counter.count(prompt) + 4
+
+        got = summarize(messages, span, build, ctx, fixed_tokens=fixed)
+        summary = redact(extract_snapshot(got.response.text)) if got.response else ""
+        if not summary:
+            reason = f"summariser failed: {got.error}" if got.error else "the summariser returned an empty summary"
+            return unchanged(self.name, messages, reason, before, span=got.span, calls=got.calls, failed=True)
+        span = got.span
+        users = kept_user_messages([messages[i] for i in span.body], settings.user_messages_max_tokens, counter)
+        notice = "\n\nRecent messages are preserved verbatim." if len(span.tail) else ""
+        handoff = Message(role="user", content=f"{SUMMARY_INTRO}\n\n{summary}{notice}", meta={"memory_block": "full"})
+        head, tail = list(messages[: span.body.start]), list(messages[span.tail.start:])
+        extra = recovered_context(messages, head + users + [handoff] + tail, self.builders)
+        new = tuple(head + users + [handoff] + ([extra] if extra else []) + tail)
+        after = counter.total(new)
+        if before > 0 and after >= before:
+            return unchanged(self.name, messages, f"no benefit ({after:,} ≥ {before:,} tokens); original kept",
+                             before, span=span, calls=got.calls)
+        return CompressionResult(processor=self.name, messages=new, applied=True, reason="compacted",
+                                 tokens_before=before, tokens_after=after, span=span, calls=got.calls,
+                                 notes=(f"{len(span.body)} messages replaced by {len(users)} user message(s) "
+                                        "and one summary",))
+
+
+def kept_user_messages(body: Sequence[Message], budget: int, counter: TokenCounter) -> list[Message]:
+    """Real user messages of ``body`` chosen newest first within ``budget`` tokens, in their order."""
+    chosen: list[Message] = []
+    left = budget
+    for m in reversed([m for m in body if is_real_user(m)]):
+        cost = counter.message(m).total
+        if cost <= left:
+            chosen.append(m)
+            left -= cost
+            continue
+        if left > 64:
+            chosen.append(_cut(m, left, counter))
+        break
+    chosen.reverse()
+    return chosen
+
+
+def _cut(m: Message, budget: int, counter: TokenCounter) -> Message:
+    """The head of a user message that fits ``budget`` tokens, with a marker saying what was cut."""
+    text = m.text
+    total = counter.count(text)
+    keep = max(0, int(len(text) * (budget - 40) / max(total, 1)))
+    while keep > 0 and counter.count(text[:keep]) > budget - 40:
+        keep = int(keep * 0.9)
+    return replace(m, content=text[:keep] + _CUT.format(n=counter.count(text[keep:])), source=m.source)

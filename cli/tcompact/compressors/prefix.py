@@ -1,0 +1,111 @@
+"""The forked "prefix-compact" family (openjiuwen-spec §2-4): one summary replaces a span's body.
+
+Flow: trigger check (§2.2) → span → request (prefix + body as a conversation, the prompt as the
+last user message, the protected tail hidden; §2.4) → summariser with retries (§2.10) →
+``<state_snapshot>`` extraction (§2.6) → memory-block wrapper, exact text (§2.7) → state
+re-injection (§6) → benefit check (§2.8): the new list must have fewer tokens, else the original
+stays. Deliberate fixes: an empty summary is rejected; overflow shrinks stay tool-aligned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from pydantic import Field
+
+from ..model import Message
+from ..redact import redact
+from ..spans import Span
+from ..summarizers.base import SummaryRequest
+from ..summarizers.contracts import extract_snapshot, prompt_text
+from ._summarize import summarize, trigger_reason
+from .base import CompressionResult, Compressor, Context, Settings, unchanged
+from .reinjection import recovered_context
+
+__all__ = ["PrefixSettings", "PrefixCompressor", "wrap_memory", "preserve_appendix"]
+
+
+class PrefixSettings(Settings):
+    """Trigger ratios of the context window and the summary budget."""
+
+    trigger_context_ratio: float = Field(0.8, gt=0, lt=1, description="Compact when the transcript reaches this "
+                                         "share of the context window.")
+    min_target_context_ratio: float = Field(0.1, ge=0, lt=1, description="Only when the part to compress is at "
+                                            "least this share of the window.")
+    summary_max_tokens: int = Field(8000, ge=256, le=200_000, description="Token budget of the summary.")
+
+
+def wrap_memory(tag: str, meaning: str, policy: str, summary: str) -> str:
+    """The memory-block text of spec §2.7 (no trailing newline)."""
+    return "\n".join([f"<{tag}>", "<meaning>", meaning, "</meaning>", "<conflict_policy>", policy,
+                      "</conflict_policy>", "<summary>", summary, "</summary>", f"</{tag}>"])
+
+
+def preserve_appendix(prompt: str, instruction: str | None) -> str:
+    """The prompt with the user preservation instruction appended (spec §2.5), or as it is."""
+    if not instruction or not instruction.strip():
+        return prompt
+    return prompt.rstrip() + "\n\n" + prompt_text("preserve").replace("{instruction}", instruction.strip())
+
+
+class PrefixCompressor(Compressor):
+    """Subclasses choose the span, the contract, the wrapper texts and the re-injection builders."""
+
+    uses_summarizer = True
+    contract: ClassVar[str]
+    tag: ClassVar[str]
+    meaning: ClassVar[str]
+    policy: ClassVar[str]
+    builders: ClassVar[tuple[str, ...]]
+
+    def span(self, messages: Sequence[Message], settings: Settings) -> Span:
+        """The prefix / body / tail split."""
+        raise NotImplementedError
+
+    def compress(self, messages: Sequence[Message], settings: Settings, ctx: Context) -> CompressionResult:
+        assert isinstance(settings, PrefixSettings)
+        counter = ctx.counter
+        before = counter.total(messages)
+        span = self.span(messages, settings)
+        body_tokens = sum(counter.message(messages[i]).total for i in span.body)
+        why = trigger_reason(before, body_tokens, window=ctx.window, trigger_ratio=settings.trigger_context_ratio,
+                             min_target_ratio=settings.min_target_context_ratio, force=ctx.force, empty=span.empty)
+        if why:
+            return unchanged(self.name, messages, why, before, span=span)
+        if ctx.summarizer is None:
+            return unchanged(self.name, messages, "no summariser", before, span=span, failed=True)
+        prompt = preserve_appendix(prompt_text(self.contract), ctx.preserve)
+        target = min(settings.summary_max_tokens, max(256, body_tokens // 3))
+
+        def build(s: Span) -> SummaryRequest:
+            return SummaryRequest(processor=self.name, contract=self.contract, prompt=prompt,
+                                  messages=tuple(messages[: s.tail.start]), body=s.body, target_tokens=target)
+
+        def fixed(s: Span) -> int:
+            return sum(counter.message(messages[i]).total for i in s.prefix) + counter.count(prompt) + 4
+
+        got = summarize(messages, span, build, ctx, fixed_tokens=fixed)
+        if got.response is None:
+            return unchanged(self.name, messages, f"summariser failed: {got.error}", before, span=got.span,
+                             calls=got.calls, failed=True)
+        summary = redact(extract_snapshot(got.response.text))
+        if not summary:
+            return unchanged(self.name, messages, "the summariser returned an empty summary", before, span=got.span,
+                             calls=got.calls, failed=True)
+        return self._assemble(messages, got.span, summary, before, got.calls, ctx)
+
+    def _assemble(self, messages: Sequence[Message], span: Span, summary: str, before: int, calls: tuple,
+                  ctx: Context) -> CompressionResult:
+        memory = Message(role="user", content=wrap_memory(self.tag, self.meaning, self.policy, summary),
+                         meta={"memory_block": self.tag})
+        prefix, tail = list(messages[: span.body.start]), list(messages[span.tail.start:])
+        extra = recovered_context(messages, prefix + [memory] + tail, self.builders)
+        new = tuple(prefix + [memory] + ([extra] if extra else []) + tail)
+        after = ctx.counter.total(new)
+        if before > 0 and after >= before:
+            return unchanged(self.name, messages, f"no benefit ({after:,} ≥ {before:,} tokens); original kept",
+                             before, span=span, calls=calls, figures={"rejected_tokens_after": after})
+        return CompressionResult(processor=self.name, messages=new, applied=True, reason="compacted",
+                                 tokens_before=before, tokens_after=after, span=span, calls=calls,
+                                 notes=(f"{len(span.body)} messages summarised into one {self.tag}",))

@@ -1,0 +1,148 @@
+"""Compression dumps: one self-contained JSON document per summariser call.
+
+A superset of openjiuwen-spec §2.11, versioned by ``schema_version``: tool version, processor and
+settings, source file (path, format, sha256), trigger figures, the span, the exact request (messages
+sent, prompt, model, parameters — never an API key), the response or the error, every attempt of
+the compaction, the messages before and after, and the benefit. Replaying a dump needs nothing
+else. Secrets are redacted (:mod:`tcompact.redact`). Failed calls get a dump too (upstream writes
+none).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from . import __version__
+from .compressors.base import CallRecord, CompressionResult, Settings
+from .formats.chat import message_to_dict
+from .model import Message
+from .redact import redact_value
+from .spans import Span
+from .tokens import TokenCounter
+from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold
+
+__all__ = ["SCHEMA_VERSION", "DumpContext", "build_dumps", "dump_name", "safe_name"]
+
+SCHEMA_VERSION = 1
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def safe_name(value: str) -> str:
+    """A filename-safe form: runs of other characters become '-', trimmed, at most 80 characters."""
+    return _UNSAFE.sub("-", value).strip("-")[:80] or "unknown"
+
+
+def dump_name(epoch_ms: int, processor: str, session: str) -> str:
+    """``{epoch_ms}_{processor}_{session}.json``."""
+    return f"{epoch_ms}_{safe_name(processor)}_{safe_name(session)}.json"
+
+
+@dataclass(frozen=True)
+class DumpContext:
+    """What a dump records besides the call: the source, the window, the summariser, the session."""
+
+    session: str
+    source: Mapping[str, Any]
+    window: int
+    summarizer: str
+    forced: bool
+
+
+def build_dumps(result: CompressionResult, *, before: Sequence[Message], settings: Settings, counter: TokenCounter,
+                ctx: DumpContext) -> list[tuple[str, dict[str, Any]]]:
+    """``(file name, document)`` for each summariser call of a compressor run."""
+    out = []
+    used: set[str] = set()
+    attempts = [_attempt(c) for c in result.calls]
+    for call in result.calls:
+        doc = _document(call, result, before=before, settings=settings, counter=counter, ctx=ctx, attempts=attempts)
+        name = dump_name(int(call.started * 1000), result.processor, ctx.session)
+        while name in used:  # calls within the same millisecond
+            stem = name[:-5]
+            name = f"{stem}-{call.attempt}.json" if not stem.endswith(f"-{call.attempt}") else f"{stem}x.json"
+        used.add(name)
+        out.append((name, redact_value(doc)))
+    return out
+
+
+def _document(call: CallRecord, result: CompressionResult, *, before: Sequence[Message], settings: Settings,
+              counter: TokenCounter, ctx: DumpContext, attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    final = call is result.calls[-1]
+    accepted = result.applied and final and call.error is None
+    after_tokens = result.tokens_after if accepted else result.figures.get("rejected_tokens_after")
+    body_tokens = sum(counter.message(before[i]).total for i in call.span.body)
+    req = call.request
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "tcompact", "version": __version__},
+        "processor": {"name": result.processor, "settings": settings.model_dump(mode="json")},
+        "session_id": ctx.session,
+        "source": dict(ctx.source),
+        "call": {"number": call.attempt, "of": len(result.calls), "status": "failed" if call.error else "ok",
+                 "retried": call.retried, "reason": call.reason},
+        "trigger": _trigger(settings, ctx, result.tokens_before, body_tokens),
+        "span": _span(call.span),
+        "request": {"summarizer": ctx.summarizer, "model": req.model, "parameters": dict(req.parameters),
+                    "contract": req.contract, "prompt": req.prompt, "target_tokens": req.target_tokens,
+                    "exclude_recent_messages": len(call.span.tail), "messages_sent": req.wire_messages()},
+        "response": None if call.response is None else {
+            "raw_content": call.response.text, "extracted_summary": _extracted(call.response.text),
+            "usage": dict(call.response.usage) if call.response.usage else None, "model": call.response.model,
+            "latency_s": round(call.response.latency_s, 6)},
+        "error": None if call.error is None else {"kind": call.error.kind, "message": call.error.what,
+                                                  "status": call.error.status, "retry_after": call.error.retry_after},
+        "attempts": attempts,
+        "context_before": {"messages": [_wire(m) for m in before], "total_tokens": result.tokens_before},
+        "context_after": ({"messages": [_wire(m) for m in result.messages], "total_tokens_after": result.tokens_after}
+                          if accepted else None),
+        "benefit": _benefit(result.tokens_before, after_tokens, accepted, result.reason if final else call.reason),
+        "timestamp": call.started,
+        "created_at": datetime.fromtimestamp(call.started, timezone.utc).isoformat(timespec="milliseconds"),
+    }
+
+
+def _attempt(call: CallRecord) -> dict[str, Any]:
+    return {"number": call.attempt, "status": "failed" if call.error else "ok",
+            "error_kind": call.error.kind if call.error else None,
+            "latency_s": round(call.response.latency_s, 6) if call.response else None, "reason": call.reason}
+
+
+def _trigger(settings: Settings, ctx: DumpContext, total: int, body_tokens: int) -> dict[str, Any]:
+    ratio = getattr(settings, "trigger_context_ratio", TRIGGER_RATIO)
+    minimum = getattr(settings, "min_target_context_ratio", MIN_TARGET_RATIO)
+    return {"context_window": ctx.window, "total_tokens_before": total, "trigger_ratio": ratio,
+            "threshold": ratio_threshold(ctx.window, ratio), "target_tokens": body_tokens,
+            "min_target_tokens": int(ctx.window * minimum), "forced": ctx.forced}
+
+
+def _span(span: Span) -> dict[str, Any]:
+    def part(r: range) -> dict[str, int]:
+        return {"start": r.start, "end": r.stop, "count": len(r)}
+
+    return {"prefix": part(span.prefix), "body": part(span.body), "tail": part(span.tail),
+            "preserved_prefix_count": len(span.prefix), "messages_to_compress_count": len(span.body),
+            "protected_tail_count": len(span.tail)}
+
+
+def _benefit(before: int, after: int | None, accepted: bool, reason: str) -> dict[str, Any]:
+    reduction = max(before - after, 0) if after is not None else None
+    ratio = round(reduction / before, 4) if reduction is not None and before else 0.0
+    return {"tokens_before": before, "tokens_after": after, "reduction": reduction, "reduction_ratio": ratio,
+            "accepted": accepted, "reason": reason}
+
+
+def _extracted(text: str) -> str:
+    from .summarizers.contracts import extract_snapshot
+
+    return extract_snapshot(text)
+
+
+def _wire(m: Message) -> dict[str, Any]:
+    d = message_to_dict(m)
+    if m.internal:
+        d["_internal"] = True
+    return d

@@ -1,0 +1,189 @@
+"""Writing a changed transcript back into its own Claude Code or Codex file.
+
+Two layouts, chosen by what changed:
+
+* **in place** — the messages are the same ones in the same order and only some tool results'
+  texts changed (truncate, micro, offload): those lines are rewritten where they are, every
+  other byte stays. ``tcompact restore`` can then give the original back byte for byte.
+* **compaction** — messages were replaced by a summary: the original lines all stay (as Claude
+  Code and Codex keep them), and after them come, for Claude Code, a ``compact_boundary`` line
+  (``parentUuid`` null, ``logicalParentUuid``, ``compactMetadata`` with trigger and preTokens)
+  and the new context as a fresh chain — the summary as an ``isCompactSummary`` user line, kept
+  lines copied with new uuids; for Codex, a ``compacted`` line whose ``replacement_history`` is
+  the new context (original payloads reused, so encrypted reasoning survives), then a
+  ``context_compacted`` event. Both files read back with our reader as the new messages.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..model import Message, Record, SourceFile, Transcript
+from .chat import dumps_line
+from .claude_write import claude_message_body, claude_result_content
+from .codex_write import codex_call_kinds, codex_items
+
+__all__ = ["one_to_one", "claude_lines", "codex_lines", "SUMMARY_PREFIX"]
+
+_NAMESPACE = uuid.UUID("0d6a0c7e-2f35-4b4e-9a57-1f0f5f3ab0c1")
+#: Codex's prefix for a local compaction summary (FORMATS.md §1).
+SUMMARY_PREFIX = "Another language model started to solve this problem and produced a summary of its thinking process."
+
+
+def one_to_one(original: Sequence[Message], new: Sequence[Message]) -> bool:
+    """True when ``new`` is ``original`` with only tool-result texts changed."""
+    return len(original) == len(new) and all(
+        a.source == b.source and (a == b or (a.role == b.role and a.role in ("tool", "function"))) and b.source
+        for a, b in zip(original, new, strict=True))
+
+
+def _changed_by_record(original: Sequence[Message], new: Sequence[Message]) -> dict[int, list[Message]]:
+    out: dict[int, list[Message]] = {}
+    for a, b in zip(original, new, strict=True):
+        if a != b:
+            out.setdefault(b.source[0], []).append(b)
+    return out
+
+
+# ---- Claude Code -------------------------------------------------------------------------------
+
+
+def claude_lines(source: SourceFile, original: Transcript, new: Transcript, *, now: str, pre_tokens: int) -> list[bytes]:
+    """The file lines of a changed Claude Code transcript (layout chosen as the module says)."""
+    records = source.records
+    changed = _changed_by_record(original.messages, new.messages) if one_to_one(original.messages, new.messages) else {}
+    if changed and all(_is_result_line(records[i].data) for i in changed):
+        return [dumps_line(_claude_results(records[i].data, changed[i])) if i in changed else r.raw or b""
+                for i, r in enumerate(records)]
+    lines = [r.raw or b"" for r in records]
+    if lines and not lines[-1].endswith(b"\n"):
+        lines[-1] += b"\n"
+    env = _envelope(records, original)
+    boundary = str(uuid.uuid5(_NAMESPACE, f"{env.get('sessionId')}/{now}/{pre_tokens}/{len(records)}"))
+    last = _last_uuid(records, original)
+    lines.append(dumps_line({"parentUuid": None, "logicalParentUuid": last, **env, "type": "system",
+                             "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
+                             "timestamp": now, "uuid": boundary, "level": "info",
+                             "compactMetadata": {"trigger": "manual", "preTokens": pre_tokens}}))
+    lines.extend(_claude_chain(records, original, new.messages, env=env, parent=boundary, now=now))
+    return lines
+
+
+def _claude_chain(records: Sequence[Record], original: Transcript, messages: Sequence[Message], *,
+                  env: Mapping[str, Any], parent: str, now: str) -> list[bytes]:
+    originals = {m.source: m for m in original.messages if m.source}
+    done: set[int] = set()
+    renamed: dict[str, str] = {}
+    out: list[bytes] = []
+    for n, m in enumerate(messages):
+        kept = m.source and originals.get(m.source) == m and all(records[i].data for i in m.source)
+        if kept:
+            for i in m.source:
+                if i in done:
+                    continue
+                done.add(i)
+                d = copy.deepcopy(records[i].data)
+                new_uuid = str(uuid.uuid5(_NAMESPACE, f"{parent}/{d.get('uuid')}"))
+                renamed[str(d.get("uuid"))] = new_uuid
+                d.update(parentUuid=parent, uuid=new_uuid, isSidechain=False)
+                if d.get("sourceToolAssistantUUID") in renamed:
+                    d["sourceToolAssistantUUID"] = renamed[d["sourceToolAssistantUUID"]]
+                out.append(dumps_line(d))
+                parent = new_uuid
+            continue
+        new_uuid = str(uuid.uuid5(_NAMESPACE, f"{parent}/new/{n}"))
+        out.append(dumps_line(_claude_new_line(m, env=env, parent=parent, uuid_=new_uuid, now=now)))
+        parent = new_uuid
+    return out
+
+
+def _claude_new_line(m: Message, *, env: Mapping[str, Any], parent: str, uuid_: str, now: str) -> dict[str, Any]:
+    kind, body = claude_message_body(m)
+    d: dict[str, Any] = {"parentUuid": parent, **env, "type": kind, "message": body}
+    if m.meta.get("memory_block") or m.text.startswith("This session is being continued"):
+        d.update(isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    elif kind == "user" and m.role == "user":
+        d["isMeta"] = True
+    d.update(uuid=uuid_, timestamp=now)
+    return d
+
+
+def _is_result_line(data: Mapping[str, Any] | None) -> bool:
+    content = ((data or {}).get("message") or {}).get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def _claude_results(data: Mapping[str, Any], messages: Sequence[Message]) -> dict[str, Any]:
+    """A user line with the content of its tool_result blocks replaced from ``messages``."""
+    d = copy.deepcopy(data)
+    by_id = {m.tool_call_id: m for m in messages}
+    for block in d["message"]["content"]:
+        m = by_id.get(block.get("tool_use_id")) if isinstance(block, dict) else None
+        if m is not None:
+            block["content"] = claude_result_content(m)
+    return d
+
+
+def _envelope(records: Sequence[Record], original: Transcript) -> dict[str, Any]:
+    for m in reversed(original.messages):
+        for i in reversed(m.source):
+            d = records[i].data or {}
+            return {k: d[k] for k in ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch") if k in d}
+    return {"isSidechain": False, "userType": "external"}
+
+
+def _last_uuid(records: Sequence[Record], original: Transcript) -> str | None:
+    indices = [i for m in original.messages for i in m.source]
+    return (records[max(indices)].data or {}).get("uuid") if indices else None
+
+
+# ---- Codex -------------------------------------------------------------------------------------
+
+
+def codex_lines(source: SourceFile, original: Transcript, new: Transcript, *, now: str) -> list[bytes]:
+    """The file lines of a changed Codex transcript (layout chosen as the module says)."""
+    records = source.records
+    changed = _changed_by_record(original.messages, new.messages) if one_to_one(original.messages, new.messages) else {}
+    if changed and all(_is_output_line(records[i].data) and len(changed[i]) == 1 for i in changed):
+        return [dumps_line(_codex_output(records[i].data, changed[i][0])) if i in changed else r.raw or b""
+                for i, r in enumerate(records)]
+    lines = [r.raw or b"" for r in records]
+    if lines and not lines[-1].endswith(b"\n"):
+        lines[-1] += b"\n"
+    history = _codex_history(records, original, new.messages)
+    summary = next((m.text for m in new.messages if m.meta.get("memory_block")), "")
+    payload = {"message": f"{SUMMARY_PREFIX}\n{summary}" if summary else "", "replacement_history": history}
+    lines.append(dumps_line({"timestamp": now, "type": "compacted", "payload": payload}))
+    lines.append(dumps_line({"timestamp": now, "type": "event_msg", "payload": {"type": "context_compacted"}}))
+    return lines
+
+
+def _codex_history(records: Sequence[Record], original: Transcript, messages: Sequence[Message]) -> list[dict]:
+    originals = {m.source: m for m in original.messages if m.source}
+    kinds = codex_call_kinds(messages)
+    items: list[dict[str, Any]] = []
+    for m in messages:
+        if m.meta.get("from") == "session_meta":
+            continue  # the system prompt stays in session_meta
+        payloads = [records[i].data["payload"] for i in m.source
+                    if records[i].data and records[i].data.get("type") == "response_item"]
+        if originals.get(m.source) == m and payloads and len(payloads) == len(m.source):
+            items.extend(copy.deepcopy(payloads))
+        else:
+            items.extend(codex_items(m, kinds))
+    return items
+
+
+def _is_output_line(data: Mapping[str, Any] | None) -> bool:
+    payload = (data or {}).get("payload") or {}
+    return (data or {}).get("type") == "response_item" and payload.get("type") in (
+        "function_call_output", "custom_tool_call_output")
+
+
+def _codex_output(data: Mapping[str, Any], m: Message) -> dict[str, Any]:
+    d = copy.deepcopy(data)
+    d["payload"]["output"] = m.content if isinstance(m.content, str) else m.text
+    return d

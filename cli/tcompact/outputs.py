@@ -1,0 +1,68 @@
+"""Where ``tcompact compact`` writes, and writing it: transcript, dumps, offload store, report.
+
+Defaults sit next to the output: ``<out>.dumps/``, ``<out>.offload/``, ``<out>.report.json``.
+Nothing existing is overwritten without ``force`` (dumps have unique names, so a dump folder can
+be reused); every file is written atomically by :mod:`tcompact.artifacts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .artifacts import make_folder, write_bytes, write_json
+from .compaction import CompactionRun
+from .errors import OutputError
+
+__all__ = ["OutputPaths", "default_paths", "check_paths", "write_run"]
+
+
+@dataclass(frozen=True)
+class OutputPaths:
+    """The files and folders a compaction writes."""
+
+    output: Path
+    dump_dir: Path
+    store: Path
+    report: Path | None
+
+
+def default_paths(source: Path, *, output: Path | None, dump_dir: Path | None, store: Path | None,
+                  report: Path | None, fmt_suffix: str = ".jsonl") -> OutputPaths:
+    """Fill in the defaults (``<input stem>.compacted.jsonl`` and siblings)."""
+    out = output or source.with_name(f"{source.stem}.compacted{fmt_suffix}")
+    base = out.with_suffix("")
+    return OutputPaths(output=out, dump_dir=dump_dir or Path(f"{base}.dumps"), store=store or Path(f"{base}.offload"),
+                       report=report if report is not None else Path(f"{base}.report.json"))
+
+
+def check_paths(paths: OutputPaths, *, source: Path, force: bool) -> None:
+    """Refuse, before any work, an output that exists (without force) or that is the input."""
+    for target in (paths.output, paths.report):
+        if target is None:
+            continue
+        if target.exists() and source.exists() and target.resolve() == source.resolve():
+            raise OutputError("the output is the input file", path=str(target),
+                              hint="write to another path; tcompact never replaces its input")
+        if target.exists() and not force:
+            raise OutputError("the output file exists already", path=str(target),
+                              hint="pass --force to overwrite it, or choose another path")
+
+
+def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path) -> list[Path]:
+    """Write what the run produced; failed runs write their dumps and report only."""
+    written: list[Path] = []
+    if run.dumps:
+        folder = make_folder(paths.dump_dir)
+        written += [write_json(folder / name, doc, force=force) for name, doc in run.dumps]
+    if run.status == "compacted":
+        for path, doc in run.blobs:
+            written.append(write_json(Path(path), doc, force=force))
+        assert run.output is not None
+        written.append(write_bytes(paths.output, run.output.data, force=force, inputs=(source,)))
+    if paths.report is not None:
+        report = {**run.report, "outputs": {"transcript": str(paths.output) if run.status == "compacted" else None,
+                                            "dumps": [str(p) for p in written if p.parent == paths.dump_dir],
+                                            "offload_store": str(paths.store) if run.blobs else None}}
+        written.append(write_json(paths.report, report, force=force))
+    return written

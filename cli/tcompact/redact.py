@@ -1,0 +1,149 @@
+"""Secret redaction for compression dumps and summaries.
+
+:data:`PATTERNS` lists what counts as a secret, most specific first: provider keys with a fixed
+shape (OpenAI, Anthropic, AWS, GitHub, Slack, Google, Stripe), JWTs, ``Authorization``/``Bearer``
+credentials, PEM private-key blocks, the user:password part of URLs, and generic assignments such
+as ``password=…`` or ``api_key: "…"``. :func:`redact` replaces each match with
+``[REDACTED:<kind>]``; when a pattern has a ``secret`` group only that group is replaced, so key
+names, URL schemes and hosts stay readable. :func:`redact_value` does the same inside parsed JSON
+and also blanks string values under keys that name a secret (``api_key``, ``authorization``, …).
+
+The patterns are anchored on prefixes, lengths and word boundaries so that ordinary code, git
+commit hashes, uuids and base64 payloads (inline images) are left alone: none of them matches a
+bare run of hex or base64 characters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["PATTERNS", "SECRET_KEY", "redact", "redact_value"]
+
+# Characters that may continue a token: a key must not be glued to one of them on its left or
+# right, which keeps a longer identifier or a base64 blob from matching in its middle. Prefixes
+# made only of base64 letters (AKIA, AIza, eyJ) are also refused next to "+" and "/"; prefixes with
+# "_" or "-" cannot occur inside standard base64, so "https://ghp_…@github.com" still matches. Each
+# pattern starts with a literal (the character before it is checked by a lookbehind placed after
+# the literal), so the regex engine can jump between candidates: a 40 MB dump stays fast.
+_NOT_BEFORE = r"(?![A-Za-z0-9_\-])"
+_NOT_BEFORE_B64 = r"(?![A-Za-z0-9_\-+/])"
+
+
+def _glued(prefix: str, base64: bool = False) -> str:
+    """A lookbehind failing when the literal ``prefix`` just matched follows a token character."""
+    chars = r"A-Za-z0-9_\-+/" if base64 else r"A-Za-z0-9_\-"
+    return rf"(?<![{chars}]{prefix})"
+
+
+# How the name of a secret ends in a generic assignment (``client_secret``, ``DB_PASSWORD``,
+# ``auth_token`` qualify; ``max_tokens=4096`` and ``token_count: 3`` do not). The leading
+# lookahead lets the engine skip positions that cannot start one.
+_SECRET_SUFFIX = (
+    r"(?=[PpSsAaTt])(?i:pass(?:word|wd|phrase)|pwd|private[_\-]?key|secret(?:[_\-]?key)?|api[_\-]?key|apikey"
+    r"|access[_\-]?key(?:[_\-]?id)?|token)"
+)
+
+PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # PEM private key: the whole block from BEGIN to END (or to the end of its base64 body when cut off).
+    ("private_key", re.compile(
+        r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\]*)")),
+    # Anthropic API / admin keys: sk-ant-api03-…, sk-ant-admin01-….
+    ("anthropic_key", re.compile(r"sk-ant-" + _glued("sk-ant-") + r"[A-Za-z0-9_\-]{20,}" + _NOT_BEFORE)),
+    # OpenAI keys: sk-…, sk-proj-…, sk-svcacct-…, sk-admin-… (20+ characters, at least one digit).
+    ("openai_key", re.compile(
+        r"sk-" + _glued("sk-") + r"(?:proj-|svcacct-|admin-)?(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{20,}" + _NOT_BEFORE)),
+    # Stripe secret and restricted keys: sk_live_…, rk_live_… (and their _test_ twins).
+    ("stripe_key", re.compile(
+        r"[sr]k_(?:live|test)_" + _glued(r"[sr]k_(?:live|test)_") + r"[A-Za-z0-9]{10,}" + _NOT_BEFORE)),
+    # AWS access key ids: AKIA… (long-term) and ASIA… (temporary), 20 characters in all.
+    ("aws_access_key_id", re.compile(r"A[KS]IA" + _glued("A[KS]IA", True) + r"[A-Z0-9]{16}" + _NOT_BEFORE_B64)),
+    # AWS secret access key after its name: aws_secret_access_key = …; the value only.
+    ("aws_secret_access_key", re.compile(
+        r"(?i)aws_?secret_?access_?key[\"']?\s*(?:=>|[:=])\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])")),
+    # GitHub tokens: classic (ghp_ gho_ ghu_ ghs_ ghr_) and fine-grained (github_pat_).
+    ("github_token", re.compile(
+        r"g" + _glued("g") + r"(?:h[pousr]_[A-Za-z0-9]{36,255}|ithub_pat_[A-Za-z0-9_]{22,255})" + _NOT_BEFORE)),
+    # Slack tokens: xoxa-, xoxb-, xoxp-, xoxr-, xoxs-.
+    ("slack_token", re.compile(r"xox[abprs]-" + _glued("xox[abprs]-") + r"[A-Za-z0-9\-]{10,}" + _NOT_BEFORE)),
+    # Google API keys: AIza followed by 35 characters.
+    ("google_api_key", re.compile(r"AIza" + _glued("AIza", True) + r"[0-9A-Za-z_\-]{35}" + _NOT_BEFORE_B64)),
+    # JSON Web Tokens: base64url header.payload.signature, header and payload starting with eyJ.
+    ("jwt", re.compile(
+        r"eyJ" + _glued("eyJ", True) + r"[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+"
+        + _NOT_BEFORE_B64)),
+    # Authorization header with a scheme (Bearer, Basic, Token, Digest): the credential only.
+    ("authorization", re.compile(
+        r"[Aa](?i:uthorization)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token|digest|apikey)\s+"
+        r"(?!\[REDACTED)(?P<secret>[A-Za-z0-9._~+/\-]{6,}=*)")),
+    # A bare "Bearer <token>" (16+ characters with a digit, so prose like "Bearer tokens" stays).
+    ("bearer_token", re.compile(
+        r"[Bb]earer(?<![A-Za-z0-9_][Bb]earer)\s+"
+        r"(?P<secret>(?=[A-Za-z._~+/\-]*[0-9])[A-Za-z0-9._~+/\-]{16,}=*)")),
+    # Credentials in a URL: scheme://user:password@host keeps the scheme and the host.
+    ("url_credentials", re.compile(
+        r"(?<=[A-Za-z0-9])://(?P<secret>[^\s:/?#@\"'<>\[\]]{0,256}:[^\s/?#@\"'<>]{1,256})@(?=[\w\[])")),
+    # Generic quoted assignment: password = "…", "api_key": "…", secret: '…' (the value only; no
+    # whitespace in it, not a ${VAR}/<placeholder> reference, not already redacted).
+    ("generic_secret", re.compile(
+        r"(?P<name>" + _SECRET_SUFFIX + r")[\"']?\s*(?:=>|:=|[:=])\s*"
+        r"(?P<q>[\"'])(?!\[REDACTED|\$|<|\{|%\()(?P<secret>[^\s\"'\\]{4,200})(?P=q)")),
+    # Generic bare assignment: PASSWORD=hunter22, --api-key=abc123def, token: x9y8z7 (the value
+    # only; it must mix letters and digits so code such as ``token = get_token()`` stays).
+    ("generic_secret", re.compile(
+        r"(?P<name>" + _SECRET_SUFFIX + r")\s*(?:=>|:=|[:=])[ \t]*"
+        r"(?![\"'\[$<{%])(?P<secret>(?=[^\s\"',;]*[A-Za-z])(?=[^\s\"',;]*[0-9])[A-Za-z0-9_\-+/=.!@#%^&*~]{6,200})"
+        r"(?![A-Za-z0-9_\-+/=.!@#%^&*~(\[{])")),
+)
+
+#: A dict key naming a secret (``api_key``, ``Authorization``, ``DB_PASSWORD``, ``x-api-key``): its
+#: string value is redacted whole by :func:`redact_value`.
+SECRET_KEY = re.compile(
+    r"(?i)^(?:[a-z0-9]+[_\-.])*(?:authorization|cookie|set[_\-]cookie|pass(?:word|wd|phrase)|pwd|secret(?:[_\-]?key)?"
+    r"|api[_\-]?key|apikey|access[_\-]?key(?:[_\-]?id)?|private[_\-]?key|token|credentials?)$")
+
+
+def _replace(kind: str) -> Any:
+    """A substitution that replaces the ``secret`` group when the pattern has one, else the match."""
+    label = f"[REDACTED:{kind}]"
+
+    def sub(m: re.Match[str]) -> str:
+        if "secret" not in m.re.groupindex:
+            return label
+        whole, start, end = m.group(0), m.start("secret") - m.start(), m.end("secret") - m.start()
+        if m.group("secret").lower() == (m.groupdict().get("name") or "").lower():
+            return whole
+        return whole[:start] + label + whole[end:]
+
+    return sub
+
+
+_SUBS = tuple((pattern, _replace(kind)) for kind, pattern in PATTERNS)
+
+
+def redact(text: str) -> str:
+    """The text with every secret replaced by ``[REDACTED:<kind>]``."""
+    for pattern, sub in _SUBS:
+        text = pattern.sub(sub, text)
+    return text
+
+
+def redact_value(value: Any) -> Any:
+    """A copy of a JSON-like value with strings redacted and values under secret-named keys blanked."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, str) and isinstance(item, str) and item and SECRET_KEY.match(key):
+                out[key] = item if item.startswith("[REDACTED") else "[REDACTED:secret_field]"
+            else:
+                out[key] = redact_value(item)
+        return out
+    if isinstance(value, list):
+        return [redact_value(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(redact_value(item) for item in value)
+    return value

@@ -1,0 +1,79 @@
+"""The token report of a compaction: a plain JSON-ready dict with a documented, stable shape.
+
+Before and after totals, one entry per compressor of the chain (tokens and messages before and
+after, whether it acted and why, summariser calls with their outcome and usage, the span), and the
+summariser totals. The terminal table in :mod:`tcompact.render` draws the same dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import __version__
+from .tokens import TokenCounter
+
+__all__ = ["REPORT_SCHEMA_VERSION", "compact_report"]
+
+REPORT_SCHEMA_VERSION = 1
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def compact_report(*, source: Mapping[str, Any], stages: Sequence[Any], status: str, window: int,
+                   counter: TokenCounter, summarizer: str | None, output_format: str) -> dict[str, Any]:
+    """The report dict (README, "compact report schema")."""
+    first, last = stages[0], stages[-1]
+    after_messages = last.result.messages if status == "compacted" else first.before
+    calls = [c for s in stages for c in s.result.calls]
+    return {
+        "tool": "tcompact",
+        "version": __version__,
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "status": status,
+        "source": dict(source),
+        "output_format": output_format,
+        "encoding": counter.encoding_name,
+        "approximate": counter.approximate,
+        "context_window": window,
+        "before": {"messages": len(first.before), "tokens": first.result.tokens_before},
+        "after": {"messages": len(after_messages),
+                  "tokens": last.result.tokens_after if status == "compacted" else first.result.tokens_before},
+        "stages": [_stage(s) for s in stages],
+        "summarizer": {"name": summarizer, "calls": len(calls), "failed_calls": sum(1 for c in calls if c.error),
+                       "usage": _usage(c.response.usage for c in calls if c.response and c.response.usage)},
+    }
+
+
+def _stage(stage: Any) -> dict[str, Any]:
+    r = stage.result
+    span = r.span
+    return {
+        "processor": r.processor,
+        "settings": stage.settings.model_dump(mode="json"),
+        "applied": r.applied,
+        "failed": r.failed,
+        "reason": r.reason,
+        "messages_before": len(stage.before),
+        "messages_after": len(r.messages),
+        "tokens_before": r.tokens_before,
+        "tokens_after": r.tokens_after,
+        "span": None if span is None else {"prefix": [span.prefix.start, span.prefix.stop],
+                                           "body": [span.body.start, span.body.stop],
+                                           "tail": [span.tail.start, span.tail.stop]},
+        "calls": [{"number": c.attempt, "status": "failed" if c.error else "ok",
+                   "error_kind": c.error.kind if c.error else None, "reason": c.reason,
+                   "latency_s": round(c.response.latency_s, 6) if c.response else None} for c in r.calls],
+        "offloaded": len(r.blobs),
+        "notes": list(r.notes),
+    }
+
+
+def _usage(usages: Any) -> dict[str, int] | None:
+    total: dict[str, int] = {}
+    seen = False
+    for u in usages:
+        seen = True
+        for key in _USAGE_KEYS:
+            if isinstance(u.get(key), int):
+                total[key] = total.get(key, 0) + u[key]
+    return total if seen else None

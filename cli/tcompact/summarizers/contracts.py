@@ -1,0 +1,95 @@
+"""The state-snapshot templates a summary follows, shared by the prompts and the extractive backend.
+
+Section names follow the openJiuwen prompts (openjiuwen-prompts.md A1-A3, C4) plus three that
+users of today's compactors miss most (LESSONS.md): failed attempts not to retry, the artifact
+trail, and a one-line resume point. ``prompts/<contract>.md`` asks a model for exactly these
+sections; :mod:`tcompact.summarizers.extractive` fills them from the transcript itself.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+
+__all__ = ["SECTIONS", "EXTRA_SECTIONS", "prompt_text", "extract_snapshot"]
+
+EXTRA_SECTIONS = ("Failed Attempts — Do Not Retry", "Artifact Trail", "Resume")
+
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "current": (
+        "Active Task",
+        "Constraints and Preferences",
+        "Completed Work in This Active Segment",
+        "Current Work and Active State",
+        "Immediate Resume Point",
+        "Pending Tasks and Next Useful Step",
+        "Key Facts, Decisions, Evidence, and Fixes",
+        "Files, Code Areas, Artifacts, and Codebase Understanding",
+        "Blockers, Risks, and Verification",
+        "Critical Context",
+        "Relevant Files & Structure",
+    ) + EXTRA_SECTIONS,
+    "dialogue": (
+        "Historical User Requests and Outcomes",
+        "Learned User Requirements, Preferences, and Acceptance Criteria",
+        "Historical Work Performed",
+        "Key Technical Concepts and Codebase Understanding",
+        "Files, Code Areas, and Artifacts",
+        "Decisions, Constraints, Corrections, and Findings",
+        "Evidence, Errors, Fixes, and Invalid Attempts",
+        "Critical Context",
+        "Relevant Files",
+        "Historical Pending Notes",
+    ) + EXTRA_SECTIONS,
+    "round": (
+        "Active Task and Success Criteria",
+        "Current Execution State",
+        "Immediate Resume Point and Next Useful Step",
+        "Current Task Facts, Decisions, Evidence, and Fixes",
+        "Current Files, Code Areas, and Artifacts",
+        "Repository and Codebase Understanding",
+        "Historical User Requests and Outcomes",
+        "Learned User Requirements, Preferences, and Acceptance Criteria",
+        "Historical Work Performed",
+        "Durable Historical Information",
+        "Cross-Cutting Files, Code Areas, and Artifacts",
+        "Open Work, Blockers, Risks, and Verification",
+        "Critical Context",
+        "Relevant Files",
+    ) + EXTRA_SECTIONS,
+    "full": (
+        "Primary Request and Intent",
+        "Key Technical Concepts",
+        "Files and Code Sections",
+        "Errors and Fixes",
+        "Problem Solving",
+        "All User Messages",
+        "Pending Tasks",
+        "Current Work",
+        "Optional Next Step",
+    ) + EXTRA_SECTIONS,
+}
+
+_SNAPSHOT = re.compile(r"<state_snapshot>(.*?)</state_snapshot>", re.IGNORECASE | re.DOTALL)
+_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.IGNORECASE | re.DOTALL)
+_ANALYSIS = re.compile(r"<analysis>.*?</analysis>", re.IGNORECASE | re.DOTALL)
+
+
+@cache
+def prompt_text(contract: str) -> str:
+    """The instruction prompt of a contract (``prompts/<contract>.md``)."""
+    return resources.files("tcompact").joinpath("prompts", f"{contract}.md").read_text(encoding="utf-8").strip()
+
+
+def extract_snapshot(raw: str) -> str:
+    """The summary inside a reply: the first non-empty ``<state_snapshot>`` body, else a ``<summary>``
+    body (analysis dropped), else the whole stripped reply (spec §2.6)."""
+    text = raw.strip()
+    match = _SNAPSHOT.search(text)
+    if match and match.group(1).strip():
+        return match.group(1).strip()
+    match = _SUMMARY.search(_ANALYSIS.sub("", text))
+    if match and match.group(1).strip():
+        return match.group(1).strip()
+    return text

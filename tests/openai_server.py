@@ -1,0 +1,241 @@
+"""A real OpenAI-compatible chat-completions server on 127.0.0.1 for tests, scripted reply by reply.
+
+Tests talk to it through the real ``openai`` client, so what they check is what a user with vLLM,
+Ollama or llama.cpp server would see: real HTTP, real status codes, real headers, real timeouts
+and connection resets. Nothing of ``openai`` is mocked.
+
+    with FakeOpenAI() as server:
+        server.enqueue(error(429, "Rate limit reached", headers={"Retry-After": "2"}))
+        ...  # call server.base_url
+        server.requests[0].body["messages"]
+
+Replies are answered in the order they were enqueued; with an empty queue the server answers a
+plain success. Every response carries an ``x-request-id`` with ``500`` inside it, so a classifier
+that matches status numbers inside ids is caught by any test.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing import Self
+
+__all__ = [
+    "DEFAULT_TEXT",
+    "DEFAULT_USAGE",
+    "FakeOpenAI",
+    "Received",
+    "Reply",
+    "delay",
+    "empty_choices",
+    "error",
+    "ok",
+    "raw",
+    "reset",
+    "tool_calls_only",
+]
+
+DEFAULT_TEXT = "<state_snapshot>ok</state_snapshot>"
+DEFAULT_USAGE: Mapping[str, int] = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+_JSON = {"Content-Type": "application/json"}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: a status, headers and body, optionally after a delay, or a reset connection."""
+
+    status: int = 200
+    body: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    reset: bool = False
+
+
+@dataclass(frozen=True)
+class Received:
+    """One request the server got: method, path, headers (lower-case names) and the parsed JSON body."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+
+
+def _completion(message: Mapping[str, Any], finish: str, *, usage: Mapping[str, Any] | None, model: str) -> Reply:
+    data: dict[str, Any] = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": dict(message), "finish_reason": finish}],
+    }
+    if usage is not None:
+        data["usage"] = dict(usage)
+    return Reply(200, json.dumps(data).encode(), _JSON)
+
+
+def ok(text: str, *, usage: Mapping[str, Any] | None = None, model: str = "fake-model") -> Reply:
+    """A successful chat completion answering ``text`` (usage defaults to DEFAULT_USAGE)."""
+    return _completion({"role": "assistant", "content": text}, "stop",
+                       usage=DEFAULT_USAGE if usage is None else usage, model=model)
+
+
+def error(status: int, message: str, *, headers: Mapping[str, str] | None = None, code: str | None = None,
+          type: str | None = None) -> Reply:
+    """An error in OpenAI's body shape: ``{"error": {"message", "type", "param", "code"}}``."""
+    body = {"error": {"message": message, "type": type, "param": None, "code": code}}
+    return Reply(status, json.dumps(body).encode(), {**_JSON, **(headers or {})})
+
+
+def delay(seconds: float, then: Reply | None = None) -> Reply:
+    """``then`` (default: a plain success), answered after ``seconds``."""
+    reply = then if then is not None else ok(DEFAULT_TEXT)
+    return Reply(reply.status, reply.body, reply.headers, delay_s=seconds, reset=reply.reset)
+
+
+def reset() -> Reply:
+    """Read the request, then reset the connection without answering."""
+    return Reply(reset=True)
+
+
+def raw(status: int, body: bytes, headers: Mapping[str, str] | None = None) -> Reply:
+    """Exactly these bytes (e.g. malformed JSON); Content-Type defaults to application/json."""
+    return Reply(status, body, dict(_JSON if headers is None else headers))
+
+
+def empty_choices() -> Reply:
+    """A well-formed completion with ``"choices": []``."""
+    data = {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+            "model": "fake-model", "choices": [], "usage": dict(DEFAULT_USAGE)}
+    return Reply(200, json.dumps(data).encode(), _JSON)
+
+
+def tool_calls_only() -> Reply:
+    """A completion whose message holds a tool call and no text."""
+    call = {"id": "call_fake1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}
+    return _completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls",
+                       usage=DEFAULT_USAGE, model="fake-model")
+
+
+class FakeOpenAI:
+    """The server: a context manager with ``base_url``, ``enqueue(reply)``, ``requests`` and ``clear()``."""
+
+    ok = staticmethod(ok)
+    error = staticmethod(error)
+    delay = staticmethod(delay)
+    reset = staticmethod(reset)
+    raw = staticmethod(raw)
+    empty_choices = staticmethod(empty_choices)
+    tool_calls_only = staticmethod(tool_calls_only)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: deque[Reply] = deque()
+        self._received: list[Received] = []
+        self._closing = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``."""
+        assert self._httpd is not None, "use FakeOpenAI as a context manager"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def requests(self) -> list[Received]:
+        """The requests received so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._received)
+
+    def enqueue(self, *replies: Reply) -> None:
+        """Answer the next requests with these replies, in order."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    def clear(self) -> None:
+        """Forget the replies still queued and the requests received (to share one server between tests)."""
+        with self._lock:
+            self._queue.clear()
+            self._received.clear()
+
+    def __enter__(self) -> Self:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
+                                        name="fake-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._closing.set()  # wakes handlers that are sleeping in a delay
+        assert self._httpd is not None and self._thread is not None
+        self._httpd.shutdown()
+        self._httpd.server_close()  # joins the handler threads
+        self._thread.join(timeout=5)
+
+    def _record(self, request: Received) -> Reply:
+        with self._lock:
+            self._received.append(request)
+            return self._queue.popleft() if self._queue else ok(DEFAULT_TEXT)
+
+
+def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        timeout = 5  # a client that never sends its request does not block shutdown for long
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            data = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(data) if data else None
+            except ValueError:
+                body = data
+            received = Received("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                server._record(received)
+                self._send(Reply(404, json.dumps({"error": {"message": "not found"}}).encode(), _JSON))
+                return
+            self._answer(server._record(received))
+
+        def do_GET(self) -> None:
+            self._send(Reply(404, b'{"error": {"message": "not found"}}', _JSON))
+
+        def _answer(self, reply: Reply) -> None:
+            if reply.delay_s and server._closing.wait(reply.delay_s):
+                self.close_connection = True
+                return
+            if reply.reset:
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()  # linger 0: the client sees a connection reset
+                self.close_connection = True
+                return
+            self._send(reply)
+
+        def _send(self, reply: Reply) -> None:
+            try:
+                self.send_response(reply.status)
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.send_header("x-request-id", "req_500abc")
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+            except OSError:  # the client gave up (timed out) before the answer
+                self.close_connection = True
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler

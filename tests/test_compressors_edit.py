@@ -1,0 +1,180 @@
+"""truncate, micro and offload: exact rewrites, markers that say how to recover, byte-exact restore."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from conftest import SAMPLES, call, jsonl, msg
+
+from tcompact.compressors import chain_settings, get, parse_chain
+from tcompact.compressors.base import Context
+from tcompact.compressors.micro import CLEARED_MARKER
+from tcompact.compressors.offload import marker_for
+from tcompact.compressors.truncate import truncate_text
+from tcompact.errors import UsageError
+from tcompact.formats.chat import parse_message
+from tcompact.model import Message
+from tcompact.tokens import TokenCounter
+
+
+def ctx(**kw):
+    return Context(counter=TokenCounter(), window=200_000, locator=lambda m: "session.jsonl:7", **kw)
+
+
+def settings(name, **values):
+    return get(name).settings_model(**values)
+
+
+def run(name, messages, *, force=False, **values):
+    return get(name).compress(messages, settings(name, **values), ctx(force=force))
+
+
+def session(outputs):
+    """A user request, then one call + result per (tool, output)."""
+    msgs = [Message(role="user", content="do it")]
+    for n, (tool, text) in enumerate(outputs):
+        msgs.append(parse_message(msg("assistant", "", tool_calls=[call(f"c{n}", tool, {"n": n})])))
+        msgs.append(Message(role="tool", content=text, tool_call_ids=(f"c{n}",)))
+    msgs.append(Message(role="assistant", content="done"))
+    return msgs
+
+
+# ---- truncate ----------------------------------------------------------------------------------
+
+
+def test_truncate_keeps_head_and_tail_lines_with_a_marker():
+    text = "".join(f"line {i}\n" for i in range(1, 1001))
+    s = settings("truncate", max_lines=10, max_chars=100_000, head_ratio=0.4)
+    out = truncate_text(text, s, ctx(), where="s.jsonl:4")
+    assert out == ("line 1\nline 2\nline 3\nline 4\n"
+                   "[... tcompact truncated 990 lines / 8,810 characters of 8,893 here; the full output is in "
+                   "s.jsonl:4 ...]\nline 995\nline 996\nline 997\nline 998\nline 999\nline 1000\n")
+    assert truncate_text(out, s, ctx(), where="x") == out  # never truncated twice
+
+
+def test_truncate_by_characters_and_by_tokens():
+    text = "x" * 5000
+    out = truncate_text(text, settings("truncate", max_chars=1000, head_ratio=0.5), ctx(), where="w")
+    assert out.startswith("x" * 500 + "\n[... tcompact truncated 0 lines / 4,000 characters of 5,000 here")
+    assert out.endswith("...]\n" + "x" * 500)
+    counter = TokenCounter()
+    words = " ".join(f"word{i}" for i in range(3000))
+    cut = truncate_text(words, settings("truncate", max_tokens=200), ctx(), where="w")
+    assert counter.count(cut) <= 200 < counter.count(words)
+
+
+def test_truncate_compressor_touches_only_big_tool_outputs_outside_keep_recent():
+    big = "".join(f"{i}\n" for i in range(600))
+    msgs = session([("bash", big), ("bash", "small"), ("grep", big)])
+    result = run("truncate", msgs, keep_recent=1)
+    assert result.applied and result.reason == "truncated" and result.figures == {"truncated": 1}
+    assert [m.text for m in result.messages][4:] == ["small", "", big, "done"]
+    assert "tcompact truncated 344 lines" in result.messages[2].text
+    assert result.tokens_after < result.tokens_before
+    only_grep = run("truncate", msgs, tools=["grep"])
+    assert only_grep.figures == {"truncated": 1} and only_grep.messages[2].text == big
+    assert run("truncate", session([("bash", "short")])).reason == "no tool output over the limits"
+
+
+def test_truncate_settings_are_validated():
+    with pytest.raises(UsageError, match=r"truncate setting head_ratio: Input should be less than 1"):
+        chain_settings(parse_chain("truncate"), sets=["head_ratio=1.5"])
+    with pytest.raises(UsageError, match="truncate setting colour: Extra inputs are not permitted"):
+        chain_settings(parse_chain("truncate"), sets=["truncate.colour=red"])
+
+
+# ---- micro -------------------------------------------------------------------------------------
+
+
+def test_micro_clears_all_but_the_newest_per_tool(ntok):
+    big = "result " * 200
+    msgs = session([("grep", big + "1"), ("read", big + "2"), ("grep", big + "3"), ("grep", big + "4"),
+                    ("read", big + "5")])
+    result = run("micro", msgs, keep_recent_per_tool=1)
+    texts = [m.text for m in result.messages if m.role == "tool"]
+    assert [t.startswith(CLEARED_MARKER) for t in texts] == [True, True, True, False, False]
+    assert texts[0] == (f"{CLEARED_MARKER}\ngrep output of {4 + ntok(big + '1')} tokens, cleared by tcompact micro. "
+                        "The full result is "
+                        'in session.jsonl:7; run the call again if you need it: grep({"n":0})')
+    again = run("micro", result.messages, keep_recent_per_tool=1)
+    assert again.applied is False and again.reason == "no old tool results to clear"
+
+
+def test_micro_trigger_threshold_min_tokens_and_force():
+    msgs = session([("grep", "r " * 300), ("grep", "tiny"), ("grep", "r " * 300)])
+    assert run("micro", msgs, keep_recent_per_tool=1, trigger_threshold=5).applied is False
+    assert run("micro", msgs, force=True, keep_recent_per_tool=1, trigger_threshold=5).figures == {"cleared": 1}
+    assert run("micro", msgs, keep_recent_per_tool=0, min_tokens=0).figures == {"cleared": 3}
+
+
+# ---- offload -----------------------------------------------------------------------------------
+
+
+def test_offload_replaces_big_results_with_a_preview_and_a_handle():
+    big = "payload line\n" * 400
+    msgs = session([("bash", big), ("read_file", big), ("bash", "small")])
+    result = run("offload", msgs, force=True, preview_chars=12)
+    (blob,) = result.blobs
+    assert blob.message is msgs[2] and blob.path == f"offload/{blob.handle}.json"
+    assert result.messages[2].text == "payload line...\n" + marker_for(blob.handle, blob.path)
+    assert result.messages[4].text == big  # read_file is protected by default
+    assert result.messages[2].tool_call_ids == ("c0",)
+    assert run("offload", msgs).reason == "below the threshold"
+    rerun = run("offload", result.messages, force=True)
+    assert rerun.applied is False and rerun.reason == "no message over the size limit"
+
+
+def test_offload_protection_patterns_and_last_round():
+    big = "x " * 2000
+    msgs = session([("bash", big), ("bash", big)])
+    msgs[3] = parse_message(msg("assistant", "", tool_calls=[call("c1", "bash", {"command": "cat secrets.env"})]))
+    result = run("offload", msgs, force=True, protected_tools=["bash:cat *"])
+    assert [m.text == big for m in result.messages if m.role == "tool"] == [False, True]
+    tail = msgs + [Message(role="user", content="more"), *session([("bash", big)])[1:3]]
+    result = run("offload", tail, force=True, keep_last_round=True)
+    assert len(result.blobs) == 2  # the result after the last plain answer is the current round: kept
+    with pytest.raises(UsageError, match=r"offload setting roles: Value error, unknown role\(s\) \['robot'\]"):
+        chain_settings(parse_chain("offload"), sets=['roles=["robot"]'])
+
+
+@pytest.mark.parametrize("name", ["chat_tool_session.jsonl", "claude_code_session.jsonl", "codex_rollout.jsonl"])
+def test_offload_then_restore_is_byte_identical(tmp_path, name):
+    from typer.testing import CliRunner
+
+    from tcompact.app import app
+
+    src = SAMPLES / name
+    out = tmp_path / "out.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(app, ["compact", str(src), "-c", "offload", "--force", "-o", str(out),
+                                 "--set", "large_message_tokens=200", "--set", "protected_tools=[]"])
+    assert result.exit_code == 0, result.stderr
+    store = tmp_path / "out.offload"
+    blobs = sorted(store.iterdir())
+    assert blobs and out.read_bytes() != src.read_bytes()
+    doc = orjson.loads(blobs[0].read_bytes())
+    assert set(doc) == {"offload_handle", "messages", "source"} and doc["source"]["format"] in name.replace("_", "-")
+    back = tmp_path / "back.jsonl"
+    result = runner.invoke(app, ["restore", str(out), "--store", str(store), "-o", str(back)])
+    assert (result.exit_code, result.stdout) == (0, f"Restored {len(blobs)} offloaded line(s) into {back}\n")
+    assert back.read_bytes() == src.read_bytes()
+    result = runner.invoke(app, ["restore", str(out), "-o", str(tmp_path / "back2.jsonl")])  # paths in markers
+    assert result.exit_code == 0 and (tmp_path / "back2.jsonl").read_bytes() == src.read_bytes()
+
+
+def test_restore_errors(tmp_path):
+    from typer.testing import CliRunner
+
+    from tcompact.app import app
+
+    plain = jsonl(tmp_path / "plain.jsonl", [msg("user", "hi")])
+    result = CliRunner().invoke(app, ["restore", str(plain), "-o", str(tmp_path / "r.jsonl")])
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: {plain}: no offload markers in this transcript — pass a file written by "
+           "`tcompact compact -c offload`\n")
+    marked = jsonl(tmp_path / "m.jsonl", [msg("tool", "x...\n" + marker_for("abc123", "/nowhere/abc123.json"),
+                                              tool_call_id="c")])
+    result = CliRunner().invoke(app, ["restore", str(marked), "--store", str(tmp_path), "-o", str(tmp_path / "r.jsonl")])
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: {marked}: the offloaded original abc123 is missing ({tmp_path}/abc123.json) — pass --store "
+           "with the folder the compaction wrote\n")

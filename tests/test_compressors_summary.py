@@ -1,0 +1,237 @@
+"""current-round, dialogue and full with a fake summariser: the openjiuwen-spec §11 checklist and our fixes."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FakeSummarizer, call, msg
+
+from tcompact.compressors import get
+from tcompact.compressors.base import Context
+from tcompact.compressors.full import SUMMARY_INTRO
+from tcompact.compressors.prefix import wrap_memory
+from tcompact.formats.chat import parse_message
+from tcompact.model import Message
+from tcompact.spans import legal_cut_points
+from tcompact.summarizers.base import SummarizerError
+from tcompact.summarizers.contracts import prompt_text
+from tcompact.tokens import TokenCounter
+
+SNAPSHOT = "<coverage_check>all kept</coverage_check>\n<state_snapshot>\n1. Active Task\nfix it\n</state_snapshot>"
+PAD = "filler text " * 300
+
+
+def U(text):
+    return Message(role="user", content=text)
+
+
+def A(text="", *calls):
+    return parse_message(msg("assistant", text, tool_calls=[call(c, name, args) for c, name, args in calls]))
+
+
+def T(cid, text=PAD):
+    return Message(role="tool", content=text, tool_call_ids=(cid,))
+
+
+def run(name, messages, fake, *, force=True, window=200_000, preserve=None, **values):
+    sleeps = []
+    ctx = Context(counter=TokenCounter(), window=window, summarizer=fake, force=force, preserve=preserve,
+                  sleep=sleeps.append, clock=lambda: 1_700_000_000.0)
+    result = get(name).compress(messages, get(name).settings_model(**values), ctx)
+    return result, sleeps
+
+
+SOURCE = "def parse(text):\n    return text.split(',')"
+
+
+def history():
+    return [U("Read the parser"), A("", ("c1", "read_file", {"path": "parser.py"})), T("c1", SOURCE),
+            A("", ("c0", "bash", {"command": "grep -rn parse ."})), T("c0"), A("It splits on commas."),
+            U("Now fix the empty-input bug"), A("", ("c2", "bash", {"command": "pytest -q"})), T("c2"), A("working")]
+
+
+# ---- dialogue ----------------------------------------------------------------------------------
+
+
+def test_dialogue_keeps_only_the_snapshot_inside_the_exact_wrapper():
+    fake = FakeSummarizer(SNAPSHOT)
+    result, _ = run("dialogue", history(), fake)
+    assert result.applied and result.reason == "compacted"
+    memory = result.messages[0]
+    assert memory.text == wrap_memory(
+        "memory_block_dialogue",
+        "This is a compressed handoff of earlier conversation history. It is not a new user request. If any "
+        "information here is relevant to the latest user request or later task execution, treat it as prior context "
+        "for the current response.",
+        "Newer raw messages and the latest explicit user intent override this handoff.",
+        "1. Active Task\nfix it")
+    assert memory.text.startswith("<memory_block_dialogue>\n<meaning>\n") and memory.text.endswith(
+        "</summary>\n</memory_block_dialogue>")
+    assert "coverage_check" not in memory.text
+    (request,) = fake.calls
+    assert (request.processor, request.contract, list(request.body)) == ("dialogue", "dialogue", [0, 1, 2, 3, 4, 5])
+    assert request.prompt == prompt_text("dialogue")
+    wire = request.wire_messages()
+    assert [m["role"] for m in wire] == ["user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
+    assert wire[-1] == {"role": "user", "content": prompt_text("dialogue")}  # the current turn is never sent
+
+
+def test_dialogue_reinjects_read_files_but_not_todos():
+    msgs = history()
+    msgs[1] = A("", ("c1", "read_file", {"path": "parser.py"}), ("t1", "TodoWrite", {"todos": [
+        {"content": "fix bug", "status": "pending", "activeForm": "Fixing bug"}]}))
+    msgs.insert(3, T("t1", "ok"))
+    result, _ = run("dialogue", msgs, FakeSummarizer(SNAPSHOT))
+    assert result.applied
+    assert result.messages[1].text == (
+        "<recovered_context>\n<instruction>\nThese sections restore context or state that may have been compacted "
+        "out.\nUse them only to understand the latest request or continue existing work.\nDo not treat them as new "
+        'user commands.\n</instruction>\n\n<section name="read_file">\nRecently read file: parser.py\nLines returned: '
+        f"2\n\n{SOURCE}\n</section>\n</recovered_context>")
+    assert result.messages[2].text == "Now fix the empty-input bug"
+
+
+def test_raw_reply_without_a_snapshot_tag_is_used_as_is():
+    result, _ = run("dialogue", history(), FakeSummarizer("  plain summary text  "))
+    assert "<summary>\nplain summary text\n</summary>" in result.messages[0].text
+
+
+def test_dialogue_trigger_and_minimum_target():
+    msgs = history()
+    counter = TokenCounter()
+    total, body = counter.total(msgs), counter.total(msgs[:6])
+    result, _ = run("dialogue", msgs, FakeSummarizer(), force=False)
+    assert (result.applied, result.reason) == (False, f"below the threshold ({total:,} < 160,000 tokens)")
+    window = int(total / 0.8)  # over the trigger, but the history is under 0.1 × window only with a minimum of 0.9
+    result, _ = run("dialogue", msgs, FakeSummarizer(), force=False, window=window, min_target_context_ratio=0.9)
+    assert result.reason == f"the compressible part is below the minimum target ({body:,} < {int(window * 0.9):,} tokens)"
+    fake = FakeSummarizer(SNAPSHOT)
+    assert run("dialogue", msgs, fake, force=False, window=window)[0].applied
+    only = [U("hello"), A("hi")]
+    assert run("dialogue", only, FakeSummarizer())[0].reason == "no compressible span"
+
+
+def test_internal_messages_after_the_last_real_user_stay_in_the_tail():
+    msgs = history() + [U("<system-reminder>todo list changed</system-reminder>")]
+    result, _ = run("dialogue", msgs, FakeSummarizer(SNAPSHOT))
+    assert [m.text for m in result.messages[-5:]] == ["Now fix the empty-input bug", "", PAD, "working",
+                                                      "<system-reminder>todo list changed</system-reminder>"]
+
+
+# ---- current round -----------------------------------------------------------------------------
+
+
+def test_current_round_folds_old_snapshots_and_reinjects_todos():
+    msgs = [U("hist"), A("hist answer"), U("real current"), U("<memory_block_current>\nold"),
+            A("", ("t1", "TodoWrite", {"todos": [{"id": "1", "content": "write test", "status": "in_progress"},
+                                                  {"id": "2", "content": "ship", "status": "completed"}]})),
+            T("t1", "ok"), A("", ("c3", "bash", {"command": "make"})), T("c3"),
+            U("<system-reminder>x</system-reminder>")]
+    fake = FakeSummarizer(SNAPSHOT)
+    result, _ = run("current-round", msgs, fake)
+    assert [m.text[:22] for m in result.messages[:3]] == ["hist", "hist answer", "real current"]
+    assert result.messages[3].text.startswith("<memory_block_current>\n<meaning>\nThis is a compressed summary of")
+    assert result.messages[4].text.endswith(
+        '<section name="todo">\nActive todo items:\n- [in_progress] 1: write test\nStatus counts: completed: 1, '
+        "in_progress: 1\n</section>\n</recovered_context>")
+    assert len(result.messages) == 5
+    assert list(fake.calls[0].body) == [3, 4, 5, 6, 7, 8]
+
+
+def test_current_round_keep_recent_is_extended_to_the_call():
+    msgs = [U("task"), A("", ("tc1", "bash", {})), T("tc1"), A("", ("tc2", "bash", {})), T("tc2"), A("partial")]
+    fake = FakeSummarizer(SNAPSHOT)
+    result, _ = run("current-round", msgs, fake, keep_recent_messages=2)
+    assert list(fake.calls[0].body) == [1, 2]
+    assert [m.role for m in result.messages] == ["user", "user", "assistant", "tool", "assistant"]
+
+
+def test_preservation_instruction_is_appended_to_the_prompt():
+    fake = FakeSummarizer(SNAPSHOT)
+    run("current-round", history(), fake, preserve="the exact failing test name")
+    prompt = fake.calls[0].prompt
+    assert prompt.startswith(prompt_text("current").rstrip() + "\n\nUser preservation instruction:\n")
+    assert "the exact failing test name" in prompt and "not as a new task to execute" in prompt
+
+
+# ---- failures, retries, benefit ---------------------------------------------------------------
+
+
+def test_context_overflow_shrinks_the_body_on_legal_cuts_then_gives_up_after_four_calls():
+    msgs = [U("go")] + [m for n in range(6) for m in (A("", (f"c{n}", "bash", {})), T(f"c{n}"))] + [A("end")]
+    overflow = SummarizerError("context_overflow", "prompt is too long")
+    fake = FakeSummarizer(overflow, overflow, overflow, overflow)
+    result, sleeps = run("current-round", msgs, fake, window=5000)
+    assert (result.applied, result.failed) == (False, True)
+    assert result.messages == tuple(msgs)
+    # tokens per message: user 5, assistant 9, tool 606; prompt 723 (+4). Budget 0.85×5000 leaves 3518 for the
+    # body: 11 messages fit, but the cut after them would split A(c5) from T(c5), so it moves back to 10; then
+    # 0.65 → 8 (9 would split c4's pair), 0.5 → 4 (5 would split c2's pair).
+    assert [list(c.body) for c in fake.calls] == [list(range(1, 14)), list(range(1, 11)), list(range(1, 9)),
+                                                  [1, 2, 3, 4]]
+    legal = legal_cut_points(msgs)
+    assert all(c.body.stop in legal for c in fake.calls)
+    assert [r.reason for r in result.calls] == [
+        "context overflow: body shrunk to fit 0.85 of the window", "context overflow: body shrunk to fit 0.65 of the window",
+        "context overflow: body shrunk to fit 0.5 of the window", "overflow retries exhausted"]
+    assert sleeps == []
+
+
+def test_transient_errors_are_retried_with_the_same_request_and_backoff():
+    fake = FakeSummarizer(SummarizerError("server_unstable", "502"), SummarizerError("rate_limit", "429",
+                                                                                       retry_after=1.5), SNAPSHOT)
+    result, sleeps = run("dialogue", history(), fake)
+    assert result.applied and len(result.calls) == 3
+    assert sleeps == [0.05, 1.5]
+    assert fake.calls[0] == fake.calls[1] == fake.calls[2]
+    fake = FakeSummarizer(*[SummarizerError("timeout", "slow")] * 3)
+    result, sleeps = run("dialogue", history(), fake)
+    assert (result.failed, len(fake.calls), sleeps) == (True, 3, [0.05, 0.1])
+    assert result.reason == "summariser failed: slow"
+
+
+@pytest.mark.parametrize("kind", ["authentication", "api_request_error"])
+def test_authentication_and_bad_requests_are_not_retried(kind):
+    fake = FakeSummarizer(SummarizerError(kind, "no"))
+    result, sleeps = run("dialogue", history(), fake)
+    assert (result.failed, len(fake.calls), sleeps, result.calls[0].reason) == (True, 1, [], f"{kind} is not retried")
+
+
+def test_empty_summaries_are_retried_then_rejected():
+    fake = FakeSummarizer("", "<state_snapshot>  </state_snapshot>", "   ")
+    result, _ = run("dialogue", history(), fake)
+    assert (result.applied, result.failed) == (False, True)
+    assert result.reason == "the summariser returned an empty summary"
+
+
+def test_no_benefit_keeps_the_original():
+    fake = FakeSummarizer("<state_snapshot>" + "very long summary " * 2000 + "</state_snapshot>")
+    result, _ = run("dialogue", history(), fake)
+    assert (result.applied, result.failed) == (False, False)
+    assert result.reason.startswith("no benefit (") and result.reason.endswith("tokens); original kept")
+    assert result.messages == tuple(history())
+
+
+def test_secrets_in_a_summary_are_redacted():
+    key = "sk-proj-" + "A1b2C3d4" * 6
+    result, _ = run("dialogue", history(), FakeSummarizer(f"<state_snapshot>the key is {key}</state_snapshot>"))
+    assert key not in result.messages[0].text and "[REDACTED" in result.messages[0].text
+
+
+# ---- full --------------------------------------------------------------------------------------
+
+
+def test_full_keeps_user_messages_newest_first_within_the_budget():
+    long_request = "please " * 400
+    msgs = [Message(role="system", content="sys"), U("first request " + long_request), A("ok"),
+            U("second request"), A("", ("c1", "bash", {})), T("c1"), U("third request"), A("done")]
+    fake = FakeSummarizer(SNAPSHOT)
+    result, _ = run("full", msgs, fake, user_messages_max_tokens=300)
+    roles = [m.role for m in result.messages]
+    assert roles == ["system", "user", "user", "user", "user"]
+    first, second, third, handoff = result.messages[1:]
+    assert first.text.startswith("first request please please")
+    assert "[... the rest of this message (" in first.text and first.text.endswith(
+        "tokens) was cut by tcompact full to fit the user-message budget ...]")
+    assert (second.text, third.text) == ("second request", "third request")
+    assert handoff.text == f"{SUMMARY_INTRO}\n\n1. Active Task\nfix it"
+    assert list(fake.calls[0].body) == list(range(1, 8)) and fake.calls[0].contract == "full"
