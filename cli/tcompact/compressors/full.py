@@ -22,7 +22,7 @@ from ..summarizers.contracts import extract_snapshot, prompt_text
 from ..tokens import TokenCounter
 from ._summarize import summarize, trigger_reason
 from .base import CompressionResult, Compressor, Context, Settings, unchanged
-from .prefix import PrefixSettings, preserve_appendix
+from .prefix import PrefixSettings, pinned, preserve_appendix
 from .reinjection import recovered_context
 
 __all__ = ["Full", "FullSettings", "SUMMARY_INTRO"]
@@ -80,7 +80,7 @@ class Full(Compressor):
         users = kept_user_messages([messages[i] for i in span.body], settings.user_messages_max_tokens, counter)
         notice = "\n\nRecent messages are preserved verbatim." if len(span.tail) else ""
         handoff = Message(role="user", content=f"{SUMMARY_INTRO}\n\n{summary}{notice}", meta={"memory_block": "full"})
-        head, tail = list(messages[: span.body.start]), list(messages[span.tail.start:])
+        head, tail = list(messages[: span.body.start]) + pinned(messages, span.body), list(messages[span.tail.start:])
         extra = recovered_context(messages, head + users + [handoff] + tail, self.builders)
         new = tuple(head + users + [handoff] + ([extra] if extra else []) + tail)
         after = counter.total(new)

@@ -23,7 +23,7 @@ from ._summarize import summarize, trigger_reason
 from .base import CompressionResult, Compressor, Context, Settings, unchanged
 from .reinjection import recovered_context
 
-__all__ = ["PrefixSettings", "PrefixCompressor", "wrap_memory", "preserve_appendix"]
+__all__ = ["PrefixSettings", "PrefixCompressor", "wrap_memory", "preserve_appendix", "pinned"]
 
 
 class PrefixSettings(Settings):
@@ -34,6 +34,11 @@ class PrefixSettings(Settings):
     min_target_context_ratio: float = Field(0.1, ge=0, lt=1, description="Only when the part to compress is at "
                                             "least this share of the window.")
     summary_max_tokens: int = Field(8000, ge=256, le=200_000, description="Token budget of the summary.")
+
+
+def pinned(messages: Sequence[Message], body: range) -> list[Message]:
+    """System and developer messages inside a body: they are kept, never summarised away."""
+    return [messages[i] for i in body if messages[i].role in ("system", "developer")]
 
 
 def wrap_memory(tag: str, meaning: str, policy: str, summary: str) -> str:
@@ -100,6 +105,7 @@ class PrefixCompressor(Compressor):
         memory = Message(role="user", content=wrap_memory(self.tag, self.meaning, self.policy, summary),
                          meta={"memory_block": self.tag})
         prefix, tail = list(messages[: span.body.start]), list(messages[span.tail.start:])
+        prefix += pinned(messages, span.body)
         extra = recovered_context(messages, prefix + [memory] + tail, self.builders)
         new = tuple(prefix + [memory] + ([extra] if extra else []) + tail)
         after = ctx.counter.total(new)

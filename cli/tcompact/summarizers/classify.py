@@ -1,0 +1,141 @@
+"""Error classification of summariser calls (openjiuwen-spec §2.9), with our deliberate fixes.
+
+Kept apart from :mod:`tcompact.summarizers.openai_compat` so it can be used (and tested) without
+the ``openai`` package: it reads an exception, its causes and their attributes — text, HTTP
+status, Retry-After headers — and never imports a client. The deviations from upstream are listed
+in the docstring of :mod:`tcompact.summarizers.openai_compat`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import re
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cache
+
+__all__ = ["classify", "exception_chain"]
+
+# (kind, text markers, whole-number markers used only without a status, statuses, exception class names)
+_Rule = tuple[str, tuple[str, ...], tuple[int, ...], frozenset[int], frozenset[str]]
+_RULES: tuple[_Rule, ...] = (
+    ("context_overflow", ("context length", "context_length", "maximum context", "max context", "context window",
+                          "context size", "token limit", "too many tokens", "prompt is too long",
+                          "input is too long", "request too large", "request entity too large"),
+     (413,), frozenset({413}), frozenset()),
+    ("authentication", ("insufficient_quota", "exceeded your current quota"), (), frozenset(), frozenset()),
+    ("rate_limit", ("rate_limit", "rate limit", "too many requests"), (429,), frozenset({429}), frozenset()),
+    ("authentication", ("authentication", "unauthorized", "invalid api key", "api key invalid", "incorrect api key",
+                        "invalid_api_key"), (401, 403), frozenset({401, 403}), frozenset()),
+    ("server_unstable", ("gateway timeout", "gateway time-out"), (504,), frozenset({504}), frozenset()),
+    ("timeout", ("timeout", "timed out"), (), frozenset({408}),
+     frozenset({"TimeoutError", "APITimeoutError", "TimeoutException"})),
+    ("server_unstable", ("internal server error", "service unavailable", "bad gateway", "overloaded",
+                         "temporarily unavailable", "connection reset", "connection refused", "connection aborted",
+                         "server disconnected"),
+     (500, 502, 503), frozenset(range(500, 600)),
+     frozenset({"APIConnectionError", "ConnectionError", "NetworkError", "RemoteProtocolError", "JSONDecodeError"})),
+    ("api_request_error", ("bad request", "invalid request", "invalid_request_error"), (400,),
+     frozenset({400, 404, 405, 415, 422}), frozenset()),
+)
+
+
+def classify(exc: BaseException) -> tuple[str, int | None, float | None]:
+    """Error kind (spec §2.9, deviations in the module docstring), HTTP status and Retry-After seconds."""
+    chain = list(exception_chain(exc))
+    status = _status(chain)
+    text = " ".join(_texts(chain)).lower()
+    classes = {c.__name__ for e in chain for c in type(e).__mro__}
+    for kind, words, numbers, statuses, class_names in _RULES:
+        if (any(w in text for w in words) or status in statuses or classes & class_names
+                or (status is None and any(_number(n).search(text) for n in numbers))):
+            return kind, status, _retry_after(chain)
+    return "unknown", status, _retry_after(chain)
+
+
+@cache
+def _number(n: int) -> re.Pattern[str]:
+    """A status number as a whole word, not inside an id (``req_500abc``, ``req-500``, ``12500``)."""
+    return re.compile(rf"(?<![\w-]){n}(?![\w-])")
+
+
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception and its causes/contexts, each once."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo and len(seen) < 32:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        todo += [c for c in (e.__cause__, getattr(e, "cause", None), e.__context__) if isinstance(c, BaseException)]
+
+
+def _texts(chain: Sequence[BaseException]) -> Iterator[str]:
+    for e in chain:
+        yield str(e)
+        for attr in ("code", "type", "param", "params", "details", "body"):
+            value = getattr(e, attr, None)
+            if value is not None and not callable(value):
+                yield _clip(value if isinstance(value, str) else repr(value), 2000)
+        status = getattr(e, "status", None)
+        if status is not None and not isinstance(status, int):
+            yield " ".join(str(getattr(status, a, "")) for a in ("name", "errmsg"))
+
+
+def _status(chain: Sequence[BaseException]) -> int | None:
+    for e in chain:
+        for value in (getattr(e, "status_code", None), getattr(e, "status", None),
+                      getattr(getattr(e, "response", None), "status_code", None)):
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.isdigit():
+                return int(value)
+    return None
+
+
+def _retry_after(chain: Sequence[BaseException]) -> float | None:
+    """Seconds to wait, from the first response on the chain that has headers."""
+    for e in chain:
+        headers = getattr(getattr(e, "response", None), "headers", None)
+        if headers is not None:
+            return _header_seconds(headers)
+    return None
+
+
+def _header_seconds(headers: Mapping[str, str]) -> float | None:
+    """``retry-after-ms``, else ``Retry-After`` as seconds or as an HTTP date."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = _header(headers, name)
+        try:
+            seconds = float(value) * scale if value is not None else None
+        except ValueError:
+            continue
+        if seconds is not None and math.isfinite(seconds):
+            return max(seconds, 0.0)
+    return _http_date(_header(headers, "retry-after"))
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    """A header by name, case-insensitively also for plain dicts (httpx headers already are)."""
+    value = headers.get(name)
+    if value is None and isinstance(headers, Mapping):
+        value = next((v for k, v in headers.items() if isinstance(k, str) and k.lower() == name), None)
+    return value
+
+
+def _http_date(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _clip(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
