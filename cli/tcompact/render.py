@@ -338,8 +338,9 @@ def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], output
             "nothing to do": f"Nothing to do: {before['tokens']:,} tokens, {before['messages']:,} messages; "
                              "the transcript stays as it is (--force compacts anyway)",
             "failed": "Compaction failed; the input is untouched"}[report["status"]]
+    approx = ", approximate" if report["approximate"] else ""
     out.print(Text(f"{report['source']['path']} · {report['source']['format']} · window "
-                   f"{report['context_window']:,} · {report['encoding']}"))
+                   f"{report['context_window']:,} · {report['encoding']}{approx}"))
     out.print(Text(head))
     table = Table(title="Stages", title_justify="left")
     for col, justify in (("compressor", "left"), ("tokens", "right"), ("messages", "right"), ("calls", "right"),

@@ -1,0 +1,139 @@
+"""Text helpers of the extractive summariser: cutting, cleaning, quoting and picking sentences.
+
+Every section line is built from raw transcript text, so the rules for shortening it, stripping
+markdown noise and telling an informative sentence from chatter live in one place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ...model import Message
+
+_HEAD = 6000  # characters of a tool result looked at from the start …
+_TAIL = 6000  # … and from the end
+
+_COMMAND_TAG = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
+_COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F]+")
+_MD_NOISE = re.compile(r"\*\*|__|^#+\s*|^\s*(?:[-*+]|\d+[.)])\s+|^>\s*")
+_MD_CLEAN = re.compile(r"(?m)\*\*|__|^\s*#+\s*|^\s*(?:---+|===+|\*\*\*+)\s*$")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_FLUFF = re.compile(r"(?i)^(?:(?:now,?\s+)?let(?:'s| me| us)\b|i'll now\b|ok(?:ay)?[,.!]?$|sure[,.!]?$)")
+_INFORMATIVE = re.compile(
+    r"[`/_=()0-9]|(?-i:[a-z][A-Z])|\b(?:because|since|so that|found|root cause|caus|fix|confirm|verif|works?\b|fail|"
+    r"error|bug|issue|problem|instead|must|should|need|requir|missing|wrong|correct|decid|chose|choice|use[sd]?\b|"
+    r"return|exist|not\b|no\b|never|only|none|cannot|can't|doesn't|isn't|won't|unless|without|supports?|"
+    r"handles?|contains?|defaults?|expects?|means|shows?)", re.IGNORECASE)
+_TECHNICAL = re.compile(r"[`/_=()0-9]|(?-i:[a-z][A-Z])")
+_SENTENCE_SPLIT = re.compile(
+    r"(?<=[。！？])|(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[*_])")
+
+
+def _one_line(text: str) -> str:
+    """Whitespace (newlines included) collapsed to single spaces."""
+    return " ".join(text.split())
+
+
+def _cut(text: str, limit: int) -> str:
+    """The text cut to ``limit`` characters with an ellipsis."""
+    return text if len(text) <= limit else text[: max(limit - 1, 1)].rstrip() + "…"
+
+
+def _cut_marked(text: str, limit: int) -> str:
+    """The text cut to ``limit`` characters with a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit].rstrip()} […{len(text) - limit:,} more chars cut]"
+
+
+def _window(text: str) -> str:
+    """Head and tail of a long text (what is scanned of big tool results)."""
+    if len(text) <= _HEAD + _TAIL:
+        return text
+    return text[:_HEAD] + "\n" + text[-_TAIL:]
+
+
+def _field(text: str, limit: int) -> str:
+    """A Resume field: one line, no semicolons, cut."""
+    return _cut(_one_line(text[: limit * 4 + 100]).replace(";", ","), limit) or "(none)"
+
+
+def _quote(text: str) -> str:
+    """A text in typographic quotes (marks the user's or a file's own words)."""
+    return f"“{text}”"
+
+
+def _user_text(message: Message) -> str:
+    """A real user message as the user typed it (a slash command shown as ``/name args``)."""
+    text = message.text.strip()
+    name = _COMMAND_TAG.search(text)
+    if name and len(text) < 2000:
+        args = _COMMAND_ARGS.search(text)
+        return f"{name.group(1)} {args.group(1)}".strip() if args else name.group(1)
+    return text
+
+
+def _clean(text: str) -> str:
+    """Markdown emphasis, rules, heading marks and emoji removed; whitespace collapsed."""
+    text = _EMOJI.sub("", text)
+    text = _MD_CLEAN.sub(" ", text)
+    return _one_line(text)
+
+
+def _lines(text: str) -> Iterable[str]:
+    """Prose lines of assistant text: code blocks, tables, headings, rules and stage directions skipped."""
+    fenced = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not line or line.startswith(("|", "#", "---", "===", "<", ">")):
+            continue
+        if re.fullmatch(r"\*[^*].*[^*]\*|_[^_].*[^_]_", line):  # *nods approvingly*
+            continue
+        line = _EMOJI.sub("", line)
+        line = _MD_NOISE.sub("", _MD_NOISE.sub("", line)).strip()
+        if line:
+            yield line
+
+
+def _word_count(text: str) -> int:
+    """Words of a text; CJK characters count as half a word each (those scripts use no spaces)."""
+    return max(len(text.split()), len(_CJK.findall(text)) // 2)
+
+
+def _informative(sentence: str) -> bool:
+    """Whether a sentence says something: not a lead-in, a question, a heading or excited chatter."""
+    words = _word_count(sentence)
+    return not (words < 4 or words > 80 or sentence.endswith((":", "?")) or _FLUFF.match(sentence)
+                or not _INFORMATIVE.search(sentence)
+                or (sentence.endswith("!") and not _TECHNICAL.search(sentence)))
+
+
+def _sentences(text: str) -> Iterable[str]:
+    """Informative sentences of assistant prose (lead-ins, questions, menus and chatter skipped)."""
+    for line in _lines(text):
+        if line.startswith("["):  # menu options: [d] Done …
+            continue
+        for sentence in _SENTENCE_SPLIT.split(line):
+            sentence = sentence.strip(" -*")
+            if _informative(sentence):
+                yield sentence
+
+
+def _reply_context(reply: str, previous: str) -> str:
+    """What a terse reply ('d', '2', 'yes') answers: the option it picks, else the question asked."""
+    token = reply.strip().strip(".").lower()
+    if 0 < len(token) <= 12:
+        option = re.compile(r"(?i)(?:^|[\s*(\[])\[?\(?" + re.escape(token) + r"(?:\]|\)|\.|:|\s+[-–—])")
+        for line in previous.splitlines():
+            clean = line.strip().lstrip("-*• ").strip()
+            if option.match(" " + clean.replace("**", "")):
+                return "it picks the option " + _quote(_cut(_clean(clean), 200))
+    questions = [s for s in _SENTENCE_SPLIT.split(_clean(previous[-3000:])) if s.rstrip().endswith("?")]
+    if questions:
+        return "it answers " + _quote(_cut(questions[-1], 200))
+    return "which ended " + _quote(_cut(_clean(previous[-600:]), 240))

@@ -1,0 +1,234 @@
+"""``tcompact compact``: outcomes and exit codes, outputs and dumps, the openai backend end to end."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from conftest import SAMPLES
+from openai_server import FakeOpenAI, error, ok
+from typer.testing import CliRunner
+
+from tcompact.app import app
+from tcompact.formats import read_file
+
+CHAT = SAMPLES / "chat_tool_session.jsonl"
+CLAUDE = SAMPLES / "claude_code_session.jsonl"
+CODEX = SAMPLES / "codex_rollout.jsonl"
+SNAPSHOT = "<coverage_check>ok</coverage_check><state_snapshot>\n1. Active Task\nexport fix\n</state_snapshot>"
+KEY = "sk-proj-TESTKEY1234567890abcdefTESTKEY1234567890"
+
+
+@pytest.fixture
+def runner(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    return CliRunner()
+
+
+def dumps_in(folder):
+    return [orjson.loads(p.read_bytes()) for p in sorted(folder.iterdir())]
+
+
+def test_nothing_to_do_is_exit_0_and_writes_nothing(runner, tmp_path):
+    result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert [line.rstrip() for line in result.stdout.splitlines()] == [
+        f"{CHAT} · chat · window 200,000 · o200k_base, approximate",
+        "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (--force compacts anyway)",
+        "Stages",
+        "┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+        "┃ compressor ┃          tokens ┃ messages ┃ calls ┃ outcome                    ┃",
+        "┡━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
+        "│ dialogue   │ 11,796 → 11,796 │  33 → 33 │     0 │ below the threshold        │",
+        "│            │                 │          │       │ (11,796 < 160,000 tokens)  │",
+        "└────────────┴─────────────────┴──────────┴───────┴────────────────────────────┘",
+        "Wrote 1 file(s)",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.report.json"]
+    report = orjson.loads((tmp_path / "out.report.json").read_bytes())
+    assert (report["status"], report["outputs"]["transcript"], report["summarizer"]["calls"]) == (
+        "nothing to do", None, 0)
+
+
+def test_forced_dialogue_writes_transcript_dump_and_report(runner, tmp_path):
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+                                 "--dump-dir", "dumps", "--report", "r.json"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    (dump,) = dumps_in(tmp_path / "dumps")
+    report = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert report["before"] == {"messages": 33, "tokens": 11796}
+    assert report["after"]["tokens"] == dump["benefit"]["tokens_after"] < 11796
+    assert [(s["processor"], s["applied"], s["reason"]) for s in report["stages"]] == [("dialogue", True, "compacted")]
+    assert report["outputs"]["transcript"] == "out.jsonl" and len(report["outputs"]["dumps"]) == 1
+    name = (tmp_path / "dumps").iterdir().__next__().name
+    assert name.endswith("_dialogue_chat_tool_session.json") and name.split("_")[0].isdigit()
+    assert (dump["schema_version"], dump["processor"]["name"], dump["call"]) == (
+        1, "dialogue", {"number": 1, "of": 1, "status": "ok", "retried": False, "reason": "ok"})
+    assert dump["source"]["sha256"] == __import__("hashlib").sha256(CHAT.read_bytes()).hexdigest()
+    assert dump["request"]["messages_sent"][-1] == {"role": "user", "content": dump["request"]["prompt"]}
+    assert dump["benefit"]["accepted"] is True and 0 < dump["benefit"]["reduction_ratio"] <= 1
+    after = dump["context_after"]["messages"]
+    assert after[0]["role"] == "system" and after[1]["content"].startswith("<memory_block_dialogue>")
+    out = read_file(tmp_path / "out.jsonl").transcript()
+    assert [m.text for m in out.messages] == [m["content"] for m in dump["context_after"]["messages"]]
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+                                 "--report", "r2.json"])
+    assert result.exit_code == 0  # --force overwrites
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "-o", "out.jsonl"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: out.jsonl: the output file exists already — pass --force to overwrite it, or choose another path\n")
+
+
+def test_dry_run_writes_nothing_and_json_reports(runner, tmp_path):
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate,micro", "--force", "--dry-run", "--json"])
+    assert result.exit_code == 0
+    doc = orjson.loads(result.stdout)
+    assert (doc["dry_run"], doc["written"], doc["status"]) == (True, [], "compacted")
+    assert [s["processor"] for s in doc["stages"]] == ["truncate", "micro"]
+    assert list(tmp_path.iterdir()) == [] and not SAMPLES.joinpath("chat_tool_session.compacted.jsonl").exists()
+
+
+def test_claude_compaction_layout(runner, tmp_path):
+    result = runner.invoke(app, ["compact", str(CLAUDE), "-c", "current-round", "--force", "-o", "out.jsonl"])
+    assert result.exit_code == 0, result.stderr
+    lines = [orjson.loads(x) for x in (tmp_path / "out.jsonl").read_bytes().splitlines()]
+    original = CLAUDE.read_bytes().splitlines()
+    assert (tmp_path / "out.jsonl").read_bytes().splitlines()[: len(original)] == original  # history kept
+    boundary, *chain = lines[len(original):]
+    assert {k: boundary[k] for k in ("type", "subtype", "parentUuid", "content")} == {
+        "type": "system", "subtype": "compact_boundary", "parentUuid": None, "content": "Conversation compacted"}
+    assert boundary["compactMetadata"]["trigger"] == "manual" and boundary["compactMetadata"]["preTokens"] == 2928
+    assert boundary["logicalParentUuid"] == orjson.loads(original[-1])["uuid"]
+    assert [x["parentUuid"] for x in chain] == [boundary["uuid"]] + [x["uuid"] for x in chain[:-1]]
+    summary = next(x for x in chain if "<memory_block_current>" in str(x["message"]["content"]))
+    assert summary["isCompactSummary"] is True and summary["message"]["content"].startswith("<memory_block_current>")
+    again = read_file(tmp_path / "out.jsonl")
+    main = again.transcript()
+    assert main.compactions[-1].trigger == "manual" and main.compactions[-1].index == 0
+    assert [t.id for t in again.transcripts] == [t.id for t in read_file(CLAUDE).transcripts]
+
+
+def test_codex_compaction_layout(runner, tmp_path):
+    result = runner.invoke(app, ["compact", str(CODEX), "-c", "dialogue", "--force", "-o", "out.jsonl"])
+    assert result.exit_code == 0, result.stderr
+    original = CODEX.read_bytes().splitlines()
+    lines = (tmp_path / "out.jsonl").read_bytes().splitlines()
+    assert lines[: len(original)] == original
+    compacted, event = (orjson.loads(x) for x in lines[len(original):])
+    assert compacted["type"] == "compacted" and event["payload"] == {"type": "context_compacted"}
+    assert compacted["payload"]["message"].startswith("Another language model started to solve this problem")
+    history = compacted["payload"]["replacement_history"]
+    assert history[0]["type"] == "message" and "<memory_block_dialogue>" in history[1]["content"][0]["text"]
+    t = read_file(tmp_path / "out.jsonl").transcript()
+    assert t.messages[0].role == "system" and t.messages[0].meta["from"] == "session_meta"
+
+
+def test_unknown_compressor_and_bad_settings(runner):
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate,zip"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: unknown compressor 'zip' — use one of: truncate, offload, micro, current-round, dialogue, full\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--set", "trigger_context_ratio=2"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: dialogue setting trigger_context_ratio: Input should be less than 1 — "
+                                    "settings of dialogue: trigger_context_ratio, min_target_context_ratio,")
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--set", "max_chars"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: bad --set 'max_chars' — write --set key=value or --set compressor.key=value\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--trigger-ratio", "0.5"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: --trigger-ratio applies to no compressor of the chain — it sets trigger_context_ratio of "
+           "current-round, dialogue and full\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "--summarizer", "openai"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: --summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model\n")
+
+
+def test_config_file_sets_settings(runner, tmp_path):
+    (tmp_path / "c.toml").write_text("[truncate]\nmax_lines = 20\nhead_ratio = 0.5\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--config", "c.toml", "--dry-run", "--json"])
+    assert orjson.loads(result.stdout)["stages"][0]["settings"]["max_lines"] == 20
+    (tmp_path / "bad.toml").write_text("[dialogue]\nx = 1\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--config", "bad.toml"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: bad.toml: the config has settings for 'dialogue', which is not in the chain — the chain is: "
+           "truncate\n")
+
+
+def test_compressors_command_lists_every_setting():
+    result = CliRunner().invoke(app, ["compressors", "--json"])
+    rows = orjson.loads(result.stdout)["compressors"]
+    assert [r["name"] for r in rows] == ["truncate", "offload", "micro", "current-round", "dialogue", "full"]
+    dialogue = next(r for r in rows if r["name"] == "dialogue")
+    assert [(f["name"], f["default"]) for f in dialogue["settings"]] == [
+        ("trigger_context_ratio", 0.8), ("min_target_context_ratio", 0.1), ("summary_max_tokens", 8000)]
+    assert all(f["description"] for r in rows for f in r["settings"])
+    text = CliRunner().invoke(app, ["compressors"]).stdout
+    assert "dialogue: summarise completed earlier rounds into a <memory_block_dialogue> handoff (uses a summariser)" \
+        in text
+
+
+# ---- the openai backend against a real HTTP server ---------------------------------------------
+
+
+@pytest.fixture
+def server(monkeypatch):
+    with FakeOpenAI() as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        yield fake
+
+
+def openai_args(server, *extra):
+    return ["compact", str(CHAT), "-c", "dialogue", "--force", "--summarizer", "openai", "--model", "fake-model",
+            "--base-url", server.base_url, "-o", "out.jsonl", "--dump-dir", "dumps", "--timeout", "5", *extra]
+
+
+def test_openai_summary_with_retry_after_and_dumps(runner, tmp_path, server):
+    server.enqueue(error(429, "Rate limit reached", headers={"Retry-After": "0.2"}), ok(SNAPSHOT))
+    result = runner.invoke(app, openai_args(server))
+    assert result.exit_code == 0, result.stderr
+    first, second = dumps_in(tmp_path / "dumps")
+    assert (first["call"]["status"], first["error"]["kind"], first["error"]["retry_after"]) == (
+        "failed", "rate_limit", 0.2)
+    assert second["response"]["extracted_summary"] == "1. Active Task\nexport fix"
+    assert second["response"]["usage"] == {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    assert [a["error_kind"] for a in second["attempts"]] == ["rate_limit", None]
+    assert server.requests[0].body == server.requests[1].body  # the same request again
+    assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    everything = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert KEY.encode() not in everything  # the key is never written
+
+
+def test_openai_overflow_shrinks_the_span(runner, tmp_path, server):
+    server.enqueue(error(400, "This model's maximum context length is 8192 tokens"), ok(SNAPSHOT))
+    result = runner.invoke(app, openai_args(server, "--context-window", "12000"))
+    assert result.exit_code == 0, result.stderr
+    first, second = dumps_in(tmp_path / "dumps")
+    assert first["error"]["kind"] == "context_overflow"
+    assert second["span"]["body"]["count"] < first["span"]["body"]["count"]
+    assert len(server.requests[1].body["messages"]) < len(server.requests[0].body["messages"])
+
+
+def test_openai_failure_leaves_the_input_untouched_and_exits_1(runner, tmp_path, server):
+    before = CHAT.read_bytes()
+    server.enqueue(error(401, "Incorrect API key provided"))
+    result = runner.invoke(app, openai_args(server))
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: dialogue: summariser failed: ")
+    assert result.stderr.endswith(" — the input is untouched; the failed call(s) are dumped in dumps\n")
+    assert "Compaction failed; the input is untouched" in result.stdout
+    (dump,) = dumps_in(tmp_path / "dumps")
+    assert (dump["call"]["status"], dump["error"]["kind"], dump["context_after"]) == ("failed", "authentication", None)
+    assert not (tmp_path / "out.jsonl").exists() and CHAT.read_bytes() == before
+    assert len(server.requests) == 1
+
+
+def test_replay_summarizer_answers_from_dumps(runner, tmp_path, server):
+    server.enqueue(ok(SNAPSHOT))
+    assert runner.invoke(app, openai_args(server)).exit_code == 0
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--summarizer", "replay",
+                                 "--replay-dir", "dumps", "-o", "again.jsonl", "--dump-dir", "dumps2"])
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "out.jsonl").read_bytes()
+    assert len(server.requests) == 1  # nothing new was sent
