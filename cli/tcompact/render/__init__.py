@@ -1,0 +1,111 @@
+"""All terminal output: rich tables, bars and progress. No logic beyond layout.
+
+Human output goes to stdout through rich; warnings to stderr; ``--json`` documents are printed
+here too so that every command writes its output the same way. One module per view:
+:mod:`~tcompact.render.inspect_view` and :mod:`~tcompact.render.compact_view`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+__all__ = [
+    "print_json",
+    "inspect_report",
+    "compact_report",
+    "compressors_table",
+    "file_progress",
+    "warn",
+    "warn_skipped",
+    "console",
+    "write_stdout",
+]
+
+
+def console() -> Console:
+    """The stdout console (plain text when stdout is not a terminal)."""
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _err() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_json(document: Any) -> None:
+    """Write one JSON document to stdout."""
+    import orjson
+
+    sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr."""
+    _err().print(Text(f"Warning: {message}"))
+
+
+def warn_skipped(report: Mapping[str, Any]) -> None:
+    """Say how many bad lines were skipped, and which files could not be read."""
+    for f in report["files"]:
+        if f["skipped_lines"]:
+            lines = ", ".join(str(s["line"]) for s in f["skipped_lines"][:10])
+            more = " …" if len(f["skipped_lines"]) > 10 else ""
+            first = f["skipped_lines"][0]["reason"]
+            warn(
+                f"{f['path']}: skipped {len(f['skipped_lines'])} bad line(s) ({lines}{more}); "
+                f"line {f['skipped_lines'][0]['line']}: {first}"
+            )
+    for e in report["errors"]:
+        _err().print(Text(f"Error: {e['error']}"))
+
+
+@contextlib.contextmanager
+def file_progress(*, enabled: bool) -> Iterator[Callable[[int, int, Path], None] | None]:
+    """A progress bar over files, shown on a terminal when there are several files."""
+    err = _err()
+    if not enabled or not err.is_terminal:
+        yield None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=err, transient=True) as progress:
+        task = None
+
+        def on_file(done: int, total: int, path: Path) -> None:
+            nonlocal task
+            if total < 2:
+                return
+            if task is None:
+                task = progress.add_task("inspecting", total=total)
+            progress.update(task, completed=done, description=path.name[:40])
+
+        yield on_file
+
+
+def _n(value: int | None) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "—"
+
+
+def write_stdout(data: bytes) -> None:
+    """Raw bytes to stdout (converted transcripts)."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+from .compact_view import compact_report, compressors_table  # noqa: E402  (views use the helpers above)
+from .inspect_view import inspect_report  # noqa: E402

@@ -1,0 +1,91 @@
+"""The terminal views of ``tcompact compact`` and ``tcompact compressors``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from . import _pct, console
+
+__all__ = ["compact_report", "compressors_table"]
+
+
+def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], output: Path, dry_run: bool) -> None:
+    """The terminal view of a compaction report."""
+    out = console()
+    before, after = report["before"], report["after"]
+    saved = before["tokens"] - after["tokens"]
+    head = {
+        "compacted": f"Compacted: {before['tokens']:,} → {after['tokens']:,} tokens "
+        f"({_pct(saved, before['tokens'])} saved), {before['messages']:,} → {after['messages']:,} "
+        "messages",
+        "nothing to do": f"Nothing to do: {before['tokens']:,} tokens, {before['messages']:,} messages; "
+        "the transcript stays as it is (--force compacts anyway)",
+        "failed": "Compaction failed; the input is untouched",
+    }[report["status"]]
+    approx = ", approximate" if report["approximate"] else ""
+    out.print(
+        Text(
+            f"{report['source']['path']} · {report['source']['format']} · window "
+            f"{report['context_window']:,} · {report['encoding']}{approx}"
+        )
+    )
+    out.print(Text(head))
+    table = Table(title="Stages", title_justify="left")
+    for col, justify in (
+        ("compressor", "left"),
+        ("tokens", "right"),
+        ("messages", "right"),
+        ("calls", "right"),
+        ("outcome", "left"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for s in report["stages"]:
+        calls = s["calls"]
+        failed = sum(1 for c in calls if c["status"] == "failed")
+        table.add_row(
+            s["processor"],
+            f"{s['tokens_before']:,} → {s['tokens_after']:,}",
+            f"{s['messages_before']:,} → {s['messages_after']:,}",
+            f"{len(calls)}" + (f" ({failed} failed)" if failed else ""),
+            s["reason"],
+        )
+    out.print(table)
+    sm = report["summarizer"]
+    if sm["calls"]:
+        usage = sm["usage"] or {}
+        extra = f", {usage.get('total_tokens', 0):,} tokens used" if usage else ""
+        out.print(Text(f"Summariser {sm['name']}: {sm['calls']} call(s), {sm['failed_calls']} failed{extra}"))
+    if dry_run:
+        out.print(Text("Dry run: nothing was written."))
+    elif written:
+        out.print(
+            Text(
+                f"Wrote {len(written)} file(s)" + (f"; transcript: {output}" if report["status"] == "compacted" else "")
+            )
+        )
+
+
+def compressors_table(rows: Sequence[Mapping[str, Any]]) -> None:
+    """The terminal view of ``tcompact compressors``."""
+    out = console()
+    for row in rows:
+        uses = " (uses a summariser)" if row["uses_summarizer"] else ""
+        out.print(Text(f"{row['name']}: {row['description']}{uses}", style="bold"))
+        table = Table(show_header=True, box=None, padding=(0, 2))
+        for col in ("setting", "default", "description"):
+            table.add_column(col, overflow="fold")
+        for f in row["settings"]:
+            table.add_row(f["name"], _default(f["default"]), f["description"])
+        out.print(table)
+        out.print()
+
+
+def _default(value: Any) -> str:
+    import orjson
+
+    return orjson.dumps(value).decode()

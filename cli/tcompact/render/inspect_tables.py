@@ -1,0 +1,192 @@
+"""The tables of the detailed inspect view, one function each."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import _n, _pct
+
+__all__ = [
+    "kinds_table",
+    "tools_table",
+    "rounds_table",
+    "top_table",
+    "compactions_table",
+    "usage_lines",
+    "span_table",
+    "transcripts_table",
+]
+
+_MAX_ROUNDS = 40
+_KIND_LABELS = {
+    "system": "system text",
+    "user": "user text",
+    "injected": "injected context",
+    "assistant": "assistant text",
+    "reasoning": "reasoning",
+    "tool_arguments": "tool-call arguments",
+    "tool_results": "tool results",
+    "images": "images",
+}
+
+
+def kinds_table(out: Console, tokens: Mapping[str, Any]) -> None:
+    total = tokens["total"]
+    table = Table(title="Tokens by content kind", title_justify="left")
+    table.add_column("kind")
+    table.add_column("tokens", justify="right")
+    table.add_column("share", justify="right")
+    for kind, n in tokens["by_kind"].items():
+        if n:
+            table.add_row(_KIND_LABELS.get(kind, kind), _n(n), _pct(n, total))
+    table.add_section()
+    for role, n in tokens["by_role"].items():
+        table.add_row(f"role {role}", _n(n), _pct(n, total))
+    out.print(table)
+
+
+def tools_table(out: Console, tools: Sequence[Mapping[str, Any]]) -> None:
+    table = Table(title="Tokens by tool", title_justify="left")
+    for col in ("tool", "calls", "argument tokens", "result tokens", "errors"):
+        table.add_column(col, justify="left" if col == "tool" else "right")
+    for r in tools:
+        table.add_row(
+            r["name"],
+            _n(r["calls"]),
+            _n(r["argument_tokens"]),
+            _n(r["result_tokens"]),
+            _n(r["errors"]),
+        )
+    out.print(table)
+
+
+def rounds_table(out: Console, rounds: Sequence[Mapping[str, Any]]) -> None:
+    table = Table(title="Rounds", title_justify="left")
+    for col in ("#", "messages", "calls", "tokens"):
+        table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
+    table.add_column("request", overflow="ellipsis", no_wrap=True, max_width=max(20, out.width - 40))
+    shown = rounds if len(rounds) <= _MAX_ROUNDS else [*rounds[:10], *rounds[-(_MAX_ROUNDS - 10) :]]
+    for r in shown:
+        if len(rounds) > _MAX_ROUNDS and r is rounds[-(_MAX_ROUNDS - 10)]:
+            table.add_row("…", "", "", "", f"{len(rounds) - _MAX_ROUNDS} more rounds")
+        request = r["request"] if r["request"] is not None else "(before the first request)"
+        table.add_row(
+            str(r["number"]),
+            f"{r['start']}–{r['end'] - 1}",
+            _n(r["tool_calls"]),
+            _n(r["tokens"]),
+            request,
+        )
+    out.print(table)
+
+
+def top_table(out: Console, top: Sequence[Mapping[str, Any]]) -> None:
+    table = Table(title="Largest messages", title_justify="left")
+    for col, width in (("#", 3), ("tokens", 6), ("role", 9), ("tool", 12)):
+        table.add_column(
+            col,
+            justify="right" if col in ("#", "tokens") else "left",
+            no_wrap=True,
+            overflow="ellipsis",
+            min_width=width,
+            max_width=16 if col == "tool" else None,
+        )
+    table.add_column("preview", overflow="ellipsis", no_wrap=True, max_width=max(20, out.width - 52))
+    for m in top:
+        table.add_row(str(m["index"]), _n(m["tokens"]), m["role"], m["tool"] or "", m["preview"])
+    out.print(table)
+
+
+def compactions_table(out: Console, compactions: Sequence[Mapping[str, Any]]) -> None:
+    table = Table(title="Compactions found in the file", title_justify="left")
+    for col in ("line", "kind", "trigger", "tokens before", "at message"):
+        table.add_column(col)
+    for c in compactions:
+        table.add_row(
+            _n(c["line"]),
+            c["kind"],
+            c["trigger"] or "—",
+            _n(c["pre_tokens"]),
+            "—" if c["index"] is None else str(c["index"]),
+        )
+    out.print(table)
+
+
+def usage_lines(out: Console, usage: Mapping[str, Any] | None, counted: int) -> None:
+    if not usage:
+        out.print(Text("Provider usage: none recorded in the file"))
+        return
+    src = usage["source"]
+    if src == "codex":
+        total, last = usage.get("total") or {}, usage.get("last") or {}
+        out.print(
+            Text(
+                f"Provider usage (codex, {usage['events']} token_count events): total input "
+                f"{_n(total.get('input_tokens'))} (cached {_n(total.get('cached_input_tokens'))}), output "
+                f"{_n(total.get('output_tokens'))}; last request input {_n(last.get('input_tokens'))}"
+            )
+        )
+    elif src == "claude-code":
+        out.print(
+            Text(
+                f"Provider usage (claude-code, {usage['requests']} requests from {usage['lines']} lines): "
+                f"input {_n(usage['input_tokens'])}, cache read {_n(usage['cache_read_input_tokens'])}, "
+                f"cache creation {_n(usage['cache_creation_input_tokens'])}, output {_n(usage['output_tokens'])}"
+            )
+        )
+    else:
+        out.print(
+            Text(
+                f"Provider usage ({src}, {_n(usage.get('requests'))} requests): input "
+                f"{_n(usage.get('input_tokens'))}, output {_n(usage.get('output_tokens'))}"
+            )
+        )
+    last = usage.get("last_context_tokens")
+    if last is not None:
+        out.print(
+            Text(
+                f"  context at the last request: {last:,} reported vs {counted:,} counted by tcompact "
+                "(the provider also counts the system prompt and tool definitions)"
+            )
+        )
+
+
+def span_table(out: Console, span: Mapping[str, Any]) -> None:
+    keep = "" if span["keep_recent"] is None else f", keep_recent {span['keep_recent']}"
+    table = Table(title=f"Span layout of {span['compressor']}{keep}", title_justify="left")
+    for col in ("part", "messages", "range", "tokens"):
+        table.add_column(col, justify="left" if col == "part" else "right")
+    for name, label in (
+        ("prefix", "preserved prefix"),
+        ("body", "compressible body"),
+        ("tail", "protected tail"),
+    ):
+        p = span[name]
+        rng = f"{p['start']}–{p['end'] - 1}" if p["messages"] else "—"
+        table.add_row(label, _n(p["messages"]), rng, _n(p["tokens"]))
+    out.print(table)
+    out.print(Text(f"  would compact now: {'yes' if span['would_compact'] else 'no'}"))
+
+
+def transcripts_table(out: Console, ts: Sequence[Mapping[str, Any]]) -> None:
+    table = Table(title="Transcripts in this file", title_justify="left")
+    for col in ("id", "kind", "messages", "tool calls", "tokens", "started by"):
+        table.add_column(
+            col,
+            justify="right" if col in ("messages", "tool calls", "tokens") else "left",
+        )
+    for t in ts:
+        table.add_row(
+            t["id"],
+            t["kind"],
+            _n(t["messages"]),
+            _n(t["tool_calls"]),
+            _n(t["tokens"]["total"]),
+            t["parent_tool_call"] or "",
+        )
+    out.print(table)

@@ -1,0 +1,165 @@
+"""The terminal view of ``tcompact inspect``: one file in detail, or one row per file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import _count, _n, console
+from . import inspect_tables as tables
+
+__all__ = ["inspect_report", "window_bar"]
+_BAR = 40
+_MAX_ROUNDS = 40
+
+
+def inspect_report(report: Mapping[str, Any], *, transcript: str | None = None) -> None:
+    """The terminal view of an inspect report."""
+    out = console()
+    files = report["files"]
+    if len(files) == 1 and not report["errors"]:
+        _file_detail(out, files[0], transcript)
+    elif transcript is not None:
+        from ..errors import UsageError
+
+        raise UsageError(
+            "--transcript needs a single file",
+            hint="pass the one file that holds that transcript",
+        )
+    else:
+        _files_table(out, files, report["totals"])
+    skipped = report["not_transcripts"]
+    if skipped:
+        listed = "; ".join(f"{x['path']} ({x['reason']})" for x in skipped[:5]) + (" …" if len(skipped) > 5 else "")
+        out.print(Text(f"Passed over {len(skipped)} file(s) that hold no transcript: {listed}"))
+
+
+def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mapping[str, Any]) -> None:
+    paths = [f["path"] for f in files]
+    root = os.path.commonpath([os.path.dirname(p) or "." for p in paths]) if paths else ""
+    title = f"Transcripts in {root}/" if root not in ("", ".") else "Transcripts"
+    table = Table(title=title, title_justify="left")
+    table.add_column("file", overflow="fold", ratio=1)
+    table.add_column("format", no_wrap=True)
+    for col in ("msgs", "calls", "tokens", "window"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for f in files:
+        ts = f["transcripts"]
+        main = next((t for t in ts if t["kind"] == "main"), ts[0])
+        name = os.path.relpath(f["path"], root) if root not in ("", ".") else f["path"]
+        if len(ts) > 1:
+            name += f" (+{len(ts) - 1})"
+        table.add_row(
+            name,
+            f["format"],
+            _n(sum(t["messages"] for t in ts)),
+            _n(sum(t["tool_calls"] for t in ts)),
+            _n(sum(t["tokens"]["total"] for t in ts)),
+            f"{100 * main['window']['utilisation']:.1f}%",
+        )
+    table.add_section()
+    table.add_row(
+        f"{totals['files']} files, {totals['transcripts']} transcripts",
+        "",
+        _n(totals["messages"]),
+        _n(totals["tool_calls"]),
+        _n(totals["tokens"]),
+        "",
+    )
+    out.print(table)
+    if any(len(f["transcripts"]) > 1 for f in files):
+        out.print(Text("(+N): the file holds N more transcripts (sub-agents or episodes), counted in its row"))
+
+
+def _file_detail(out: Console, f: Mapping[str, Any], wanted: str | None) -> None:
+    ts = f["transcripts"]
+    if wanted is not None:
+        chosen = [t for t in ts if t["id"] == wanted]
+        if not chosen:
+            from ..errors import UsageError
+
+            raise UsageError(
+                f"no transcript {wanted!r} in this file",
+                path=f["path"],
+                hint=f"choose one of: {', '.join(t['id'] for t in ts)}",
+            )
+        t = chosen[0]
+    else:
+        t = next((x for x in ts if x["kind"] == "main"), ts[0])
+    _transcript_detail(out, f, t)
+    if len(ts) > 1:
+        tables.transcripts_table(out, ts)
+    if f["unknown_records"]:
+        kinds = ", ".join(f"{k} ×{n}" for k, n in f["unknown_records"].items())
+        out.print(Text(f"Kept {sum(f['unknown_records'].values())} record(s) of unknown type: {kinds}"))
+
+
+def _transcript_detail(out: Console, f: Mapping[str, Any], t: Mapping[str, Any]) -> None:
+    tokens = t["tokens"]
+    approx = ", approximate" if t["approximate"] else ""
+    est = f", {tokens['estimated']:,} estimated" if tokens["estimated"] else ""
+    out.print(Text(f"{f['path']} · {f['format']} · {t['id']} ({t['kind']})", style="bold"))
+    out.print(
+        Text(
+            f"{_count(t['messages'], 'message')} · {_count(t['tool_calls'], 'tool call')} · "
+            f"{_count(tokens['total'], 'token')} "
+            f"({t['encoding']}{approx}{est})" + (f" · model {t['model']}" if t["model"] else "")
+        )
+    )
+    out.print()
+    _window_lines(out, t["window"])
+    tables.kinds_table(out, tokens)
+    if t["tools"]:
+        tables.tools_table(out, t["tools"])
+    tables.rounds_table(out, t["rounds"])
+    if t["top_messages"]:
+        tables.top_table(out, t["top_messages"])
+    if t["compactions"]:
+        tables.compactions_table(out, t["compactions"])
+    tables.usage_lines(out, t["provider_usage"], tokens["total"])
+    if t["span"]:
+        tables.span_table(out, t["span"])
+    orphans = t["orphans"]
+    if orphans["tool_results"] or orphans["unanswered_calls"]:
+        out.print(
+            Text(
+                f"Tool pairing: {orphans['tool_results']} result(s) without a call, "
+                f"{orphans['unanswered_calls']} call(s) without a result"
+            )
+        )
+    for note in t["notes"]:
+        out.print(Text(f"Note: {note}"))
+
+
+def window_bar(utilisation: float, width: int = _BAR) -> str:
+    """A bar of ``width`` cells: '█' used, '·' free, '┆' at the 0.1 and '│' at the 0.8 mark."""
+    used = min(width, round(utilisation * width))
+    cells = ["█" if i < used else "·" for i in range(width)]
+    for ratio, mark in ((0.1, "┆"), (0.8, "│")):
+        i = min(width - 1, int(ratio * width))
+        if i >= used:
+            cells[i] = mark
+    return "".join(cells)
+
+
+def _window_lines(out: Console, w: Mapping[str, Any]) -> None:
+    out.print(
+        Text(
+            f"Context window: {w['tokens']:,} of {w['context_window']:,} tokens "
+            f"({100 * w['utilisation']:.1f}%; size: {w['source']})"
+        )
+    )
+    state = "over the trigger" if w["over_trigger"] else "below the trigger"
+    out.print(Text(f"  [{window_bar(w['utilisation'])}] {state}"))
+    out.print(
+        Text(
+            f"  trigger {w['trigger_tokens']:,} ({w['trigger_ratio']}) · "
+            f"minimum target {w['min_target_tokens']:,} ({w['min_target_ratio']})"
+        )
+    )
+    out.print()
