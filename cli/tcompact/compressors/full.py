@@ -76,7 +76,11 @@ class Full(Compressor):
         if not summary:
             reason = f"summariser failed: {got.error}" if got.error else "the summariser returned an empty summary"
             return unchanged(self.name, messages, reason, before, span=got.span, calls=got.calls, failed=True)
-        span = got.span
+        return self._assemble(messages, got.span, summary, before=before, calls=got.calls, settings=settings,
+                              counter=counter)
+
+    def _assemble(self, messages: Sequence[Message], span: Span, summary: str, *, before: int, calls: tuple,
+                  settings: FullSettings, counter: TokenCounter) -> CompressionResult:
         users = kept_user_messages([messages[i] for i in span.body], settings.user_messages_max_tokens, counter)
         notice = "\n\nRecent messages are preserved verbatim." if len(span.tail) else ""
         handoff = Message(role="user", content=f"{SUMMARY_INTRO}\n\n{summary}{notice}", meta={"memory_block": "full"})
@@ -86,9 +90,9 @@ class Full(Compressor):
         after = counter.total(new)
         if before > 0 and after >= before:
             return unchanged(self.name, messages, f"no benefit ({after:,} ≥ {before:,} tokens); original kept",
-                             before, span=span, calls=got.calls)
+                             before, span=span, calls=calls, figures={"rejected_tokens_after": after})
         return CompressionResult(processor=self.name, messages=new, applied=True, reason="compacted",
-                                 tokens_before=before, tokens_after=after, span=span, calls=got.calls,
+                                 tokens_before=before, tokens_after=after, span=span, calls=calls,
                                  notes=(f"{len(span.body)} messages replaced by {len(users)} user message(s) "
                                         "and one summary",))
 

@@ -193,21 +193,7 @@ def _walk(leaf: _Line, lines: Mapping[str, _Line], full_history: bool) -> tuple[
 def _transcript(key: str, members: list[_Line], lines: Mapping[str, _Line], records: Sequence[Record],
                 ctx: ReadContext) -> Transcript:
     chain, notes = _walk(_newest_leaf(members), lines, ctx.options.full_history)
-    # Sibling lines and results are gathered only from the tree segments the chain runs through:
-    # a compacted file holds the old lines and their re-chained copies, sharing message ids.
-    memo: dict[str, str] = {}
-    roots = {_root(ln, lines, memo) for ln in chain}
-    by_message_id: dict[str, list[int]] = defaultdict(list)
-    results_for: dict[str, list[int]] = defaultdict(list)
-    for ln in members:
-        if _root(ln, lines, memo) not in roots:
-            continue
-        if ln.message_id:
-            by_message_id[ln.message_id].append(ln.index)
-        elif ln.kind == "user":
-            for block in blocks(records[ln.index].data):
-                if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                    results_for[block["tool_use_id"]].append(ln.index)
+    by_message_id, results_for = _siblings(chain, members, lines, records)
     order = _emission_order(chain, records, by_message_id, results_for)
     messages: list[Message] = []
     compactions: list[Compaction] = []
@@ -235,6 +221,29 @@ def _transcript(key: str, members: list[_Line], lines: Mapping[str, _Line], reco
         parent_tool_call=None,
         notes=tuple(notes),
     )
+
+
+def _siblings(chain: Sequence[_Line], members: Sequence[_Line], lines: Mapping[str, _Line],
+              records: Sequence[Record]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Lines of each reply (by message.id) and result lines of each tool_use id.
+
+    Only from the tree segments the chain runs through: a compacted file holds the old lines and
+    their re-chained copies, which share message ids.
+    """
+    memo: dict[str, str] = {}
+    roots = {_root(ln, lines, memo) for ln in chain}
+    by_message_id: dict[str, list[int]] = defaultdict(list)
+    results_for: dict[str, list[int]] = defaultdict(list)
+    for ln in members:
+        if _root(ln, lines, memo) not in roots:
+            continue
+        if ln.message_id:
+            by_message_id[ln.message_id].append(ln.index)
+        elif ln.kind == "user":
+            for block in blocks(records[ln.index].data):
+                if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                    results_for[block["tool_use_id"]].append(ln.index)
+    return by_message_id, results_for
 
 
 def _emission_order(chain: Sequence[_Line], records: Sequence[Record], by_message_id: Mapping[str, list[int]],
