@@ -1,0 +1,54 @@
+"""The offline summariser: a state snapshot built from the transcript itself, no model involved.
+
+``ExtractiveSummarizer`` fills the numbered sections of a contract (:data:`contracts.SECTIONS`)
+from what the messages already say: the user's requests and constraints in their own words, the
+todo/plan state, what the assistant concluded, which files were read, edited or created, which
+commands ran and how they ended, which attempts failed and were never fixed, and a one-line resume
+point. Only ``messages[body]`` is summarised; the preserved prefix before it is read for context
+(the active request, the round numbers, the plan). Internal messages in the body that hold an
+earlier checkpoint (``<memory_block_…>``, a Claude compact summary) have their lines carried over.
+
+The output is deterministic (same request, same text) and fitted to ``target_tokens``: every item
+is tokenised once, and the least important items are dropped first (see ``sections._TIERS``), then
+long items are shortened; section headings always stay. Large tool results are only looked at
+through a head and a tail window, so the cost is linear in the size of the body.
+
+The work is split in stages, one module each: :mod:`.extraction` scans the messages (with
+:mod:`.calls`, :mod:`.shell`, :mod:`.results`, :mod:`.outputs`, :mod:`.plan` and
+:mod:`.checkpoints`), :mod:`.content`, :mod:`.files` and :mod:`.history` turn the scan into section
+lines, :mod:`.sections` assigns them to a contract's sections, and :mod:`.budget` fits and renders.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ...tokens import TokenCounter
+from ..base import SummarizerError, SummaryRequest, SummaryResponse
+from ..contracts import SECTIONS
+from .budget import _fit
+from .extraction import _Extraction
+from .sections import _sections
+
+__all__ = ["ExtractiveSummarizer"]
+
+
+class ExtractiveSummarizer:
+    """Offline, deterministic summariser that follows a contract's sections within a token budget."""
+
+    name = "extractive"
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        """Summarise ``request.messages[request.body]`` into a ``<state_snapshot>`` block."""
+        started = time.perf_counter()
+        titles = SECTIONS.get(request.contract)
+        if titles is None:
+            raise SummarizerError("api_request_error", f"unknown summary contract {request.contract!r}",
+                                  hint=f"choose one of: {', '.join(SECTIONS)}")
+        facts = _Extraction(request.messages, request.body)
+        sections = _sections(request.contract, titles, x=facts, budget=request.target_tokens)
+        text = _fit(sections, request.target_tokens, counter=self.counter)
+        return SummaryResponse(text=text, usage=None, model="extractive", latency_s=time.perf_counter() - started)

@@ -1,0 +1,168 @@
+"""Fitting the snapshot to its token budget and rendering it.
+
+Every item is tokenised once; when the snapshot is over budget the least important items are
+dropped first (highest tier, then lowest rank), then the essential ones are shortened, then the
+oldest requests dropped. Section headings always stay, and a marker says how much was omitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...redact import redact
+from ...tokens import TokenCounter
+from .text import _cut
+
+_ITEM_CHARS = 400  # items other than the essential ones are cut to this many characters
+
+
+@dataclass(slots=True)
+class _Item:
+    """One line of a section: its text, drop tier and rank (higher rank goes first within a tier)."""
+
+    text: str
+    tier: float
+    rank: int = 0
+    raw: bool = False
+    variants: tuple[str, ...] = ()  # shorter forms of the same item, tried in order when over budget
+    line: str = ""
+    cost: int = 0
+    keep: bool = True
+
+
+def _render_text(sections: Sequence[tuple[str, Sequence[_Item]]]) -> str:
+    """The snapshot text: numbered headings, kept items, budget markers and "(none)"."""
+    parts = ["<state_snapshot>"]
+    for n, (title, entries) in enumerate(sections, start=1):
+        parts.append(f"{n}. {title}")
+        kept = [item.line for item in entries if item.keep]
+        dropped = sum(1 for item in entries if not item.keep)
+        if kept:
+            parts.extend(kept)
+            if dropped:
+                parts.append(f"- (+{dropped} omitted for budget)")
+        else:
+            parts.append("(omitted)" if dropped else "(none)")
+        parts.append("")
+    parts[-1] = "</state_snapshot>"
+    return "\n".join(parts)
+
+
+def _prepare(item: _Item, limit: int | None, *, counter: TokenCounter) -> None:
+    """Set an item's rendered line (cut to ``limit``, redacted) and its token cost."""
+    text = item.text if limit is None else _cut(item.text, limit)
+    text = redact(text)
+    item.line = text if item.raw else "- " + text
+    item.cost = counter.count(item.line) + 1
+
+
+def _price(items: Sequence[_Item], counter: TokenCounter) -> None:
+    """Cut the non-essential items, render every line once and count its tokens (in one batch)."""
+    for item in items:
+        limit = None if item.tier == 0.0 or item.raw else _ITEM_CHARS
+        item.text = item.text if limit is None else _cut(item.text, limit)
+        item.line = redact(item.text) if item.raw else "- " + redact(item.text)
+    counter.prime(item.line for item in items)
+    for item in items:
+        item.cost = counter.count(item.line) + 1
+
+
+def _fit(sections: list[tuple[str, list[_Item]]], budget: int, *, counter: TokenCounter) -> str:
+    """The rendered snapshot, with items dropped and then shortened until it fits ``budget`` tokens."""
+    everything = [item for _, entries in sections for item in entries]
+    _price(everything, counter)
+    skeleton = _render_text([(title, []) for title, _ in sections])
+    base = counter.count(skeleton)
+    marker = counter.count("- (+999 omitted for budget)") + 1 - counter.count("(none)")
+    goal = budget
+    for _ in range(4):  # the estimate can be off (tokens merge across lines): retry with a lower goal
+        _fit_items(sections, goal, base=base, marker=marker, counter=counter)
+        text = _render_text(sections)
+        text = redact(text)
+        total = counter.count(text)
+        if total <= budget or budget <= 0:
+            return text
+        goal -= (total - goal) + max(8, budget // 50)
+        for item in everything:
+            item.keep = True
+    return text
+
+
+class _Estimate:
+    """The running token estimate of the snapshot while items are dropped or shortened."""
+
+    def __init__(self, sections: Sequence[tuple[str, Sequence[_Item]]], goal: int, *, base: int, marker: int,
+                 counter: TokenCounter) -> None:
+        self.owner = {id(item): n for n, (_, entries) in enumerate(sections) for item in entries}
+        self.total = base + sum(item.cost for _, entries in sections for item in entries)
+        self.goal = goal
+        self.marker = marker
+        self.counter = counter
+        self.marked: set[int] = set()
+
+    def fits(self) -> bool:
+        """Whether the estimate is within the goal."""
+        return self.total <= self.goal
+
+    def drop(self, item: _Item) -> None:
+        """Leave an item out; the first one left out of a section adds the section's marker."""
+        item.keep = False
+        self.total -= item.cost
+        section = self.owner[id(item)]
+        if section not in self.marked:
+            self.marked.add(section)
+            self.total += self.marker
+
+    def shorten(self, item: _Item, limit: int | None) -> None:
+        """Render an item again (cut to ``limit``) and update the estimate."""
+        before = item.cost
+        _prepare(item, limit, counter=self.counter)
+        self.total += item.cost - before
+
+    def use_variant(self, items: Sequence[_Item], level: int) -> None:
+        """Switch items that have shorter forms to form ``level``."""
+        for item in items:
+            if level < len(item.variants):
+                item.text = item.variants[level]
+                self.shorten(item, None)
+
+
+def _fit_items(sections: list[tuple[str, list[_Item]]], goal: int, *, base: int, marker: int,
+               counter: TokenCounter) -> None:
+    """Decide which items stay (``keep``) and shorten the essential ones so the estimate fits ``goal``."""
+    estimate = _Estimate(sections, goal, base=base, marker=marker, counter=counter)
+    everything = [item for _, entries in sections for item in entries]
+    _drop_until_fit(estimate, sorted((item for item in everything if item.tier > 0.0),
+                                     key=lambda item: (-item.tier, -item.rank)))
+    essential = [item for item in everything if item.tier == 0.0 and item.keep]
+    shorter = [item for item in essential if item.variants]
+    _shorten_until_fit(estimate, essential, shorter=shorter)
+    requests = [item for item in essential if not item.variants and not item.text.startswith("Latest request")]
+    _drop_until_fit(estimate, sorted(requests, key=lambda item: -item.rank))  # oldest requests last of all
+    for level in (1, 2):
+        if estimate.fits():
+            return
+        estimate.use_variant(shorter, level)
+
+
+def _drop_until_fit(estimate: _Estimate, items: Sequence[_Item]) -> None:
+    """Leave items out in the given order until the estimate fits."""
+    for item in items:
+        if estimate.fits():
+            return
+        estimate.drop(item)
+
+
+def _shorten_until_fit(estimate: _Estimate, essential: Sequence[_Item], *, shorter: Sequence[_Item]) -> None:
+    """Shorten what must stay, longest first, to ever smaller limits (shorter forms from 120 on)."""
+    for limit in (800, 400, 200, 120, 60):
+        if estimate.fits():
+            return
+        if limit == 120:
+            estimate.use_variant(shorter, 0)
+        for item in sorted(essential, key=lambda item: -item.cost):
+            if estimate.fits():
+                return
+            if len(item.text) > limit and not item.variants:
+                estimate.shorten(item, limit)

@@ -1,0 +1,119 @@
+"""Earlier checkpoints inside the body: which of their lines are carried into the new snapshot.
+
+A body being compacted again may hold the summary of an earlier compaction; its requests, failed
+attempts, pending work and facts would be lost unless they are carried over, by category.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ...model import Message
+from ...rounds import INJECTED_PREFIXES
+from .text import _cut
+
+_CHECKPOINT_PREFIXES = (
+    "<memory_block", "[CURRENT_ROUND_MEMORY_BLOCK]", "[DIALOGUE_MEMORY_BLOCK]", "[ROUND_LEVEL_MEMORY_BLOCK]",
+    "[FULL_COMPACT_STATE]", "[STATE_REINJECTION]", "<recovered_context>",
+    "This session is being continued from a previous conversation",
+)
+_CHECKPOINT_HEADING = re.compile(r"^\s*(?:#+\s*)?(\d{1,2})\.\s+(.{3,90}?)\s*:?\s*$")
+_CARRY_MAP = (  # heading keywords -> category of a carried line, first match wins
+    ("resume", None), ("do not retry", "failed"), ("failed attempt", "failed"), ("artifact trail", "files"),
+    ("user message", "requests"), ("user request", "requests"), ("primary request", "requests"),
+    ("active task", "requests"), ("requirement", "constraints"), ("constraint", "constraints"),
+    ("preference", "constraints"), ("pending", "pending"), ("next", "pending"), ("open work", "pending"),
+    ("file", "files"), ("error", "facts"), ("evidence", "facts"), ("fact", "facts"), ("decision", "facts"),
+    ("finding", "facts"), ("problem", "facts"),
+)
+#: Lines of an earlier checkpoint that are not carried: empty markers, the old resume line, budget
+#: markers and notes this summariser derives again from the new state.
+_STALE_LINE = re.compile(
+    r"(?i)\(?(?:none\b|n/a\b|no (?:pending|open|further)|wait for|\+\d+ omitted for budget)|`?last request:|status:|"
+    r"it replies to the assistant|\d+ failed attempt\(s\) were never fixed|latest test run|not verified:|"
+    r"no test run recorded|"
+    r"edited after the last test run|the latest request (?:has no|is not|was answered)|latest request\b")
+
+
+def _is_checkpoint(message: Message) -> bool:
+    """Whether an injected message holds an earlier checkpoint (a memory block, a compact summary)."""
+    text = message.text
+    head = text.lstrip()[:200]
+    return head.startswith(_CHECKPOINT_PREFIXES) or (message.internal and "<state_snapshot>" in text[:20000])
+
+
+def _carry(text: str) -> list[tuple[str, str]]:
+    """The still-useful lines of an earlier checkpoint, each with the category it belongs to.
+
+    Numbered headings decide the category (``_CARRY_MAP``); the old resume line, "(none)" lines,
+    budget markers and lines this summariser derives afresh (verification notes) are dropped, and
+    so are an old active-task section's lines when the block also lists the user's requests.
+    """
+    found, headings = _checkpoint_lines(_snapshot_body(text))
+    if not headings:
+        return [("history", line) for _, _, line in found[:60]]
+    return _deduplicated(found)
+
+
+def _snapshot_body(text: str) -> str:
+    """The inside of a ``<state_snapshot>`` block, else the whole text."""
+    match = re.search(r"<state_snapshot>(.*?)(?:</state_snapshot>|$)", text, re.DOTALL | re.IGNORECASE)
+    return match.group(1) if match else text
+
+
+def _checkpoint_lines(body: str) -> tuple[list[tuple[str, str, str]], int]:
+    """(category, heading, line) of every carried line, and how many numbered headings there were."""
+    found: list[tuple[str, str, str]] = []
+    category: str | None = "history"
+    title = ""
+    headings = 0
+    for raw in body.splitlines()[:3000]:
+        line = raw.strip()
+        heading = _CHECKPOINT_HEADING.match(line)
+        if heading and len(heading.group(2).split()) <= 12 and not heading.group(2).endswith("."):
+            title = heading.group(2).lower()
+            category = _category(title)
+            headings += 1
+            continue
+        kept = _carried_line(line, title) if category is not None else None
+        if kept is None:
+            continue
+        found.append((category, title, kept))
+        if len(found) >= 600:
+            break
+    return found, headings
+
+
+def _category(title: str) -> str | None:
+    """The category a checkpoint heading files its lines under (None: not carried)."""
+    for word, target in _CARRY_MAP:
+        if word in title:
+            return target
+    return "history"
+
+
+def _carried_line(line: str, title: str) -> str | None:
+    """A checkpoint line as carried (bullet dropped, cut), or None when it is stale or empty."""
+    bullet = re.match(r"^(?:[-*•]|\d+[.)])\s+", line)
+    if bullet:
+        line = line[bullet.end():]
+    if (not line or _STALE_LINE.match(line)
+            or line.startswith(("<", "Summary:", "Analysis:", *INJECTED_PREFIXES))
+            or ("relevant files" in title and not bullet)):  # a directory tree: its structure cannot be carried
+        return None
+    return _cut(line, 300)
+
+
+def _deduplicated(found: Sequence[tuple[str, str, str]]) -> list[tuple[str, str]]:
+    """(category, line) pairs without repeats; an old active task is dropped when user requests are listed."""
+    listed = any(("user message" in t or "user request" in t) for _, t, _ in found)
+    out: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for category, title, line in found:
+        if listed and ("active task" in title or "primary request" in title):
+            continue
+        if (category, line) not in seen:
+            seen.add((category, line))
+            out.append((category, line))
+    return out

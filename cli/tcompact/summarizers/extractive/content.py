@@ -1,0 +1,268 @@
+"""Section content that depends on the whole request: the user's words, outcomes and resume state.
+
+:class:`_Content` computes, once per summary, the values several sections share (the per-request
+character allowance, whether the latest request was answered, the failures and commands) and
+builds the items of the sections that need them, each as ``(text, rank)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .calls import _Action
+from .extraction import _Extraction
+from .history import _outcome
+from .plan import _in_progress, _next_step, _todos
+from .text import _clean, _cut, _cut_marked, _field, _one_line, _quote, _reply_context, _word_count
+
+_REQUEST_CHARS = 1500  # a user request longer than this is cut with a marker
+_MAX_COMMANDS = 300
+_CONSTRAINT_CUES = re.compile(
+    r"(?i)\b(?:must|should(?:n't)?|don'?t|do not|never|always|only|prefer|avoid|make sure|without|please|"
+    r"need(?:s)? to|has to|have to|not acceptable|no longer|instead of|at most|at least|max(?:imum)?|keep)\b")
+_USER_SPLIT = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+")
+_OPEN_STATUSES = ("pending", "in_progress", "in-progress", "todo", "not_started", "active")
+
+
+class _Content:
+    """The texts of every kind of item that needs more than one look at the extraction."""
+
+    def __init__(self, x: _Extraction, budget: int) -> None:
+        self.x = x
+        self.current_round = x.round
+        self.body_rounds = ({r for _, r, _ in x.requests} | {a.round for a in x.actions}
+                            | {r for _, r, _ in x.sentences} | set(x.round_text) | {self.current_round})
+        n_requests = max(len(x.requests), 1)
+        self.request_chars = max(160, min(_REQUEST_CHARS, int(budget * 4 * 0.4 / n_requests)))
+        self.answered = x.answered()
+        self.fixes = _fixes(x.actions)
+        self.failed = _unfixed(x.actions)
+        self.commands = _commands(x.actions)
+
+    # user's words
+
+    def request_text(self, text: str, limit: int | None = None) -> str:
+        """A request quoted verbatim (long ones cut with a marker; continuation lines indented)."""
+        return _quote(_cut_marked(text, limit or self.request_chars).replace("\n", "\n  "))
+
+    def requests(self, with_outcome: bool, rounds: set[int] | None = None) -> list[tuple[str, int]]:
+        """The body's real user messages in order (oldest ranked for dropping first)."""
+        out = []
+        items = [r for r in self.x.requests if rounds is None or r[1] in rounds]
+        for n, (_, rnd, text) in enumerate(items):
+            line = self.request_text(text)
+            if with_outcome:
+                line += f" → {_outcome(self.x, rnd)}"
+            out.append((line, len(items) - 1 - n))
+        return out
+
+    def active(self, earlier_requests: bool = True) -> list[tuple[str, int]]:
+        """The latest request verbatim, what a terse reply refers to, and the substantive requests."""
+        x = self.x
+        if x.last_request is None:
+            return []
+        index, text = x.last_request
+        where = "" if index >= x.start else " (the message itself is kept above this summary)"
+        out = [(f"Latest request{where}: {self.request_text(text, _REQUEST_CHARS)}", 0)]
+        if len(text) < 40 and x.previous_text:
+            out.append((f"It replies to the assistant's previous message: {_reply_context(text, x.previous_text)}", 1))
+        substantive = [(i, t) for i, t in x.substantive if i != index]
+        if substantive and len(text) < 80:
+            out.append((f"Original task: {self.request_text(substantive[0][1], 600)}", 2))
+            if len(substantive) > 1:
+                out.append((f"Latest substantive request: {self.request_text(substantive[-1][1], 600)}", 3))
+        out.append((f"Status: {'answered' if self.answered else 'not answered yet, work in progress'}.", 4))
+        if earlier_requests:
+            out += self._earlier_requests(x.last_request, substantive)
+        return out
+
+    def _earlier_requests(self, latest: tuple[int, str], substantive: Sequence[tuple[int, str]]
+                          ) -> list[tuple[str, int]]:
+        """The user's other words in this part, newest first (those quoted as the task left out)."""
+        index, text = latest
+        quoted = {i for i, _ in substantive[:1]} | ({substantive[-1][0]} if len(substantive) > 1 else set())
+        earlier = [(i, t) for i, _, t in self.x.requests if i != index and (i not in quoted or len(text) >= 80)]
+        return [(f"Earlier request in this part: {self.request_text(req)}", 5 + n)
+                for n, (_, req) in enumerate(reversed(earlier))]
+
+    def constraints(self) -> list[tuple[str, int]]:
+        """User sentences with a constraint cue (must, don't, only, …), quoted, deduplicated."""
+        x = self.x
+        sources = [text for _, _, text in x.requests]
+        if x.last_request is not None and x.last_request[0] < x.start:
+            sources.append(x.last_request[1])
+        seen: dict[str, None] = {}
+        found: list[str] = []
+        for text in sources:
+            for part in _USER_SPLIT.split(text[:20000]):
+                part = part.strip(" -*•")
+                if 3 <= _word_count(part) <= 80 and _CONSTRAINT_CUES.search(part) and part.lower() not in seen:
+                    seen[part.lower()] = None
+                    found.append(_quote(_cut(_one_line(part), 300)))
+        return [(line, len(found) - 1 - n) for n, line in enumerate(found)]
+
+    # the state to resume from
+
+    def active_item(self) -> str:
+        """The Resume line's 'active': the todo in progress, else the last tool action."""
+        current = _in_progress(self.x)
+        if current:
+            return f"in_progress todo: {current}"
+        last = self.x.last_action()
+        return f"last action: {_describe(last)}" if last else "(none)"
+
+    def resume_line(self, limit: int = 200) -> str:
+        """The one-line resume point, each field cut to about ``limit`` characters."""
+        x = self.x
+        request = _field(x.last_request[1], limit) if x.last_request else "(none)"
+        return (f"last request: {request}; answered: {'yes' if self.answered else 'no'}; "
+                f"active: {_field(self.active_item(), limit + 20)}; next: {_field(_next_step(x), limit)}")
+
+    def current(self) -> list[tuple[str, int]]:
+        """The state right before the checkpoint: todo in progress, recent actions, last test, last text."""
+        out = []
+        current = _in_progress(self.x)
+        if current:
+            out.append((f"in progress (todo): {current}", 0))
+        out += [("recent: " + text, rank + 1) for text, rank in _last_actions(self.x.actions)]
+        tests = [a for a in self.x.actions if a.test and a.answered]
+        if tests:
+            out.append((f"latest test run: {_describe(tests[-1])}", 1))
+        last = self.x.last_assistant
+        if last is not None and last.text.strip():
+            out.append((f"last assistant message: {_quote(_cut(_clean(last.text), 300))}", 2))
+        return out
+
+    def resume_point(self) -> list[tuple[str, int]]:
+        """The last concrete action with its result, and whether the latest request was answered."""
+        out = []
+        last = self.x.last_action()
+        if last is not None:
+            text = f"last action: {_describe(last)}"
+            if last.answered and not last.failed and last.first_line and not last.summary and last.command \
+                    and not last.quiet:
+                text += f"; output began: {_quote(_cut(last.first_line, 160))}"
+            out.append((text, 0))
+        if self.answered and self.x.last_assistant is not None:
+            out.append((f"the latest request was answered: {_quote(_cut(_clean(self.x.last_assistant.text), 240))}",
+                        1))
+        elif self.x.last_request is not None:
+            out.append(("the latest request is not answered yet; continue from the last action", 1))
+        return out
+
+    def pending(self) -> list[tuple[str, int]]:
+        """The next step and the unfinished plan items."""
+        out = _todos(self.x, _OPEN_STATUSES)
+        step = _next_step(self.x)
+        if step != "(none)":
+            out.insert(0, (f"next step: {step}", 0))
+        return out
+
+    def verification(self) -> list[tuple[str, int]]:
+        """Open failures, the latest test run, edits no test run has covered, an unanswered request."""
+        out = []
+        unresolved = len(self.failed)
+        if unresolved:
+            out.append((f"{unresolved} failed attempt(s) were never fixed (see Failed Attempts)", 0))
+        out += _test_coverage(self.x.actions)
+        if not self.answered and self.x.last_request is not None:
+            out.append(("the latest request has no final answer yet", 2))
+        return out
+
+
+def _describe(action: _Action) -> str:
+    """An action with its outcome: ok (test summary or exit code) or failed (exit code and error)."""
+    if not action.answered:
+        return f"{action.label} (no result yet)"
+    if action.failed:
+        code = f"exit {action.exit_code}: " if action.exit_code not in (None, 0) else ""
+        return f"{action.label} → failed ({code}{action.error})"
+    detail = action.summary or ("exit 0" if action.exit_code == 0 else "")
+    return f"{action.label} → ok" + (f" ({detail})" if detail else "")
+
+
+def _last_actions(actions: Sequence[_Action], limit: int = 6) -> list[tuple[str, int]]:
+    """The most recent distinct actions with their outcome (repeats counted), newest first."""
+    out: list[list] = []
+    for action in reversed(actions[-limit * 8:]):
+        text = _describe(action)
+        if out and out[-1][0] == text:
+            out[-1][1] += 1
+        elif len(out) < limit:
+            out.append([text, 1])
+        else:
+            break
+    return [(text + (f" (×{n} in a row)" if n > 1 else ""), rank) for rank, (text, n) in enumerate(out)]
+
+
+def _test_coverage(actions: Sequence[_Action]) -> list[tuple[str, int]]:
+    """The latest test run and the edits made after it, or the edits no test run followed at all."""
+    tests = [a for a in actions if a.test and a.answered]
+    edits = [a for a in actions if a.kind == "edit" or any(op in ("edited", "created", "written")
+                                                          for _, op in a.paths)]
+    if not tests:
+        changed = sorted({p for a in edits for p, op in a.paths if op != "read"})
+        return [("no test run recorded after editing: " + ", ".join(changed[:12]), 1)] if changed else []
+    last = tests[-1]
+    state = "latest test run" if not last.failed else "not verified: the latest test run failed"
+    out = [(f"{state}: {_describe(last)}", 1)]
+    later = sorted({p for a in edits if a.index > last.index for p, op in a.paths if op != "read"})
+    if later:
+        out.append(("edited after the last test run (unverified): " + ", ".join(later[:12]), 0))
+    return out
+
+
+def _fixes(actions: Sequence[_Action]) -> list[tuple[str, int]]:
+    """Failures a later successful call fixed, each with that fix (the newest ranked to stay)."""
+    fixes = [f"{a.label} failed ({a.error}); fixed by a later successful {_cut(a.resolved_by, 120)}"
+             for a in actions if a.failed and a.resolved_by is not None]
+    return [(text, len(fixes) - 1 - n) for n, text in enumerate(fixes)]
+
+
+def _unfixed(actions: Sequence[_Action]) -> list[tuple[str, int]]:
+    """Failures never fixed, grouped by what was attempted, the newest first."""
+    grouped: dict[tuple[str, str], list[_Action]] = {}
+    for action in actions:
+        if action.failed and action.resolved_by is None:
+            grouped.setdefault(action.keys[0] if action.keys else ("", action.label), []).append(action)
+    failed = sorted(grouped.values(), key=lambda group: group[-1].index, reverse=True)
+    return [(_failure_line(group), rank) for rank, group in enumerate(failed)]
+
+
+def _failure_line(group: Sequence[_Action]) -> str:
+    """A repeated failure as one line: the last attempt, how often, its exit code and error."""
+    last = group[-1]
+    times = f" ×{len(group)}" if len(group) > 1 else ""
+    code = f"exit {last.exit_code}: " if last.exit_code not in (None, 0) else ""
+    tool = f" ({last.name}{times})" if last.command else times
+    return f"{last.label}{tool} → {code}{last.error}"
+
+
+def _commands(actions: Sequence[_Action]) -> list[tuple[str, int]]:
+    """Distinct commands with their last outcome: failures, then test runs, then the rest."""
+    seen: dict[str, list[_Action]] = {}
+    for action in actions:
+        if action.kind != "command" or (action.quiet and not action.failed and action.paths):
+            continue
+        seen.setdefault(action.keys[0][1] if action.keys else action.label, []).append(action)
+    ordered = sorted(seen.values(), key=lambda group: group[-1].index, reverse=True)[:_MAX_COMMANDS]
+    lines = [_command_line(group) for group in ordered]
+    lines.sort(key=lambda t: (t[0], -t[1]))
+    return [(text, rank) for rank, (_, _, text) in enumerate(lines)]
+
+
+def _command_line(group: Sequence[_Action]) -> tuple[int, int, str]:
+    """(importance, index, line) of a command run one or more times, by its last run."""
+    last = group[-1]
+    times = f" ×{len(group)}" if len(group) > 1 else ""
+    if not last.answered:
+        outcome = "no result yet"
+    elif last.failed:
+        outcome = "failed" + (f" (exit {last.exit_code})" if last.exit_code not in (None, 0) else "")
+    else:
+        outcome = "ok" + (f" (exit {last.exit_code})" if last.exit_code is not None else "")
+    if last.summary:
+        outcome += f", {last.summary}"
+    importance = 0 if last.failed else (1 if last.test else (3 if last.quiet else 2))
+    return importance, last.index, f"{last.label}{times} → {outcome}"

@@ -1,0 +1,301 @@
+"""The scan of the transcript: one pass that gathers everything the snapshot sections are built from.
+
+The preserved prefix is read for context (the round count, the active request, the plan, the working
+directory), the body for its requests, assistant prose, tool calls and their results, and earlier
+checkpoints. Afterwards paths are made absolute, files gathered and failures paired with their fixes.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import Counter, deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ...model import Message, ToolCall
+from ...rounds import is_real_user
+from .calls import _Action, _classify
+from .checkpoints import _carry, _is_checkpoint
+from .plan import _plan
+from .results import _record_result
+from .text import _cut, _sentences, _user_text, _window
+
+_MAX_SENTENCES = 400  # assistant sentences kept (the newest)
+_MAX_FILES = 300  # files listed; four times as many are tracked
+_BACKTICK = re.compile(r"`([^`\n]{2,60})`")
+_OFFLOAD = (
+    re.compile(r"\[\[OFFLOAD: handle=([^,\]]+), type=\w+, path=([^\]]+)\]\]"),
+    re.compile(r"the full output is in (.+?) \.\.\.\]"),
+    re.compile(r"The full result is in (.+?); run the call again"),
+    re.compile(r"(?i)(?:full output|output) (?:saved|written) to:?\s+(\S+)"),
+)
+_CWD = (re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"\(Current directory: ([^)]+)\)"))
+_OPEN_FILE = re.compile(r"\(Open file: ([^)]+)\)")
+
+
+@dataclass(slots=True)
+class _File:
+    """What happened to one file across the body."""
+
+    path: str
+    ops: Counter = field(default_factory=Counter)
+    failed: Counter = field(default_factory=Counter)
+    first: int = 0
+    last: int = 0
+    gist: str = ""
+    symbols: list[str] = field(default_factory=list)
+    rounds: set[int] = field(default_factory=set)
+
+    def note(self, action: _Action, op: str) -> None:
+        """Count one operation of an action on this file and keep its gist and symbols."""
+        if action.failed:
+            self.failed[op] += 1
+        else:
+            self.ops[op] += 1
+        self.last = action.index
+        self.rounds.add(action.round)
+        if action.gist and not self.gist:
+            self.gist = action.gist
+        for symbol in action.path_symbols.get(self.path, action.symbols):
+            if symbol not in self.symbols and len(self.symbols) < 8:
+                self.symbols.append(symbol)
+
+
+class _Extraction:
+    """One pass over the messages: everything the sections are built from."""
+
+    def __init__(self, messages: Sequence[Message], body: range) -> None:
+        self.messages = messages
+        start, stop = max(body.start, 0), min(body.stop, len(messages))
+        self.start, self.stop = start, max(stop, start)
+        self.requests: list[tuple[int, int, str]] = []  # (index, round, text) in the body
+        self.actions: list[_Action] = []
+        self.files: dict[str, _File] = {}
+        self.sentences: deque[tuple[int, int, str]] = deque(maxlen=_MAX_SENTENCES)  # (index, round, text)
+        self.terms: Counter[str] = Counter()
+        self.carried: dict[str, list[str]] = {}
+        self.critical: dict[str, None] = {}
+        self.todos: list[tuple[str, str]] | None = None
+        self.todo_explanation = ""
+        self.round_text: dict[int, tuple[str, bool]] = {}  # round -> (last assistant text, had tool calls)
+        self.last_assistant: Message | None = None
+        self.last_request: tuple[int, str] | None = None  # (index, text) of the last real user message
+        self.previous_text = ""  # the last assistant text before that request
+        self.substantive: list[tuple[int, str]] = []  # the first and the latest request of 40+ characters
+        self.cwd = ""
+        self._assistant_text = ""
+        self._open_file: str | None = None
+        self._calls: dict[str, _Action] = {}
+        self.round = 0  # real user messages so far; after the scan, the current round
+        self._scan_context()
+        self._scan_body()
+        self._gather_files()
+        _resolve_failures(self.actions)
+
+    # -- context ----------------------------------------------------------------------------
+
+    def _scan_context(self) -> None:
+        """Round count, active request and working directory from the preserved prefix."""
+        for i in range(self.start):
+            m = self.messages[i]
+            if m.role == "user" and is_real_user(m):
+                self.round += 1
+                self._note_request(i, m)
+            elif m.role == "assistant" and m.text.strip():
+                self._assistant_text = m.text
+            elif m.role == "user":
+                self._cwd(m.text[:2000])
+
+    def _note_request(self, index: int, message: Message) -> None:
+        """Track the latest real request, the assistant message before it and the substantive ones."""
+        text = _user_text(message)
+        if len(text) >= 40:
+            if not self.substantive or len(self.substantive) == 1:
+                self.substantive.append((index, text))
+            else:
+                self.substantive[-1] = (index, text)
+        self.last_request = (index, text)
+        self.previous_text = self._assistant_text
+        self._assistant_text = ""
+
+    def _cwd(self, text: str) -> None:
+        """Remember a working directory a message states (Codex ``<cwd>``, SWE-agent's prompt line)."""
+        for pattern in _CWD:
+            match = pattern.search(text)
+            if match:
+                self.cwd = match.group(1).strip()
+
+    # -- body -------------------------------------------------------------------------------
+
+    def _scan_body(self) -> None:
+        """Requests, assistant prose, tool calls and their results of the body, in order."""
+        for i in range(self.start, self.stop):
+            self._message(i, self.messages[i])
+        if self.todos is None:  # the plan may sit in the preserved prefix
+            for i in range(self.start - 1, -1, -1):
+                m = self.messages[i]
+                if m.role == "assistant" and m.tool_calls and self._todo_calls(m.tool_calls):
+                    break
+
+    def _message(self, i: int, m: Message) -> None:
+        """One message of the body, by role."""
+        role = m.role
+        if role == "user":
+            if is_real_user(m):
+                self.round += 1
+                self._note_request(i, m)
+                self.requests.append((i, self.round, _user_text(m)))
+            else:
+                self._internal(m)
+        elif role == "assistant":
+            self._assistant(i, m)
+        elif role in ("tool", "function"):
+            self._result(i, m)
+        elif role in ("system", "developer") and m.internal is False and i > 0:
+            self._internal(m)
+
+    def _internal(self, m: Message) -> None:
+        """An injected message: carry an earlier checkpoint's lines, note a working directory."""
+        self._cwd(m.text[:4000])
+        if _is_checkpoint(m):
+            for category, line in _carry(m.text):
+                self.carried.setdefault(category, []).append(line)
+
+    def _assistant(self, i: int, m: Message) -> None:
+        """Sentences, backticked terms, the plan and the tool calls of an assistant message."""
+        self.last_assistant = m
+        if m.text.strip():
+            self._prose(i, m)
+        elif m.tool_calls:
+            prior = self.round_text.get(self.round)
+            if prior is not None:
+                self.round_text[self.round] = (prior[0], True)
+        if m.tool_calls:
+            self._todo_calls(m.tool_calls)
+            for call in m.tool_calls:
+                self._call(i, call)
+
+    def _prose(self, i: int, m: Message) -> None:
+        """The informative sentences and backticked terms of an assistant text."""
+        text = m.text.strip()
+        self._assistant_text = text
+        self.round_text[self.round] = (text, bool(m.tool_calls))
+        for sentence in _sentences(_window(text) if len(text) > 20000 else text):
+            self.sentences.append((i, self.round, sentence))
+        for term in _BACKTICK.findall(text[:20000]):
+            self.terms[term.strip()] += 1
+
+    def _todo_calls(self, calls: Sequence[ToolCall]) -> bool:
+        """Take the plan from TodoWrite / update_plan calls (the latest wins); True if there was one."""
+        plan = _plan(calls)
+        if plan is None:
+            return False
+        self.todos, self.todo_explanation = plan
+        return True
+
+    def _call(self, i: int, call: ToolCall) -> None:
+        """Record a tool call as an action, with the working directory and open file it sets."""
+        action = _classify(i, call, round_=self.round, open_file=self._open_file)
+        if action is None:
+            return
+        if action.workdir:
+            self.cwd = action.workdir
+        if action.opens:
+            self._open_file = action.opens
+        action.cwd = self.cwd
+        self.actions.append(action)
+        self._calls[call.id] = action
+
+    def _result(self, i: int, m: Message) -> None:
+        """Outcome of the call a tool result answers, and the context the result reveals."""
+        action = None
+        for cid in m.tool_call_ids:
+            action = self._calls.get(cid) or action
+        window = _window(m.text)
+        if len(window) > 200:
+            for where in _offloaded(window):
+                self.critical[f"offloaded content: {_cut(where.strip(), 200)}"] = None
+        match = _OPEN_FILE.search(window[-400:])
+        if match:
+            self._open_file = match.group(1).strip()
+        self._cwd(window[-400:])
+        if action is not None and not action.answered:
+            _record_result(action, m.text, window=window, is_error=m.is_error)
+
+    # -- after the pass ---------------------------------------------------------------------
+
+    def _gather_files(self) -> None:
+        """Make the actions' paths absolute and note every operation under its file."""
+        for action in self.actions:
+            if action.cwd:
+                action.paths = [(_absolute(p, action.cwd), op) for p, op in action.paths]
+                action.path_symbols = {_absolute(p, action.cwd): v for p, v in action.path_symbols.items()}
+            for path, op in action.paths:
+                info = self.files.get(path)
+                if info is None:
+                    if len(self.files) >= _MAX_FILES * 4:
+                        continue
+                    info = self.files[path] = _File(path=path, first=action.index)
+                info.note(action, op)
+
+    # -- derived views ----------------------------------------------------------------------
+
+    def last_action(self) -> _Action | None:
+        """The newest tool call of the body, if any."""
+        return self.actions[-1] if self.actions else None
+
+    def answered(self) -> bool:
+        """Whether the last real user message is followed by a final assistant text without tool calls."""
+        if self.last_request is None:
+            return False
+        last = None
+        for i in range(self.stop - 1, self.last_request[0], -1):
+            if self.messages[i].role == "assistant":
+                last = self.messages[i]
+                break
+        return last is not None and bool(last.text.strip()) and not last.tool_calls
+
+
+def _offloaded(window: str) -> Iterable[str]:
+    """Where a result says offloaded or cleared output can be found again."""
+    for pattern in _OFFLOAD:
+        for match in pattern.finditer(window):
+            yield match.group(match.lastindex or 1)
+
+
+def _absolute(path: str, cwd: str) -> str:
+    """A path as written, made absolute against the working directory when that is known."""
+    path = path.strip()
+    path = path.removeprefix("./")
+    if cwd and not path.startswith(("/", "~")) and cwd.startswith(("/", "~")):
+        path = posixpath.normpath(posixpath.join(cwd, path))
+    return path
+
+
+def _resolve_failures(actions: Sequence[_Action]) -> None:
+    """Mark failures fixed by a later successful rerun (same key, or a test run covering them)."""
+    pending: dict[tuple[str, str], list[_Action]] = {}
+    tests: list[_Action] = []
+    for action in actions:
+        if not action.answered:
+            continue
+        if action.failed:
+            for key in action.keys:
+                pending.setdefault(key, []).append(action)
+            if action.test is not None:
+                tests.append(action)
+            continue
+        for key in action.keys:
+            for failure in pending.pop(key, ()):
+                failure.resolved_by = failure.resolved_by or action.label
+        if action.test is not None:
+            for failure in tests:
+                if failure.resolved_by is None and failure.test and _covers(action.test, failure.test):
+                    failure.resolved_by = action.label
+
+
+def _covers(runs: Sequence[tuple[str, frozenset[str]]], failed: Sequence[tuple[str, frozenset[str]]]) -> bool:
+    """Whether passing test runs cover every failing one (same runner; whole suite or a superset of targets)."""
+    return all(any(runner == f_runner and (not targets or f_targets <= targets) for runner, targets in runs)
+               for f_runner, f_targets in failed)

@@ -1,0 +1,186 @@
+"""What a tool result or a file's content says: exit code, key error, test summary, gist and symbols.
+
+Results are read as text, whatever tool produced them, so the patterns that recognise a failure,
+a test summary line or the description of a file are collected here.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from .text import _cut, _one_line
+
+_EXIT_PATTERNS = (  # looked for in the first 300 characters only (never inside the output itself)
+    re.compile(r"^Exit code (-?\d+)", re.MULTILINE),  # Claude Code Bash error results
+    re.compile(r"Process exited with code (-?\d+)"),  # Codex exec_command / shell
+    re.compile(r"(?i)^(?:exit(?:ed)?|returned)(?: with)? (?:status|code)[: =]+(-?\d+)", re.MULTILINE),
+)
+_HEADER_LINE = re.compile(
+    r"^(?:Exit code -?\d+|Chunk ID: \S+|Wall time: .*|Process exited with code -?\d+|Original token count: \d+|"
+    r"Output:|Total output lines: \d+|\$ .*|\(Open file: .*\)|\(Current directory: .*\)|bash-\$)\s*$")
+_TEST_SUMMARY = re.compile(
+    r"(?i)(?:\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b(?:[,;] \d+ \w+)*"
+    r"(?: in [\d.]+\s?m?s)?|test result: \w+\.[^\n]{0,120}|^Tests?:\s+\d+ \w+[^\n]{0,120})")
+_EXCEPTION_LINE = re.compile(r"^(?:E\s+)?(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failure|Interrupt)\b(?::|$)")
+_ERROR_LINE = re.compile(
+    r"(?i)^(?:E\s+)?(?:error\b|fatal\b|failed\b|failure\b|panic\b|FAIL\b)|"
+    r"\b(?:no such file or directory|command not found|permission denied|not permitted|does not exist|"
+    r"not found|cannot|can't|could not|couldn't|failed to|is not defined|invalid|refused|rejected|timed out|"
+    r"traceback \(most recent call last\))")
+_FAIL_COUNT = re.compile(r"(?i)\b([1-9]\d*) (?:failed|errors?)\b|test result: FAILED")
+_REFUSED = re.compile(r"(?i)\b(?:error|exception|failed|failure|rejected|denied|not allowed|not permitted|"
+                      r"forbidden|blocked|timed out|unauthori[sz]ed)\b")
+_TOOL_ERROR = re.compile(r"<tool_use_error>(.*?)(?:</tool_use_error>|$)", re.DOTALL)
+_SYMBOL = re.compile(
+    r"^[+\s]*(?:export\s+|pub(?:\(\w+\))?\s+|async\s+|static\s+|public\s+|private\s+|protected\s+)*"
+    r"(?:def|class|function|fn|func|interface|struct|enum|trait|impl|type|module)\s+([A-Za-z_][\w]*)", re.MULTILINE)
+_LINE_NUMBER = re.compile(r"^\s*\d+(?:→|\t|:|\s{2})")
+_LICENSE = re.compile(r"(?i)copyright|licen[cs]e|spdx|apache\.org|all rights reserved|applicable law|warrant")
+
+
+def _exit_code(text: str) -> int | None:
+    """The exit code a tool result reports in its header or JSON envelope, if any."""
+    start = text[:300]
+    for pattern in _EXIT_PATTERNS:
+        found = pattern.search(start)
+        if found:
+            return int(found.group(1))
+    if start.lstrip().startswith("{") and len(text) < 200_000 and "exit_code" in text:
+        return _envelope_exit_code(text)
+    return None
+
+
+def _envelope_exit_code(text: str) -> int | None:
+    """``metadata.exit_code`` of a JSON-wrapped result, if it parses and has one."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    meta = value.get("metadata") if isinstance(value, dict) else None
+    code = meta.get("exit_code") if isinstance(meta, dict) else None
+    return code if isinstance(code, int) else None
+
+
+def _first_lines(text: str, limit: int = 3) -> list[str]:
+    """The first informative lines of a tool result (headers such as 'Exit code 1' skipped)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or _HEADER_LINE.match(line) or set(line) <= set("=-_─━.·"):
+            continue
+        out.append(line)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _json_text(line: str) -> str:
+    """The text inside a JSON-wrapped tool output line (``[{"type":"text","text":"…"}]``), else the line."""
+    if line[:1] in "[{" and '"text"' in line[:200]:
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return line
+        parts = value if isinstance(value, list) else [value]
+        texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        if texts:
+            return " ".join(texts)
+    return line
+
+
+def _error_score(line: str) -> int:
+    """How surely a line states the error: 4 an exception, 3 an error prefix, 2 or 1 an error phrase, 0 none."""
+    if _EXCEPTION_LINE.match(line) and ":" in line:
+        return 4
+    if line.startswith(("FAILED ", "ERROR ", "error[", "error:", "Error:", "fatal:", "panic")):
+        return 3
+    if _ERROR_LINE.search(line):
+        return 2 if not line.lower().startswith("traceback") else 1
+    return 0
+
+
+def _key_error(text: str) -> str:
+    """The line of a failed result that says what went wrong."""
+    inner = _TOOL_ERROR.search(text[:4000])
+    if inner:
+        return _cut(_one_line(inner.group(1)), 220)
+    best, best_score = "", 0
+    for line in text.splitlines():
+        line = _json_text(line.strip())
+        if not line or len(line) > 600:
+            continue
+        score = _error_score(line)
+        if score and (score > best_score or (score == best_score == 4)):  # the last exception line is the real one
+            best, best_score = line, score
+    if best:
+        best = re.sub(r"^E\s+", "", best)
+        return _cut(best, 220)
+    return _cut(" ⏎ ".join(_first_lines(text)), 220)
+
+
+def _test_summary(text: str) -> str:
+    """The last test-summary line of a result ("2 failed, 15 passed in 0.63s"), or ''."""
+    found = ""
+    for line in text.splitlines()[-400:]:
+        match = _TEST_SUMMARY.search(line)
+        if match:
+            found = line.strip().strip("=").strip()
+    found = re.sub(r";\s*0 [a-z]+(?: [a-z]+)?(?=;|$)", "", found)  # cargo: drop the "; 0 ignored" parts
+    return _cut(found, 160)
+
+
+def _skipped_head_line(line: str) -> bool:
+    """Whether a line of a file's head says nothing about the file (empty, header, shebang, import)."""
+    return not line or bool(_HEADER_LINE.match(line)) or line.startswith((
+        "[File:", "#!", "import ", "from ", "use ", "package ", "require", "'use strict'"))
+
+
+def _gist(text: str) -> str:
+    """A descriptive line of a file's content: a doc comment or heading, else the first code line.
+
+    License headers, imports, shebangs and line-number prefixes are skipped."""
+    in_license, code = False, 0
+    for raw in text[:6000].splitlines()[:80]:
+        line = _LINE_NUMBER.sub("", raw, count=1).strip()
+        if _skipped_head_line(line):
+            continue
+        comment = line.startswith(("#", "//", "/*", "*", '"""', "'''", "<!--", "--", ";;", "%"))
+        bare = re.sub(r"^(?:/\*\*?|\*/?|//+|#+|<!--|\"\"\"|\'\'\'|--|;+|%+)\s*", "", line).strip(" */-\"'>!")
+        if _LICENSE.search(bare):
+            in_license = True
+            continue
+        if in_license and comment:
+            continue
+        in_license = False
+        if not comment:
+            code += 1
+            if code > 3:  # past the file's head: later comments describe a detail, not the file
+                break
+        if not bare or len(bare.split()) < 3:
+            continue
+        if comment or bare.lower().startswith(("description:", "name:", "title:")):
+            return _cut(bare, 150)
+    return ""
+
+
+def _symbols(text: str) -> list[str]:
+    """Names a piece of code defines (functions, classes, types), tests last, at most eight."""
+    found = list(dict.fromkeys(m.group(1) for m in _SYMBOL.finditer(text[:20000])))
+    found.sort(key=lambda name: name.lower().startswith("test"))
+    return found[:8]
+
+
+def _command_failed(window: str, summary: str) -> bool:
+    """Whether a command's output reads as failed although it reports no exit code."""
+    return bool(_FAIL_COUNT.search(summary)) or "Traceback (most recent call last)" in window \
+        or bool(re.search(r"(?im)^(?:bash: |zsh: |sh: )?.*(?:command not found|No such file or directory)",
+                          window[:600]))
+
+
+def _tool_failed(head: str, *, refusable: bool) -> bool:
+    """Whether a tool result opens with an error, or (``refusable``) with a refusal."""
+    start = "\n".join(_first_lines(head[:1500], 2))
+    refused = refusable and _REFUSED.search(start[:300]) is not None
+    return refused or re.match(r"(?i)\W*(?:error|failed|failure|exception|fatal)\b", start) is not None

@@ -1,0 +1,60 @@
+"""What came of a tool call: its result read for failure, exit code, key error, test summary and gist.
+
+A result is matched to its call by id; the verdict is stored on the call's :class:`_Action` so
+that failures can later be paired with the successful rerun that fixed them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .calls import _Action
+from .outputs import _command_failed, _exit_code, _first_lines, _gist, _key_error, _symbols, _test_summary, _tool_failed
+from .text import _cut
+
+_REPORT_TOOLS = frozenset({"task", "agent", "spawn_agent", "subagent", "dispatch_agent"})  # answers are reports
+_DATA_FILES = re.compile(r"(?i)\.(?:jsonl?|csv|tsv|log|lock|vtt|srt|svg|xml|min\.js|map|bin|txt|out|ndjson)$")
+_LINE_NUMBERS = re.compile(r"(?m)^\s*\d+(?:→|\t|:|\s{2})")
+
+
+def _record_result(action: _Action, text: str, *, window: str, is_error: bool) -> None:
+    """Outcome of the call a tool result answers: failed or not, exit code, key error, test summary."""
+    action.answered = True
+    head = window[:4000]
+    exit_code = _exit_code(text)
+    failed = is_error or (exit_code is not None and exit_code != 0) or "<tool_use_error>" in head
+    summary = _test_summary(window) if action.kind == "command" else ""
+    if not failed and exit_code is None:
+        failed = _silent_failure(action, window, summary=summary)
+    action.failed = failed
+    action.exit_code = exit_code
+    action.summary = summary
+    action.first_line = _cut(" ⏎ ".join(_first_lines(head)), 200)
+    if failed:
+        action.error = _key_error(window)
+    elif not action.gist and action.partial is False:
+        _note_read(action, head)
+    _created_or_updated(action, head)
+
+
+def _silent_failure(action: _Action, window: str, *, summary: str) -> bool:
+    """Whether a result without error flag or exit code still says the call failed."""
+    if action.kind == "command" and not action.quiet:
+        return _command_failed(window, summary)
+    refusable = action.kind == "other" and action.name.lower() not in _REPORT_TOOLS
+    return _tool_failed(window[:4000], refusable=refusable)
+
+
+def _note_read(action: _Action, head: str) -> None:
+    """The gist and symbols of the one source file a successful whole-file read showed."""
+    reads = [p for p, op in action.paths if op == "read"]
+    if len(reads) == 1 and not _DATA_FILES.search(reads[0]):
+        action.gist = _gist(head)
+        action.symbols = tuple(_symbols(_LINE_NUMBERS.sub("", head)))
+
+
+def _created_or_updated(action: _Action, head: str) -> None:
+    """A write the tool reports as an update of an existing file counts as written, not created."""
+    if action.paths and any(op == "created" for _, op in action.paths) and action.kind == "edit" \
+            and "updated" in head[:300] and "created" not in head[:300]:
+        action.paths = [(p, "written" if op == "created" else op) for p, op in action.paths]
