@@ -216,7 +216,7 @@ def test_key_is_sent_but_never_appears_in_errors_even_when_the_server_echoes_it(
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
     assert (err.kind, err.status, err.retry_after) == ("authentication", 401, None)
     assert err.what == f"{host(server)}: HTTP 401: Incorrect API key provided: [REDACTED]. (invalid_api_key)"
-    assert err.hint == "check OPENAI_API_KEY / --api-key for this endpoint"
+    assert err.hint == "check OPENAI_API_KEY for this endpoint"
 
 
 def test_429_with_retry_after_seconds(server, make):
@@ -418,7 +418,7 @@ def test_official_endpoint_without_a_key_fails_before_any_network():
         get_client(base_url=None, api_key=None, timeout=1.0)
     err = info.value
     assert (err.kind, err.what, err.status) == ("authentication", "no API key for api.openai.com", None)
-    assert err.hint == "set OPENAI_API_KEY or pass --api-key (or --base-url for a local server)"
+    assert err.hint == "set OPENAI_API_KEY (or pass --base-url for a local server)"
 
 
 def test_local_endpoint_without_a_key_gets_a_placeholder_and_no_retries(monkeypatch):

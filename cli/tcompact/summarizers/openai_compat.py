@@ -79,7 +79,7 @@ def get_client(*, base_url: str | None, api_key: str | None, timeout: float) -> 
     if not key:
         if _is_official(hostname):
             raise SummarizerError("authentication", f"no API key for {_host(url)}",
-                                  hint="set OPENAI_API_KEY or pass --api-key (or --base-url for a local server)")
+                                  hint="set OPENAI_API_KEY (or pass --base-url for a local server)")
         key = PLACEHOLDER_KEY
     import openai
 
@@ -304,7 +304,7 @@ def _hint(kind: str, exc: BaseException, *, timeout: float) -> str:
     return {
         "context_overflow": "the request is larger than the model's context: a smaller span or a larger model",
         "rate_limit": "wait and retry, or lower the request rate",
-        "authentication": "check OPENAI_API_KEY / --api-key for this endpoint",
+        "authentication": "check OPENAI_API_KEY for this endpoint",
         "timeout": f"the model took longer than {timeout:g} s: raise the timeout or use a faster model",
         "server_unstable": "the server failed or is overloaded: retry later, or look at its log",
         "api_request_error": "the endpoint rejected the request: check the model name and the parameters",
