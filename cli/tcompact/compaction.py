@@ -75,9 +75,20 @@ class CompactionRun:
     stages: tuple[Stage, ...]
     output: Rendered | None
     output_format: str
-    dumps: tuple[tuple[str, dict[str, Any]], ...]
     blobs: tuple[tuple[str, dict[str, Any]], ...]
     report: dict[str, Any]
+    dump_context: DumpContext
+    counter: TokenCounter
+
+    @property
+    def calls(self) -> int:
+        """How many summariser calls the run made (one dump each)."""
+        return sum(len(s.result.calls) for s in self.stages)
+
+    def dumps(self) -> list[tuple[str, dict[str, Any]]]:
+        """``(file name, document)`` of every dump; built on demand (they hold the whole context, redacted)."""
+        return [d for s in self.stages for d in build_dumps(s.result, before=s.before, settings=s.settings,
+                                                            counter=self.counter, ctx=self.dump_context)]
 
 
 def make_summarizer(options: CompactOptions, counter: TokenCounter) -> Summarizer:
@@ -150,8 +161,6 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     info = {"path": source.path, "format": source.format, "sha256": _sha256(source), "transcript": original.id}
     dctx = DumpContext(session=session, source=info, window=ctx.window,
                        summarizer=getattr(summarizer, "name", "none"), forced=ctx.force)
-    dumps = [d for s in stages for d in build_dumps(s.result, before=s.before, settings=s.settings,
-                                                    counter=ctx.counter, ctx=dctx)]
     output = None
     if applied:
         new = replace(original, messages=tuple(final))
@@ -163,8 +172,8 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     report = compact_report(source=info, stages=stages, status=status, window=ctx.window, counter=ctx.counter,
                             summarizer=getattr(summarizer, "name", None), output_format=fmt)
     return CompactionRun(status=status, message=message, source=source, transcript=original, messages=tuple(final),
-                         stages=tuple(stages), output=output, output_format=fmt, dumps=tuple(dumps), blobs=blobs,
-                         report=report)
+                         stages=tuple(stages), output=output, output_format=fmt, blobs=blobs, report=report,
+                         dump_context=dctx, counter=ctx.counter)
 
 
 def _ratio_sets(chain: Sequence[Compressor], ratio: float) -> list[str]:

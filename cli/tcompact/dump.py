@@ -57,6 +57,7 @@ def build_dumps(result: CompressionResult, *, before: Sequence[Message], setting
     """``(file name, document)`` for each summariser call of a compressor run."""
     out = []
     used: set[str] = set()
+    cache: dict[str, str] = {}  # the same texts appear in every dump of a run, and several times in each
     attempts = [_attempt(c) for c in result.calls]
     for call in result.calls:
         doc = _document(call, result, before=before, settings=settings, counter=counter, ctx=ctx, attempts=attempts)
@@ -65,7 +66,7 @@ def build_dumps(result: CompressionResult, *, before: Sequence[Message], setting
             stem = name[:-5]
             name = f"{stem}-{call.attempt}.json" if not stem.endswith(f"-{call.attempt}") else f"{stem}x.json"
         used.add(name)
-        out.append((name, redact_value(doc)))
+        out.append((name, redact_value(doc, cache)))
     return out
 
 

@@ -52,9 +52,9 @@ def check_paths(paths: OutputPaths, *, source: Path, force: bool) -> None:
 def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path) -> list[Path]:
     """Write what the run produced; failed runs write their dumps and report only."""
     written: list[Path] = []
-    if run.dumps:
+    if run.calls:
         folder = make_folder(paths.dump_dir)
-        written += [write_json(folder / name, doc, force=force) for name, doc in run.dumps]
+        written += [write_json(folder / name, doc, force=force) for name, doc in run.dumps()]
     if run.status == "compacted":
         for path, doc in run.blobs:
             written.append(write_json(Path(path), doc, force=force))

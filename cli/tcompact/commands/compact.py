@@ -98,7 +98,7 @@ def compact(
     if run.status == "failed":
         from ..errors import WorkFailed
 
-        where = "" if dry_run or not run.dumps else f"; the failed call(s) are dumped in {paths.dump_dir}"
+        where = "" if dry_run or not run.calls else f"; the failed call(s) are dumped in {paths.dump_dir}"
         raise WorkFailed(f"{run.message}", hint=f"the input is untouched{where}")
 
 
