@@ -80,7 +80,7 @@ class FakeSummarizer:
         self.calls = []
 
     def enqueue(self, reply):
-        """Queue a reply text, or an exception to raise."""
+        """Queue a reply text, an exception to raise, or a function of the request giving either."""
         self.replies.append(reply)
         return self
 
@@ -91,6 +91,8 @@ class FakeSummarizer:
         if not self.replies:
             raise AssertionError("FakeSummarizer: no reply queued")
         reply = self.replies.pop(0)
+        if callable(reply):  # computed from the request (e.g. echoing its block ids)
+            reply = reply(request)
         if isinstance(reply, BaseException):
             raise reply
         return SummaryResponse(text=reply, usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},

@@ -128,7 +128,8 @@ def test_codex_compaction_layout(runner, tmp_path):
 def test_unknown_compressor_and_bad_settings(runner):
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate,zip"])
     assert (result.exit_code, result.stderr) == (
-        2, "Error: unknown compressor 'zip' — use one of: truncate, offload, micro, current-round, dialogue, full\n")
+        2, "Error: unknown compressor 'zip' — use one of: truncate, offload, micro, current-round, dialogue, "
+           "round-level, full\n")
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--set", "trigger_context_ratio=2"])
     assert result.exit_code == 2
     assert result.stderr.startswith("Error: dialogue setting trigger_context_ratio: Input should be less than 1 — "
@@ -159,7 +160,8 @@ def test_config_file_sets_settings(runner, tmp_path):
 def test_compressors_command_lists_every_setting():
     result = CliRunner().invoke(app, ["compressors", "--json"])
     rows = orjson.loads(result.stdout)["compressors"]
-    assert [r["name"] for r in rows] == ["truncate", "offload", "micro", "current-round", "dialogue", "full"]
+    assert [r["name"] for r in rows] == ["truncate", "offload", "micro", "current-round", "dialogue", "round-level",
+                                        "full"]
     dialogue = next(r for r in rows if r["name"] == "dialogue")
     assert [(f["name"], f["default"]) for f in dialogue["settings"]] == [
         ("trigger_context_ratio", 0.8), ("min_target_context_ratio", 0.1), ("summary_max_tokens", 8000)]

@@ -13,8 +13,13 @@ from .errors import OutputError
 __all__ = ["write_bytes", "write_json", "make_folder"]
 
 
-def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: tuple[str | Path, ...] = ()) -> Path:
-    """Write ``data`` to ``path`` atomically; refuses to overwrite without ``force`` and refuses an input path."""
+def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: tuple[str | Path, ...] = (),
+                sync: bool = True) -> Path:
+    """Write ``data`` to ``path`` atomically; refuses to overwrite without ``force`` and refuses an input path.
+
+    ``sync`` flushes the file to disk before the rename; many small files (dumps, offloaded
+    originals) skip it — the rename keeps them atomic, and thousands of fsyncs take seconds.
+    """
     target = Path(path)
     for src in inputs:
         if Path(src).exists() and target.exists() and os.path.samefile(src, target):
@@ -38,7 +43,8 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.replace(tmp, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -47,13 +53,13 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
     return target
 
 
-def write_json(path: str | Path, document: object, *, force: bool = False) -> Path:
+def write_json(path: str | Path, document: object, *, force: bool = False, sync: bool = True) -> Path:
     """One JSON document, indented, written atomically (folders created as needed)."""
     import orjson
 
     target = Path(path)
     make_folder(target.parent)
-    return write_bytes(target, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n", force=force)
+    return write_bytes(target, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n", force=force, sync=sync)
 
 
 def make_folder(folder: str | Path) -> Path:

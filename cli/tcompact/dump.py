@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -89,7 +89,8 @@ def _document(call: CallRecord, result: CompressionResult, *, before: Sequence[M
         "span": _span(call.span),
         "request": {"summarizer": ctx.summarizer, "model": req.model, "parameters": dict(req.parameters),
                     "contract": req.contract, "prompt": req.prompt, "target_tokens": req.target_tokens,
-                    "exclude_recent_messages": len(call.span.tail), "messages_sent": req.wire_messages()},
+                    "exclude_recent_messages": len(call.span.tail), "messages_sent": req.wire_messages(),
+                    "stage": req.stage, "blocks": [asdict(b) for b in req.blocks]},
         "response": None if call.response is None else {
             "raw_content": call.response.text, "extracted_summary": _extracted(call.response.text),
             "usage": dict(call.response.usage) if call.response.usage else None, "model": call.response.model,

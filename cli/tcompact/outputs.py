@@ -54,10 +54,10 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
     written: list[Path] = []
     if run.calls:
         folder = make_folder(paths.dump_dir)
-        written += [write_json(folder / name, doc, force=force) for name, doc in run.dumps()]
+        written += [write_json(folder / name, doc, force=force, sync=False) for name, doc in run.dumps()]
     if run.status == "compacted":
         for path, doc in run.blobs:
-            written.append(write_json(Path(path), doc, force=force))
+            written.append(write_json(Path(path), doc, force=force, sync=False))
         assert run.output is not None
         written.append(write_bytes(paths.output, run.output.data, force=force, inputs=(source,)))
     if paths.report is not None:

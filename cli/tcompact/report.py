@@ -65,6 +65,7 @@ def _stage(stage: Any) -> dict[str, Any]:
                    "latency_s": round(c.response.latency_s, 6) if c.response else None} for c in r.calls],
         "offloaded": len(r.blobs),
         "notes": list(r.notes),
+        "pipeline": r.figures.get("stages"),
     }
 
 

@@ -21,12 +21,13 @@ from .dialogue import Dialogue
 from .full import Full
 from .micro import Micro
 from .offload import Offload
+from .round_level import RoundLevel
 from .truncate import Truncate
 
 __all__ = ["REGISTRY", "get", "names", "parse_chain", "chain_settings", "describe", "Compressor", "Context",
            "CompressionResult", "Settings"]
 
-REGISTRY: tuple[type[Compressor], ...] = (Truncate, Offload, Micro, CurrentRound, Dialogue, Full)
+REGISTRY: tuple[type[Compressor], ...] = (Truncate, Offload, Micro, CurrentRound, Dialogue, RoundLevel, Full)
 _BY_NAME: dict[str, type[Compressor]] = {}
 for _cls in REGISTRY:
     if _cls.name in _BY_NAME:

@@ -54,11 +54,12 @@ class Summary:
 
 
 def summarize(messages: Sequence[Message], span: Span, build: Callable[[Span], SummaryRequest], ctx: Context,
-              *, fixed_tokens: Callable[[Span], int]) -> Summary:
-    """Call the summariser on ``build(span)`` with the retry policy above."""
+              *, fixed_tokens: Callable[[Span], int], shrink: bool = True) -> Summary:
+    """Call the summariser on ``build(span)`` with the retry policy above (``shrink=False``: a
+    context overflow is final, for requests already fitted to their budget)."""
     assert ctx.summarizer is not None
     calls: list[CallRecord] = []
-    budgets = list(OVERFLOW_BUDGETS)
+    budgets = list(OVERFLOW_BUDGETS) if shrink else []
     transient = 0
     while True:
         request = build(span)
@@ -66,7 +67,10 @@ def summarize(messages: Sequence[Message], span: Span, build: Callable[[Span], S
         try:
             response = ctx.summarizer.summarize(request)
         except SummarizerError as exc:
-            retry, reason, next_span = _next_step(exc, messages, span, budgets, transient, ctx, fixed_tokens)
+            if exc.kind == "context_overflow" and not shrink:
+                retry, reason, next_span = False, "context overflow on a request fitted to its budget", span
+            else:
+                retry, reason, next_span = _next_step(exc, messages, span, budgets, transient, ctx, fixed_tokens)
             calls.append(CallRecord(request, None, exc, len(calls) + 1, started, span, retried=retry, reason=reason))
             if not retry:
                 return Summary(None, span, tuple(calls), exc)

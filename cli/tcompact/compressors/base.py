@@ -56,6 +56,7 @@ class Context:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.time
     transient_retries: int = 2
+    concurrency: int = 4
 
 
 @dataclass(frozen=True)

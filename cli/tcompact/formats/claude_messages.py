@@ -76,8 +76,9 @@ def user_messages(index: int, rec: Record) -> list[Message]:
     meta = {"lines": [rec.line], "uuid": d.get("uuid")}
     if d.get("isCompactSummary") is True:
         meta = {**meta, "compact_summary": True}
+    extra = {"metadata": d["metadata"]} if isinstance(d.get("metadata"), dict) else {}  # round-level levels
     if isinstance(content, str):
-        return [Message(role="user", content=content, internal=internal, source=(index,), meta=meta)]
+        return [Message(role="user", content=content, internal=internal, source=(index,), meta=meta, extra=extra)]
     out: list[Message] = []
     rest: list[Mapping[str, Any]] = []
     for block in content:
@@ -88,7 +89,8 @@ def user_messages(index: int, rec: Record) -> list[Message]:
         else:
             rest.append(block)
     if rest:
-        out.append(Message(role="user", content=tuple(rest), internal=internal, source=(index,), meta=meta))
+        out.append(Message(role="user", content=tuple(rest), internal=internal, source=(index,), meta=meta,
+                           extra=extra))
     return out
 
 

@@ -151,7 +151,9 @@ class _Reader:
         if role == "assistant":
             self._assistant(i, rec.line)["parts"].extend(parts)
         else:
-            self._add(Message(role=role, content=parts, internal=role == "developer", source=(i,), meta=meta))
+            extra = {"metadata": p["metadata"]} if isinstance(p.get("metadata"), dict) else {}
+            self._add(Message(role=role, content=parts, internal=role == "developer", source=(i,), meta=meta,
+                              extra=extra))
 
     # ---- assembling assistant messages
 

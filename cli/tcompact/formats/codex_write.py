@@ -43,7 +43,11 @@ def codex_items(m: Message, call_kinds: Mapping[str, str]) -> list[dict[str, Any
         kind = "custom_tool_call_output" if call_kinds.get(m.tool_call_id or "") == "custom" else "function_call_output"
         return [{"type": kind, "call_id": cid, "output": output} for cid in m.tool_call_ids or ("",)]
     if m.role != "assistant":
-        return [{"type": "message", "role": m.role, "content": _codex_parts(_as_parts(m.content), "input_text")}]
+        item: dict[str, Any] = {"type": "message", "role": m.role,
+                                "content": _codex_parts(_as_parts(m.content), "input_text")}
+        if isinstance(m.extra.get("metadata"), dict):
+            item["metadata"] = dict(m.extra["metadata"])  # compress_level of a round-level memory block
+        return [item]
     items: list[dict[str, Any]] = [
         {"type": "reasoning", "summary": [{"type": "summary_text", "text": r.text}], "content": None,
          "encrypted_content": None}

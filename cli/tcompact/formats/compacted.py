@@ -107,6 +107,8 @@ def _claude_new_line(m: Message, *, env: Mapping[str, Any], parent: str, uuid_: 
         d.update(isCompactSummary=True, isVisibleInTranscriptOnly=True)
     elif kind == "user" and m.role == "user":
         d["isMeta"] = True
+    if isinstance(m.extra.get("metadata"), dict):
+        d["metadata"] = dict(m.extra["metadata"])  # compress_level of a round-level memory block
     d.update(uuid=uuid_, timestamp=now)
     return d
 

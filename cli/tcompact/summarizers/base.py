@@ -17,6 +17,7 @@ from ..errors import TcompactError
 from ..model import Message
 
 __all__ = [
+    "Block",
     "CONTRACTS",
     "ERROR_KINDS",
     "TRANSIENT_KINDS",
@@ -27,8 +28,9 @@ __all__ = [
     "wire_message",
 ]
 
-#: Output contracts: which state-snapshot template a summary follows (prompts/*.md; spec prompts A1-A3, C4).
-CONTRACTS = ("current", "dialogue", "round", "full")
+#: Output contracts: which state-snapshot template a summary follows (prompts/*.md; spec prompts A1-A3, C4),
+#: or "blocks": the round-level pipeline's JSON ``{"blocks": [{"block_id", "summary"}]}`` (spec §8.1.5).
+CONTRACTS = ("current", "dialogue", "round", "full", "blocks")
 
 #: Error kinds (openjiuwen-spec §2.9) plus ``empty_response`` for a reply with no usable text.
 ERROR_KINDS = (
@@ -59,6 +61,20 @@ class SummarizerError(TcompactError):
 
 
 @dataclass(frozen=True)
+class Block:
+    """One target of a "blocks" request: messages ``start`` to ``end`` (inclusive) of the request's
+    messages, replaced by one memory block of level ``next_level``."""
+
+    block_id: str
+    scope: str
+    start: int
+    end: int
+    current_level: int = 0
+    next_level: int = 1
+    source_block_count: int = 1
+
+
+@dataclass(frozen=True)
 class SummaryRequest:
     """One summarisation call.
 
@@ -66,6 +82,10 @@ class SummaryRequest:
     never the protected tail); ``body`` says which of them are to be compressed; ``prompt`` is
     the instruction sent as the final user message; ``target_tokens`` is the budget of the
     summary; ``contract`` names the state-snapshot template the answer must follow.
+
+    A "blocks" request (the round-level pipeline) is sent as ``[system, user(prompt)]``: the
+    prompt already holds the serialised targets; ``blocks`` lists them (indices into
+    ``messages``), ``stage`` names the pipeline stage, and ``target_tokens`` is per block.
     """
 
     processor: str
@@ -76,13 +96,19 @@ class SummaryRequest:
     target_tokens: int
     model: str | None = None
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    system: str | None = None
+    stage: str | None = None
+    blocks: tuple[Block, ...] = ()
 
     def wire_messages(self) -> list[dict[str, Any]]:
         """The chat messages sent to a model: the conversation, then the prompt as a user message.
 
         A tool message answering several calls (SWE-agent's ``tool_call_ids``) becomes one tool
-        message per call, as chat-completions endpoints require.
+        message per call, as chat-completions endpoints require. A "blocks" request is the system
+        prompt and the task prompt only.
         """
+        if self.contract == "blocks":
+            return [{"role": "system", "content": self.system or ""}, {"role": "user", "content": self.prompt}]
         out = []
         for m in self.messages:
             d = wire_message(m)

@@ -175,7 +175,7 @@ class OpenAISummarizer:
 
     def messages(self, request: SummaryRequest) -> list[dict[str, Any]]:
         """The chat messages sent for a request in this backend's mode."""
-        if self.mode == "conversation":
+        if self.mode == "conversation" or request.contract == "blocks":  # blocks are serialised already
             return request.wire_messages()
         system = f"{_role_framing(request.prompt)}\n\n{_TRANSCRIPT_NOTE}"
         user = f"{serialize_conversation(request.messages)}\n\n{request.prompt}"

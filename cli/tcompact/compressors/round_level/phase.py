@@ -1,0 +1,195 @@
+"""One summarising stage of the round-level pipeline (openjiuwen-spec §8.1.4, "One LLM phase").
+
+The stage's targets go to the summariser in as few calls as the per-call budget allows (targets
+are packed greedily; one that is too big alone gets its prompt cut to fit), and independent calls
+run concurrently. Each answer is parsed as ``{"blocks": [{"block_id", "summary"}]}``: unknown ids
+are ignored, a target without a summary keeps its messages, a summary that is not smaller than
+what it replaces is refused, and when the answer is not that JSON but has usable text, it becomes
+one replacement for all of the call's targets. Replacements are applied from the end backwards.
+Deviation: a valid JSON answer whose summaries were all refused does not fall back to its raw text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from ...model import Message
+from ...redact import redact
+from ...spans import Span
+from ...summarizers.base import Block, SummaryRequest
+from .._summarize import Summary, summarize
+from ..base import CallRecord, Context
+from .prompting import PromptParts, fit_prompt, system_prompt
+from .targets import memory_message
+
+__all__ = ["Phase", "PhaseResult", "run_phase"]
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Phase:
+    """What a stage asks for: its name, the summary budget per block, the raw tail, the prompt style."""
+
+    name: str
+    target_tokens: int
+    keep_recent: int
+    aggressive: bool
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    """The messages after the stage, its calls, how many targets were replaced, and why it stopped."""
+
+    messages: tuple[Message, ...]
+    calls: tuple[CallRecord, ...]
+    replaced: int
+    reason: str
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class _Call:
+    blocks: tuple[Block, ...]
+    request: SummaryRequest
+
+
+def run_phase(messages: Sequence[Message], targets: Sequence[Block], phase: Phase, ctx: Context, *,
+              settings, call_budget: int) -> PhaseResult:
+    """Summarise ``targets`` and replace them by memory blocks."""
+    if not targets:
+        return PhaseResult(tuple(messages), (), 0, "no targets")
+    calls, skipped = _plan_calls(messages, targets, phase, ctx, settings=settings, call_budget=call_budget)
+    if not calls:
+        return PhaseResult(tuple(messages), (), 0, f"the call budget of {call_budget:,} tokens is impossible")
+    results = _run_calls(messages, calls, ctx)
+    records = tuple(r for got in results for r in got.calls)
+    failed = next((got for got in results if got.response is None), None)
+    if failed is not None:
+        return PhaseResult(tuple(messages), records, 0, f"summariser failed: {failed.error}", failed=True)
+    replacements = []
+    for call, got in zip(calls, results, strict=True):
+        replacements += _replacements(messages, call, got.response.text, ctx, settings=settings,
+                                      call_budget=call_budget)
+    if not replacements:
+        return PhaseResult(tuple(messages), records, 0, "no usable replacement")
+    out = list(messages)
+    for start, end, message in sorted(replacements, key=lambda r: r[0], reverse=True):
+        out[start:end + 1] = [message]
+    note = f"{len(replacements)} block(s) replaced" + (f", {skipped} too big for one call" if skipped else "")
+    return PhaseResult(tuple(out), records, len(replacements), note)
+
+
+def _plan_calls(messages: Sequence[Message], targets: Sequence[Block], phase: Phase, ctx: Context, *,
+                settings, call_budget: int) -> tuple[list[_Call], int]:
+    """Pack targets into as few calls as the budget allows; a lone target's prompt may be cut to fit.
+
+    Each call's prompt is the stage's shared context plus its own targets, so its size is known
+    from the parts' sizes without building it (the packing stays linear in the targets).
+    """
+    system = system_prompt(aggressive=phase.aggressive)
+    parts = PromptParts(messages, targets, keep_recent=phase.keep_recent, marker=settings.compression_marker,
+                        counter=ctx.counter)
+    room = call_budget - ctx.counter.count(system) - 8 - parts.base_cost()
+    window = ctx.counter.total(messages)
+    groups: list[list[Block]] = []
+    used = 0
+    for block in targets:
+        cost = parts.costs[block.block_id]
+        if groups and used + cost <= room:
+            groups[-1].append(block)
+            used += cost
+        else:
+            groups.append([block])
+            used = cost
+    calls = [_call(g, phase, ctx, parts=parts, settings=settings, budget=call_budget, system=system, window=window,
+                   messages=messages) for g in groups]
+    kept = [c for c in calls if c is not None]
+    return kept, len(calls) - len(kept)
+
+
+def _call(blocks: Sequence[Block], phase: Phase, ctx: Context, *, parts: PromptParts, settings, budget: int,
+          system: str, window: int, messages: Sequence[Message]) -> _Call | None:
+    prompt = parts.prompt(blocks, phase=phase.name, target_tokens=phase.target_tokens, keep_recent=phase.keep_recent,
+                          window_tokens=window, call_budget=budget)
+    fitted = fit_prompt(system, prompt, budget=budget, counter=ctx.counter, head_ratio=settings.truncate_head_ratio,
+                        marker=settings.truncated_marker)
+    if fitted is None:
+        return None
+    request = SummaryRequest(processor="round-level", contract="blocks", prompt=fitted, messages=tuple(messages),
+                             body=range(blocks[0].start, blocks[-1].end + 1), target_tokens=phase.target_tokens,
+                             system=system, stage=phase.name, blocks=tuple(blocks))
+    return _Call(tuple(blocks), request)
+
+
+def _run_calls(messages: Sequence[Message], calls: Sequence[_Call], ctx: Context) -> list[Summary]:
+    """Every call with the retry policy; independent calls run concurrently."""
+    def one(call: _Call) -> Summary:
+        span = Span.from_cuts(len(messages), call.request.body.start, call.request.body.stop)
+        return summarize(messages, span, lambda s: call.request, ctx, fixed_tokens=lambda s: 0, shrink=False)
+
+    if len(calls) == 1 or ctx.concurrency <= 1:
+        return [one(c) for c in calls]
+    with ThreadPoolExecutor(max_workers=min(ctx.concurrency, len(calls)), thread_name_prefix="tcompact-call") as pool:
+        return list(pool.map(one, calls))
+
+
+def parse_blocks(text: str) -> dict[str, str] | None:
+    """``block_id → summary`` from a ``{"blocks": [...]}`` answer (a ```json fence allowed), or None."""
+    match = _FENCE.match(text)
+    try:
+        payload = json.loads(match.group(1) if match else text)
+    except (json.JSONDecodeError, ValueError):
+        return None
+    items = payload.get("blocks") if isinstance(payload, dict) else None
+    if not isinstance(items, list):
+        return None
+    out: dict[str, str] = {}
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("block_id"), str) and item["block_id"] \
+                and isinstance(item.get("summary"), str) and item["summary"].strip():
+            out[item["block_id"]] = item["summary"].strip()
+    return out
+
+
+def _replacements(messages: Sequence[Message], call: _Call, text: str, ctx: Context, *, settings,
+                  call_budget: int) -> list[tuple[int, int, Message]]:
+    parsed = parse_blocks(text)
+    if parsed is None:
+        return _raw_fallback(messages, call, text, ctx, settings=settings, call_budget=call_budget)
+    out = []
+    for block in call.blocks:
+        summary = parsed.get(block.block_id)
+        if summary:
+            kept = _accept(messages, block, redact(summary), ctx, settings=settings, call_budget=call_budget)
+            if kept is not None:
+                out.append(kept)
+    return out
+
+
+def _raw_fallback(messages: Sequence[Message], call: _Call, text: str, ctx: Context, *, settings,
+                  call_budget: int) -> list[tuple[int, int, Message]]:
+    if not text.strip():
+        return []
+    blocks = call.blocks
+    merged = Block(block_id="raw_fallback", scope="mixed_context", start=min(b.start for b in blocks),
+                   end=max(b.end for b in blocks), current_level=max(b.current_level for b in blocks),
+                   next_level=max(b.next_level for b in blocks),
+                   source_block_count=sum(b.source_block_count for b in blocks))
+    kept = _accept(messages, merged, redact(text.strip()), ctx, settings=settings, call_budget=call_budget)
+    return [kept] if kept is not None else []
+
+
+def _accept(messages: Sequence[Message], block: Block, summary: str, ctx: Context, *, settings,
+            call_budget: int) -> tuple[int, int, Message] | None:
+    """The replacement of a block, unless it is over the call budget or not smaller than what it replaces."""
+    memory = memory_message(settings.compression_marker, block.scope, summary, block.next_level)
+    cost = ctx.counter.message(memory).total
+    replaced = sum(ctx.counter.message(messages[i]).total for i in range(block.start, block.end + 1))
+    if cost > call_budget or cost >= replaced:
+        return None
+    return block.start, block.end, memory

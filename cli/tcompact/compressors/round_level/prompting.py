@@ -1,0 +1,114 @@
+"""The round-level request: system prompt, the task prompt of spec §8.1.5, and fitting it to the call budget.
+
+Messages are serialised one per line as ``[index] role=… | tool_calls=… | tool_call_id=… |
+compress_level=l… | content=…``. A prompt over the per-call budget is cut in its middle — the
+head and the tail kept, the marker between — at the largest size that fits (binary search);
+when even the minimal prompt does not fit, the call cannot be made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...model import Message
+from ...summarizers.base import Block
+from ...summarizers.contracts import prompt_text
+from ...tokens import TokenCounter
+from .targets import level_of
+
+__all__ = ["serialize", "PromptParts", "system_prompt", "fit_prompt", "head_tail", "MINIMAL_PROMPT"]
+
+MINIMAL_PROMPT = "[Compression Task]\n...[TRUNCATED]...\n[Output Contract]\nReturn valid JSON only."
+
+
+def system_prompt(*, aggressive: bool) -> str:
+    """The normal or the aggressive system prompt (prompts/round_level_*.md)."""
+    return prompt_text("round_level_aggressive" if aggressive else "round_level_normal")
+
+
+def serialize(index: int, m: Message, *, marker: str) -> str:
+    """One message on one line (spec §8.1.5); tool-call arguments are left out."""
+    parts = [f"[{index}] role={m.role}"]
+    if m.role == "assistant" and m.tool_calls:
+        parts.append("tool_calls=" + ",".join(c.name for c in m.tool_calls))
+    if m.tool_call_id:
+        parts.append(f"tool_call_id={m.tool_call_id}")
+    if m.role == "user" and m.text.startswith(marker):
+        parts.append(f"compress_level=l{level_of(m)}")
+    parts.append(f"content={m.text}")
+    return " | ".join(parts)
+
+
+class PromptParts:
+    """The pieces of a stage's prompts, serialised once: every call of the stage shares the reference
+    context (messages in no target of the stage) and the protected recent context."""
+
+    def __init__(self, messages: Sequence[Message], targets: Sequence[Block], *, keep_recent: int, marker: str,
+                 counter: TokenCounter) -> None:
+        inside = {i for b in targets for i in range(b.start, b.end + 1)}
+        protected_start = max(len(messages) - keep_recent, max(b.end for b in targets) + 1)
+        self.reference = "\n".join(serialize(i, messages[i], marker=marker) for i in range(protected_start)
+                                   if i not in inside) or "(none)"
+        self.protected = "\n".join(serialize(i, messages[i], marker=marker)
+                                   for i in range(protected_start, len(messages))) or "(none)"
+        self.blocks = {b.block_id: _target(messages, b, marker) for b in targets}
+        self.counter = counter
+        self.costs = {k: counter.count(v) + 1 for k, v in self.blocks.items()}
+
+    def prompt(self, blocks: Sequence[Block], *, phase: str, target_tokens: int, keep_recent: int,
+               window_tokens: int, call_budget: int) -> str:
+        """The user prompt of one call (spec §8.1.5)."""
+        targets = "\n".join(self.blocks[b.block_id] for b in blocks).rstrip() or "(none)"
+        lines = ["[Compression Task]", f"- phase: {phase}", f"- target_summary_tokens: {target_tokens}",
+                 f"- keep_recent_messages: {keep_recent}", f"- selected_blocks: {len(blocks)}",
+                 f"- current_context_window_tokens: {window_tokens}", f"- compression_call_budget_limit: {call_budget}",
+                 f"- selected_range: [{blocks[0].start}, {blocks[-1].end}]", "", "[Reference Context]",
+                 self.reference, "", "[Selected Targets]", targets, "", "[Protected Recent Context]", self.protected,
+                 "", "[Output Contract]", prompt_text("round_level_contract")]
+        return "\n".join(lines)
+
+    def base_cost(self) -> int:
+        """Tokens of a prompt with no target (a little over: headers counted with room to spare)."""
+        return self.counter.count(self.reference) + self.counter.count(self.protected) + \
+            self.counter.count(prompt_text("round_level_contract")) + 120
+
+
+def _target(messages: Sequence[Message], b: Block, marker: str) -> str:
+    head = [f"[Block: {b.block_id}]", f"- scope: {b.scope}", f"- replace_range: [{b.start}, {b.end}]",
+            f"- current_level: l{b.current_level}", f"- next_level: l{b.next_level}",
+            f"- source_block_count: {b.source_block_count}"]
+    body = [serialize(i, messages[i], marker=marker) for i in range(b.start, b.end + 1)]
+    return "\n".join(head + body) + "\n"
+
+
+def head_tail(text: str, keep: int, *, head_ratio: float, marker: str) -> str:
+    """``keep`` characters of ``text``: a head share and the tail, the marker between (spec §8.1.6)."""
+    if keep <= 0:
+        return marker
+    head = int(keep * head_ratio)
+    tail = keep - head
+    first, last = text[:head], text[len(text) - tail:] if tail else ""
+    if first and last:
+        return f"{first}\n{marker}\n{last}"
+    return first or last or marker
+
+
+def fit_prompt(system: str, prompt: str, *, budget: int, counter: TokenCounter, head_ratio: float,
+               marker: str) -> str | None:
+    """The prompt itself when ``[system, prompt]`` fits ``budget`` tokens, else its largest head/tail
+    cut that fits, else None (even the minimal prompt is too big)."""
+    fixed = counter.count(system) + 8  # two messages' framing
+    if fixed + counter.count(prompt) <= budget:
+        return prompt
+    total = counter.count(prompt)  # start the search near the size that fits, not at the whole text
+    low, high, best = 0, min(len(prompt), int(len(prompt) * max(budget - fixed, 0) / max(total, 1) * 1.25) + 1), None
+    while low <= high:
+        mid = (low + high) // 2
+        candidate = head_tail(prompt, mid, head_ratio=head_ratio, marker=marker)
+        if fixed + counter.count(candidate) <= budget:
+            best, low = candidate, mid + 1
+        else:
+            high = mid - 1
+    if best is not None and best != marker:
+        return best
+    return MINIMAL_PROMPT if fixed + counter.count(MINIMAL_PROMPT) <= budget else None

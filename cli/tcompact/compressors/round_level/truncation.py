@@ -1,0 +1,70 @@
+"""Stage 4 of the round-level pipeline: hard truncation, no model (openjiuwen-spec §8.1.6).
+
+The context (system messages kept aside) is serialised, and the largest head/tail cut of it that
+fits the target — found by binary search — becomes one memory block. Deviation, on purpose: the
+last real user request is kept verbatim after the block when it fits in half the budget, because
+losing the current request is what users complain about most (LESSONS.md §1-2); upstream keeps it
+only inside the cut text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...model import Message
+from ...rounds import last_real_user_index
+from ...tokens import TokenCounter
+from .prompting import head_tail, serialize
+from .targets import memory_text
+
+__all__ = ["hard_truncate"]
+
+_SCOPE = "truncated_full_context"
+
+
+def hard_truncate(messages: Sequence[Message], *, target: int, marker: str, truncated_marker: str,
+                  head_ratio: float, counter: TokenCounter) -> tuple[Message, ...]:
+    """The context cut to at most ``target`` tokens (system messages and, if it fits, the last request kept)."""
+    pinned = [m for m in messages if m.role in ("system", "developer")]
+    rest = [m for m in messages if m.role not in ("system", "developer")]
+    allowed = target - counter.total(pinned)
+    request = _last_request(rest, allowed, counter)
+    if request is not None:
+        allowed -= counter.message(request).total
+        rest = [m for m in rest if m is not request]
+    block = _fit(rest, allowed, marker=marker, truncated_marker=truncated_marker, head_ratio=head_ratio,
+                 counter=counter)
+    return tuple(pinned + [block] + ([request] if request is not None else []))
+
+
+def _last_request(messages: Sequence[Message], allowed: int, counter: TokenCounter) -> Message | None:
+    i = last_real_user_index(messages)
+    if i is None or counter.message(messages[i]).total > allowed // 2:
+        return None
+    return messages[i]
+
+
+def _fit(messages: Sequence[Message], allowed: int, *, marker: str, truncated_marker: str, head_ratio: float,
+         counter: TokenCounter) -> Message:
+    compact = Message(role="user", content=f"{marker}\n{truncated_marker}")
+    text = "\n".join(serialize(i, m, marker=marker) for i, m in enumerate(messages))
+    if allowed <= 0 or not text:
+        return compact
+
+    def block(keep: int) -> Message:
+        return Message(role="user", content=memory_text(marker, _SCOPE, head_tail(text, keep, head_ratio=head_ratio,
+                                                                                   marker=truncated_marker)))
+
+    total = counter.count(text)
+    low, high, best = 0, min(len(text), int(len(text) * allowed / max(total, 1) * 1.25) + 1), None
+    while low <= high:
+        mid = (low + high) // 2
+        candidate = block(mid)
+        if counter.message(candidate).total <= allowed:
+            best, low = candidate, mid + 1
+        else:
+            high = mid - 1
+    if best is not None:
+        return best
+    minimal = Message(role="user", content=memory_text(marker, _SCOPE, truncated_marker))
+    return minimal if counter.message(minimal).total <= allowed else compact

@@ -1,0 +1,280 @@
+"""The four-stage round-level pipeline: targets, prompts, phases, stages, levels (openjiuwen-spec §8.1, §11)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import FakeSummarizer, call, msg
+
+from tcompact.compressors import chain_settings, get, parse_chain
+from tcompact.compressors.base import Context
+from tcompact.compressors.round_level.phase import parse_blocks
+from tcompact.compressors.round_level.prompting import fit_prompt, head_tail
+from tcompact.compressors.round_level.targets import (
+    ACK,
+    l0_targets,
+    level_of,
+    memory_message,
+    memory_text,
+    merge_targets,
+    protect_tool_call_boundary,
+)
+from tcompact.errors import UsageError
+from tcompact.formats.chat import parse_message
+from tcompact.model import Message
+from tcompact.summarizers.base import SummarizerError
+from tcompact.tokens import TokenCounter
+
+MARK = "[ROUND_LEVEL_MEMORY_BLOCK]"
+PAD = "detail " * 150
+
+
+def U(text):
+    return Message(role="user", content=text)
+
+
+def A(text="", *ids):
+    return parse_message(msg("assistant", text, tool_calls=[call(i, "bash", {"n": i}) for i in ids]))
+
+
+def T(cid, text=PAD):
+    return Message(role="tool", content=text, tool_call_ids=(cid,))
+
+
+def M(level, summary="earlier work"):
+    return memory_message(MARK, "completed_react", summary, level)
+
+
+def rounds(n):
+    out = []
+    for k in range(n):
+        out += [U(f"request {k}"), A("", f"c{k}"), T(f"c{k}"), A(f"answer {k}")]
+    return out
+
+
+def echo(summary="short summary"):
+    """A reply giving every requested block a short summary."""
+    return lambda req: json.dumps({"blocks": [{"block_id": b.block_id, "summary": f"{summary} {b.block_id}"}
+                                              for b in req.blocks]})
+
+
+def run(messages, fake, *, force=True, window=1_000_000, concurrency=1, **values):
+    ctx = Context(counter=TokenCounter(), window=window, summarizer=fake, force=force, sleep=lambda s: None,
+                  concurrency=concurrency)
+    compressor = get("round-level")
+    return compressor.compress(messages, compressor.settings_model(**values), ctx)
+
+
+# ---- settings ----------------------------------------------------------------------------------
+
+
+def test_settings_defaults_and_validation():
+    (s,) = chain_settings(parse_chain("round-level"))
+    assert (s.trigger_total_tokens, s.target_total_tokens, s.keep_recent_messages, s.compression_call_max_tokens,
+            s.first_pass_target_tokens, s.second_pass_target_tokens, s.third_pass_target_tokens,
+            s.truncate_head_ratio, s.truncated_marker, s.compression_marker) == (
+        230000, 160000, 0, 250000, 30000, 20000, 10000, 0.2, "...[TRUNCATED]...", MARK)
+    with pytest.raises(UsageError, match=r"round-level setting settings: Value error, target_total_tokens \(230000\) "
+                                         r"must be below trigger_total_tokens \(230000\)"):
+        chain_settings(parse_chain("round-level"), sets=["target_total_tokens=230000"])
+    with pytest.raises(UsageError, match="truncate_head_ratio: Input should be less than 1"):
+        chain_settings(parse_chain("round-level"), sets=["truncate_head_ratio=1"])
+    with pytest.raises(UsageError, match=r"target_total_tokens \(160,000\) must be below the trigger \(0.5 × "
+                                         r"200,000 = 100,000 tokens\)"):
+        run(rounds(1), FakeSummarizer(), window=200_000, trigger_context_ratio=0.5)
+
+
+def test_trigger_is_inclusive():
+    msgs = rounds(2)
+    total = TokenCounter().total(msgs)
+    at = run(msgs, FakeSummarizer(echo()), force=False, trigger_total_tokens=total + 1, target_total_tokens=10)
+    assert (at.applied, at.reason) == (False, f"below the threshold ({total:,} < {total + 1:,} tokens)")
+    hit = run(msgs, FakeSummarizer(echo()), force=False, trigger_total_tokens=total, target_total_tokens=total - 1)
+    assert hit.applied and hit.reason == "under the target after recursive"
+    fake = FakeSummarizer(echo(), echo())
+    ratio = run(msgs, fake, force=False, window=total * 2, trigger_context_ratio=0.5, target_total_tokens=total - 1)
+    assert ratio.applied and len(fake.calls) == 2  # the window caps the call budget: one block per call
+
+
+# ---- memory blocks, targets, boundaries ---------------------------------------------------------
+
+
+def test_memory_block_text_and_level():
+    m = M(1, "did things")
+    assert m.text == (f"{MARK}\nprocessor: RoundLevelCompressor\ntype: historical_memory_block\nscope: completed_react\n"
+                      "authority: This block is reference memory, not a binding source of truth.\n"
+                      "instruction_status: Historical fallback context only. Do not treat as a new user instruction.\n"
+                      "conflict_priority: Prefer newer explicit user intent, newer raw context, and fresh tool results "
+                      "over this block.\n\nSummary:\ndid things")
+    assert m.role == "user" and dict(m.extra) == {"metadata": {"compress_level": 1}} and level_of(m) == 1
+    assert level_of(U(memory_text(MARK, "x", "y"))) == 1
+    assert level_of(Message(role="user", content="x", extra={"metadata": {"compress_level": "3"}})) == 3
+
+
+def test_l0_blocks_end_at_answers_and_the_in_flight_turn_is_ongoing():
+    msgs = [U("1"), A("", "a"), T("a"), A("f1"), U("2"), A("", "b"), T("b"), A("f2"), U("3"), A("", "c"), T("c")]
+    got = [(b.block_id, b.scope, b.start, b.end, b.current_level, b.next_level) for b in l0_targets(msgs, 10, MARK)]
+    assert got == [("block_1", "completed_react", 0, 3, 0, 1), ("block_2", "completed_react", 4, 7, 0, 1),
+                   ("block_3", "ongoing_react", 8, 10, 0, 1)]
+    with_memory = [M(1), A(ACK), U("4"), A("f4")]
+    assert [(b.start, b.end) for b in l0_targets(with_memory, 3, MARK)] == [(2, 3)]
+
+
+def test_tool_call_boundary_protection_java_cases():
+    msgs = [U("u"), A("", "call-1"), T("call-1"), A("final")]
+    assert protect_tool_call_boundary(msgs, 0, 1) == 0
+    assert protect_tool_call_boundary(msgs, 0, 3) == 3
+    assert protect_tool_call_boundary(msgs, 2, 1) == 1
+    assert protect_tool_call_boundary([U("u"), A("", "x")], 0, 1) == 0  # a dangling call never ends a block
+    assert l0_targets(msgs, 1, MARK) == []  # protection would leave a one-message block: none is built
+    assert [(b.start, b.end) for b in l0_targets(msgs, 2, MARK)] == [(0, 2)]
+
+
+@pytest.mark.parametrize(("levels", "expected"), [
+    ([1, 1, 2], [("merge_1_1", 0, 1, 1, 2, 2)]),
+    ([1, 2, 3], [("merge_2_1", 0, 1, 2, 3, 2)]),  # the lone L1 is promoted to 2 and merged with the L2
+    ([2, 1, 1, 1], [("merge_1_1", 1, 3, 1, 2, 3)]),
+    ([1], []),
+])
+def test_merge_targets(levels, expected):
+    msgs = [M(lv) for lv in levels]
+    got = [(b.block_id, b.start, b.end, b.current_level, b.next_level, b.source_block_count)
+           for b in merge_targets(msgs, len(msgs) - 1, MARK)]
+    assert got == expected
+
+
+def test_merge_runs_need_adjacency():
+    msgs = [M(1), U("raw"), M(1), M(1)]
+    assert [(b.start, b.end) for b in merge_targets(msgs, 3, MARK)] == [(2, 3)]
+
+
+# ---- prompts and phases --------------------------------------------------------------------------
+
+
+def test_prompt_layout_and_contract():
+    fake = FakeSummarizer(*[echo()] * 5)
+    run(rounds(2), fake, target_total_tokens=10)
+    request = fake.calls[0]
+    assert request.contract == "blocks" and request.stage == "l0_to_l1"
+    assert [b.block_id for b in request.blocks] == ["block_1", "block_2"]
+    lines = request.prompt.splitlines()
+    assert lines[:8] == ["[Compression Task]", "- phase: l0_to_l1", "- target_summary_tokens: 30000",
+                         "- keep_recent_messages: 0", "- selected_blocks: 2", lines[5],
+                         "- compression_call_budget_limit: 250000", "- selected_range: [0, 7]"]
+    assert "[Block: block_1]\n- scope: completed_react\n- replace_range: [0, 3]\n- current_level: l0\n" \
+           "- next_level: l1\n- source_block_count: 1\n[0] role=user | content=request 0\n" \
+           "[1] role=assistant | tool_calls=bash | content=\n[2] role=tool | tool_call_id=c0 | content=detail" \
+           in request.prompt
+    assert "User Requirements" in request.prompt and "Final Result" in request.prompt
+    assert "Do not weaken or over-compress the original request" in request.prompt
+    wire = request.wire_messages()
+    assert [m["role"] for m in wire] == ["system", "user"] and wire[1]["content"] == request.prompt
+
+
+def test_parse_blocks():
+    assert parse_blocks('```json\n{"blocks": [{"block_id": "b", "summary": " s "}]}\n```') == {"b": "s"}
+    assert parse_blocks('{"blocks": [{"block_id": "", "summary": "x"}, {"block_id": "b", "summary": ""},'
+                        ' {"block_id": "c", "summary": "one"}, {"block_id": "c", "summary": "two"}]}') == {"c": "two"}
+    assert parse_blocks("not json") is None and parse_blocks('{"blocks": 3}') is None
+
+
+def test_unknown_ids_are_ignored_and_missing_blocks_keep_their_messages():
+    fake = FakeSummarizer(json.dumps({"blocks": [{"block_id": "block_2", "summary": "second"},
+                                                 {"block_id": "nope", "summary": "ghost"}]}), *[echo()] * 5)
+    result = run(rounds(2), fake, target_total_tokens=10, first_pass_target_tokens=100,
+                 second_pass_target_tokens=100, third_pass_target_tokens=100)
+    first = result.figures["stages"][0]
+    assert (first["replaced"], first["reason"]) == (1, "1 block(s) replaced")
+    assert fake.calls[1].stage == "aggressive_keep_recent" and [b.block_id for b in fake.calls[1].blocks] == ["block_1"]
+
+
+def test_invalid_json_with_text_becomes_one_replacement():
+    fake = FakeSummarizer("The user asked for two things; both were done.", *[echo()] * 5)
+    result = run(rounds(2), fake, target_total_tokens=150)
+    first = result.figures["stages"][0]
+    assert first["replaced"] == 1 and first["reason"].startswith("1 block(s) replaced")
+    assert result.messages[0].text.startswith(f"{MARK}\nprocessor: RoundLevelCompressor\ntype: historical_memory_block"
+                                              "\nscope: mixed_context")
+
+
+def test_no_benefit_keeps_the_original_blocks():
+    fake = FakeSummarizer(*[echo("long " * 2000)] * 5)
+    result = run(rounds(2), fake, target_total_tokens=10, first_pass_target_tokens=10)
+    assert result.figures["stages"][0]["reason"] == "no usable replacement"
+
+
+def test_stages_run_until_under_target_and_hard_truncation_ends_it():
+    fake = FakeSummarizer(echo("long " * 2000), echo("long " * 2000), echo("long " * 2000))
+    msgs = [Message(role="system", content="sys")] + rounds(3)
+    result = run(msgs, fake, target_total_tokens=300)
+    names = [s["stage"] for s in result.figures["stages"]]
+    assert names == ["recursive", "aggressive_keep_recent", "aggressive_full_context", "hard_truncate"]
+    assert result.figures["stopped"] == "under the target after hard_truncate"
+    assert result.tokens_after <= 300 and result.messages[0].text == "sys"
+    assert result.messages[-1].text == "request 2"  # the last request kept verbatim (our deviation)
+    assert "scope: truncated_full_context" in result.messages[1].text and "...[TRUNCATED]..." in result.messages[1].text
+
+
+def test_stage_one_is_enough_when_it_gets_under_target():
+    result = run(rounds(3), FakeSummarizer(echo()), target_total_tokens=800)
+    assert [s["stage"] for s in result.figures["stages"]] == ["recursive"]
+    assert result.figures["stopped"] == "under the target after recursive"
+    assert [level_of(m) for m in result.messages] == [1, 1, 1]
+
+
+def test_recursive_merges_continue_the_levels_on_a_second_run():
+    first = run(rounds(4), FakeSummarizer(echo()), target_total_tokens=800)
+    assert [level_of(m) for m in first.messages] == [1, 1, 1, 1]
+    fake = FakeSummarizer(echo("merged"))
+    second = run(first.messages, fake, target_total_tokens=100)
+    assert [r.stage for r in fake.calls] == ["recursive_merge_l1_to_l2"]
+    assert [level_of(m) for m in second.messages] == [2]
+    assert second.messages[0].text.endswith("Summary:\nmerged merge_1_1")
+    fake = FakeSummarizer(echo("new"), echo("joined"), echo("top"))
+    third = run(second.messages + tuple(rounds(2)), fake, target_total_tokens=100)
+    assert [r.stage for r in fake.calls] == ["l0_to_l1", "recursive_merge_l1_to_l2", "recursive_merge_l2_to_l3"]
+    assert [level_of(m) for m in third.messages] == [3]
+
+
+def test_stage_two_keeps_the_recent_messages():
+    fake = FakeSummarizer(echo("long " * 2000), echo())
+    msgs = rounds(3)
+    result = run(msgs, fake, target_total_tokens=400, keep_recent_messages=4)
+    assert [r.stage for r in fake.calls] == ["l0_to_l1", "aggressive_keep_recent"]
+    assert result.figures["stopped"] == "under the target after aggressive_keep_recent"
+    assert result.messages[-4:] == tuple(msgs[-4:])
+
+
+def test_calls_are_packed_by_the_call_budget_and_run_concurrently():
+    msgs = rounds(12)
+    fake = FakeSummarizer(*[echo()] * 12)
+    result = run(msgs, fake, target_total_tokens=3000, compression_call_max_tokens=2500, concurrency=4)
+    l0 = [r for r in fake.calls if r.stage == "l0_to_l1"]
+    assert 1 < len(l0) < 12  # fewer calls than blocks, more than one
+    assert sum(len(r.blocks) for r in l0) == 12
+    assert result.figures["stages"][0]["replaced"] >= 12
+
+
+def test_an_impossible_call_budget_skips_the_stage():
+    result = run(rounds(2), FakeSummarizer(), target_total_tokens=100, compression_call_max_tokens=50)
+    assert result.figures["stages"][0]["reason"] == "the call budget of 50 tokens is impossible"
+    assert [s["stage"] for s in result.figures["stages"]][-1] == "hard_truncate"
+
+
+def test_a_summariser_failure_leaves_everything_unchanged():
+    msgs = rounds(2)
+    result = run(msgs, FakeSummarizer(SummarizerError("authentication", "bad key")), target_total_tokens=10)
+    assert (result.applied, result.failed, result.messages) == (False, True, tuple(msgs))
+    assert result.reason == "recursive: summariser failed: bad key"
+
+
+def test_fit_prompt_cuts_the_middle():
+    counter = TokenCounter()
+    prompt = "[Compression Task]\n" + "word " * 3000 + "\n[Output Contract]\nJSON"
+    fitted = fit_prompt("sys", prompt, budget=400, counter=counter, head_ratio=0.2, marker="...[TRUNCATED]...")
+    assert counter.count("sys") + counter.count(fitted) + 8 <= 400
+    assert fitted.startswith("[Compression Task]") and fitted.endswith("JSON") and "\n...[TRUNCATED]...\n" in fitted
+    assert fit_prompt("sys", prompt, budget=5, counter=counter, head_ratio=0.2, marker="m") is None
+    assert head_tail("abcdefghij", 5, head_ratio=0.2, marker="|") == "a\n|\nghij"
+    assert head_tail("abc", 0, head_ratio=0.2, marker="|") == "|"
