@@ -40,6 +40,8 @@ def compact(
                                                  show_default=False)] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per summariser call.")] = 60.0,
     max_retries: Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")] = 2,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Summariser calls run at once (round-level).")
+                           ] = 4,
     request_mode: Annotated[str, typer.Option("--request-mode", help="openai: send the conversation as chat "
                                               "messages (conversation) or as one serialised text (serialized).")
                             ] = "conversation",
@@ -77,8 +79,8 @@ def compact(
     from ..errors import UsageError
     from ..outputs import check_paths, default_paths, write_run
 
-    if max_retries < 0 or timeout <= 0:
-        raise UsageError("--max-retries must be 0 or more and --timeout positive")
+    if max_retries < 0 or timeout <= 0 or concurrency < 1:
+        raise UsageError("--max-retries must be 0 or more, --timeout positive and --concurrency 1 or more")
     paths = default_paths(path, output=output, dump_dir=dump_dir, store=offload_dir, report=report)
     if not dry_run:
         check_paths(paths, source=path, force=force)
@@ -89,7 +91,7 @@ def compact(
         encoding=encoding, context_window=context_window, trigger_ratio=trigger_ratio, force=force, to=to,
         transcript=transcript, preserve=preserve, offload_dir=str(paths.store.resolve()),
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
-    run = compact_file(path, options, context={"transient_retries": max_retries})
+    run = compact_file(path, options, context={"transient_retries": max_retries, "concurrency": concurrency})
     written = [] if dry_run else write_run(run, paths, force=force, source=path)
     if json_out:
         render.print_json({**run.report, "written": [str(p) for p in written], "dry_run": dry_run})
