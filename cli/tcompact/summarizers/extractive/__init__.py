@@ -17,6 +17,11 @@ The work is split in stages, one module each: :mod:`.extraction` scans the messa
 :mod:`.calls`, :mod:`.shell`, :mod:`.results`, :mod:`.outputs`, :mod:`.plan` and
 :mod:`.checkpoints`), :mod:`.content`, :mod:`.files` and :mod:`.history` turn the scan into section
 lines, :mod:`.sections` assigns them to a contract's sections, and :mod:`.budget` fits and renders.
+
+The "blocks" contract of the round-level pipeline (:mod:`.blocks`) answers with JSON instead: one
+summary per requested block (User Requirements, Final Result or Open Work, Work Done, Failed
+Attempts, Artifact Trail), built from runs of raw messages (:mod:`.parts`) and earlier memory
+blocks (:mod:`.memory`), each fitted to ``target_tokens``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import time
 from ...tokens import TokenCounter
 from ..base import SummarizerError, SummaryRequest, SummaryResponse
 from ..contracts import SECTIONS
+from .blocks import summarize_blocks
 from .budget import _fit
 from .extraction import _Extraction
 from .sections import _sections
@@ -42,8 +48,12 @@ class ExtractiveSummarizer:
         self.counter = counter
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        """Summarise ``request.messages[request.body]`` into a ``<state_snapshot>`` block."""
+        """Summarise ``request.messages[request.body]`` into a ``<state_snapshot>`` block, or answer a
+        "blocks" request with one summary per block (:mod:`.blocks`)."""
         started = time.perf_counter()
+        if request.contract == "blocks":
+            text = summarize_blocks(request, self.counter)
+            return SummaryResponse(text=text, usage=None, model="extractive", latency_s=time.perf_counter() - started)
         titles = SECTIONS.get(request.contract)
         if titles is None:
             raise SummarizerError("api_request_error", f"unknown summary contract {request.contract!r}",

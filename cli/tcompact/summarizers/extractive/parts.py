@@ -1,0 +1,258 @@
+"""One source of a round-level block summary: a run of raw messages turned into section lines.
+
+A "blocks" summary (the round-level pipeline, openjiuwen-spec §8.1.4) is built from *parts*: a
+run of raw messages, or an earlier memory block (:mod:`.memory`). A :class:`_Part` holds the
+lines of every section — the user's requirements in their own words, the final result of a
+finished block or the open work of an unfinished one, the work done, failed attempts and the
+artifact trail — each with a drop tier (lower tiers are kept longer). Raw runs are scanned with
+the same :class:`~.extraction._Extraction` as the state snapshots; only a small synthetic
+context (the request the run continues, the plan, the working directory) stands in for the
+messages before it, so the cost stays linear in the size of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ...model import Message
+from ...rounds import is_real_user
+from .content import _CONSTRAINT_CUES, _USER_SPLIT, _Content, _last_actions, _test_coverage
+from .extraction import _Extraction
+from .files import _file_lines
+from .history import _critical, _round_work
+from .plan import _in_progress, _next_step, _plan
+from .text import _clean, _cut, _cut_marked, _lines, _one_line, _quote, _reply_context, _user_text, _word_count
+
+#: Drop tiers of the block sections (higher goes first; the user's requirements are tier 0).
+TIER_FINAL, TIER_OPEN, TIER_FAILED, TIER_WORK, TIER_FILES, TIER_COMMANDS = 1.0, 1.0, 2.0, 3.0, 3.2, 3.4
+_TERSE = 40  # a request shorter than this is shown with what it replies to
+_MAX_DECISIONS = 10
+_ANSWER_CHARS = 20000  # characters of a final answer looked at
+_CONTINUES = "(continues an earlier request) "
+
+Line = tuple[str, float]  # (text, drop tier)
+
+
+@dataclass(slots=True)
+class _Req:
+    """A user requirement: the user's words (``quoted``), or a line carried as it was written."""
+
+    body: str
+    prefix: str = ""
+    suffix: str = ""
+    quoted: bool = True
+    continued: bool = False  # the request of an earlier block that this one continues
+
+    def render(self, limit: int) -> str:
+        """The requirement cut to about ``limit`` characters (constraints of the cut part kept)."""
+        body = _cut_request(self.body, limit)
+        body = _quote(body) if self.quoted else body
+        return (self.prefix + body + self.suffix).replace("\n", "\n  ")
+
+
+@dataclass(slots=True)
+class _Part:
+    """The section lines of one part, each section in display order."""
+
+    requirements: list[_Req] = field(default_factory=list)
+    final: list[Line] = field(default_factory=list)
+    open: list[Line] = field(default_factory=list)
+    work: list[Line] = field(default_factory=list)
+    failed: list[Line] = field(default_factory=list)
+    artifacts: list[Line] = field(default_factory=list)
+    ongoing: bool = False
+
+    def empty(self) -> bool:
+        """Whether the part has no line at all."""
+        return not (self.requirements or self.final or self.open or self.work or self.failed or self.artifacts)
+
+
+@dataclass(frozen=True, slots=True)
+class _Background:
+    """What a run continues from the messages before it: request, assistant text, plan, directory."""
+
+    request: Message | None = None  # the last real user message before the run
+    reply_to: str = ""  # the last assistant text before the run (what a terse first request answers)
+    plan: Message | None = None  # the last assistant message that set the plan
+    cwd: str = ""
+
+    def context(self) -> tuple[Message, ...]:
+        """Synthetic preserved prefix for the scan: working directory, plan and the continued request."""
+        out = []
+        if self.cwd:
+            out.append(Message(role="user", content=f"<cwd>{self.cwd}</cwd>", internal=True))
+        if self.plan is not None:
+            out.append(self.plan)
+        if self.request is not None:
+            out.append(self.request)
+        return tuple(out)
+
+
+def _cut_request(text: str, limit: int) -> str:
+    """A user text cut to about ``limit`` characters: its head, then the constraint sentences of the rest."""
+    if len(text) <= limit:
+        return text
+    if limit < 240:
+        return _cut_marked(text, limit)
+    head = int(limit * 0.6)
+    room = limit - head
+    kept: list[str] = []
+    for sentence in _USER_SPLIT.split(text[head:head + 40000]):
+        sentence = _one_line(sentence.strip(" -*•"))
+        if 3 <= _word_count(sentence) <= 80 and _CONSTRAINT_CUES.search(sentence) and len(sentence) + 3 <= room:
+            kept.append(sentence)
+            room -= len(sentence) + 3
+    if not kept:
+        return _cut_marked(text, limit)
+    omitted = len(text) - head - sum(len(s) for s in kept)
+    return f"{text[:head].rstrip()} […] {' … '.join(kept)} [{omitted:,} chars cut]"
+
+
+def _answer_text(text: str) -> str:
+    """A final answer as one line of prose (code blocks, tables and headings left out)."""
+    text = text[:_ANSWER_CHARS]
+    prose = " ".join(_lines(text))
+    return _one_line(prose) if len(prose) >= 20 else _clean(text)
+
+
+def _raw_part(messages: Sequence[Message], start: int, end: int, background: _Background,
+              completed: bool | None) -> _Part:
+    """The part of raw messages ``start..end`` (inclusive); ``completed`` None means: decide from the messages."""
+    context = background.context()
+    seq = context + tuple(messages[start:end + 1])
+    body = range(len(context), len(seq))
+    x = _Extraction(seq, body)
+    c = _Content(x, 4000)
+    answer = _final_answer(seq, body)
+    if completed is None:
+        completed = answer is not None and answer == _last_turn(seq, body)
+    part = _Part(ongoing=not completed)
+    part.requirements = _requirements(seq, body, background, x)
+    if completed:
+        part.final = _final(seq, answer, c)
+    else:
+        part.open = _open_work(x, c)
+    plan_changed = background.plan is None or x.todos is None or _plan_items(background.plan) != x.todos
+    part.work = _work_done(x, c, answer, plan_changed=plan_changed)
+    part.failed = [(t, TIER_FAILED) for t, _ in c.failed] + _carried(x, "failed", TIER_FAILED + 0.5)
+    part.artifacts = ([(t, TIER_FILES) for t, _ in _file_lines(x)] + [(t, TIER_COMMANDS) for t, _ in c.commands]
+                      + [(t, TIER_COMMANDS + 0.1) for t, _ in _critical(x)]
+                      + _carried(x, "files", TIER_COMMANDS + 0.4))
+    return part
+
+
+def _plan_items(message: Message) -> list[tuple[str, str]] | None:
+    """The plan items an assistant message sets."""
+    plan = _plan(message.tool_calls)
+    return plan[0] if plan else None
+
+
+def _final_answer(seq: Sequence[Message], body: range) -> int | None:
+    """Index of the last assistant text without tool calls in the body (the answer of a finished block)."""
+    for i in reversed(body):
+        m = seq[i]
+        if m.role == "assistant" and not m.tool_calls and m.text.strip():
+            return i
+    return None
+
+
+def _last_turn(seq: Sequence[Message], body: range) -> int | None:
+    """Index of the last assistant, tool or real user message of the body (what the block ends with)."""
+    for i in reversed(body):
+        m = seq[i]
+        if m.role in ("assistant", "tool", "function") or is_real_user(m):
+            return i
+    return None
+
+
+def _requirements(seq: Sequence[Message], body: range, background: _Background, x: _Extraction) -> list[_Req]:
+    """The user's words: carried earlier requirements, the continued request, the run's requests verbatim."""
+    out = [_Req(line, quoted=False) for category in ("requests", "constraints")
+           for line in (f"[earlier] {t}" for t in x.carried.get(category, []))]
+    own = []
+    previous = background.reply_to
+    for i in body:
+        m = seq[i]
+        if m.role == "assistant" and m.text.strip():
+            previous = m.text
+        elif is_real_user(m):
+            text = _user_text(m)
+            if not text:
+                continue
+            suffix = ""
+            if len(text) < _TERSE and previous:
+                suffix = f" (reply to the assistant's previous message: {_reply_context(text, previous)})"
+            own.append(_Req(text, suffix=suffix))
+    if not own and background.request is not None:
+        text = _user_text(background.request)
+        if text:
+            out.append(_Req(_cut_marked(text, 1500), prefix=_CONTINUES, continued=True))
+    return out + own
+
+
+def _final(seq: Sequence[Message], answer: int | None, c: _Content) -> list[Line]:
+    """The final answer of a finished block, then the state of its verification."""
+    if answer is None:
+        out = [("(no final answer text in this block)", TIER_FINAL)]
+    else:
+        out = [(_answer_text(seq[answer].text), TIER_FINAL)]
+    out += [(t, TIER_FINAL + 0.3) for t, _ in _test_coverage(c.x.actions) if not t.startswith("no test run")]
+    return out
+
+
+def _open_work(x: _Extraction, c: _Content) -> list[Line]:
+    """What an unfinished block leaves open: state, last action and result, the agent's last words, next steps."""
+    out: list[Line] = [("status: unfinished — the block ends before a final answer; continue from the last action",
+                        TIER_OPEN)]
+    current = _in_progress(x)
+    if current:
+        out.append((f"in progress (todo): {current}", TIER_OPEN))
+    points = c.resume_point()
+    if points and points[0][0].startswith("last action:"):
+        out.append((points[0][0], TIER_OPEN))
+    last = x.last_assistant
+    said = _clean(last.text[-4000:]) if last is not None else ""
+    if said:
+        out.append((f"last assistant message: {_quote(_cut(said, 300))}", TIER_OPEN + 0.1))
+    step = _next_step(x)
+    if step != "(none)" and step.rstrip("…") not in said[-320:]:
+        out.append((f"next step: {step}", TIER_OPEN + 0.1))
+    for content, status in x.todos or []:
+        if status not in ("completed", "done") and content != current and content != step:
+            out.append((f"[{status}] {content}", TIER_OPEN + 0.3))
+    # the latest test run is told by the last action line when it was the last action
+    repeated = ("latest test run", "not verified") if x.actions and x.actions[-1].test else ("latest test run",)
+    out += [(t, TIER_OPEN + 0.4) for t, _ in _test_coverage(x.actions) if not t.startswith(repeated)]
+    out += [("recent: " + t, TIER_OPEN + 0.5) for t, _ in _last_actions(x.actions)[1:]]
+    out += _carried(x, "pending", TIER_OPEN + 0.6)
+    return out
+
+
+def _work_done(x: _Extraction, c: _Content, answer: int | None, *, plan_changed: bool) -> list[Line]:
+    """What the run did: completed plan items, the files and commands in one line, fixes, the agent's findings."""
+    out: list[Line] = []
+    if plan_changed:
+        out += [(f"[{status}] {content}", TIER_WORK) for content, status in x.todos or []
+                if status in ("completed", "done")]
+    if x.actions:
+        out.append((_round_work(x.actions), TIER_WORK))
+    out += [(t, TIER_WORK + 0.1) for t, _ in c.fixes]
+    seen: set[str] = set()
+    found = []
+    for index, _, sentence in reversed(x.sentences):
+        key = sentence.lower()
+        if index == answer or key in seen:
+            continue
+        seen.add(key)
+        found.append((_cut(sentence, 300), TIER_WORK + 0.6))
+        if len(found) >= _MAX_DECISIONS:
+            break
+    out += found
+    return out + _carried(x, "history", TIER_WORK + 0.8) + _carried(x, "facts", TIER_WORK + 0.8)
+
+
+def _carried(x: _Extraction, category: str, tier: float) -> list[Line]:
+    """Lines of an earlier checkpoint inside the run, of one category."""
+    return [(f"[earlier] {line}", tier) for line in x.carried.get(category, [])]
+
