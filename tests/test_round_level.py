@@ -60,9 +60,11 @@ def echo(summary="short summary"):
 
 
 def run(messages, fake, *, force=True, window=1_000_000, concurrency=1, **values):
+    """Run round-level; upstream's behaviour (the last request compressed too) unless told otherwise."""
     ctx = Context(counter=TokenCounter(), window=window, summarizer=fake, force=force, sleep=lambda s: None,
                   concurrency=concurrency)
     compressor = get("round-level")
+    values.setdefault("keep_last_request", False)
     return compressor.compress(messages, compressor.settings_model(**values), ctx)
 
 
@@ -278,3 +280,11 @@ def test_fit_prompt_cuts_the_middle():
     assert fit_prompt("sys", prompt, budget=5, counter=counter, head_ratio=0.2, marker="m") is None
     assert head_tail("abcdefghij", 5, head_ratio=0.2, marker="|") == "a\n|\nghij"
     assert head_tail("abc", 0, head_ratio=0.2, marker="|") == "|"
+
+
+def test_the_last_request_and_system_messages_stay_out_of_every_block():
+    msgs = [Message(role="system", content="sys")] + rounds(3)
+    fake = FakeSummarizer(echo())
+    result = run(msgs, fake, target_total_tokens=800, keep_last_request=True)
+    assert [(b.start, b.end) for b in fake.calls[0].blocks] == [(1, 4), (5, 8), (10, 12)]
+    assert [m.text[:26] for m in result.messages] == ["sys", MARK, MARK, "request 2", MARK]

@@ -73,7 +73,9 @@ def current_round_span(messages: Sequence[Message], *, keep_recent: int = 0) -> 
     user = last_real_user_index(messages)
     if user is None:  # nothing to do; upstream leaves messages[:split] in no part, we keep them in the prefix
         return Span.from_cuts(n, split, split)
-    start = user + 1
+    # Deviation: upstream starts the body right after the request even when a call made before the
+    # request is answered after it; we start at the first cut that keeps such a pair in the prefix.
+    start = next(c for c in legal_cut_points(messages) if c >= user + 1)
     if split <= start:
         return Span.from_cuts(n, start, start)
     return Span.from_cuts(n, start, split)

@@ -8,6 +8,8 @@ with progressively more aggressive passes, stopping as soon as it is under targe
 2. *aggressive keep-recent*: the remaining raw blocks (or every memory block) compressed hard
    (second-pass target), the newest ``keep_recent_messages`` kept raw;
 3. *aggressive full-context*: the same with nothing kept raw (third-pass target);
+   system and developer messages are never put in a block, and — our deviation, on by default
+   (``keep_last_request``) — neither is the last real user request;
 4. *hard truncate*: the serialised context cut to the target, no model.
 
 Every summariser call fits ``compression_call_max_tokens`` (and the context window); a stage
@@ -25,6 +27,7 @@ from pydantic import Field, model_validator
 
 from ...errors import UsageError
 from ...model import Message
+from ...rounds import last_real_user_index
 from ...windows import ratio_threshold
 from ..base import CallRecord, CompressionResult, Compressor, Context, Settings, unchanged
 from .phase import Phase, PhaseResult, run_phase
@@ -55,6 +58,8 @@ class RoundLevelSettings(Settings):
     truncated_marker: str = Field("...[TRUNCATED]...", min_length=1, description="Marks where text was cut.")
     compression_marker: str = Field("[ROUND_LEVEL_MEMORY_BLOCK]", min_length=1, description="First line of a "
                                     "memory block.")
+    keep_last_request: bool = Field(True, description="Keep the last real user request verbatim, outside every "
+                                    "block (upstream compresses it with the in-flight turn).")
 
     @model_validator(mode="after")
     def _target_under_trigger(self) -> RoundLevelSettings:
@@ -158,10 +163,15 @@ class _Run:
     def _end(self, keep_recent: int) -> int:
         return len(self.messages) - keep_recent - 1
 
+    def _keep(self) -> frozenset[int]:
+        """The last real user request, when it is kept verbatim."""
+        i = last_real_user_index(self.messages) if self.settings.keep_last_request else None
+        return frozenset() if i is None else frozenset({i})
+
     def _recursive(self) -> None:
         s, before, results = self.settings, self.ctx.counter.total(self.messages), []
         phase = Phase("l0_to_l1", s.first_pass_target_tokens, s.keep_recent_messages, aggressive=False)
-        targets = l0_targets(self.messages, self._end(s.keep_recent_messages), s.compression_marker)
+        targets = l0_targets(self.messages, self._end(s.keep_recent_messages), s.compression_marker, keep=self._keep())
         if targets:
             results.append(self._phase(targets, phase))
         while not self.failed and not self.under():
@@ -187,7 +197,8 @@ class _Run:
 
     def _aggressive(self, stage: str, target: int, keep_recent: int) -> None:
         before = self.ctx.counter.total(self.messages)
-        targets = aggressive_targets(self.messages, self._end(keep_recent), self.settings.compression_marker)
+        targets = aggressive_targets(self.messages, self._end(keep_recent), self.settings.compression_marker,
+                                     keep=self._keep())
         result = self._phase(targets, Phase(stage, target, keep_recent, aggressive=True))
         self._record(stage, before, result, result.reason)
 

@@ -108,8 +108,10 @@ def _memories(messages: Sequence[Message], end: int, marker: str) -> list[_Memor
     return out
 
 
-def l0_targets(messages: Sequence[Message], compress_end: int, marker: str) -> list[Block]:
-    """Raw round blocks over ``[0, compress_end]`` (memory blocks skipped)."""
+def l0_targets(messages: Sequence[Message], compress_end: int, marker: str, *,
+               keep: frozenset[int] = frozenset()) -> list[Block]:
+    """Raw round blocks over ``[0, compress_end]``; memory blocks, system/developer messages and the
+    indices in ``keep`` are skipped and end a block."""
     out: list[Block] = []
     cursor = 0
     while cursor <= compress_end:
@@ -118,7 +120,10 @@ def l0_targets(messages: Sequence[Message], compress_end: int, marker: str) -> l
             while cursor <= compress_end and _is_ack(messages[cursor]):
                 cursor += 1
             continue
-        end, scope = _block_end(messages, cursor, compress_end, marker)
+        if cursor in keep or _pinned(messages[cursor]):
+            cursor += 1
+            continue
+        end, scope = _block_end(messages, cursor, compress_end, marker, keep)
         protected = protect_tool_call_boundary(messages, cursor, end)
         if protected != end and protected <= cursor:  # spec: stop rather than keep a one-message block
             break
@@ -127,9 +132,14 @@ def l0_targets(messages: Sequence[Message], compress_end: int, marker: str) -> l
     return out
 
 
-def _block_end(messages: Sequence[Message], cursor: int, compress_end: int, marker: str) -> tuple[int, str]:
+def _pinned(m: Message) -> bool:
+    return m.role in ("system", "developer")
+
+
+def _block_end(messages: Sequence[Message], cursor: int, compress_end: int, marker: str,
+               keep: frozenset[int]) -> tuple[int, str]:
     j = cursor
-    while j <= compress_end and not is_memory(messages[j], marker):
+    while j <= compress_end and not is_memory(messages[j], marker) and j not in keep and not _pinned(messages[j]):
         m = messages[j]
         if m.role == "assistant" and not m.tool_calls:
             return j, "completed_react"
@@ -174,9 +184,10 @@ def _promote_lonely(levels: list[int]) -> None:
         levels[levels.index(lonely)] = higher
 
 
-def aggressive_targets(messages: Sequence[Message], compress_end: int, marker: str) -> list[Block]:
+def aggressive_targets(messages: Sequence[Message], compress_end: int, marker: str, *,
+                       keep: frozenset[int] = frozenset()) -> list[Block]:
     """Raw blocks when there are any, else every memory block as its own target."""
-    raw = l0_targets(messages, compress_end, marker)
+    raw = l0_targets(messages, compress_end, marker, keep=keep)
     if raw:
         return raw
     return [Block(block_id=f"memory_{n}", scope="existing_round_level_block", start=b.start, end=b.end,
