@@ -22,7 +22,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -143,6 +143,7 @@ class FakeOpenAI:
         self._queue: deque[Reply] = deque()
         self._received: list[Received] = []
         self._closing = threading.Event()
+        self._responder: Callable[[Received], Reply] | None = None
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -164,11 +165,17 @@ class FakeOpenAI:
         with self._lock:
             self._queue.extend(replies)
 
+    def respond_with(self, responder: Callable[[Received], Reply] | None) -> None:
+        """Answer requests with ``responder(request)`` once the queue is empty (None: the default success)."""
+        with self._lock:
+            self._responder = responder
+
     def clear(self) -> None:
         """Forget the replies still queued and the requests received (to share one server between tests)."""
         with self._lock:
             self._queue.clear()
             self._received.clear()
+            self._responder = None
 
     def __enter__(self) -> Self:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -188,7 +195,10 @@ class FakeOpenAI:
     def _record(self, request: Received) -> Reply:
         with self._lock:
             self._received.append(request)
-            return self._queue.popleft() if self._queue else ok(DEFAULT_TEXT)
+            if self._queue:
+                return self._queue.popleft()
+            responder = self._responder
+        return responder(request) if responder is not None else ok(DEFAULT_TEXT)
 
 
 def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:

@@ -116,8 +116,10 @@ def _attempt(call: CallRecord) -> dict[str, Any]:
 def _trigger(settings: Settings, ctx: DumpContext, total: int, body_tokens: int) -> dict[str, Any]:
     ratio = getattr(settings, "trigger_context_ratio", TRIGGER_RATIO)
     minimum = getattr(settings, "min_target_context_ratio", MIN_TARGET_RATIO)
+    absolute = getattr(settings, "trigger_total_tokens", None)  # round-level's absolute trigger
+    threshold = ratio_threshold(ctx.window, ratio) if ratio is not None else absolute
     return {"context_window": ctx.window, "total_tokens_before": total, "trigger_ratio": ratio,
-            "threshold": ratio_threshold(ctx.window, ratio), "target_tokens": body_tokens,
+            "threshold": threshold, "target_tokens": body_tokens,
             "min_target_tokens": int(ctx.window * minimum), "forced": ctx.forced}
 
 

@@ -1,0 +1,113 @@
+"""round-level end to end: a ~1M-token session ends under target (extractive, and a real HTTP endpoint),
+and compress_level survives every output format so a second run continues the levels."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import orjson
+import pytest
+from conftest import SAMPLES, SHARED
+from openai_server import FakeOpenAI, ok
+from typer.testing import CliRunner
+
+from tcompact.app import app
+from tcompact.compaction import CompactOptions, compact_file
+from tcompact.formats import read_file
+from tcompact.formats.chat import message_to_dict
+from tcompact.invariants import violations
+from tcompact.tokens import TokenCounter
+
+TARGET = 160_000
+
+
+@pytest.fixture(scope="module")
+def big_session(tmp_path_factory):
+    """≥ 1M tokens: copies of every real transcript's messages, every text made distinct."""
+    if not SHARED.exists():
+        pytest.skip(f"real transcripts not found at {SHARED}; CI always has them")
+    base = [message_to_dict(m) for f in sorted(SHARED.iterdir()) if f.suffix in (".jsonl", ".traj")
+            for t in read_file(f).transcripts for m in t.messages if m.role != "system"]
+    lines = []
+    for copy in range(4):
+        for d in base:
+            d = dict(d)
+            if isinstance(d.get("content"), str):
+                d["content"] += f" [copy {copy}]"
+            if d.get("tool_calls"):
+                d["tool_calls"] = [{**c, "id": f"{c['id']}_c{copy}"} for c in d["tool_calls"]]
+            if d.get("tool_call_id"):
+                d["tool_call_id"] += f"_c{copy}"
+            lines.append(orjson.dumps(d))
+    path = tmp_path_factory.mktemp("big") / "session.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def test_a_million_token_session_ends_under_target_with_the_extractive_summarizer(big_session, tmp_path):
+    run = compact_file(big_session, CompactOptions(chain="round-level"))
+    before = run.report["before"]["tokens"]
+    assert before >= 1_000_000 and run.status == "compacted"
+    assert run.report["after"]["tokens"] <= TARGET
+    pipeline = run.report["stages"][0]["pipeline"]
+    assert pipeline[-1]["tokens_after"] == run.report["after"]["tokens"]
+    assert violations(run.transcript.messages, run.messages, run.stages) == []
+    blocks = sum(len(c.request.blocks) for s in run.stages for c in s.result.calls)
+    assert run.calls < blocks  # packed: fewer calls than blocks
+
+
+def _blocks_answer(request) -> object:
+    prompt = request.body["messages"][-1]["content"]
+    ids = re.findall(r"^\[Block: ([\w-]+)\]$", prompt, re.MULTILINE)
+    return ok(json.dumps({"blocks": [{"block_id": i, "summary": f"User Requirements:\n- kept for {i}\n\n"
+                                                                 "Final Result:\n- done"} for i in ids]}))
+
+
+def test_a_million_token_session_ends_under_target_through_an_openai_endpoint(big_session, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000000000")
+    with FakeOpenAI() as server:
+        server.respond_with(_blocks_answer)
+        result = CliRunner().invoke(app, [
+            "compact", str(big_session), "-c", "round-level", "--summarizer", "openai", "--model", "fake-model",
+            "--base-url", server.base_url, "-o", str(tmp_path / "out.jsonl"), "--dump-dir", str(tmp_path / "dumps"),
+            "--report", str(tmp_path / "report.json"), "--concurrency", "4"])
+        sent = server.requests
+    assert result.exit_code == 0, result.stderr
+    report = orjson.loads((tmp_path / "report.json").read_bytes())
+    assert report["after"]["tokens"] <= TARGET < report["before"]["tokens"]
+    assert report["summarizer"]["calls"] == len(sent) == len(list((tmp_path / "dumps").iterdir()))
+    assert all(len(s.body["messages"]) == 2 and s.body["messages"][0]["role"] == "system" for s in sent)
+    dump = orjson.loads(next((tmp_path / "dumps").iterdir()).read_bytes())
+    assert dump["request"]["stage"] == "l0_to_l1" and dump["request"]["blocks"][0]["block_id"] == "block_1"
+    assert TokenCounter().count(sent[0].body["messages"][1]["content"]) <= 250_000
+
+
+ROUND = ["-c", "round-level", "--force", "--set", "trigger_total_tokens=100000", "--set", "keep_last_request=false"]
+
+
+def _levels(path):
+    return [(m.extra.get("metadata") or {}).get("compress_level") for m in read_file(path).transcript().messages
+            if m.text.startswith("[ROUND_LEVEL_MEMORY_BLOCK]")]
+
+
+@pytest.mark.parametrize("name", ["chat_tool_session.jsonl", "claude_code_session.jsonl", "codex_rollout.jsonl"])
+def test_compress_level_survives_each_format(name, tmp_path):
+    out = tmp_path / "first.jsonl"
+    result = CliRunner().invoke(app, ["compact", str(SAMPLES / name), "-o", str(out), *ROUND,
+                                      "--set", "target_total_tokens=1500", "--set", "first_pass_target_tokens=200"])
+    assert result.exit_code == 0, result.stderr
+    assert _levels(out) and set(_levels(out)) == {1}
+
+
+def test_a_second_run_continues_the_levels(tmp_path):
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    runner = CliRunner()
+    runner.invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-o", str(first), *ROUND,
+                        "--set", "target_total_tokens=1500", "--set", "first_pass_target_tokens=200"])
+    assert _levels(first) == [1, 1]
+    result = runner.invoke(app, ["compact", str(first), "-o", str(second), *ROUND, "--set", "target_total_tokens=450",
+                                 "--set", "first_pass_target_tokens=150", "--json"])
+    report = orjson.loads(result.stdout)
+    assert [(p["stage"], p["reason"]) for p in report["stages"][0]["pipeline"]] == [("recursive", "1 block(s) replaced")]
+    assert _levels(second) == [2]
