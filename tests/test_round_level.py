@@ -288,3 +288,15 @@ def test_the_last_request_and_system_messages_stay_out_of_every_block():
     result = run(msgs, fake, target_total_tokens=800, keep_last_request=True)
     assert [(b.start, b.end) for b in fake.calls[0].blocks] == [(1, 4), (5, 8), (10, 12)]
     assert [m.text[:26] for m in result.messages] == ["sys", MARK, MARK, "request 2", MARK]
+
+
+def test_ratio_trigger_89_vs_90_of_100():
+    # openjiuwen-spec §8.1.2 test: window 100, ratio 0.9 → threshold 90; 89 tokens do not trigger, 90 do
+    counter = TokenCounter()
+    below, at = [U("word " * 84)], [U("word " * 85)]
+    assert (counter.total(below), counter.total(at)) == (89, 90)
+    fake = FakeSummarizer(*[echo()] * 3)
+    assert run(below, fake, force=False, window=100, trigger_context_ratio=0.9, target_total_tokens=50).reason == \
+        "below the threshold (89 < 90 tokens)"
+    result = run(at, fake, force=False, window=100, trigger_context_ratio=0.9, target_total_tokens=50)
+    assert result.reason != "below the threshold (90 < 90 tokens)" and result.figures["stages"]
