@@ -299,4 +299,10 @@ def test_ratio_trigger_89_vs_90_of_100():
     assert run(below, fake, force=False, window=100, trigger_context_ratio=0.9, target_total_tokens=50).reason == \
         "below the threshold (89 < 90 tokens)"
     result = run(at, fake, force=False, window=100, trigger_context_ratio=0.9, target_total_tokens=50)
-    assert result.reason != "below the threshold (90 < 90 tokens)" and result.figures["stages"]
+    # it triggers; a 100-token window leaves no room for a summariser call, so only truncation acts
+    assert [(s["stage"], s["reason"]) for s in result.figures["stages"]] == [
+        ("recursive", "the call budget of 100 tokens is impossible"),
+        ("aggressive_keep_recent", "the call budget of 100 tokens is impossible"),
+        ("aggressive_full_context", "the call budget of 100 tokens is impossible"),
+        ("hard_truncate", "the serialised context cut to the target")]
+    assert result.reason == "under the target after hard_truncate" and result.tokens_after <= 50
