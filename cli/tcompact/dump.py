@@ -25,7 +25,7 @@ from .spans import Span
 from .tokens import TokenCounter
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold
 
-__all__ = ["SCHEMA_VERSION", "DumpContext", "build_dumps", "dump_name", "safe_name"]
+__all__ = ["SCHEMA_VERSION", "DumpContext", "build_dumps", "content_hashes", "dump_name", "safe_name"]
 
 SCHEMA_VERSION = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -59,15 +59,34 @@ def build_dumps(result: CompressionResult, *, before: Sequence[Message], setting
     used: set[str] = set()
     cache: dict[str, str] = {}  # the same texts appear in every dump of a run, and several times in each
     attempts = [_attempt(c) for c in result.calls]
-    for call in result.calls:
+    run_id = f"{int(result.calls[0].started * 1000)}-{safe_name(result.processor)}-{safe_name(ctx.session)}" \
+        if result.calls else ""
+    for n, call in enumerate(result.calls, start=1):
         doc = _document(call, result, before=before, settings=settings, counter=counter, ctx=ctx, attempts=attempts)
+        doc = redact_value({**doc, "run": {"id": run_id, "call": n, "calls": len(result.calls)}}, cache)
+        doc["hashes"] = content_hashes(doc)
         name = dump_name(int(call.started * 1000), result.processor, ctx.session)
-        while name in used:  # calls within the same millisecond
-            stem = name[:-5]
-            name = f"{stem}-{call.attempt}.json" if not stem.endswith(f"-{call.attempt}") else f"{stem}x.json"
+        if name in used:  # calls started in the same millisecond (concurrent round-level calls)
+            name = f"{name[:-5]}-{n}.json"
         used.add(name)
-        out.append((name, redact_value(doc, cache)))
+        out.append((name, doc))
     return out
+
+
+def content_hashes(doc: Mapping[str, Any]) -> dict[str, str]:
+    """sha256 of the parts a replay rebuilds from: an edited dump no longer matches them."""
+    import hashlib
+
+    import orjson
+
+    def digest(value: Any) -> str:
+        return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+    after = doc.get("context_after") or {}
+    return {"context_before": digest((doc.get("context_before") or {}).get("messages")),
+            "context_after": digest(after.get("messages")),
+            "request": digest(doc.get("request")), "response": digest(doc.get("response")),
+            "processor": digest(doc.get("processor"))}
 
 
 def _document(call: CallRecord, result: CompressionResult, *, before: Sequence[Message], settings: Settings,
@@ -83,6 +102,7 @@ def _document(call: CallRecord, result: CompressionResult, *, before: Sequence[M
         "processor": {"name": result.processor, "settings": settings.model_dump(mode="json")},
         "session_id": ctx.session,
         "source": dict(ctx.source),
+        "encoding": {"name": counter.encoding_name, "approximate": counter.approximate},
         "call": {"number": call.attempt, "of": len(result.calls), "status": "failed" if call.error else "ok",
                  "retried": call.retried, "reason": call.reason},
         "trigger": _trigger(settings, ctx, result.tokens_before, body_tokens),
