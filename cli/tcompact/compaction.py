@@ -160,7 +160,7 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     session = _session(source, original)
     info = {"path": source.path, "format": source.format, "sha256": _sha256(source), "transcript": original.id}
     dctx = DumpContext(session=session, source=info, window=ctx.window,
-                       summarizer=getattr(summarizer, "name", "none"), forced=ctx.force)
+                       summarizer=getattr(summarizer, "name", "none"), forced=ctx.force, preserve=ctx.preserve)
     output = None
     if applied:
         new = replace(original, messages=tuple(final))

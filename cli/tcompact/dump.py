@@ -50,6 +50,7 @@ class DumpContext:
     window: int
     summarizer: str
     forced: bool
+    preserve: str | None = None
 
 
 def build_dumps(result: CompressionResult, *, before: Sequence[Message], settings: Settings, counter: TokenCounter,
@@ -64,6 +65,7 @@ def build_dumps(result: CompressionResult, *, before: Sequence[Message], setting
     for n, call in enumerate(result.calls, start=1):
         doc = _document(call, result, before=before, settings=settings, counter=counter, ctx=ctx, attempts=attempts)
         doc = redact_value({**doc, "run": {"id": run_id, "call": n, "calls": len(result.calls)}}, cache)
+        doc["redactions"] = sum(1 for raw, clean in cache.items() if raw != clean)
         doc["hashes"] = content_hashes(doc)
         name = dump_name(int(call.started * 1000), result.processor, ctx.session)
         if name in used:  # calls started in the same millisecond (concurrent round-level calls)
@@ -110,7 +112,7 @@ def _document(call: CallRecord, result: CompressionResult, *, before: Sequence[M
         "request": {"summarizer": ctx.summarizer, "model": req.model, "parameters": dict(req.parameters),
                     "contract": req.contract, "prompt": req.prompt, "target_tokens": req.target_tokens,
                     "exclude_recent_messages": len(call.span.tail), "messages_sent": req.wire_messages(),
-                    "stage": req.stage, "blocks": [asdict(b) for b in req.blocks]},
+                    "stage": req.stage, "blocks": [asdict(b) for b in req.blocks], "preserve": ctx.preserve},
         "response": None if call.response is None else {
             "raw_content": call.response.text, "extracted_summary": _extracted(call.response.text),
             "usage": dict(call.response.usage) if call.response.usage else None, "model": call.response.model,
