@@ -100,10 +100,11 @@ def _root(
 
 
 def _register() -> None:
-    from .commands import compact, compressors, convert, inspect, restore
+    from .commands import compact, compressors, convert, inspect, replay, restore
 
     inspect.register(app)
     compact.register(app)
+    replay.register(app)
     compressors.register(app)
     restore.register(app)
     convert.register(app)

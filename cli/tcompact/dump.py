@@ -25,7 +25,8 @@ from .spans import Span
 from .tokens import TokenCounter
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold
 
-__all__ = ["SCHEMA_VERSION", "DumpContext", "build_dumps", "content_hashes", "dump_name", "safe_name"]
+__all__ = ["SCHEMA_VERSION", "DumpContext", "build_dumps", "content_hashes", "dump_name", "safe_name", "message_dict",
+           "message_from_dict"]
 
 SCHEMA_VERSION = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -120,8 +121,8 @@ def _document(call: CallRecord, result: CompressionResult, *, before: Sequence[M
         "error": None if call.error is None else {"kind": call.error.kind, "message": call.error.what,
                                                   "status": call.error.status, "retry_after": call.error.retry_after},
         "attempts": attempts,
-        "context_before": {"messages": [_wire(m) for m in before], "total_tokens": result.tokens_before},
-        "context_after": ({"messages": [_wire(m) for m in result.messages], "total_tokens_after": result.tokens_after}
+        "context_before": {"messages": [message_dict(m) for m in before], "total_tokens": result.tokens_before},
+        "context_after": ({"messages": [message_dict(m) for m in result.messages], "total_tokens_after": result.tokens_after}
                           if accepted else None),
         "benefit": _benefit(result.tokens_before, after_tokens, accepted, result.reason if final else call.reason),
         "timestamp": call.started,
@@ -167,8 +168,33 @@ def _extracted(text: str) -> str:
     return extract_snapshot(text)
 
 
-def _wire(m: Message) -> dict[str, Any]:
+def message_dict(m: Message) -> dict[str, Any]:
+    """A message as a dump stores it: its chat dict plus, under ``_``-keys, what the chat shape cannot
+    hold (injected-context flag, error flag, every reasoning item, tool types) — lossless for replay."""
     d = message_to_dict(m)
     if m.internal:
         d["_internal"] = True
+    if m.is_error:
+        d["_is_error"] = True
+    if any(r.encrypted_chars or r.kind != "reasoning_content" for r in m.reasoning):
+        d.pop("reasoning_content", None)
+        d["_reasoning"] = [{"text": r.text, "encrypted_chars": r.encrypted_chars, "kind": r.kind} for r in m.reasoning]
+    if any(c.type != "function" for c in m.tool_calls):
+        d["_tool_types"] = [c.type for c in m.tool_calls]
     return d
+
+
+def message_from_dict(d: Mapping[str, Any]) -> Message:
+    """The message :func:`message_dict` stored."""
+    from dataclasses import replace
+
+    from .formats.chat import parse_message
+    from .model import Reasoning
+
+    plain = {k: v for k, v in d.items() if not k.startswith("_")}
+    m = parse_message(plain)
+    reasoning = tuple(Reasoning(**r) for r in d["_reasoning"]) if "_reasoning" in d else m.reasoning
+    calls = tuple(replace(c, type=t) for c, t in zip(m.tool_calls, d["_tool_types"], strict=False)) \
+        if "_tool_types" in d else m.tool_calls
+    return replace(m, internal=bool(d.get("_internal")), is_error=bool(d.get("_is_error")), reasoning=reasoning,
+                   tool_calls=calls)

@@ -26,6 +26,11 @@ __all__ = [
     "warn_skipped",
     "console",
     "write_stdout",
+    "replay_checks",
+    "check_dict",
+    "replay_table",
+    "rerun_view",
+    "rerun_dict",
 ]
 
 
@@ -108,4 +113,5 @@ def write_stdout(data: bytes) -> None:
 
 
 from .compact_view import compact_report, compressors_table  # noqa: E402  (views use the helpers above)
+from .replay_view import check_dict, replay_checks, replay_table, rerun_dict, rerun_view  # noqa: E402
 from .inspect_view import inspect_report  # noqa: E402

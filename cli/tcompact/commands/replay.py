@@ -1,0 +1,104 @@
+"""``tcompact replay``: verify, re-run and compare compression dumps offline."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._options import JsonOpt
+
+
+def replay(
+    paths: Annotated[list[Path], typer.Argument(help="Dump files or folders of dumps.", show_default=False)],
+    verify: Annotated[bool, typer.Option("--verify", help="Rebuild every compaction from its dumps and compare "
+                                         "(the default when no --summarizer is given).")] = False,
+    table: Annotated[bool, typer.Option("--table", help="One row per dump, with totals.")] = False,
+    summarizer: Annotated[str | None, typer.Option("--summarizer", help="Re-run one dump with this backend: "
+                                                   "extractive or openai.", show_default=False)] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model for the openai backend.",
+                                              show_default=False)] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
+                                                 "OPENAI_BASE_URL); the key comes from OPENAI_API_KEY.",
+                                                 show_default=False)] = None,
+    prompt: Annotated[Path | None, typer.Option("--prompt", help="A file whose text replaces the recorded prompt "
+                                                "(the system prompt for round-level).", show_default=False)] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per summariser call.")] = 60.0,
+    dump_dir: Annotated[Path | None, typer.Option("--dump-dir", help="Where a re-run writes its dumps (default: "
+                                                  "a replays/ folder next to the dump).", show_default=False)] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Verify dumps, re-run one against another backend or prompt, or tabulate a folder of them.
+
+    Verifying rebuilds each compaction from its dumps alone — no transcript needed — and exits 1
+    on any mismatch. Re-running shows the recorded and the new summary side by side and writes the
+    new dump, linked to the original.
+
+    Example: tcompact replay dumps/ --verify
+    """
+    from .. import render
+    from ..errors import UsageError
+    from ..replaying import load_dumps
+
+    dumps = load_dumps(paths)
+    if sum(bool(x) for x in (verify, table, summarizer)) > 1:
+        raise UsageError("choose one of --verify, --table and --summarizer")
+    if table:
+        from ..replaying import table_rows
+
+        rows = table_rows(dumps)
+        render.print_json({"dumps": rows}) if json_out else render.replay_table(rows)
+        return
+    if summarizer is not None:
+        _rerun(dumps, summarizer=summarizer, model=model, base_url=base_url, prompt=prompt, timeout=timeout,
+               dump_dir=dump_dir, json_out=json_out)
+        return
+    from ..replaying import verify as check
+
+    checks = check(dumps)
+    render.print_json({"checks": [render.check_dict(c) for c in checks]}) if json_out else render.replay_checks(checks)
+    if not all(c.ok for c in checks):
+        raise typer.Exit(1)
+
+
+def _rerun(dumps, *, summarizer: str, model: str | None, base_url: str | None, prompt: Path | None,
+           timeout: float, dump_dir: Path | None, json_out: bool) -> None:
+    from .. import render
+    from ..artifacts import write_json
+    from ..compaction import CompactOptions, make_summarizer
+    from ..errors import UsageError, WorkFailed
+    from ..replaying import rerun
+    from ..tokens import TokenCounter
+
+    if len(dumps) != 1:
+        raise UsageError(f"--summarizer re-runs one dump; {len(dumps)} were given", hint="pass a single dump file")
+    (dump,) = dumps
+    options = CompactOptions(summarizer=summarizer, model=model, base_url=base_url,
+                             api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout)
+    backend = make_summarizer(options, TokenCounter(dump.doc["encoding"]["name"]))
+    text = _read_prompt(prompt) if prompt is not None else None
+    result = rerun(dump, backend, prompt=text)
+    folder = dump_dir or dump.path.parent / "replays"
+    written = [write_json(folder / name, doc, sync=False) for name, doc in result.dumps]
+    if json_out:
+        render.print_json(render.rerun_dict(result, written))
+    else:
+        render.rerun_view(result, written)
+    if result.result.failed:
+        raise WorkFailed(f"the re-run failed: {result.result.reason}", hint=f"its dumps are in {folder}")
+
+
+def _read_prompt(path: Path) -> str:
+    from ..errors import InputError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the prompt: {exc}", path=str(path), hint="pass a UTF-8 text file") from None
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the app."""
+    app.command("replay")(replay)

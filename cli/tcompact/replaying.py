@@ -1,0 +1,261 @@
+"""Replaying compression dumps offline: the library side of ``tcompact replay``.
+
+A dump is self-contained: the compressor and its settings, the messages it started from, the
+request, the response (or error) of every call of its run. Verifying re-runs the compressor on
+the recorded messages with a summariser that gives back the recorded answers, and checks that the
+request, the extracted summary, the messages after and the token figures come out the same.
+Re-running sends the recorded request to another backend (or with another prompt) and rebuilds
+the compaction from the new answer.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .compressors import get
+from .compressors.base import CompressionResult, Context
+from .dump import SCHEMA_VERSION, content_hashes, message_dict, message_from_dict
+from .errors import InputError
+from .model import Message
+from .summarizers.base import Summarizer, SummaryRequest, SummaryResponse
+from .summarizers.contracts import extract_snapshot
+from .summarizers.replay import ReplaySummarizer, fingerprint
+from .tokens import TokenCounter
+
+__all__ = ["Dump", "load_dumps", "Check", "verify", "rebuild", "rerun", "Rerun", "table_rows", "messages_of"]
+
+_REQUIRED = ("processor", "run", "call", "trigger", "span", "request", "context_before", "benefit", "hashes",
+             "encoding")
+
+
+@dataclass(frozen=True)
+class Dump:
+    """One dump file and its parsed document."""
+
+    path: Path
+    doc: Mapping[str, Any]
+
+    @property
+    def name(self) -> str:
+        """The file name."""
+        return self.path.name
+
+
+def load_dumps(paths: Iterable[str | Path]) -> list[Dump]:
+    """Read dumps (files, or every ``*.json`` of folders); each is checked before use."""
+    files: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(p.glob("*.json"))
+            if not found:
+                raise InputError("no dumps in this folder", path=str(p), hint="pass a folder written by --dump-dir")
+            files += found
+        elif p.exists():
+            files.append(p)
+        else:
+            raise InputError("no such file or folder", path=str(p), hint="check the path")
+    return [_load(f) for f in files]
+
+
+def _load(path: Path) -> Dump:
+    try:
+        doc = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not a valid JSON dump ({exc.msg} at line {exc.lineno})", path=str(path),
+                         hint="the dump is truncated or damaged; compact again to get a new one") from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=str(path), hint="check the permissions") from None
+    if not isinstance(doc, dict) or "schema_version" not in doc:
+        raise InputError("not a tcompact compression dump (no schema_version)", path=str(path),
+                         hint="pass dumps written by tcompact compact --dump-dir")
+    if doc["schema_version"] != SCHEMA_VERSION:
+        raise InputError(f"schema_version {doc['schema_version']!r} is not supported (this tcompact reads "
+                         f"{SCHEMA_VERSION})", path=str(path), hint="replay it with the tcompact that wrote it")
+    missing = [k for k in _REQUIRED if k not in doc]
+    if missing:
+        raise InputError(f"field {missing[0]} is missing", path=str(path), hint="the dump was edited or cut")
+    recorded = doc["hashes"] if isinstance(doc["hashes"], dict) else {}
+    for part, value in content_hashes(doc).items():
+        if recorded.get(part) != value:
+            raise InputError(f"field {part} does not match its recorded hash", path=str(path),
+                             hint="the dump was edited after it was written; compact again to get a new one")
+    return Dump(path, doc)
+
+
+def messages_of(items: Sequence[Mapping[str, Any]]) -> tuple[Message, ...]:
+    """Messages from a dump's stored dicts."""
+    return tuple(message_from_dict(item) for item in items)
+
+
+@dataclass(frozen=True)
+class Check:
+    """The verdict on one dump: ``ok``, or the first difference (field, expected, got)."""
+
+    dump: Dump
+    ok: bool
+    field: str = ""
+    expected: Any = None
+    got: Any = None
+    note: str = ""
+
+
+def _runs(dumps: Sequence[Dump]) -> dict[str, list[Dump]]:
+    runs: dict[str, list[Dump]] = defaultdict(list)
+    for d in dumps:
+        runs[d.doc["run"]["id"] or d.name].append(d)
+    for items in runs.values():
+        items.sort(key=lambda d: d.doc["run"]["call"])
+    return runs
+
+
+def _context(doc: Mapping[str, Any], summarizer: Summarizer) -> Context:
+    enc = doc["encoding"]
+    counter = TokenCounter(enc["name"], approximate=bool(enc.get("approximate")))
+    return Context(counter=counter, window=doc["trigger"]["context_window"], summarizer=summarizer,
+                   force=bool(doc["trigger"]["forced"]), preserve=doc["request"].get("preserve"),
+                   sleep=lambda s: None)
+
+
+def rebuild(doc: Mapping[str, Any], summarizer: Summarizer) -> CompressionResult:
+    """Run the dump's compressor with its settings on its recorded messages, answered by ``summarizer``."""
+    compressor = get(doc["processor"]["name"])
+    settings = compressor.settings_model(**doc["processor"]["settings"])
+    messages = messages_of(doc["context_before"]["messages"])
+    return compressor.compress(messages, settings, _context(doc, summarizer))
+
+
+def verify(dumps: Sequence[Dump]) -> list[Check]:
+    """Check every dump by rebuilding its run from the recorded answers."""
+    checks: list[Check] = []
+    for run in _runs(dumps).values():
+        replay = ReplaySummarizer([d.doc for d in run], origin="the run's dumps")
+        recorder = _Recorder(replay)
+        result = rebuild(run[0].doc, recorder)
+        checks += [_check(d, result, recorder.requests) for d in run]
+    return checks
+
+
+class _Recorder:
+    """Passes requests to another summariser and remembers them."""
+
+    name = "replay"
+
+    def __init__(self, inner: Summarizer) -> None:
+        self.inner = inner
+        self.requests: list[SummaryRequest] = []
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        self.requests.append(request)
+        return self.inner.summarize(request)
+
+
+def _check(dump: Dump, result: CompressionResult, requests: Sequence[SummaryRequest]) -> Check:
+    doc = dump.doc
+    recorded = fingerprint(doc["request"]["messages_sent"], str(doc["request"]["contract"]))
+    sent = {fingerprint(r.wire_messages(), r.contract) for r in requests}
+    if recorded not in sent:
+        return Check(dump, False, "request.messages_sent", "the recorded request", "a different request")
+    if doc.get("response"):
+        got = extract_snapshot(doc["response"]["raw_content"])
+        if got != doc["response"]["extracted_summary"]:
+            return Check(dump, False, "response.extracted_summary", doc["response"]["extracted_summary"], got)
+    if doc.get("context_after") is not None:
+        return _check_after(dump, result)
+    return Check(dump, True)
+
+
+def _check_after(dump: Dump, result: CompressionResult) -> Check:
+    doc = dump.doc
+    expected = doc["context_after"]["messages"]
+    got = [message_dict(m) for m in result.messages]
+    if doc.get("redactions"):
+        from .redact import redact_value
+
+        got = redact_value(got)
+    if got != expected:
+        index = next((i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b), min(len(got),
+                                                                                                  len(expected)))
+        return Check(dump, False, f"context_after.messages[{index}]", _short(expected, index), _short(got, index))
+    if doc.get("redactions"):
+        return Check(dump, True, note=f"token figures not compared: {doc['redactions']} redacted text(s)")
+    for field, want, have in (("benefit.tokens_before", doc["benefit"]["tokens_before"], result.tokens_before),
+                              ("benefit.tokens_after", doc["benefit"]["tokens_after"], result.tokens_after)):
+        if want != have:
+            return Check(dump, False, field, want, have)
+    return Check(dump, True)
+
+
+def _short(items: Sequence[Any], index: int) -> str:
+    if index >= len(items):
+        return f"(no message; {len(items)} in all)"
+    text = orjson.dumps(items[index]).decode()
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def table_rows(dumps: Sequence[Dump]) -> list[dict[str, Any]]:
+    """One summary row per dump (time, processor, stage, tokens, reduction, latency, attempts, errors, accepted)."""
+    rows = []
+    for d in dumps:
+        doc = d.doc
+        benefit, response = doc["benefit"], doc.get("response") or {}
+        rows.append({"dump": d.name, "time": doc.get("created_at"), "processor": doc["processor"]["name"],
+                     "stage": doc["request"].get("stage"), "tokens_before": benefit["tokens_before"],
+                     "tokens_after": benefit["tokens_after"], "reduction_ratio": benefit["reduction_ratio"],
+                     "latency_s": response.get("latency_s"), "attempts": len(doc.get("attempts") or []),
+                     "error_kinds": sorted({a["error_kind"] for a in doc.get("attempts") or [] if a["error_kind"]}),
+                     "accepted": benefit["accepted"], "status": doc["call"]["status"]})
+    return rows
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A dump's run done again with another backend or prompt, next to what was recorded."""
+
+    dump: Dump
+    result: CompressionResult
+    dumps: list[tuple[str, dict[str, Any]]]
+    recorded_summary: str
+    new_summary: str
+
+
+class _PromptOverride:
+    """A summariser seen through another prompt (the system prompt of a "blocks" request)."""
+
+    def __init__(self, inner: Summarizer, prompt: str | None) -> None:
+        self.inner, self.prompt, self.name = inner, prompt, inner.name
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        from dataclasses import replace
+
+        if self.prompt is not None:
+            field = "system" if request.contract == "blocks" else "prompt"
+            request = replace(request, **{field: self.prompt})
+        return self.inner.summarize(request)
+
+
+def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> Rerun:
+    """Run the dump's compressor again on its recorded messages with ``summarizer`` (and ``prompt``)."""
+    from .dump import DumpContext, build_dumps
+
+    doc = dump.doc
+    backend = _PromptOverride(summarizer, prompt)
+    result = rebuild(doc, backend)
+    compressor = get(doc["processor"]["name"])
+    settings = compressor.settings_model(**doc["processor"]["settings"])
+    ctx = _context(doc, backend)
+    dctx = DumpContext(session=doc["session_id"], source=doc["source"], window=ctx.window, summarizer=summarizer.name,
+                       forced=ctx.force, preserve=ctx.preserve)
+    dumps = build_dumps(result, before=messages_of(doc["context_before"]["messages"]), settings=settings,
+                        counter=ctx.counter, ctx=dctx)
+    for _, new in dumps:
+        new["replayed_from"] = {"dump": dump.name, "run": doc["run"]["id"]}
+    recorded = (doc.get("response") or {}).get("extracted_summary") or ""
+    last = next((c.response for c in reversed(result.calls) if c.response is not None), None)
+    return Rerun(dump, result, dumps, recorded, extract_snapshot(last.text) if last else "")

@@ -1,0 +1,155 @@
+"""``tcompact replay``: verify from dumps alone, catch edits, re-run against another backend, tabulate."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import orjson
+import pytest
+from conftest import SAMPLES
+from openai_server import FakeOpenAI, ok
+from typer.testing import CliRunner
+
+from tcompact.app import app
+from tcompact.dump import content_hashes
+
+SUMMARISING = ["current-round", "dialogue", "full", "round-level", "truncate,dialogue", "micro,round-level"]
+SETTINGS = {"round-level": ["--set", "round-level.first_pass_target_tokens=300"]}
+
+
+@pytest.fixture
+def runner(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "120")
+    return CliRunner()
+
+
+def compact(runner, source, chain, tmp_path, dumps="dumps"):
+    extra = SETTINGS["round-level"] if "round-level" in chain else []
+    result = runner.invoke(app, ["compact", str(source), "-c", chain, "--force", "-o", f"out-{chain}.jsonl",
+                                 "--dump-dir", dumps, *extra])
+    assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.parametrize("chain", SUMMARISING)
+@pytest.mark.parametrize("name", ["chat_tool_session.jsonl", "claude_code_session.jsonl", "codex_rollout.jsonl"])
+def test_compact_then_verify_without_the_transcript(runner, tmp_path, name, chain):
+    source = tmp_path / name
+    shutil.copy(SAMPLES / name, source)
+    compact(runner, source, chain, tmp_path)
+    source.unlink()
+    (tmp_path / f"out-{chain}.jsonl").unlink()
+    result = runner.invoke(app, ["replay", "dumps", "--verify"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    count = len(list((tmp_path / "dumps").iterdir()))
+    assert count >= 1 and lines[-1] == f"{count} dump(s): {count} OK, 0 mismatched"
+    assert all(line.startswith("OK ") for line in lines[:-1])
+
+
+def edit(path, change):
+    doc = orjson.loads(path.read_bytes())
+    change(doc)
+    path.write_bytes(orjson.dumps(doc))
+    return doc
+
+
+def test_an_edited_dump_is_named_with_its_field(runner, tmp_path):
+    compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
+    (dump,) = (tmp_path / "dumps").iterdir()
+    edit(dump, lambda d: d["context_before"]["messages"][1].update(content="I never said that"))
+    result = runner.invoke(app, ["replay", "dumps"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (f"Error: dumps/{dump.name}: field context_before does not match its recorded hash — "
+                             "the dump was edited after it was written; compact again to get a new one\n")
+
+
+def test_a_result_that_no_longer_rebuilds_is_a_mismatch(runner, tmp_path):
+    compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
+    (dump,) = (tmp_path / "dumps").iterdir()
+
+    def change(doc):  # as if the compressor had produced something else: hashes re-signed to match
+        doc["context_after"]["messages"][1]["content"] = "a different memory block"
+        doc["hashes"] = content_hashes(doc)
+
+    edit(dump, change)
+    result = runner.invoke(app, ["replay", "dumps", "--verify"])
+    assert result.exit_code == 1
+    first, summary = result.stdout.splitlines()
+    assert first.startswith(f'MISMATCH {dump.name}: context_after.messages[1]: expected {{"role":"user","content":'
+                            '"a different memory block"}, got {"role":"user","content":"<memory_block_dialogue>')
+    assert summary == "1 dump(s): 0 OK, 1 mismatched"
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"schema_version": 1, "processor"', "not a valid JSON dump (unexpected end of data at line 1) — the dump is "
+                                           "truncated or damaged; compact again to get a new one"),
+    (b'{"schema_version": 7}', "schema_version 7 is not supported (this tcompact reads 1) — replay it with the "
+                               "tcompact that wrote it"),
+    (b'{"hello": 1}', "not a tcompact compression dump (no schema_version) — pass dumps written by tcompact compact "
+                      "--dump-dir"),
+    (b'{"schema_version": 1, "processor": {}}', "field run is missing — the dump was edited or cut"),
+])
+def test_bad_dumps_give_one_line(runner, tmp_path, content, message):
+    (tmp_path / "d.json").write_bytes(content)
+    result = runner.invoke(app, ["replay", "d.json"])
+    assert (result.exit_code, result.stderr) == (2, f"Error: d.json: {message}\n")
+
+
+def test_rerun_against_an_openai_endpoint_writes_a_linked_dump(runner, tmp_path, monkeypatch):
+    compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
+    (dump,) = (tmp_path / "dumps").iterdir()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-0000000000000000000000")
+    (tmp_path / "prompt.md").write_text("Summarise in one line.")
+    with FakeOpenAI() as server:
+        server.enqueue(ok("<state_snapshot>CSV export fixed; --encoding added.</state_snapshot>"))
+        result = runner.invoke(app, ["replay", f"dumps/{dump.name}", "--summarizer", "openai", "--model", "m",
+                                     "--base-url", server.base_url, "--prompt", "prompt.md", "--json"])
+        sent = server.requests
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["new"]["summary"] == "CSV export fixed; --encoding added."
+    assert doc["recorded"]["summary"].startswith("1. Historical User Requests and Outcomes")
+    assert doc["new"]["accepted"] is True and doc["new"]["tokens_after"] < doc["recorded"]["tokens_after"]
+    assert sent[0].body["messages"][-1] == {"role": "user", "content": "Summarise in one line."}
+    (written,) = doc["written"]
+    new = orjson.loads((tmp_path / written).read_bytes())
+    assert new["replayed_from"] == {"dump": dump.name, "run": orjson.loads(dump.read_bytes())["run"]["id"]}
+    assert new["request"]["summarizer"] == "openai" and new["response"]["model"] == "fake-model"
+    assert runner.invoke(app, ["replay", "dumps/replays", "--verify"]).exit_code == 0  # the new dump verifies too
+
+
+def test_table_over_a_folder_of_mixed_dumps(runner, tmp_path, monkeypatch):
+    compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
+    compact(runner, SAMPLES / "codex_rollout.jsonl", "full", tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-0000000000000000000000")
+    with FakeOpenAI() as server:
+        server.enqueue(FakeOpenAI.error(503, "Service Unavailable"), ok("<state_snapshot>short</state_snapshot>"))
+        result = runner.invoke(app, ["compact", str(SAMPLES / "claude_code_session.jsonl"), "-c", "current-round",
+                                     "--force", "--summarizer", "openai", "--model", "m", "--base-url", server.base_url,
+                                     "-o", "claude.jsonl", "--dump-dir", "dumps"])
+    assert result.exit_code == 0, result.stderr
+    result = runner.invoke(app, ["replay", "dumps", "--table", "--json"])
+    rows = json.loads(result.stdout)["dumps"]
+    got = sorted((r["processor"], r["status"], r["attempts"], r["error_kinds"], r["accepted"]) for r in rows)
+    assert got == [("current-round", "failed", 2, ["server_unstable"], False),
+                   ("current-round", "ok", 2, ["server_unstable"], True),
+                   ("dialogue", "ok", 1, [], True), ("full", "ok", 1, [], True)]
+    text = runner.invoke(app, ["replay", "dumps", "--table"]).stdout
+    assert text.splitlines()[-2].split() == ["total", "4", "dumps", "1", "failed", "3/4"]
+    assert runner.invoke(app, ["replay", "dumps", "--verify"]).exit_code == 0
+
+
+def test_replay_options(runner, tmp_path):
+    compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
+    result = runner.invoke(app, ["replay", "dumps", "--table", "--verify"])
+    assert (result.exit_code, result.stderr) == (2, "Error: choose one of --verify, --table and --summarizer\n")
+    compact(runner, SAMPLES / "codex_rollout.jsonl", "dialogue", tmp_path)
+    result = runner.invoke(app, ["replay", "dumps", "--summarizer", "extractive"])
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: --summarizer re-runs one dump; 2 were given — pass a single dump file\n")
+    (tmp_path / "empty").mkdir()
+    result = runner.invoke(app, ["replay", "empty"])
+    assert (result.exit_code, result.stderr) == (2, "Error: empty: no dumps in this folder — pass a folder written by "
+                                                    "--dump-dir\n")
