@@ -234,3 +234,54 @@ def test_replay_summarizer_answers_from_dumps(runner, tmp_path, server):
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "out.jsonl").read_bytes()
     assert len(server.requests) == 1  # nothing new was sent
+
+
+@pytest.mark.parametrize("path", [CHAT, CLAUDE, CODEX], ids=["chat", "claude", "codex"])
+def test_strict_passes_and_reads_back_every_sample(runner, tmp_path, path):
+    out = tmp_path / ("out" + path.suffix)
+    result = runner.invoke(app, ["compact", str(path), "-c", "micro", "-c", "dialogue", "--force", "--strict",
+                                 "-o", str(out), "--report", "r.json"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    report = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert (report["status"], report["invariants"], report["outputs"]["transcript"]) == (
+        "compacted", [], str(out))
+
+
+def _corrupting(monkeypatch):
+    """Make the rendered output lose its last line, as a buggy writer would."""
+    import dataclasses
+
+    import tcompact.compaction as compaction
+
+    real = compaction.compact_file
+
+    def compact_file(*args, **kwargs):
+        run = real(*args, **kwargs)
+        data = run.output.data.rstrip(b"\n").rsplit(b"\n", 1)[0] + b"\n"
+        return dataclasses.replace(run, output=dataclasses.replace(run.output, data=data))
+
+    monkeypatch.setattr(compaction, "compact_file", compact_file)
+
+
+def test_strict_refuses_an_output_that_does_not_read_back(runner, tmp_path, monkeypatch):
+    _corrupting(monkeypatch)
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--strict", "-o", "out.jsonl",
+                                 "--report", "r.json"])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-2:] == [
+        "Warning: invariant: the output does not read back as the compacted messages",
+        "Error: the compaction breaks 1 invariant(s): the output does not read back as the compacted messages "
+        "— the compacted transcript was not written (--strict)",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.dumps", "r.json"]  # the why, not the transcript
+    report = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert (report["invariants"], report["outputs"]["transcript"]) == (
+        ["the output does not read back as the compacted messages"], None)
+
+
+def test_without_strict_a_broken_invariant_is_a_warning(runner, tmp_path, monkeypatch):
+    _corrupting(monkeypatch)
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl"])
+    assert result.exit_code == 0
+    assert result.stderr == "Warning: invariant: the output does not read back as the compacted messages\n"
+    assert len(read_file(tmp_path / "out.jsonl").transcripts[0].messages) == 17  # of 18: the last line is lost

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import OutputError
@@ -14,11 +15,13 @@ __all__ = ["write_bytes", "write_json", "make_folder"]
 
 
 def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: tuple[str | Path, ...] = (),
-                sync: bool = True) -> Path:
+                sync: bool = True, check: Callable[[Path], None] | None = None) -> Path:
     """Write ``data`` to ``path`` atomically; refuses to overwrite without ``force`` and refuses an input path.
 
     ``sync`` flushes the file to disk before the rename; many small files (dumps, offloaded
     originals) skip it — the rename keeps them atomic, and thousands of fsyncs take seconds.
+    ``check`` is called on the written temporary file before it takes the target's place; when it
+    raises, the temporary file is removed and the target is left as it was.
     """
     target = Path(path)
     for src in inputs:
@@ -45,12 +48,22 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
             fh.flush()
             if sync:
                 os.fsync(fh.fileno())
+        if check is not None:
+            check(Path(tmp))
         os.replace(tmp, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise OutputError(f"cannot write: {exc.strerror}", path=str(target), hint="check free space and permissions") from None
+        _remove(tmp)
+        raise OutputError(f"cannot write: {exc.strerror}", path=str(target),
+                          hint="check free space and permissions") from None
+    except BaseException:
+        _remove(tmp)
+        raise
     return target
+
+
+def _remove(tmp: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
 
 
 def write_json(path: str | Path, document: object, *, force: bool = False, sync: bool = True) -> Path:

@@ -19,6 +19,7 @@ from .dump import DumpContext, build_dumps, safe_name
 from .errors import UsageError
 from .formats import WRITABLE, ReadOptions, Rendered, read_file, render
 from .formats.chat import message_to_dict
+from .invariants import violations
 from .model import Message, SourceFile, Transcript
 from .report import compact_report
 from .summarizers.base import Summarizer
@@ -171,6 +172,7 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     blobs = tuple(_blob(source, b) for s in stages if s.result.applied for b in s.result.blobs)
     report = compact_report(source=info, stages=stages, status=status, window=ctx.window, counter=ctx.counter,
                             summarizer=getattr(summarizer, "name", None), output_format=fmt)
+    report["invariants"] = violations(original.messages, final, stages) if applied else []
     return CompactionRun(status=status, message=message, source=source, transcript=original, messages=tuple(final),
                          stages=tuple(stages), output=output, output_format=fmt, blobs=blobs, report=report,
                          dump_context=dctx, counter=ctx.counter)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .artifacts import make_folder, write_bytes, write_json
 from .compaction import CompactionRun
-from .errors import OutputError
+from .errors import OutputError, TcompactError, WorkFailed
 
 __all__ = ["OutputPaths", "default_paths", "check_paths", "write_run"]
 
@@ -49,20 +49,57 @@ def check_paths(paths: OutputPaths, *, source: Path, force: bool) -> None:
                               hint="pass --force to overwrite it, or choose another path")
 
 
-def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path) -> list[Path]:
-    """Write what the run produced; failed runs write their dumps and report only."""
+def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path, strict: bool = False
+              ) -> tuple[list[Path], list[str]]:
+    """Write what the run produced, and say which invariants it breaks (README, "Invariants").
+
+    Failed runs write their dumps and report only; so do runs that break an invariant under
+    ``strict``. The transcript is read back before it takes its place: an output that does not
+    read as the compacted messages is a violation too.
+    """
     written: list[Path] = []
+    problems = list(run.report.get("invariants") or [])
     if run.calls:
         folder = make_folder(paths.dump_dir)
         written += [write_json(folder / name, doc, force=force, sync=False) for name, doc in run.dumps()]
-    if run.status == "compacted":
+    transcript = run.status == "compacted" and not (strict and problems)
+    if transcript:
         for path, doc in run.blobs:
             written.append(write_json(Path(path), doc, force=force, sync=False))
         assert run.output is not None
-        written.append(write_bytes(paths.output, run.output.data, force=force, inputs=(source,)))
+
+        def reads_back(tmp: Path) -> None:
+            problem = _read_back(tmp, run)
+            if problem:
+                problems.append(problem)
+                if strict:
+                    raise WorkFailed(problem, path=str(paths.output), hint="nothing was written in its place")
+
+        try:
+            written.append(write_bytes(paths.output, run.output.data, force=force, inputs=(source,),
+                                       check=reads_back))
+        except WorkFailed:  # strict: the command fails on ``problems``
+            transcript = False
     if paths.report is not None:
-        report = {**run.report, "outputs": {"transcript": str(paths.output) if run.status == "compacted" else None,
+        report = {**run.report, "outputs": {"transcript": str(paths.output) if transcript else None,
                                             "dumps": [str(p) for p in written if p.parent == paths.dump_dir],
                                             "offload_store": str(paths.store) if run.blobs else None}}
-        written.append(write_json(paths.report, report, force=force))
-    return written
+        written.append(write_json(paths.report, {**report, "invariants": problems}, force=force))
+    return written, problems
+
+
+def _read_back(path: Path, run: CompactionRun) -> str | None:
+    """A violation when the written file does not read back as the compacted messages."""
+    from .formats import ReadOptions, read_file
+
+    try:
+        again = read_file(path, ReadOptions(format=run.output_format, keep_raw=False))
+        (back,) = [t for t in again.transcripts if t.id == run.transcript.id] or again.transcripts[:1]
+    except (TcompactError, ValueError) as exc:
+        return f"the output does not read back: {exc}"
+    def shape(messages):  # what a reader must give back: roles, texts, tool pairing
+        return [(m.role, m.text, tuple(c.id for c in m.tool_calls), m.tool_call_ids) for m in messages]
+
+    if shape(back.messages) != shape(run.messages):
+        return "the output does not read back as the compacted messages"
+    return None

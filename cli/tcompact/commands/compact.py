@@ -59,6 +59,8 @@ def compact(
     force: Annotated[bool, typer.Option("--force", help="Compact even below the trigger, and overwrite outputs.")
                      ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would happen; write nothing.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail (exit 1, transcript not written) when the output "
+                                         "breaks an invariant; the default warns.")] = False,
     json_out: JsonOpt = False,
     transcript: TranscriptOpt = None,
     fmt: FormatOpt = None,
@@ -92,7 +94,15 @@ def compact(
         transcript=transcript, preserve=preserve, offload_dir=str(paths.store.resolve()),
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
     run = compact_file(path, options, context={"transient_retries": max_retries, "concurrency": concurrency})
-    written = [] if dry_run else write_run(run, paths, force=force, source=path)
+    written, problems = ([], list(run.report.get("invariants") or [])) if dry_run else \
+        write_run(run, paths, force=force, source=path, strict=strict)
+    for problem in problems:
+        render.warn(f"invariant: {problem}")
+    if strict and problems:
+        from ..errors import WorkFailed
+
+        raise WorkFailed(f"the compaction breaks {len(problems)} invariant(s): {problems[0]}",
+                         hint="the compacted transcript was not written (--strict)")
     if json_out:
         render.print_json({**run.report, "written": [str(p) for p in written], "dry_run": dry_run})
     else:
