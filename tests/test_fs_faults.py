@@ -1,0 +1,117 @@
+"""File-system faults: an unwritable folder, an existing output, a write failing midway, output = input.
+
+Each gives one error line and exit 2, the input is untouched, and no partial or temporary file is
+left where the output would have gone.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES
+from typer.testing import CliRunner
+
+from tcompact.app import app
+
+CHAT = SAMPLES / "chat_tool_session.jsonl"
+
+
+@pytest.fixture
+def runner(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "100")
+    return CliRunner()
+
+
+def _compact(runner, *args):
+    return runner.invoke(app, ["compact", str(CHAT), "-c", "micro,dialogue", "--force", *args])
+
+
+def _unwritable_folder() -> Path:
+    """A folder even root cannot create files in (sysfs refuses them); skipped where it lets us."""
+    folder = Path("/sys")
+    try:
+        fd = os.open(folder / "tcompact-probe", os.O_CREAT | os.O_WRONLY, 0o600)
+    except OSError:
+        return folder
+    os.close(fd)
+    os.unlink(folder / "tcompact-probe")
+    pytest.skip("/sys accepts new files on this machine; no unwritable folder to test with")
+
+
+def test_an_unwritable_output_folder_is_one_error_and_writes_nothing(runner, tmp_path):
+    folder = _unwritable_folder()
+    before = CHAT.read_bytes()
+    result = _compact(runner, "-o", str(folder / "out.jsonl"))
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (f"Error: {folder}/out.dumps: cannot create the folder: Operation not permitted — "
+                             "choose another place or fix the permissions\n")  # the dumps come first
+    assert CHAT.read_bytes() == before and list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_output_is_kept_without_force(runner, tmp_path):
+    (tmp_path / "out.jsonl").write_bytes(b"precious\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "micro,dialogue", "-o", "out.jsonl"])
+    assert result.exit_code == 2
+    assert result.stderr == ("Error: out.jsonl: the output file exists already — pass --force to overwrite it, "
+                             "or choose another path\n")
+    assert (tmp_path / "out.jsonl").read_bytes() == b"precious\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
+
+
+def test_the_input_is_never_the_output_even_with_force(runner, tmp_path):
+    source = tmp_path / "s.jsonl"
+    source.write_bytes(CHAT.read_bytes())
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "micro,dialogue", "--force", "-o", "./s.jsonl"])
+    assert result.exit_code == 2
+    assert result.stderr == ("Error: s.jsonl: the output is the input file — write to another path; "
+                             "tcompact never replaces its input\n")
+    assert source.read_bytes() == CHAT.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+@pytest.mark.parametrize("failing", ["write", "fsync"])
+def test_a_write_failing_midway_leaves_no_partial_file_and_the_old_output(runner, tmp_path, monkeypatch, failing):
+    """The disk fills up while the transcript is written: the previous output stays whole."""
+    (tmp_path / "out.jsonl").write_bytes(b"the previous output\n")
+    import tcompact.artifacts as artifacts
+
+    real_fdopen = os.fdopen
+
+    class Full:
+        """A file object whose writes stop after 100 bytes, like a disk filling up."""
+
+        def __init__(self, fh):
+            self.fh, self.left = fh, 100
+
+        def write(self, data):
+            if failing == "write" and len(data) > self.left:
+                self.fh.write(data[: self.left])
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return self.fh.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return self.fh.__exit__(*exc)
+
+    def fsync(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(artifacts.os, "fdopen", lambda *a, **k: Full(real_fdopen(*a, **k)))
+    if failing == "fsync":
+        monkeypatch.setattr(artifacts.os, "fsync", fsync)
+    result = _compact(runner, "-o", "out.jsonl", "--dump-dir", "dumps")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1].endswith(
+        ": cannot write: No space left on device — check free space and permissions")
+    assert (tmp_path / "out.jsonl").read_bytes() == b"the previous output\n"
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert [n for n in left if n.startswith(".") or n.endswith(".tmp")] == []  # no temporary file left behind
