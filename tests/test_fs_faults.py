@@ -47,8 +47,8 @@ def test_an_unwritable_output_folder_is_one_error_and_writes_nothing(runner, tmp
     before = CHAT.read_bytes()
     result = _compact(runner, "-o", str(folder / "out.jsonl"))
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == (f"Error: {folder}/out.dumps: cannot create the folder: Operation not permitted — "
-                             "choose another place or fix the permissions\n")  # the dumps come first
+    assert result.stderr == (f"Error: {folder}: cannot write here: Permission denied — choose another output "
+                             "folder or fix its permissions\n")  # found before any compaction work
     assert CHAT.read_bytes() == before and list(tmp_path.iterdir()) == []
 
 

@@ -7,6 +7,8 @@ be reused); every file is written atomically by :mod:`tcompact.artifacts`.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +39,8 @@ def default_paths(source: Path, *, output: Path | None, dump_dir: Path | None, s
 
 
 def check_paths(paths: OutputPaths, *, source: Path, force: bool) -> None:
-    """Refuse, before any work, an output that exists (without force) or that is the input."""
+    """Refuse, before any work, an output that exists (without force), that is the input, or that
+    lands in a folder no file can be created in (probed with a temporary file, removed at once)."""
     for target in (paths.output, paths.report):
         if target is None:
             continue
@@ -47,6 +50,23 @@ def check_paths(paths: OutputPaths, *, source: Path, force: bool) -> None:
         if target.exists() and not force:
             raise OutputError("the output file exists already", path=str(target),
                               hint="pass --force to overwrite it, or choose another path")
+    probed: set[Path] = set()
+    for target in (paths.output, paths.report, paths.dump_dir / "x", paths.store / "x"):
+        if target is None:
+            continue
+        folder = target.parent if str(target.parent) else Path(".")
+        while not folder.exists() and folder.parent != folder:
+            folder = folder.parent  # the folder that would have to take the new file or folder
+        if folder in probed or not folder.is_dir():
+            continue
+        probed.add(folder)
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".tcompact-probe.", dir=folder)
+        except OSError as exc:
+            raise OutputError(f"cannot write here: {exc.strerror}", path=str(folder),
+                              hint="choose another output folder or fix its permissions") from None
+        os.close(fd)
+        os.unlink(probe)
 
 
 def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path, strict: bool = False
