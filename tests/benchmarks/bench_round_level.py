@@ -31,11 +31,11 @@ exponent a little; the local 4x->8x exponent is shown for information.
 
 ``--profile`` re-runs the 8x file once (untimed) under cProfile with ``--concurrency 1`` (cProfile
 only sees the main thread, and the summariser calls otherwise run on worker threads) and prints
-the top entries by cumulative time.
+tcompact's top entries by cumulative time and the top entries of anything by own time.
 
 Generated files go to ``tests/benchmarks/out/`` (git-ignored) and are removed afterwards unless
-``--keep`` is given (which also keeps the last run's scratch folder). Run by hand (not collected
-by pytest)::
+``--keep`` is given (which also keeps the last run's scratch folder; every dump holds the whole
+context, so the dumps of a large run can take gigabytes). Run by hand (not collected by pytest)::
 
     python tests/benchmarks/bench_round_level.py [--copies 4] [--repeat 3] [--keep] [--profile]
 
@@ -301,14 +301,16 @@ def profile(path: Path) -> None:
     cmd = compact_command(path, "--concurrency", "1")
     cmd = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "tcompact", *cmd[len(tcompact_base()) :]]
     run = measure(cmd)
-    print(
-        f"\ncProfile of {path.name} (--concurrency 1): {run.seconds:.2f} s under the profiler, "
-        f"top {PROFILE_TOP} by cumulative time"
-    )
-    buf = io.StringIO()
-    pstats.Stats(str(out), stream=buf).sort_stats("cumulative").print_stats(PROFILE_TOP)
-    text = buf.getvalue()
-    print(text[text.find("   ncalls") :].rstrip() if "   ncalls" in text else text)
+    print(f"\ncProfile of {path.name} (--concurrency 1): {run.seconds:.2f} s under the profiler")
+    for title, key, restriction in (
+        (f"top {PROFILE_TOP} of tcompact's code by cumulative time", "cumulative", ("/tcompact/", PROFILE_TOP)),
+        (f"top {PROFILE_TOP_SELF} of anything by own time", "tottime", (PROFILE_TOP_SELF,)),
+    ):
+        buf = io.StringIO()
+        pstats.Stats(str(out), stream=buf).sort_stats(key).print_stats(*restriction)
+        text = buf.getvalue()
+        print(f"\n{title}")
+        print(text[text.find("   ncalls") :].rstrip() if "   ncalls" in text else text)
 
 
 # --------------------------------------------------------------------------- main
@@ -383,6 +385,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     blocks = [r.blocks for r in results]
     blocks_exp = f"{slope(xs, [float(b) for b in blocks]):.2f}" if all(b > 0 for b in blocks) else "-"
+    peak_exp = slope(xs, [r.peak_mb for r in results])
+    dumps_exp = (
+        f"{slope(xs, [float(r.dump_bytes) for r in results]):.2f}" if all(r.dump_bytes for r in results) else "-"
+    )
 
     first = results[0].report.get("before", {}).get("tokens", 0)
     print()
@@ -406,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         f"calls exponent: {calls_exp}   blocks exponent: {blocks_exp}   "
         f"calls {' / '.join(map(str, calls))} vs blocks {' / '.join(map(str, blocks))}"
     )
+    print(f"peak MB exponent: {peak_exp:.2f}   dumps MB exponent: {dumps_exp}")
     return 0
 
 
