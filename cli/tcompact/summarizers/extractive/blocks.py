@@ -35,7 +35,7 @@ from ...redact import redact
 from ...rounds import is_real_user
 from ...tokens import TokenCounter
 from ..base import Block, SummaryRequest
-from .budget import _drop_until_fit, _Estimate, _Item, _price, _shorten_until_fit
+from .budget import _count_lines, _drop_until_fit, _Estimate, _Item, _render_lines, _shorten_until_fit
 from .extraction import _CWD
 from .memory import _is_ack, _is_memory, _memory_parts, _merge
 from .parts import TIER_FINAL, _Background, _Part, _raw_part
@@ -67,11 +67,15 @@ def summarize_blocks(request: SummaryRequest, counter: TokenCounter) -> str:
     segments = [_segments(messages, block) for block in request.blocks]
     starts = sorted({s.start for found in segments for s in found if not s.memory})
     backgrounds = _backgrounds(messages, starts)
-    out = []
-    for block, found in zip(request.blocks, segments):
-        parts = _parts(messages, block, found, backgrounds)
-        summary = _summary(_merge(parts), request.target_tokens, counter=counter)
-        out.append({"block_id": block.block_id, "summary": summary})
+    budget = request.target_tokens
+    sized = budget if budget > 0 else _DEFAULT_BUDGET
+    sections = [_sections(_merge(_parts(messages, block, found, backgrounds)), sized)
+                for block, found in zip(request.blocks, segments)]
+    lines = [item for block in sections for _, items, _ in block for item in items]
+    _render_lines(lines)
+    counter.prime(item.line for item in lines)  # the lines of all blocks in one batch
+    out = [{"block_id": block.block_id, "summary": _summary(found, budget, counter=counter)}
+           for block, found in zip(request.blocks, sections)]
     try:
         return orjson.dumps({"blocks": out}).decode()
     except TypeError:  # a lone surrogate (some tools write them): replaced, as the token counter does
@@ -164,12 +168,9 @@ def _cwd(text: str) -> str:
 # -- fitting and rendering ----------------------------------------------------------------------
 
 
-def _summary(part: _Part, budget: int, *, counter: TokenCounter) -> str:
-    """A part rendered as the block summary, fitted to ``budget`` tokens (when positive)."""
-    sized = budget if budget > 0 else _DEFAULT_BUDGET
-    sections = _sections(part, sized)
+def _summary(sections: list[tuple[str, list[_Item], bool]], budget: int, *, counter: TokenCounter) -> str:
+    """The block summary of a part's sections (lines rendered), fitted to ``budget`` tokens (when positive)."""
     if budget <= 0:
-        _price([item for _, items, _ in sections for item in items], counter)
         return redact(_render(sections))
     return _fit(sections, budget, counter=counter)
 
@@ -227,7 +228,7 @@ def _render(sections: Sequence[tuple[str, Sequence[_Item], bool]], *, skeleton: 
 def _fit(sections: list[tuple[str, list[_Item], bool]], budget: int, *, counter: TokenCounter) -> str:
     """The rendered summary with lines dropped and then shortened until it fits ``budget`` tokens."""
     everything = [item for _, items, _ in sections for item in items]
-    _price(everything, counter)
+    _count_lines(everything, counter)
     base = counter.count(_render(sections, skeleton=True))
     marker = counter.count("- (+99 omitted for budget)") + 1 - counter.count("- (none)")
     plain = [(title, items) for title, items, _ in sections]

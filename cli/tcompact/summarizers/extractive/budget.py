@@ -59,10 +59,20 @@ def _prepare(item: _Item, limit: int | None, *, counter: TokenCounter) -> None:
 
 def _price(items: Sequence[_Item], counter: TokenCounter) -> None:
     """Cut the non-essential items, render every line once and count its tokens (in one batch)."""
+    _render_lines(items)
+    _count_lines(items, counter)
+
+
+def _render_lines(items: Sequence[_Item]) -> None:
+    """Cut the non-essential items and render every line once (redacted)."""
     for item in items:
         limit = None if item.tier == 0.0 or item.raw else _ITEM_CHARS
         item.text = item.text if limit is None else _cut(item.text, limit)
         item.line = redact(item.text) if item.raw else "- " + redact(item.text)
+
+
+def _count_lines(items: Sequence[_Item], counter: TokenCounter) -> None:
+    """Count the tokens of every rendered line (those not counted yet in one batch)."""
     counter.prime(item.line for item in items)
     for item in items:
         item.cost = counter.count(item.line) + 1

@@ -38,6 +38,7 @@ _VOLATILE_KEYS = frozenset({"timeout", "timeout_ms", "yield_time_ms", "max_outpu
                             "with_escalated_permissions"})
 _CONTENT_KEYS = ("new_string", "content", "text", "new_str", "replace", "new_source", "file_text")
 _PATCH_HEADER = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
+_PARTIAL_READ = re.compile(r"\bsed\s+-n\s+['\"]?(?!1,)\d|\btail\b")  # a command showing part of a file
 _PATCH_VERBS = {"Update": "edited", "Add": "created", "Delete": "deleted"}
 
 
@@ -140,7 +141,7 @@ def _command_action(c: _Call, command: str) -> _Action:
     segments = _segments(command)
     ops, quiet = _file_ops(segments)
     test = _test_run(segments)
-    partial = bool(re.search(r"\bsed\s+-n\s+['\"]?(?!1,)\d|\btail\b", command))
+    partial = bool(_PARTIAL_READ.search(command))
     action = c.action("command", f"`{_command_label(command)}`", command=command, paths=ops,
                       keys=(("cmd", _normalise_command(command)),), test=test, quiet=quiet and test is None,
                       partial=partial)

@@ -21,7 +21,7 @@ _MAX_COMMANDS = 300
 _CONSTRAINT_CUES = re.compile(
     r"(?i)\b(?:must|should(?:n't)?|don'?t|do not|never|always|only|prefer|avoid|make sure|without|please|"
     r"need(?:s)? to|has to|have to|not acceptable|no longer|instead of|at most|at least|max(?:imum)?|keep)\b")
-_USER_SPLIT = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+")
+_USER_SPLIT = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)\s+|\n+")  # cheap test first
 _OPEN_STATUSES = ("pending", "in_progress", "in-progress", "todo", "not_started", "active")
 
 
@@ -32,13 +32,14 @@ class _Content:
         self.x = x
         self.current_round = x.round
         self.body_rounds = ({r for _, r, _ in x.requests} | {a.round for a in x.actions}
-                            | {r for _, r, _ in x.sentences} | set(x.round_text) | {self.current_round})
+                            | set(x.round_text) | {self.current_round})  # prose rounds hold the sentences' rounds
         n_requests = max(len(x.requests), 1)
         self.request_chars = max(160, min(_REQUEST_CHARS, int(budget * 4 * 0.4 / n_requests)))
         self.answered = x.answered()
         self.fixes = _fixes(x.actions)
         self.failed = _unfixed(x.actions)
         self.commands = _commands(x.actions)
+        self._constraints: list[tuple[str, int]] | None = None
 
     # user's words
 
@@ -87,7 +88,13 @@ class _Content:
                 for n, (_, req) in enumerate(reversed(earlier))]
 
     def constraints(self) -> list[tuple[str, int]]:
-        """User sentences with a constraint cue (must, don't, only, …), quoted, deduplicated."""
+        """User sentences with a constraint cue (must, don't, only, …), quoted, deduplicated (found once)."""
+        if self._constraints is None:
+            self._constraints = self._find_constraints()
+        return self._constraints
+
+    def _find_constraints(self) -> list[tuple[str, int]]:
+        """The constraint sentences of the body's requests and of the latest request before it."""
         x = self.x
         sources = [text for _, _, text in x.requests]
         if x.last_request is not None and x.last_request[0] < x.start:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections import Counter, deque
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ...model import Message, ToolCall
 from ...rounds import is_real_user
 from .calls import _Action, _classify
 from .checkpoints import _carry, _is_checkpoint
+from .outputs import _offloaded
 from .plan import _plan
 from .results import _record_result
 from .text import _cut, _sentences, _user_text, _window
@@ -24,12 +25,6 @@ from .text import _cut, _sentences, _user_text, _window
 _MAX_SENTENCES = 400  # assistant sentences kept (the newest)
 _MAX_FILES = 300  # files listed; four times as many are tracked
 _BACKTICK = re.compile(r"`([^`\n]{2,60})`")
-_OFFLOAD = (
-    re.compile(r"\[\[OFFLOAD: handle=([^,\]]+), type=\w+, path=([^\]]+)\]\]"),
-    re.compile(r"the full output is in (.+?) \.\.\.\]"),
-    re.compile(r"The full result is in (.+?); run the call again"),
-    re.compile(r"(?i)(?:full output|output) (?:saved|written) to:?\s+(\S+)"),
-)
 _CWD = (re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"\(Current directory: ([^)]+)\)"))
 _OPEN_FILE = re.compile(r"\(Open file: ([^)]+)\)")
 
@@ -72,7 +67,6 @@ class _Extraction:
         self.requests: list[tuple[int, int, str]] = []  # (index, round, text) in the body
         self.actions: list[_Action] = []
         self.files: dict[str, _File] = {}
-        self.sentences: deque[tuple[int, int, str]] = deque(maxlen=_MAX_SENTENCES)  # (index, round, text)
         self.terms: Counter[str] = Counter()
         self.carried: dict[str, list[str]] = {}
         self.critical: dict[str, None] = {}
@@ -87,9 +81,12 @@ class _Extraction:
         self._assistant_text = ""
         self._open_file: str | None = None
         self._calls: dict[str, _Action] = {}
+        self._prose_texts: list[tuple[int, int, str]] = []  # (index, round, text) of the assistant prose
+        self._newest: list[tuple[int, int, str]] = []  # (index, round, sentence) read so far, newest first
         self.round = 0  # real user messages so far; after the scan, the current round
         self._scan_context()
         self._scan_body()
+        self._unread = len(self._prose_texts)  # prose texts not yet read for sentences (the oldest ones)
         self._gather_files()
         _resolve_failures(self.actions)
 
@@ -177,12 +174,11 @@ class _Extraction:
                 self._call(i, call)
 
     def _prose(self, i: int, m: Message) -> None:
-        """The informative sentences and backticked terms of an assistant text."""
+        """An assistant text: kept for its sentences (read on demand), its backticked terms counted."""
         text = m.text.strip()
         self._assistant_text = text
         self.round_text[self.round] = (text, bool(m.tool_calls))
-        for sentence in _sentences(_window(text) if len(text) > 20000 else text):
-            self.sentences.append((i, self.round, sentence))
+        self._prose_texts.append((i, self.round, text))
         for term in _BACKTICK.findall(text[:20000]):
             self.terms[term.strip()] += 1
 
@@ -241,6 +237,25 @@ class _Extraction:
 
     # -- derived views ----------------------------------------------------------------------
 
+    def newest_sentences(self) -> Iterator[tuple[int, int, str]]:
+        """(index, round, sentence) of the newest informative sentences of the prose, newest first; at most
+        ``_MAX_SENTENCES``, and the texts are only read as far as the caller iterates."""
+        n = 0
+        while n < len(self._newest) or self._read_older():
+            yield self._newest[n]
+            n += 1
+
+    def _read_older(self) -> bool:
+        """Add the sentences of the next older prose text that has some; False when none is left or there are enough."""
+        while self._unread and len(self._newest) < _MAX_SENTENCES:
+            self._unread -= 1
+            i, rnd, text = self._prose_texts[self._unread]
+            found = [(i, rnd, s) for s in _sentences(_window(text) if len(text) > 20000 else text)]
+            if found:
+                self._newest += reversed(found[len(self._newest) - _MAX_SENTENCES:])
+                return True
+        return False
+
     def last_action(self) -> _Action | None:
         """The newest tool call of the body, if any."""
         return self.actions[-1] if self.actions else None
@@ -255,13 +270,6 @@ class _Extraction:
                 last = self.messages[i]
                 break
         return last is not None and bool(last.text.strip()) and not last.tool_calls
-
-
-def _offloaded(window: str) -> Iterable[str]:
-    """Where a result says offloaded or cleared output can be found again."""
-    for pattern in _OFFLOAD:
-        for match in pattern.finditer(window):
-            yield match.group(match.lastindex or 1)
 
 
 def _absolute(path: str, cwd: str) -> str:

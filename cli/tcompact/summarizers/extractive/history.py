@@ -25,7 +25,9 @@ def _outcome(x: _Extraction, rnd: int) -> str:
     if last is None:
         return "no answer in this part"
     text, tools = last
-    first = next((ln for ln in _lines(text) if _word_count(ln) >= 3), _clean(text))
+    first = next((ln for ln in _lines(text) if _word_count(ln) >= 3), None)
+    if first is None:
+        first = _clean(text)
     state = "answered" if not tools else "in progress"
     return f"{state}: {_cut(_one_line(first), 200)}"
 
@@ -86,7 +88,7 @@ def _decisions(x: _Extraction, rounds: set[int] | None = None) -> list[tuple[str
     """Informative assistant sentences, the newest first, deduplicated."""
     seen: dict[str, None] = {}
     out: list[tuple[str, int]] = []
-    for _, rnd, sentence in reversed(x.sentences):
+    for _, rnd, sentence in x.newest_sentences():
         if rounds is not None and rnd not in rounds:
             continue
         key = sentence.lower()

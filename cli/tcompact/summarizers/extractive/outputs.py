@@ -1,4 +1,4 @@
-"""What a tool result or a file's content says: exit code, key error, test summary, gist and symbols.
+"""What a tool result or a file's content says: exit code, key error, test summary, offloaded output, gist, symbols.
 
 Results are read as text, whatever tool produced them, so the patterns that recognise a failure,
 a test summary line or the description of a file are collected here.
@@ -7,10 +7,11 @@ a test summary line or the description of a file are collected here.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator, Sequence
 
 import orjson
 
-from .text import _cut, _one_line
+from .text import _cut, _lowered, _one_line, _words_in
 
 _EXIT_PATTERNS = (  # looked for in the first 300 characters only (never inside the output itself)
     re.compile(r"^Exit code (-?\d+)", re.MULTILINE),  # Claude Code Bash error results
@@ -23,6 +24,16 @@ _HEADER_LINE = re.compile(
 _TEST_SUMMARY = re.compile(
     r"(?i)(?:\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b(?:[,;] \d+ \w+)*"
     r"(?: in [\d.]+\s?m?s)?|test result: \w+\.[^\n]{0,120}|^Tests?:\s+\d+ \w+[^\n]{0,120})")
+_SUMMARY_WORDS = (" passed", " failed", " error", " skipped", " xfailed", " xpassed", " deselected", "test result: ",
+                  "test:", "tests:")  # every summary line has one of these
+_ZERO_COUNTS = re.compile(r";\s*0 [a-z]+(?: [a-z]+)?(?=;|$)")
+_OFFLOAD = (
+    re.compile(r"\[\[OFFLOAD: handle=([^,\]]+), type=\w+, path=([^\]]+)\]\]"),
+    re.compile(r"the full output is in (.+?) \.\.\.\]"),
+    re.compile(r"The full result is in (.+?); run the call again"),
+)
+_SAVED_TO = re.compile(r"(?i)(?:full output|output) (?:saved|written) to:?\s+(\S+)")  # slow: only tried …
+_SAVED_TO_WORDS = ("output saved", "output written")  # … when the text has these words
 _EXCEPTION_LINE = re.compile(r"^(?:E\s+)?(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failure|Interrupt)\b(?::|$)")
 _ERROR_LINE = re.compile(
     r"(?i)^(?:E\s+)?(?:error\b|fatal\b|failed\b|failure\b|panic\b|FAIL\b)|"
@@ -37,6 +48,7 @@ _SYMBOL = re.compile(
     r"^[+\s]*(?:export\s+|pub(?:\(\w+\))?\s+|async\s+|static\s+|public\s+|private\s+|protected\s+)*"
     r"(?:def|class|function|fn|func|interface|struct|enum|trait|impl|type|module)\s+([A-Za-z_][\w]*)", re.MULTILINE)
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:→|\t|:|\s{2})")
+_COMMENT_MARK = re.compile(r"^(?:/\*\*?|\*/?|//+|#+|<!--|\"\"\"|\'\'\'|--|;+|%+)\s*")
 _LICENSE = re.compile(r"(?i)copyright|licen[cs]e|spdx|apache\.org|all rights reserved|applicable law|warrant")
 
 
@@ -68,7 +80,7 @@ def _first_lines(text: str, limit: int = 3) -> list[str]:
     out = []
     for line in text.splitlines():
         line = line.strip()
-        if not line or _HEADER_LINE.match(line) or set(line) <= set("=-_─━.·"):
+        if not line or not line.strip("=-_─━.·") or _HEADER_LINE.match(line):  # empty, a rule or a header
             continue
         out.append(line)
         if len(out) >= limit:
@@ -123,12 +135,37 @@ def _key_error(text: str) -> str:
 def _test_summary(text: str) -> str:
     """The last test-summary line of a result ("2 failed, 15 passed in 0.63s"), or ''."""
     found = ""
-    for line in text.splitlines()[-400:]:
-        match = _TEST_SUMMARY.search(line)
-        if match:
-            found = line.strip().strip("=").strip()
-    found = re.sub(r";\s*0 [a-z]+(?: [a-z]+)?(?=;|$)", "", found)  # cargo: drop the "; 0 ignored" parts
+    words = _words_in(text, _SUMMARY_WORDS)
+    if words:
+        found = _last_summary_line(text.splitlines()[-400:], words).strip().strip("=").strip()
+    found = _ZERO_COUNTS.sub("", found)  # cargo: drop the "; 0 ignored" parts
     return _cut(found, 160)
+
+
+def _last_summary_line(lines: Sequence[str], words: tuple[str, ...]) -> str:
+    """The last line with a test summary, or '' (``words``: the summary words the lines may hold)."""
+    for k in _summary_candidates(lines, words):
+        if _TEST_SUMMARY.search(lines[k]):
+            return lines[k]
+    return ""
+
+
+def _summary_candidates(lines: Sequence[str], words: tuple[str, ...]) -> Iterator[int]:
+    """Indexes of the lines that have one of the summary words, the last first."""
+    lower = _lowered("\n".join(lines))
+    if lower is None:
+        yield from range(len(lines) - 1, -1, -1)
+        return
+    last = {word: lower.rfind(word) for word in words}  # the last place of each word, -1: none left
+    line, counted_to = lower.count("\n"), len(lower)  # the index of the line at counted_to
+    while (pos := max(last.values())) >= 0:
+        line -= lower.count("\n", pos, counted_to)
+        counted_to = pos
+        yield line
+        end = lower.rfind("\n", 0, pos)  # go on before the line found
+        for word, at in last.items():
+            if at >= end:
+                last[word] = lower.rfind(word, 0, end) if end > 0 else -1
 
 
 def _skipped_head_line(line: str) -> bool:
@@ -147,7 +184,7 @@ def _gist(text: str) -> str:
         if _skipped_head_line(line):
             continue
         comment = line.startswith(("#", "//", "/*", "*", '"""', "'''", "<!--", "--", ";;", "%"))
-        bare = re.sub(r"^(?:/\*\*?|\*/?|//+|#+|<!--|\"\"\"|\'\'\'|--|;+|%+)\s*", "", line).strip(" */-\"'>!")
+        bare = _COMMENT_MARK.sub("", line).strip(" */-\"'>!")
         if _LICENSE.search(bare):
             in_license = True
             continue
@@ -184,3 +221,11 @@ def _tool_failed(head: str, *, refusable: bool) -> bool:
     start = "\n".join(_first_lines(head[:1500], 2))
     refused = refusable and _REFUSED.search(start[:300]) is not None
     return refused or re.match(r"(?i)\W*(?:error|failed|failure|exception|fatal)\b", start) is not None
+
+
+def _offloaded(window: str) -> Iterable[str]:
+    """Where a result says offloaded or cleared output can be found again."""
+    patterns = _OFFLOAD + (_SAVED_TO,) if _words_in(window, _SAVED_TO_WORDS) else _OFFLOAD
+    for pattern in patterns:
+        for match in pattern.finditer(window):
+            yield match.group(match.lastindex or 1)

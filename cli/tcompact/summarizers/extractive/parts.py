@@ -240,7 +240,7 @@ def _work_done(x: _Extraction, c: _Content, answer: int | None, *, plan_changed:
     out += [(t, TIER_WORK + 0.1) for t, _ in c.fixes]
     seen: set[str] = set()
     found = []
-    for index, _, sentence in reversed(x.sentences):
+    for index, _, sentence in x.newest_sentences():
         key = sentence.lower()
         if index == answer or key in seen:
             continue

@@ -7,7 +7,6 @@ writes or deletes, and whether it runs tests, has to be recovered from the line 
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 
 from .text import _cut, _one_line
@@ -40,33 +39,71 @@ _TEST_SUBCOMMANDS = {  # program -> subcommands that run tests
     "mvn": {"test", "verify"}, "gradle": {"test", "check"}, "./gradlew": {"test", "check"}, "dotnet": {"test"},
     "deno": {"test"}, "mix": {"test"}, "swift": {"test"},
 }
+_WORD_PIECE = r"""[^ \t\r\n();<>|&#'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\."""
+_TOKEN = re.compile(rf"(?P<blank>[ \t\r\n]+)|(?P<comment>#[^\n]*)|(?P<op>[();<>|&]+)|(?P<word>(?:{_WORD_PIECE})+)",
+                    re.DOTALL)
+_PIECE = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^'"\\]+)""", re.DOTALL)
+_DQ_ESCAPE = re.compile(r'\\([\\"])')
+_STDERR = re.compile(r"\s*\d?>\s*&\s*\d|\s*2>\s*/dev/null")
+_HEAD_TAIL = re.compile(r"(?:\s*\|\s*(?:head|tail)(?:\s+-n)?(?:\s+-?\d+)?)+$")
+_CD = re.compile(r"^cd\s+\S+\s*&&\s*")
+_NOT_IN_PATHS = re.compile(r"[*?\[\]{}<>|;`\"'=\n\\,()]")  # globs, quotes, operators, scripts
+_NOT_A_PATH = re.compile(r"[\d,.:;+$pPdqgsi/!-]+")  # line numbers, sed scripts
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=\S*")
+_DURATION = re.compile(r"[\d.]+[smhd]?")
 _RUNNER_PREFIXES = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye", "npx", "bunx", "pnpx"})
 
 
 def _normalise_command(command: str) -> str:
     """A command with whitespace collapsed and stderr redirections / trailing head|tail pipes dropped."""
     text = _one_line(command)
-    text = re.sub(r"\s*\d?>\s*&\s*\d|\s*2>\s*/dev/null", "", text)
-    text = re.sub(r"(?:\s*\|\s*(?:head|tail)(?:\s+-n)?(?:\s+-?\d+)?)+$", "", text)
-    text = re.sub(r"^cd\s+\S+\s*&&\s*", "", text)
+    text = _STDERR.sub("", text)
+    text = _HEAD_TAIL.sub("", text)
+    text = _CD.sub("", text)
     return text.strip()
 
 
 def _command_label(command: str) -> str:
     """A command as shown: one line, a leading ``cd dir &&`` dropped, cut."""
-    text = _one_line(command)
-    text = re.sub(r"^cd\s+\S+\s*&&\s*", "", text)
+    text = _CD.sub("", _one_line(command))
     return _cut(text, 160)
 
 
 def _words(text: str) -> list[str]:
-    """Shell words and operators of a command line (quotes respected; plain split when they do not parse)."""
-    try:
-        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        return list(lexer)
-    except ValueError:
-        return text.split()
+    """Shell words and operators of a command line (quotes respected; plain split when they do not parse).
+
+    The words are those of ``shlex.shlex(text, posix=True, punctuation_chars=True)`` with
+    ``whitespace_split``: blanks separate, runs of ``();<>|&`` are operators, ``#`` starts a
+    comment (to the end of the line), quotes and backslashes are removed as a POSIX shell does."""
+    words: list[str] = []
+    pos, end = 0, len(text)
+    while pos < end:
+        token = _TOKEN.match(text, pos)
+        if token is None:  # an unclosed quote or a trailing backslash
+            return text.split()
+        pos = token.end()
+        if token.lastgroup == "op":
+            words.append(token.group())
+        elif token.lastgroup == "word":
+            words.append(_unquote(token.group()))
+    return words
+
+
+def _unquote(word: str) -> str:
+    """A shell word without its quotes and escapes."""
+    if "'" not in word and '"' not in word and "\\" not in word:
+        return word
+    return "".join(_quoted_piece(piece) for piece in _PIECE.finditer(word))
+
+
+def _quoted_piece(piece: re.Match[str]) -> str:
+    """One piece of a shell word: single-quoted text as it is, double-quoted text with escaped backslashes and
+    quotes unescaped, an escaped character as itself, or plain text."""
+    single, double, escaped, plain = piece.groups()
+    if double is not None:
+        return _DQ_ESCAPE.sub(r"\1", double)
+    return next(part for part in (single, escaped, plain) if part is not None)
 
 
 def _command_words(command: str) -> list[str]:
@@ -117,13 +154,13 @@ def _pathish(token: str) -> bool:
     """Whether a shell word looks like a file path (not a flag, URL, glob, number or sed script)."""
     if not token or token[0] in "-$(" or len(token) > 300 or "://" in token or token in (".", "..", "/", "~"):
         return False
-    if any(c in token for c in "*?[]{}<>|;`\"'=\n\\,()"):
+    if _NOT_IN_PATHS.search(token):
         return False
-    if re.fullmatch(r"[\d,.:;+$pPdqgsi/!-]+", token):
+    if _NOT_A_PATH.fullmatch(token):
         return False
     if token.startswith(".") and "/" not in token and token.count(".") > 1:  # jq paths: .payload.type
         return False
-    return "/" in token or bool(re.search(r"\.[A-Za-z][A-Za-z0-9]{0,9}$", token)) or token in (
+    return "/" in token or bool(_EXTENSION.search(token)) or token in (
         "Makefile", "Justfile", "Dockerfile", "LICENSE", "README")
 
 
@@ -132,13 +169,13 @@ def _program(tokens: Sequence[str]) -> tuple[str, list[str]]:
     i, n = 0, len(tokens)
     while i < n:
         tok = tokens[i]
-        if re.fullmatch(r"[A-Za-z_]\w*=\S*", tok):
+        if _ASSIGNMENT.fullmatch(tok):
             i += 1
         elif tok in _WRAPPERS or tok == "timeout":
             i += 1
             while i < n and tokens[i].startswith("-"):
                 i += 2 if tokens[i] in ("-I", "-n", "-P", "-L", "-s", "-k", "-u") else 1
-            if tok == "timeout" and i < n and re.fullmatch(r"[\d.]+[smhd]?", tokens[i]):
+            if tok == "timeout" and i < n and _DURATION.fullmatch(tokens[i]):
                 i += 1
         else:
             break

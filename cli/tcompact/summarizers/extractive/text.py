@@ -27,8 +27,12 @@ _INFORMATIVE = re.compile(
     r"return|exist|not\b|no\b|never|only|none|cannot|can't|doesn't|isn't|won't|unless|without|supports?|"
     r"handles?|contains?|defaults?|expects?|means|shows?)", re.IGNORECASE)
 _TECHNICAL = re.compile(r"[`/_=()0-9]|(?-i:[a-z][A-Z])")
-_SENTENCE_SPLIT = re.compile(
-    r"(?<=[。！？])|(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[*_])")
+_SENTENCE_SPLIT = re.compile(  # the cheap look-behind first: most positions fail there
+    r"(?<=[。！？])|(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)\s+(?=[A-Z0-9`\"'(\[*_])")
+_STAGE_DIRECTION = re.compile(r"\*[^*].*[^*]\*|_[^_].*[^_]_")  # *nods approvingly*
+_MD_NOISE_STARTS = ("#", ">", "-", "*", "+")  # a line with noise starts so (or blank, or a digit) or has ** or __
+_MD_CLEAN_MARKS = ("**", "__", "#", "---", "===")  # every match of _MD_CLEAN has one of these
+_ODD_CASES = ("\u0130", "\u0131", "\u017f")  # İ ı ſ: re.IGNORECASE matches them as i and s; lower() does not
 
 
 def _one_line(text: str) -> str:
@@ -55,6 +59,21 @@ def _window(text: str) -> str:
     return text[:_HEAD] + "\n" + text[-_TAIL:]
 
 
+def _lowered(text: str) -> str | None:
+    """The text in lower case, to look for the words a case-insensitive pattern needs; None when it has
+    letters such a pattern takes for others (İ, ı, ſ)."""
+    if not text.isascii() and any(c in text for c in _ODD_CASES):
+        return None
+    return text.lower()
+
+
+def _words_in(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of ``words`` (lower case) the text may hold in any case: a quick test that never misses a
+    match of a case-insensitive pattern that needs one of them."""
+    lower = _lowered(text)
+    return words if lower is None else tuple(word for word in words if word in lower)
+
+
 def _field(text: str, limit: int) -> str:
     """A Resume field: one line, no semicolons, cut."""
     return _cut(_one_line(text[: limit * 4 + 100]).replace(";", ","), limit) or "(none)"
@@ -77,9 +96,24 @@ def _user_text(message: Message) -> str:
 
 def _clean(text: str) -> str:
     """Markdown emphasis, rules, heading marks and emoji removed; whitespace collapsed."""
-    text = _EMOJI.sub("", text)
-    text = _MD_CLEAN.sub(" ", text)
+    text = _no_emoji(text)
+    if any(map(text.__contains__, _MD_CLEAN_MARKS)):
+        text = _MD_CLEAN.sub(" ", text)
     return _one_line(text)
+
+
+def _no_emoji(text: str) -> str:
+    """The text without emoji."""
+    return text if text.isascii() else _EMOJI.sub("", text)
+
+
+def _unmarked(line: str) -> str:
+    """A line without markdown emphasis and heading, list or quote marks (twice: marks can be nested)."""
+    first = line[:1]
+    if first in _MD_NOISE_STARTS or first.isspace() or first.isdigit() or "**" in line or "__" in line:
+        once, found = _MD_NOISE.subn("", line)
+        return _MD_NOISE.sub("", once) if found else once
+    return line
 
 
 def _lines(text: str) -> Iterable[str]:
@@ -92,17 +126,16 @@ def _lines(text: str) -> Iterable[str]:
             continue
         if fenced or not line or line.startswith(("|", "#", "---", "===", "<", ">")):
             continue
-        if re.fullmatch(r"\*[^*].*[^*]\*|_[^_].*[^_]_", line):  # *nods approvingly*
+        if line[0] in "*_" and _STAGE_DIRECTION.fullmatch(line):
             continue
-        line = _EMOJI.sub("", line)
-        line = _MD_NOISE.sub("", _MD_NOISE.sub("", line)).strip()
+        line = _unmarked(_no_emoji(line)).strip()
         if line:
             yield line
 
 
 def _word_count(text: str) -> int:
     """Words of a text; CJK characters count as half a word each (those scripts use no spaces)."""
-    return max(len(text.split()), len(_CJK.findall(text)) // 2)
+    return max(len(text.split()), len(_CJK.findall(text)) // 2 if not text.isascii() else 0)
 
 
 def _informative(sentence: str) -> bool:
