@@ -56,6 +56,22 @@ def msg(role: str, content: Any = None, **kw: Any) -> dict[str, Any]:
     return {"role": role, "content": content, **kw}
 
 
+@pytest.fixture(scope="module")
+def counter():
+    """A token counter (o200k_base), one per test module."""
+    from tcompact.tokens import TokenCounter
+
+    return TokenCounter()
+
+
+@pytest.fixture(scope="module")
+def summarizer(counter):
+    """The extractive summariser over ``counter``."""
+    from tcompact.summarizers.extractive import ExtractiveSummarizer
+
+    return ExtractiveSummarizer(counter)
+
+
 @pytest.fixture
 def encoding():
     """The bundled o200k_base encoding."""

@@ -19,16 +19,6 @@ REQUEST = ("Fix the failing export test in rosterkit/export.py. Don't change the
            "the CSV header as is.")
 
 
-@pytest.fixture(scope="module")
-def counter() -> TokenCounter:
-    return TokenCounter()
-
-
-@pytest.fixture(scope="module")
-def summarizer(counter) -> ExtractiveSummarizer:
-    return ExtractiveSummarizer(counter)
-
-
 def call(cid: str, name: str, args: dict | str, kind: str = "function") -> ToolCall:
     return ToolCall(id=cid, name=name, arguments=args if isinstance(args, str) else orjson.dumps(args).decode(),
                     type=kind)

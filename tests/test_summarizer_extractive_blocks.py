@@ -27,16 +27,6 @@ HEADER = ("processor: RoundLevelCompressor\ntype: historical_memory_block\nscope
           "this block.")
 
 
-@pytest.fixture(scope="module")
-def counter() -> TokenCounter:
-    return TokenCounter()
-
-
-@pytest.fixture(scope="module")
-def summarizer(counter) -> ExtractiveSummarizer:
-    return ExtractiveSummarizer(counter)
-
-
 def call(cid: str, name: str, args: dict) -> ToolCall:
     return ToolCall(id=cid, name=name, arguments=orjson.dumps(args).decode())
 
