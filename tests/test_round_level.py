@@ -133,6 +133,16 @@ def test_tool_call_boundary_protection_java_cases():
     assert [(b.start, b.end) for b in l0_targets(msgs, 2, MARK)] == [(0, 2)]
 
 
+def test_moving_a_block_end_back_before_one_call_does_not_strand_an_earlier_call():
+    # Found by hypothesis: the end moved back before c3's call once, leaving c2's call in the block
+    # and its result (index 5) outside it.
+    msgs = [A("", "c0"), T("c0"), A("", "c2"), A("", "c3"), T("c2"), U("request"), T("c3")]
+    assert protect_tool_call_boundary(msgs, 0, 4) == 1
+    assert protect_tool_call_boundary(msgs, 0, 6) == 6
+    assert protect_tool_call_boundary(msgs, 2, 4) == 1  # nothing from 2 on can close: start - 1
+    assert [(b.start, b.end) for b in l0_targets(msgs, 4, MARK)] == [(0, 1)]
+
+
 @pytest.mark.parametrize(("levels", "expected"), [
     ([1, 1, 2], [("merge_1_1", 0, 1, 1, 2, 2)]),
     ([1, 2, 3], [("merge_2_1", 0, 1, 2, 3, 2)]),  # the lone L1 is promoted to 2 and merged with the L2

@@ -69,21 +69,34 @@ def _is_ack(m: Message) -> bool:
     return m.role == "assistant" and not m.tool_calls and m.text.strip() == ACK
 
 
-def protect_tool_call_boundary(messages: Sequence[Message], start: int, end: int) -> int:
-    """Move a block end back so no call inside ``[start, end]`` loses a result after ``end`` (spec §1.5-2).
+def call_reach(messages: Sequence[Message]) -> list[int]:
+    """For each message, the index of the last result answering one of its calls (-1 when none)."""
+    reach = [-1] * len(messages)
+    for link in index_tool_calls(messages).links:
+        reach[link.call_at] = max(reach[link.call_at], link.result_at)
+    return reach
+
+
+def protect_tool_call_boundary(messages: Sequence[Message], start: int, end: int,
+                               reach: Sequence[int] | None = None) -> int:
+    """The last index ``e <= end`` such that ``[start, e]`` holds every result of its calls (spec §1.5-2).
 
     Calls and results are paired (reused ids pair with the nearest call); an assistant with tool
-    calls never ends a block.
+    calls never ends a block. Moving the end back before one call can strand the result of an
+    earlier call, so the end is the largest one where no call inside reaches past it, not the
+    first call's position alone. ``start - 1`` when there is none. ``reach`` is
+    :func:`call_reach` of ``messages``, passed in when the caller protects many blocks.
     """
     if end < start:
         return end
-    new = end
-    for link in index_tool_calls(messages).links:
-        if start <= link.call_at <= end < link.result_at:
-            new = min(new, link.call_at - 1)
-    if new == end and messages[end].role == "assistant" and messages[end].tool_calls:
-        return end - 1
-    return new
+    if reach is None:
+        reach = call_reach(messages)
+    best, furthest = start - 1, -1
+    for i in range(start, end + 1):
+        furthest = max(furthest, reach[i])
+        if furthest <= i and not (messages[i].role == "assistant" and messages[i].tool_calls):
+            best = i
+    return best
 
 
 @dataclass(frozen=True)
@@ -114,6 +127,7 @@ def l0_targets(messages: Sequence[Message], compress_end: int, marker: str, *,
     indices in ``keep`` are skipped and end a block."""
     out: list[Block] = []
     cursor = 0
+    reach = call_reach(messages)
     while cursor <= compress_end:
         if is_memory(messages[cursor], marker):
             cursor += 1
@@ -124,7 +138,7 @@ def l0_targets(messages: Sequence[Message], compress_end: int, marker: str, *,
             cursor += 1
             continue
         end, scope = _block_end(messages, cursor, compress_end, marker, keep)
-        protected = protect_tool_call_boundary(messages, cursor, end)
+        protected = protect_tool_call_boundary(messages, cursor, end, reach)
         if protected != end and protected <= cursor:  # spec: stop rather than keep a one-message block
             break
         out.append(Block(block_id=f"block_{len(out) + 1}", scope=scope, start=cursor, end=protected))
