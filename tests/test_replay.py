@@ -48,6 +48,58 @@ def test_compact_then_verify_without_the_transcript(runner, tmp_path, name, chai
     assert all(line.startswith("OK ") for line in lines[:-1])
 
 
+def _two_call_run(runner, tmp_path):
+    result = runner.invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "round-level", "--force",
+                                 "-o", "out.jsonl", "--dump-dir", "dumps", "--concurrency", "1",
+                                 "--set", "round-level.first_pass_target_tokens=300",
+                                 "--set", "round-level.compression_call_max_tokens=3000"])
+    assert result.exit_code == 0, result.stderr
+    first, second = sorted((tmp_path / "dumps").iterdir(), key=lambda p: orjson.loads(p.read_bytes())["run"]["call"])
+    return first, second
+
+
+def test_a_run_stores_the_messages_before_it_once_and_later_calls_name_them(runner, tmp_path):
+    first, second = _two_call_run(runner, tmp_path)
+    one, two = orjson.loads(first.read_bytes()), orjson.loads(second.read_bytes())
+    assert (one["schema_version"], two["schema_version"]) == (2, 2)
+    assert one["run"]["id"] == two["run"]["id"] and (one["run"]["call"], two["run"]["call"]) == (1, 2)
+    assert len(one["context_before"]["messages"]) == 33
+    digest = __import__("hashlib").sha256(orjson.dumps(one["context_before"]["messages"],
+                                                        option=orjson.OPT_SORT_KEYS)).hexdigest()
+    assert two["context_before"] == {"in_call": 1, "messages_sha256": digest,
+                                     "total_tokens": one["context_before"]["total_tokens"]}
+    assert one["context_after"] is None and len(two["context_after"]["messages"]) < 33
+    # the later dump alone: its run's first dump is found beside it
+    result = runner.invoke(app, ["replay", str(second), "--verify"])
+    assert (result.exit_code, result.stdout.splitlines()[-1]) == (0, "1 dump(s): 1 OK, 0 mismatched")
+
+
+def test_a_later_call_without_its_first_dump_or_with_another_runs_is_refused(runner, tmp_path):
+    first, second = _two_call_run(runner, tmp_path)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(second, alone / second.name)
+    result = runner.invoke(app, ["replay", "alone", "--verify"])
+    assert (result.exit_code, result.stderr) == (2, f"Error: alone/{second.name}: the messages before this run are in "
+                                                    f"its call 1, whose dump is not in alone — keep the dumps of a "
+                                                    "run together in one folder\n")
+    edit(first, lambda d: d["context_before"]["messages"][1].update(content="I never said that") or
+         d.update(hashes=content_hashes(d)))
+    result = runner.invoke(app, ["replay", "dumps", "--verify"])
+    assert (result.exit_code, result.stderr) == (2, f"Error: dumps/{second.name}: field context_before does not match "
+                                                    f"the messages of call 1 ({first.name}) — the dumps of this run "
+                                                    "were edited or mixed with another run's; compact again to get new "
+                                                    "ones\n")
+
+
+def test_schema_1_dumps_are_still_read(runner, tmp_path):
+    compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
+    (dump,) = (tmp_path / "dumps").iterdir()
+    edit(dump, lambda d: d.update(schema_version=1))
+    result = runner.invoke(app, ["replay", "dumps", "--verify"])
+    assert (result.exit_code, result.stdout.splitlines()[-1]) == (0, "1 dump(s): 1 OK, 0 mismatched")
+
+
 def edit(path, change):
     doc = orjson.loads(path.read_bytes())
     change(doc)
@@ -85,7 +137,7 @@ def test_a_result_that_no_longer_rebuilds_is_a_mismatch(runner, tmp_path):
 @pytest.mark.parametrize(("content", "message"), [
     (b'{"schema_version": 1, "processor"', "not a valid JSON dump (unexpected end of data at line 1) — the dump is "
                                            "truncated or damaged; compact again to get a new one"),
-    (b'{"schema_version": 7}', "schema_version 7 is not supported (this tcompact reads 1) — replay it with the "
+    (b'{"schema_version": 7}', "schema_version 7 is not supported (this tcompact reads 1 and 2) — replay it with the "
                                "tcompact that wrote it"),
     (b'{"hello": 1}', "not a tcompact compression dump (no schema_version) — pass dumps written by tcompact compact "
                       "--dump-dir"),

@@ -10,9 +10,10 @@ from conftest import FakeSummarizer, call, msg
 from tcompact.compressors import chain_settings, get, parse_chain
 from tcompact.compressors.base import Context
 from tcompact.compressors.round_level.phase import parse_blocks
-from tcompact.compressors.round_level.prompting import fit_prompt, head_tail
+from tcompact.compressors.round_level.prompting import cap_text, fit_prompt, head_tail
 from tcompact.compressors.round_level.targets import (
     ACK,
+    aggressive_targets,
     l0_targets,
     level_of,
     memory_message,
@@ -156,9 +157,18 @@ def test_merge_targets(levels, expected):
     assert got == expected
 
 
-def test_merge_runs_need_adjacency():
+def test_merge_runs_span_raw_rounds_but_not_pinned_kept_or_tied_messages():
     msgs = [M(1), U("raw"), M(1), M(1)]
-    assert [(b.start, b.end) for b in merge_targets(msgs, 3, MARK)] == [(2, 3)]
+    got = [(b.start, b.end, b.source_block_count) for b in merge_targets(msgs, 3, MARK)]
+    assert got == [(0, 3, 3)]  # the raw round between joins the merge (our deviation)
+    assert [(b.start, b.end) for b in merge_targets(msgs, 3, MARK, keep=frozenset({1}))] == [(2, 3)]
+    pinned = [M(1), Message(role="system", content="sys"), M(1), M(1)]
+    assert [(b.start, b.end) for b in merge_targets(pinned, 3, MARK)] == [(2, 3)]
+    # a call in the gap whose result lies after the next block: the gap cannot be bridged
+    tied = [M(1), A("", "x"), M(1), T("x"), M(1), M(1)]
+    assert [(b.start, b.end) for b in merge_targets(tied, 5, MARK)] == [(4, 5)]
+    closed = [M(1), A("", "x"), T("x"), A("done"), M(1)]
+    assert [(b.start, b.end, b.source_block_count) for b in merge_targets(closed, 4, MARK)] == [(0, 4, 2)]
 
 
 # ---- prompts and phases --------------------------------------------------------------------------
@@ -198,7 +208,9 @@ def test_unknown_ids_are_ignored_and_missing_blocks_keep_their_messages():
                  second_pass_target_tokens=100, third_pass_target_tokens=100)
     first = result.figures["stages"][0]
     assert (first["replaced"], first["reason"]) == (1, "1 block(s) replaced")
-    assert fake.calls[1].stage == "aggressive_keep_recent" and [b.block_id for b in fake.calls[1].blocks] == ["block_1"]
+    # the block left raw goes to the aggressive stage, and (our deviation) so does the new memory block
+    assert fake.calls[1].stage == "aggressive_keep_recent"
+    assert [(b.block_id, b.start, b.end) for b in fake.calls[1].blocks] == [("block_1", 0, 3), ("memory_1", 4, 4)]
 
 
 def test_invalid_json_with_text_becomes_one_replacement():
@@ -290,6 +302,51 @@ def test_fit_prompt_cuts_the_middle():
     assert fit_prompt("sys", prompt, budget=5, counter=counter, head_ratio=0.2, marker="m") is None
     assert head_tail("abcdefghij", 5, head_ratio=0.2, marker="|") == "a\n|\nghij"
     assert head_tail("abc", 0, head_ratio=0.2, marker="|") == "|"
+
+
+def test_cap_text_keeps_head_and_tail_under_the_cap():
+    counter = TokenCounter()
+    text = "".join(f"line {i}\n" for i in range(2000))
+    assert cap_text(text, 10_000, counter=counter, head_ratio=0.2, marker="|") == text
+    capped = cap_text(text, 300, counter=counter, head_ratio=0.2, marker="|")
+    assert 270 <= counter.count(capped) <= 300
+    assert capped.startswith("line 0\n") and capped.endswith("line 1999\n") and "\n|\n" in capped
+    tiny = cap_text(text, 1, counter=counter, head_ratio=0.2, marker="|")
+    assert counter.count(tiny) == 1 and tiny.startswith("|")
+
+
+def _sections(prompt):
+    ref = prompt.split("[Reference Context]\n", 1)[1].split("\n\n[Selected Targets]", 1)[0]
+    protected = prompt.split("[Protected Recent Context]\n", 1)[1].split("\n\n[Output Contract]", 1)[0]
+    return ref, protected
+
+
+@pytest.mark.parametrize("cap", [300, None])
+def test_every_call_repeats_at_most_context_max_tokens_of_reference_and_protected_context(cap):
+    big = "".join(f"rule {i}: be careful\n" for i in range(1500))
+    msgs = [Message(role="system", content=big)] + rounds(3) + [U("the last request"), A("", "z"), T("z", big)]
+    fake = FakeSummarizer(*[echo()] * 10)
+    run(msgs, fake, target_total_tokens=10, keep_last_request=True, context_max_tokens=cap)
+    counter = TokenCounter()
+    first = fake.calls[0]
+    ref, protected = _sections(first.prompt)
+    assert [b.block_id for b in first.blocks] == ["block_1", "block_2", "block_3", "block_4"]
+    if cap is None:  # upstream: the whole system prompt in every call
+        assert ref == f"[0] role=system | content={big}\n[13] role=user | content=the last request"
+        assert protected == "(none)"
+    else:
+        assert 270 <= counter.count(ref) <= 300 and ref.startswith("[0] role=system | content=rule 0: be careful")
+        assert "\n...[TRUNCATED]...\n" in ref and ref.endswith("rule 1499: be careful\n\n[13] role=user | content=the "
+                                                               "last request")
+        assert protected == "(none)"
+
+
+def test_aggressive_targets_take_raw_rounds_and_memory_blocks_in_order():
+    msgs = [M(1, "old work"), A(ACK), U("new request"), A("", "a"), T("a"), A("answer"), M(2, "older"), U("last")]
+    got = [(b.block_id, b.scope, b.start, b.end, b.current_level, b.next_level)
+           for b in aggressive_targets(msgs, 7, MARK, keep=frozenset({7}))]
+    assert got == [("memory_1", "existing_round_level_block", 0, 1, 1, 2), ("block_1", "completed_react", 2, 5, 0, 1),
+                   ("memory_2", "existing_round_level_block", 6, 6, 2, 3)]
 
 
 def test_the_last_request_and_system_messages_stay_out_of_every_block():

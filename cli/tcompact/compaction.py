@@ -8,14 +8,14 @@ summariser call, the offloaded originals and the token report. ``artifacts`` wri
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .compressors import chain_settings, parse_chain
 from .compressors.base import CompressionResult, Compressor, Context, Settings
-from .dump import DumpContext, build_dumps, safe_name
+from .dump import DumpContext, iter_dumps, safe_name
 from .errors import UsageError
 from .formats import WRITABLE, ReadOptions, Rendered, read_file, render
 from .formats.chat import message_to_dict
@@ -86,10 +86,11 @@ class CompactionRun:
         """How many summariser calls the run made (one dump each)."""
         return sum(len(s.result.calls) for s in self.stages)
 
-    def dumps(self) -> list[tuple[str, dict[str, Any]]]:
-        """``(file name, document)`` of every dump; built on demand (they hold the whole context, redacted)."""
-        return [d for s in self.stages for d in build_dumps(s.result, before=s.before, settings=s.settings,
-                                                            counter=self.counter, ctx=self.dump_context)]
+    def dumps(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(file name, document)`` of every dump, built one at a time as they are written (redacted)."""
+        for s in self.stages:
+            yield from iter_dumps(s.result, before=s.before, settings=s.settings, counter=self.counter,
+                                  ctx=self.dump_context)
 
 
 def make_summarizer(options: CompactOptions, counter: TokenCounter) -> Summarizer:

@@ -4,14 +4,17 @@ A superset of openjiuwen-spec §2.11, versioned by ``schema_version``: tool vers
 settings, source file (path, format, sha256), trigger figures, the span, the exact request (messages
 sent, prompt, model, parameters — never an API key), the response or the error, every attempt of
 the compaction, the messages before and after, and the benefit. Replaying a dump needs nothing
-else. Secrets are redacted (:mod:`tcompact.redact`). Failed calls get a dump too (upstream writes
-none).
+but the dumps of its run: the messages before a run are stored once, in its first call's dump,
+and the later calls of the run name that dump and the sha256 of those messages (schema 2; in
+schema 1 every dump held them, which made a run of many calls quadratic in size). The messages
+after are in the run's last dump. Secrets are redacted (:mod:`tcompact.redact`). Failed calls
+get a dump too (upstream writes none).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -25,10 +28,11 @@ from .spans import Span
 from .tokens import TokenCounter
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold
 
-__all__ = ["SCHEMA_VERSION", "DumpContext", "build_dumps", "content_hashes", "dump_name", "safe_name", "message_dict",
-           "message_from_dict"]
+__all__ = ["SCHEMA_VERSION", "READABLE_SCHEMAS", "DumpContext", "build_dumps", "iter_dumps", "content_hashes", "dump_name", "safe_name", "message_dict",
+           "message_from_dict", "digest"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -57,34 +61,47 @@ class DumpContext:
 def build_dumps(result: CompressionResult, *, before: Sequence[Message], settings: Settings, counter: TokenCounter,
                 ctx: DumpContext) -> list[tuple[str, dict[str, Any]]]:
     """``(file name, document)`` for each summariser call of a compressor run."""
-    out = []
+    return list(iter_dumps(result, before=before, settings=settings, counter=counter, ctx=ctx))
+
+
+def iter_dumps(result: CompressionResult, *, before: Sequence[Message], settings: Settings, counter: TokenCounter,
+               ctx: DumpContext) -> Iterator[tuple[str, dict[str, Any]]]:
+    """:func:`build_dumps` one document at a time, so a writer holds one at once."""
     used: set[str] = set()
     cache: dict[str, str] = {}  # the same texts appear in every dump of a run, and several times in each
     attempts = [_attempt(c) for c in result.calls]
     run_id = f"{int(result.calls[0].started * 1000)}-{safe_name(result.processor)}-{safe_name(ctx.session)}" \
         if result.calls else ""
+    shared: dict[str, Any] | None = None
     for n, call in enumerate(result.calls, start=1):
-        doc = _document(call, result, before=before, settings=settings, counter=counter, ctx=ctx, attempts=attempts)
+        doc = _document(call, result, before=before, with_context=shared is None, settings=settings, counter=counter,
+                        ctx=ctx, attempts=attempts)
         doc = redact_value({**doc, "run": {"id": run_id, "call": n, "calls": len(result.calls)}}, cache)
+        if shared is None:
+            shared = {"in_call": n, "messages_sha256": digest(doc["context_before"]["messages"]),
+                      "total_tokens": result.tokens_before}
+        else:
+            doc["context_before"] = shared
         doc["redactions"] = sum(1 for raw, clean in cache.items() if raw != clean)
         doc["hashes"] = content_hashes(doc)
         name = dump_name(int(call.started * 1000), result.processor, ctx.session)
         if name in used:  # calls started in the same millisecond (concurrent round-level calls)
             name = f"{name[:-5]}-{n}.json"
         used.add(name)
-        out.append((name, doc))
-    return out
+        yield name, doc
 
 
-def content_hashes(doc: Mapping[str, Any]) -> dict[str, str]:
-    """sha256 of the parts a replay rebuilds from: an edited dump no longer matches them."""
+def digest(value: Any) -> str:
+    """sha256 of a JSON value, keys sorted."""
     import hashlib
 
     import orjson
 
-    def digest(value: Any) -> str:
-        return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
+
+def content_hashes(doc: Mapping[str, Any]) -> dict[str, str]:
+    """sha256 of the parts a replay rebuilds from: an edited dump no longer matches them."""
     after = doc.get("context_after") or {}
     return {"context_before": digest((doc.get("context_before") or {}).get("messages")),
             "context_after": digest(after.get("messages")),
@@ -92,7 +109,8 @@ def content_hashes(doc: Mapping[str, Any]) -> dict[str, str]:
             "processor": digest(doc.get("processor"))}
 
 
-def _document(call: CallRecord, result: CompressionResult, *, before: Sequence[Message], settings: Settings,
+def _document(call: CallRecord, result: CompressionResult, *, before: Sequence[Message], with_context: bool,
+              settings: Settings,
               counter: TokenCounter, ctx: DumpContext, attempts: list[dict[str, Any]]) -> dict[str, Any]:
     final = call is result.calls[-1]
     accepted = result.applied and final and call.error is None
@@ -121,7 +139,8 @@ def _document(call: CallRecord, result: CompressionResult, *, before: Sequence[M
         "error": None if call.error is None else {"kind": call.error.kind, "message": call.error.what,
                                                   "status": call.error.status, "retry_after": call.error.retry_after},
         "attempts": attempts,
-        "context_before": {"messages": [message_dict(m) for m in before], "total_tokens": result.tokens_before},
+        "context_before": {"messages": [message_dict(m) for m in before], "total_tokens": result.tokens_before}
+        if with_context else None,
         "context_after": ({"messages": [message_dict(m) for m in result.messages], "total_tokens_after": result.tokens_after}
                           if accepted else None),
         "benefit": _benefit(result.tokens_before, after_tokens, accepted, result.reason if final else call.reason),

@@ -20,7 +20,7 @@ import orjson
 
 from .compressors import get
 from .compressors.base import CompressionResult, Context
-from .dump import SCHEMA_VERSION, content_hashes, message_dict, message_from_dict
+from .dump import READABLE_SCHEMAS, content_hashes, digest, message_dict, message_from_dict
 from .errors import InputError
 from .model import Message
 from .summarizers.base import Summarizer, SummaryRequest, SummaryResponse
@@ -61,7 +61,56 @@ def load_dumps(paths: Iterable[str | Path]) -> list[Dump]:
             files.append(p)
         else:
             raise InputError("no such file or folder", path=str(p), hint="check the path")
-    return [_load(f) for f in files]
+    return _with_shared_context([_load(f) for f in files])
+
+
+def _with_shared_context(dumps: list[Dump]) -> list[Dump]:
+    """Dumps whose ``context_before`` names another call of their run get that call's messages.
+
+    The named dump is taken from those given, else from the dump's own folder; its messages must
+    match the recorded sha256.
+    """
+    given = {(d.doc["run"]["id"], d.doc["run"]["call"]): d for d in dumps if "messages" in d.doc["context_before"]}
+    folders: dict[Path, dict[tuple[str, int], Path]] = {}
+    checked: set[tuple[str, int]] = set()
+    out = []
+    for d in dumps:
+        ref = d.doc["context_before"]
+        if "messages" in ref:
+            out.append(d)
+            continue
+        key = (d.doc["run"]["id"], ref.get("in_call"))
+        source = given.get(key)
+        if source is None:
+            path = _sibling(d.path, key, folders)
+            if path is None:
+                raise InputError(f"the messages before this run are in its call {key[1]}, whose dump is not in "
+                                 f"{d.path.parent}", path=str(d.path),
+                                 hint="keep the dumps of a run together in one folder")
+            source = given[key] = _load(path)
+        if key not in checked:
+            if digest(source.doc["context_before"]["messages"]) != ref.get("messages_sha256"):
+                raise InputError(f"field context_before does not match the messages of call {key[1]} "
+                                 f"({source.name})", path=str(d.path), hint="the dumps of this run were edited or "
+                                 "mixed with another run's; compact again to get new ones")
+            checked.add(key)
+        out.append(Dump(d.path, {**d.doc, "context_before": source.doc["context_before"]}))
+    return out
+
+
+def _sibling(path: Path, key: tuple[str, int], folders: dict[Path, dict[tuple[str, int], Path]]) -> Path | None:
+    """The dump of run ``key[0]``, call ``key[1]`` in ``path``'s folder (its dumps indexed once)."""
+    folder = path.parent
+    if folder not in folders:
+        index: dict[tuple[str, int], Path] = {}
+        for f in sorted(folder.glob("*.json")):
+            try:
+                run = orjson.loads(f.read_bytes())["run"]
+                index[(run["id"], run["call"])] = f
+            except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
+                continue
+        folders[folder] = index
+    return folders[folder].get(key)
 
 
 def _load(path: Path) -> Dump:
@@ -75,12 +124,21 @@ def _load(path: Path) -> Dump:
     if not isinstance(doc, dict) or "schema_version" not in doc:
         raise InputError("not a tcompact compression dump (no schema_version)", path=str(path),
                          hint="pass dumps written by tcompact compact --dump-dir")
-    if doc["schema_version"] != SCHEMA_VERSION:
+    if doc["schema_version"] not in READABLE_SCHEMAS or isinstance(doc["schema_version"], bool):
         raise InputError(f"schema_version {doc['schema_version']!r} is not supported (this tcompact reads "
-                         f"{SCHEMA_VERSION})", path=str(path), hint="replay it with the tcompact that wrote it")
+                         f"{' and '.join(map(str, READABLE_SCHEMAS))})", path=str(path),
+                         hint="replay it with the tcompact that wrote it")
     missing = [k for k in _REQUIRED if k not in doc]
     if missing:
         raise InputError(f"field {missing[0]} is missing", path=str(path), hint="the dump was edited or cut")
+    run, before = doc["run"], doc["context_before"]
+    if not (isinstance(run, dict) and isinstance(run.get("id"), str) and isinstance(run.get("call"), int)):
+        raise InputError("field run is not {\"id\": str, \"call\": int, ...}", path=str(path),
+                         hint="the dump was edited or cut")
+    if not (isinstance(before, dict) and (isinstance(before.get("messages"), list) or
+                                          isinstance(before.get("in_call"), int))):
+        raise InputError("field context_before holds neither messages nor the call that has them", path=str(path),
+                         hint="the dump was edited or cut")
     recorded = doc["hashes"] if isinstance(doc["hashes"], dict) else {}
     for part, value in content_hashes(doc).items():
         if recorded.get(part) != value:
@@ -132,10 +190,21 @@ def rebuild(doc: Mapping[str, Any], summarizer: Summarizer) -> CompressionResult
 
 
 def verify(dumps: Sequence[Dump]) -> list[Check]:
-    """Check every dump by rebuilding its run from the recorded answers."""
+    """Check every dump by rebuilding its run from the recorded answers.
+
+    The answers of the run's calls that were not given are read from the dumps beside them.
+    """
     checks: list[Check] = []
+    folders: dict[Path, dict[tuple[str, int], Path]] = {}
     for run in _runs(dumps).values():
-        replay = ReplaySummarizer([d.doc for d in run], origin="the run's dumps")
+        answers = [d.doc for d in run]
+        have = {d.doc["run"]["call"] for d in run}
+        total = run[0].doc["run"].get("calls")
+        for n in range(1, total + 1 if isinstance(total, int) and total < 100_000 else 1):
+            path = None if n in have else _sibling(run[0].path, (run[0].doc["run"]["id"], n), folders)
+            if path is not None:
+                answers.append(_load(path).doc)
+        replay = ReplaySummarizer(answers, origin="the run's dumps")
         recorder = _Recorder(replay)
         result = rebuild(run[0].doc, recorder)
         checks += [_check(d, result, recorder.requests) for d in run]

@@ -120,17 +120,20 @@ def command_for(name: str, path: Path) -> list[str]:
 # --------------------------------------------------------------------------- inputs
 
 
-def write_copies(path: Path, base: list[dict[str, Any]], copies: int) -> int:
+def write_copies(path: Path, base: list[dict[str, Any]], copies: int, *, system_once: bool = False) -> int:
     """A session of ``copies`` distinct copies of ``base`` (copy numbers 0..copies-1); returns bytes.
 
     Like ``bench_inspect.build_session`` but by copy count instead of a byte target, so the
-    multiples are exact multiples of the mid-size session.
+    multiples are exact multiples of the mid-size session. ``system_once`` keeps the system and
+    developer messages of the first copy only, as in one long session.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     written = 0
     with open(path, "wb") as f:
         for n in range(copies):
             for d in base:
+                if system_once and n and d.get("role") in ("system", "developer"):
+                    continue
                 line = _dumps(_copy_message(d, n))
                 f.write(line)
                 written += len(line)

@@ -6,7 +6,10 @@ A session of ``--copies`` distinct copies (default 4, ~1.07M tokens, ~4 MB) of e
 of the real transcripts in ``../shared/transcripts`` is built at run time with the helpers of
 ``bench_inspect.py`` / ``bench_compact.py`` (each copy has copy-specific text markers and
 tool-call ids, so a per-text cache cannot skip work), plus its 2x, 4x and 8x multiples (8x is
-~8.5M tokens, ~33 MB). Each file is compacted as
+~8.5M tokens, ~33 MB). The copies are one long session: only the first copy keeps the system
+prompts (two, ~5k tokens), since the pipeline never puts a system message in a block — with a
+system prompt in every copy, 8x would hold 156k tokens of them, nearly the whole 160k target, and
+no summariser could get under it. Each file is compacted as
 
     tcompact compact FILE -c round-level --summarizer extractive -o RUN/out.jsonl
              --dump-dir RUN/dumps --json
@@ -34,8 +37,7 @@ only sees the main thread, and the summariser calls otherwise run on worker thre
 tcompact's top entries by cumulative time and the top entries of anything by own time.
 
 Generated files go to ``tests/benchmarks/out/`` (git-ignored) and are removed afterwards unless
-``--keep`` is given (which also keeps the last run's scratch folder; every dump holds the whole
-context, so the dumps of a large run can take gigabytes). Run by hand (not collected by pytest)::
+``--keep`` is given (which also keeps the last run's scratch folder). Run by hand (not collected by pytest)::
 
     python tests/benchmarks/bench_round_level.py [--copies 4] [--repeat 3] [--keep] [--profile]
 
@@ -348,10 +350,11 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         base = load_base_messages(args.sources)
         sizes = {}
+        pinned = sum(1 for d in base if d.get("role") in ("system", "developer"))
         for m, path in files.items():
-            sizes[m] = write_copies(path, base, m * args.copies)
+            sizes[m] = write_copies(path, base, m * args.copies, system_once=True)
             print(
-                f"  wrote {path} ({sizes[m] / 2**20:.1f} MB, {m * args.copies * len(base)} messages, "
+                f"  wrote {path} ({sizes[m] / 2**20:.1f} MB, {m * args.copies * (len(base) - pinned) + pinned} messages, "
                 f"{m * args.copies} copies)"
             )
         del base

@@ -54,6 +54,9 @@ class RoundLevelSettings(Settings):
                                            "stage 2.")
     third_pass_target_tokens: int = Field(10_000, gt=0, le=10_000_000, description="Summary budget per block, "
                                           "stage 3.")
+    context_max_tokens: int | None = Field(20_000, gt=0, le=10_000_000, description="Cap on each of the "
+                                           "[Reference Context] and [Protected Recent Context] sections that every "
+                                           "call repeats (head/tail cut); null = uncapped, as upstream.")
     truncate_head_ratio: float = Field(0.2, gt=0, lt=1, description="Share of a cut text kept from its head.")
     truncated_marker: str = Field("...[TRUNCATED]...", min_length=1, description="Marks where text was cut.")
     compression_marker: str = Field("[ROUND_LEVEL_MEMORY_BLOCK]", min_length=1, description="First line of a "
@@ -175,7 +178,8 @@ class _Run:
         if targets:
             results.append(self._phase(targets, phase))
         while not self.failed and not self.under():
-            merges = merge_targets(self.messages, self._end(s.keep_recent_messages), s.compression_marker)
+            merges = merge_targets(self.messages, self._end(s.keep_recent_messages), s.compression_marker,
+                                   keep=self._keep())
             if not merges:
                 break
             level = merges[0].current_level

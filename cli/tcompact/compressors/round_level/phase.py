@@ -93,7 +93,8 @@ def _plan_calls(messages: Sequence[Message], targets: Sequence[Block], phase: Ph
     """
     system = system_prompt(aggressive=phase.aggressive)
     parts = PromptParts(messages, targets, keep_recent=phase.keep_recent, marker=settings.compression_marker,
-                        counter=ctx.counter)
+                        counter=ctx.counter, context_max_tokens=settings.context_max_tokens,
+                        head_ratio=settings.truncate_head_ratio, truncated_marker=settings.truncated_marker)
     room = call_budget - ctx.counter.count(system) - 8 - parts.base_cost()
     window = ctx.counter.total(messages)
     groups: list[list[Block]] = []

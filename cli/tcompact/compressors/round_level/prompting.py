@@ -16,7 +16,7 @@ from ...summarizers.contracts import prompt_text
 from ...tokens import TokenCounter
 from .targets import level_of
 
-__all__ = ["serialize", "PromptParts", "system_prompt", "fit_prompt", "head_tail", "MINIMAL_PROMPT"]
+__all__ = ["serialize", "PromptParts", "system_prompt", "fit_prompt", "head_tail", "cap_text", "MINIMAL_PROMPT"]
 
 MINIMAL_PROMPT = "[Compression Task]\n...[TRUNCATED]...\n[Output Contract]\nReturn valid JSON only."
 
@@ -44,13 +44,18 @@ class PromptParts:
     context (messages in no target of the stage) and the protected recent context."""
 
     def __init__(self, messages: Sequence[Message], targets: Sequence[Block], *, keep_recent: int, marker: str,
-                 counter: TokenCounter) -> None:
+                 counter: TokenCounter, context_max_tokens: int | None = None, head_ratio: float = 0.2,
+                 truncated_marker: str = "...[TRUNCATED]...") -> None:
         inside = {i for b in targets for i in range(b.start, b.end + 1)}
         protected_start = max(len(messages) - keep_recent, max(b.end for b in targets) + 1)
-        self.reference = "\n".join(serialize(i, messages[i], marker=marker) for i in range(protected_start)
-                                   if i not in inside) or "(none)"
-        self.protected = "\n".join(serialize(i, messages[i], marker=marker)
-                                   for i in range(protected_start, len(messages))) or "(none)"
+        reference = "\n".join(serialize(i, messages[i], marker=marker) for i in range(protected_start)
+                              if i not in inside) or "(none)"
+        protected = "\n".join(serialize(i, messages[i], marker=marker)
+                              for i in range(protected_start, len(messages))) or "(none)"
+        self.reference, self.protected = (
+            (reference, protected) if context_max_tokens is None else
+            (cap_text(t, context_max_tokens, counter=counter, head_ratio=head_ratio, marker=truncated_marker)
+             for t in (reference, protected)))
         self.blocks = {b.block_id: _target(messages, b, marker) for b in targets}
         self.counter = counter
         self.costs = {k: counter.count(v) + 1 for k, v in self.blocks.items()}
@@ -91,6 +96,27 @@ def head_tail(text: str, keep: int, *, head_ratio: float, marker: str) -> str:
     if first and last:
         return f"{first}\n{marker}\n{last}"
     return first or last or marker
+
+
+def cap_text(text: str, max_tokens: int, *, counter: TokenCounter, head_ratio: float, marker: str) -> str:
+    """``text`` when it has at most ``max_tokens`` tokens, else its head/tail cut that does, the
+    marker between (the marker alone when nothing else fits).
+
+    The cut size starts from the characters-per-token ratio and shrinks by a tenth until it fits,
+    so a cap costs a few counts of at most ``max_tokens`` tokens, not a binary search.
+    """
+    total = counter.count(text)
+    if total <= max_tokens:
+        return text
+    keep = int(len(text) * max_tokens / total)
+    while keep > 0:
+        head = int(keep * head_ratio)
+        tail = keep - head
+        cut = "\n".join(p for p in (text[:head], marker, text[len(text) - tail:] if tail else "") if p)
+        if counter.count(cut) <= max_tokens:
+            return cut
+        keep = int(keep * 0.9)
+    return marker
 
 
 def fit_prompt(system: str, prompt: str, *, budget: int, counter: TokenCounter, head_ratio: float,

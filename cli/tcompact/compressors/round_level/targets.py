@@ -161,8 +161,15 @@ def _block_end(messages: Sequence[Message], cursor: int, compress_end: int, mark
     return j - 1, "ongoing_react"
 
 
-def merge_targets(messages: Sequence[Message], compress_end: int, marker: str) -> list[Block]:
-    """Runs of adjacent memory blocks at the lowest level holding two or more (spec §8.1.4)."""
+def merge_targets(messages: Sequence[Message], compress_end: int, marker: str, *,
+                  keep: frozenset[int] = frozenset()) -> list[Block]:
+    """Runs of memory blocks at the lowest level holding two or more (spec §8.1.4).
+
+    Deviation: a run also spans the raw messages between two of its blocks — rounds whose own
+    summary was refused as no smaller — unless one of them is pinned (system, developer), kept
+    (the last request) or tied by a tool call to a message outside the gap. Upstream needs the
+    blocks to touch, so one small raw round between them stops every further merge.
+    """
     blocks = _memories(messages, compress_end, marker)
     if len(blocks) < 2:
         return []
@@ -173,10 +180,12 @@ def merge_targets(messages: Sequence[Message], compress_end: int, marker: str) -
     if not candidates:
         return []
     level = candidates[0]
+    ties = _ties(messages)
     out: list[Block] = []
     run: list[_Memory] = []
     for b, lv in [*zip(blocks, levels, strict=True), (None, None)]:
-        if b is not None and lv == level and (not run or b.start == run[-1].end + 1):
+        if b is not None and lv == level and (not run or _bridgeable(messages, run[-1].end + 1, b.start - 1, keep,
+                                                                     ties)):
             run.append(b)
             continue
         if len(run) >= 2:
@@ -185,6 +194,23 @@ def merge_targets(messages: Sequence[Message], compress_end: int, marker: str) -
                              source_block_count=len(run)))
         run = [b] if b is not None and lv == level else []
     return out
+
+
+def _ties(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """Each message's furthest tool-call partners: (earliest, latest) index it is paired with."""
+    ties = [(i, i) for i in range(len(messages))]
+    for link in index_tool_calls(messages).links:
+        c, r = link.call_at, link.result_at
+        ties[c] = (min(ties[c][0], r), max(ties[c][1], r))
+        ties[r] = (min(ties[r][0], c), max(ties[r][1], c))
+    return ties
+
+
+def _bridgeable(messages: Sequence[Message], start: int, end: int, keep: frozenset[int],
+                ties: Sequence[tuple[int, int]]) -> bool:
+    """Whether the raw messages ``[start, end]`` between two memory blocks may join their merge."""
+    return all(i not in keep and not _pinned(messages[i]) and start <= ties[i][0] and ties[i][1] <= end
+               for i in range(start, end + 1))
 
 
 def _promote_lonely(levels: list[int]) -> None:
@@ -200,10 +226,13 @@ def _promote_lonely(levels: list[int]) -> None:
 
 def aggressive_targets(messages: Sequence[Message], compress_end: int, marker: str, *,
                        keep: frozenset[int] = frozenset()) -> list[Block]:
-    """Raw blocks when there are any, else every memory block as its own target."""
+    """The raw blocks and every memory block, in order.
+
+    Upstream takes the memory blocks only when no raw block is left; a few small raw rounds then
+    shield the large memory blocks, whose re-compression is what the aggressive stages are for.
+    """
     raw = l0_targets(messages, compress_end, marker, keep=keep)
-    if raw:
-        return raw
-    return [Block(block_id=f"memory_{n}", scope="existing_round_level_block", start=b.start, end=b.end,
-                  current_level=b.level, next_level=b.level + 1)
-            for n, b in enumerate(_memories(messages, compress_end, marker), start=1)]
+    memories = [Block(block_id=f"memory_{n}", scope="existing_round_level_block", start=b.start, end=b.end,
+                      current_level=b.level, next_level=b.level + 1)
+                for n, b in enumerate(_memories(messages, compress_end, marker), start=1)]
+    return sorted(raw + memories, key=lambda b: b.start)
