@@ -113,3 +113,24 @@ def test_a_second_run_continues_the_levels(tmp_path):
     report = orjson.loads(result.stdout)
     assert [(p["stage"], p["reason"]) for p in report["stages"][0]["pipeline"]] == [("recursive", "1 block(s) replaced")]
     assert _levels(second) == [2]
+
+
+def test_the_prompt_bound_that_spares_counting_holds_on_real_prompts(big_session):
+    """Calls whose bound fits are not counted again, so the bound must never be under the real count."""
+    from tcompact.compressors.round_level.prompting import PromptParts
+    from tcompact.compressors.round_level.targets import l0_targets
+
+    messages = read_file(big_session).transcript().messages
+    counter = TokenCounter()
+    targets = l0_targets(messages, len(messages) - 1, "[ROUND_LEVEL_MEMORY_BLOCK]")
+    for cap in (20_000, None):
+        parts = PromptParts(messages, targets, keep_recent=0, marker="[ROUND_LEVEL_MEMORY_BLOCK]", counter=counter,
+                            context_max_tokens=cap)
+        groups = [targets[i:i + 3] for i in range(0, len(targets), 3)] + [targets[:1], targets[-1:], targets]
+        slack = []
+        for group in groups:
+            prompt = parts.prompt(group, phase="l0_to_l1", target_tokens=30_000, keep_recent=0,
+                                  window_tokens=8_393_792, call_budget=250_000)
+            slack.append(parts.upper_bound(group) - counter.count(prompt))
+        assert len(slack) == len(groups) > 20 and min(slack) >= 0, (cap, min(slack))
+        assert max(slack) < 400  # an upper bound, and a tight one

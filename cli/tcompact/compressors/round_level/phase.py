@@ -118,7 +118,7 @@ def _call(blocks: Sequence[Block], phase: Phase, ctx: Context, *, parts: PromptP
     prompt = parts.prompt(blocks, phase=phase.name, target_tokens=phase.target_tokens, keep_recent=phase.keep_recent,
                           window_tokens=window, call_budget=budget)
     fitted = fit_prompt(system, prompt, budget=budget, counter=ctx.counter, head_ratio=settings.truncate_head_ratio,
-                        marker=settings.truncated_marker)
+                        marker=settings.truncated_marker, at_most=parts.upper_bound(blocks))
     if fitted is None:
         return None
     request = SummaryRequest(processor="round-level", contract="blocks", prompt=fitted, messages=tuple(messages),

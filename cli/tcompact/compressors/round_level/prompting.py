@@ -59,6 +59,7 @@ class PromptParts:
         self.blocks = {b.block_id: _target(messages, b, marker) for b in targets}
         self.counter = counter
         self.costs = {k: counter.count(v) + 1 for k, v in self.blocks.items()}
+        self._base: int | None = None
 
     def prompt(self, blocks: Sequence[Block], *, phase: str, target_tokens: int, keep_recent: int,
                window_tokens: int, call_budget: int) -> str:
@@ -74,8 +75,15 @@ class PromptParts:
 
     def base_cost(self) -> int:
         """Tokens of a prompt with no target (a little over: headers counted with room to spare)."""
-        return self.counter.count(self.reference) + self.counter.count(self.protected) + \
-            self.counter.count(prompt_text("round_level_contract")) + 120
+        if self._base is None:
+            self._base = self.counter.count(self.reference) + self.counter.count(self.protected) + \
+                self.counter.count(prompt_text("round_level_contract")) + 120
+        return self._base
+
+    def upper_bound(self, blocks: Sequence[Block]) -> int:
+        """At least the tokens of :meth:`prompt` for ``blocks``: the parts counted apart (tiktoken
+        never needs more tokens for a text than for its pieces split at line breaks)."""
+        return self.base_cost() + sum(self.costs[b.block_id] for b in blocks)
 
 
 def _target(messages: Sequence[Message], b: Block, marker: str) -> str:
@@ -120,13 +128,17 @@ def cap_text(text: str, max_tokens: int, *, counter: TokenCounter, head_ratio: f
 
 
 def fit_prompt(system: str, prompt: str, *, budget: int, counter: TokenCounter, head_ratio: float,
-               marker: str) -> str | None:
+               marker: str, at_most: int | None = None) -> str | None:
     """The prompt itself when ``[system, prompt]`` fits ``budget`` tokens, else its largest head/tail
-    cut that fits, else None (even the minimal prompt is too big)."""
+    cut that fits, else None (even the minimal prompt is too big). ``at_most``, a known upper
+    bound of the prompt's tokens, spares counting a prompt that fits by that bound."""
     fixed = counter.count(system) + 8  # two messages' framing
-    if fixed + counter.count(prompt) <= budget:
+    if at_most is not None and fixed + at_most <= budget:
         return prompt
-    total = counter.count(prompt)  # start the search near the size that fits, not at the whole text
+    total = counter.count(prompt)
+    if fixed + total <= budget:
+        return prompt
+    # start the search near the size that fits, not at the whole text
     low, high, best = 0, min(len(prompt), int(len(prompt) * max(budget - fixed, 0) / max(total, 1) * 1.25) + 1), None
     while low <= high:
         mid = (low + high) // 2
