@@ -30,6 +30,8 @@ Context window: 83 of 200,000 tokens (0.0%; size: default)
   [····┆···························│·······] below the trigger
   trigger 160,000 (0.8) · minimum target 20,000 (0.1)
 
+Tokens per round 0–2: ▂█▃ (peak 54 in round 1)
+
 Tokens by content kind
 ┏━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━┓
 ┃ kind                ┃ tokens ┃ share ┃

@@ -56,6 +56,8 @@ def compact(
                                                  show_default=False)] = None,
     preserve: Annotated[str | None, typer.Option("--preserve", help="What the summary must keep, in your words.",
                                                  show_default=False)] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report with charts "
+                                              "(needs tcompact[html]).", show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Compact even below the trigger, and overwrite outputs.")
                      ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would happen; write nothing.")] = False,
@@ -86,6 +88,10 @@ def compact(
     paths = default_paths(path, output=output, dump_dir=dump_dir, store=offload_dir, report=report)
     if not dry_run:
         check_paths(paths, source=path, force=force)
+    if html is not None:
+        from ..render.html_common import check_target
+
+        check_target(html, force=force, keep=(path, paths.output, paths.report))
     options = CompactOptions(
         chain=compressor, sets=tuple(sets or ()), config=config, summarizer=summarizer, model=model,
         base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout, request_mode=request_mode,
@@ -98,6 +104,13 @@ def compact(
         write_run(run, paths, force=force, source=path, strict=strict)
     for problem in problems:
         render.warn(f"invariant: {problem}")
+    page = None
+    if html is not None:  # after the run's outputs, so that it can link them; a dry run writes only the page
+        from ..render.html_compact import write_compact_html
+
+        page = write_compact_html(run, html, written=written, problems=problems, paths=paths, dry_run=dry_run,
+                                  force=force)
+        written = [*written, page]
     if strict and problems:
         from ..errors import WorkFailed
 
@@ -107,6 +120,8 @@ def compact(
         render.print_json({**run.report, "written": [str(p) for p in written], "dry_run": dry_run})
     else:
         render.compact_report(run.report, written=written, output=paths.output, dry_run=dry_run)
+        if page is not None:
+            render.console().print(f"Wrote the HTML report: {page}", markup=False)
     if run.status == "failed":
         from ..errors import WorkFailed
 

@@ -26,6 +26,9 @@ def inspect(
     keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="Tail messages the span keeps "
                                                        "(default: the compressor's).", show_default=False)] = None,
     top: Annotated[int, typer.Option("--top", help="How many of the largest messages to list.")] = 10,
+    html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report with charts "
+                                              "(needs tcompact[html]; replaces an existing page).",
+                                              show_default=False)] = None,
     transcript: TranscriptOpt = None,
     fmt: FormatOpt = None,
     full_history: FullHistoryOpt = False,
@@ -37,10 +40,15 @@ def inspect(
     compactions found, provider-reported usage next to our count, and the context-window use
     with the 0.8 trigger and 0.1 minimum-target lines. Several files: one row per file and totals.
 
-    Example: tcompact inspect session.jsonl --model gpt-5 --spans dialogue
+    Example: tcompact inspect session.jsonl --model gpt-5 --spans dialogue --html report.html
     """
     from .. import render
     from ..inspection import InspectOptions, inspect_paths
+
+    if html is not None:  # a report page is a view: it replaces an older page, never an input
+        from ..render.html_common import check_target
+
+        check_target(html, force=True, keep=paths)
 
     options = InspectOptions(
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False),
@@ -57,6 +65,12 @@ def inspect(
         render.print_json(report)
     else:
         render.inspect_report(report, transcript=transcript)
+    if html is not None:
+        from ..render.html_inspect import write_inspect_html
+
+        written = write_inspect_html(report, options, html, transcript=transcript)
+        if not json_out:
+            render.console().print(f"Wrote the HTML report: {written}", markup=False)
     render.warn_skipped(report)
     if report["errors"]:
         raise typer.Exit(2)

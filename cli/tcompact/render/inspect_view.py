@@ -13,9 +13,11 @@ from rich.text import Text
 from . import _count, _n, console
 from . import inspect_tables as tables
 
-__all__ = ["inspect_report", "window_bar"]
+__all__ = ["inspect_report", "window_bar", "sparkline"]
 _BAR = 40
 _MAX_ROUNDS = 40
+_SPARK = "▁▂▃▄▅▆▇█"
+_SPARK_WIDTH = 60
 
 
 def inspect_report(report: Mapping[str, Any], *, transcript: str | None = None) -> None:
@@ -113,6 +115,7 @@ def _transcript_detail(out: Console, f: Mapping[str, Any], t: Mapping[str, Any])
     )
     out.print()
     _window_lines(out, t["window"])
+    _rounds_line(out, t["rounds"])
     tables.kinds_table(out, tokens)
     if t["tools"]:
         tables.tools_table(out, t["tools"])
@@ -145,6 +148,34 @@ def window_bar(utilisation: float, width: int = _BAR) -> str:
         if i >= used:
             cells[i] = mark
     return "".join(cells)
+
+
+def sparkline(values: Sequence[int], width: int = _SPARK_WIDTH) -> str:
+    """One cell per value (or per group of values, their sum, when more than ``width``): '▁'…'█' scaled to
+    the largest cell, ' ' for zero."""
+    if len(values) > width:
+        size = -(-len(values) // width)
+        values = [sum(values[i : i + size]) for i in range(0, len(values), size)]
+    top = max(values, default=0)
+    if top <= 0:
+        return " " * len(values)
+    return "".join(" " if v <= 0 else _SPARK[min(len(_SPARK) - 1, v * len(_SPARK) // top)] for v in values)
+
+
+def _rounds_line(out: Console, rounds: Sequence[Mapping[str, Any]]) -> None:
+    if len(rounds) < 2:
+        return
+    tokens = [r["tokens"] for r in rounds]
+    peak = max(range(len(rounds)), key=lambda i: (tokens[i], -i))
+    size = -(-len(rounds) // _SPARK_WIDTH)
+    group = f", {size} rounds a cell" if size > 1 else ""
+    out.print(
+        Text(
+            f"Tokens per round {rounds[0]['number']}–{rounds[-1]['number']}{group}: {sparkline(tokens)} "
+            f"(peak {tokens[peak]:,} in round {rounds[peak]['number']})"
+        )
+    )
+    out.print()
 
 
 def _window_lines(out: Console, w: Mapping[str, Any]) -> None:

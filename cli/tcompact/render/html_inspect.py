@@ -1,0 +1,378 @@
+"""The HTML report of ``tcompact inspect --html``: chart data (pure, exact numbers) and the page.
+
+One file: header figures, cumulative tokens over the messages with the window, trigger and
+minimum-target lines and the compactions found, tokens per round stacked by content kind, the
+sortable tool table, the largest messages with expandable text, the span layouts as bars, and
+the provider-reported usage next to the count. Several files: one row per file with a small
+chart of its tokens per round, and the totals. The page is drawn from the same report dict the
+terminal view and ``--json`` use; the per-message figures (which the report does not hold) come
+from reading the one file again with the same encoding.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..model import Message
+from ..tokens import KINDS, MessageTokens, message_kind
+from .html_common import chart_div, esc, n, page, pct, table
+
+__all__ = [
+    "cumulative_chart",
+    "kinds_by_round_chart",
+    "span_layouts",
+    "span_chart",
+    "usage_chart",
+    "tool_rows",
+    "rounds_chart",
+    "load_transcript",
+    "file_charts",
+    "inspect_html",
+    "write_inspect_html",
+]
+
+KIND_LABELS = {"system": "system text", "user": "user text", "injected": "injected context",
+               "assistant": "assistant text", "reasoning": "reasoning", "tool_arguments": "tool-call arguments",
+               "tool_results": "tool results", "images": "images"}
+#: One colour per content kind, the same on every page.
+KIND_COLORS = {"system": "#64748b", "user": "#2563eb", "injected": "#93c5fd", "assistant": "#16a34a",
+               "reasoning": "#a855f7", "tool_arguments": "#f59e0b", "tool_results": "#dc2626", "images": "#0d9488"}
+_PARTS = (("prefix", "preserved prefix"), ("body", "compressible body"), ("tail", "protected tail"))
+_FULL_TEXT = 20_000  # characters of a largest message shown when it is expanded
+
+
+# ----------------------------------------------------------------------------------------- chart data
+
+
+def cumulative_chart(totals: Sequence[int], kinds: Sequence[str], window: Mapping[str, Any],
+                     compactions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Cumulative tokens by message index, the window/trigger/minimum-target lines, compactions as vertical lines."""
+    xs = list(range(len(totals)))
+    ys, running = [], 0
+    for t in totals:
+        running += t
+        ys.append(running)
+    ends = [0, max(len(totals) - 1, 0)]
+
+    def level(name: str, value: int, dash: str, color: str) -> dict[str, Any]:
+        return {"type": "scatter", "mode": "lines", "name": f"{name} {value:,}", "x": ends, "y": [value, value],
+                "line": {"dash": dash, "color": color, "width": 1.5}, "hoverinfo": "name"}
+
+    data = [
+        {"type": "scatter", "mode": "lines+markers", "name": "tokens so far", "x": xs, "y": ys,
+         "customdata": [KIND_LABELS.get(k, k) for k in kinds], "marker": {"size": 4}, "line": {"color": "#2563eb"},
+         "hovertemplate": "message %{x} (%{customdata})<br>%{y:,} tokens so far<extra></extra>"},
+        level("context window", window["context_window"], "solid", "#b42318"),
+        level(f"trigger ({window['trigger_ratio']})", window["trigger_tokens"], "dash", "#d97706"),
+        level(f"minimum target ({window['min_target_ratio']})", window["min_target_tokens"], "dot", "#6b7280"),
+    ]
+    marks = [c["index"] for c in compactions if c.get("index") is not None]
+    shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": i, "x1": i, "y0": 0, "y1": 1,
+               "line": {"color": "#7c3aed", "width": 2, "dash": "dashdot"}} for i in marks]
+    notes = [{"x": i, "y": 1, "xref": "x", "yref": "paper", "text": "compaction", "showarrow": False,
+              "yanchor": "bottom", "font": {"color": "#7c3aed", "size": 11}} for i in marks]
+    layout = {"margin": {"l": 70, "r": 20, "t": 30, "b": 50}, "xaxis": {"title": {"text": "message index"}},
+              "yaxis": {"title": {"text": "tokens"}, "rangemode": "tozero"}, "shapes": shapes, "annotations": notes,
+              "legend": {"orientation": "h", "y": -0.2}, "hovermode": "closest",
+              "updatemenus": [{"type": "buttons", "direction": "left", "showactive": True, "x": 1, "xanchor": "right",
+                               "y": 1.02, "yanchor": "bottom", "pad": {"r": 0, "t": 0}, "buttons": [
+                                   {"label": "whole window", "method": "relayout", "args": [{"yaxis.autorange": True}]},
+                                   {"label": "session only", "method": "relayout",
+                                    "args": [{"yaxis.range": [0, max(running, 1) * 1.05]}]}]}]}
+    return {"data": data, "layout": layout}
+
+
+def kinds_by_round_chart(rounds: Sequence[Mapping[str, Any]], by_kind: Sequence[Mapping[str, int]]
+                         ) -> dict[str, Any]:
+    """One stacked bar per round: one trace per content kind that has tokens, in report order."""
+    labels = [str(r["number"]) for r in rounds]
+    sums = {k: [sum(m.get(k, 0) for m in by_kind[r["start"]:r["end"]]) for r in rounds] for k in KINDS}
+    data = [{"type": "bar", "name": KIND_LABELS[k], "x": labels, "y": ys, "marker": {"color": KIND_COLORS[k]},
+             "hovertemplate": f"round %{{x}}<br>{KIND_LABELS[k]}: %{{y:,}} tokens<extra></extra>"}
+            for k, ys in sums.items() if any(ys)]
+    layout = {"barmode": "stack", "margin": {"l": 70, "r": 20, "t": 20, "b": 50},
+              "xaxis": {"title": {"text": "round"}, "type": "category"}, "yaxis": {"title": {"text": "tokens"}},
+              "legend": {"orientation": "h", "y": -0.2}}
+    return {"data": data, "layout": layout}
+
+
+def span_layouts(messages: Sequence[Message], totals: Sequence[int], names: Sequence[str],
+                 keep_recent: int | None) -> list[dict[str, Any]]:
+    """The prefix/body/tail of each named span builder: message ranges and tokens."""
+    from ..spans import build_span
+
+    out = []
+    for name in names:
+        span = build_span(name, messages, keep_recent=keep_recent)
+        row: dict[str, Any] = {"compressor": name}
+        for part, _ in _PARTS:
+            r = getattr(span, part)
+            row[part] = {"start": r.start, "end": r.stop, "messages": len(r), "tokens": sum(totals[r.start:r.stop])}
+        out.append(row)
+    return out
+
+
+def span_chart(layouts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One horizontal bar per span layout, split into prefix, body and tail (widths = tokens)."""
+    names = [s["compressor"] for s in layouts]
+    colors = {"prefix": "#94a3b8", "body": "#f59e0b", "tail": "#10b981"}
+    data = [{"type": "bar", "orientation": "h", "name": label, "y": names, "x": [s[part]["tokens"] for s in layouts],
+             "customdata": [s[part]["messages"] for s in layouts], "marker": {"color": colors[part]},
+             "hovertemplate": f"%{{y}} {label}: %{{x:,}} tokens, %{{customdata}} messages<extra></extra>"}
+            for part, label in _PARTS]
+    layout = {"barmode": "stack", "margin": {"l": 110, "r": 20, "t": 20, "b": 40},
+              "xaxis": {"title": {"text": "tokens"}}, "yaxis": {"type": "category", "autorange": "reversed"},
+              "legend": {"orientation": "h", "y": -0.35}}
+    return {"data": data, "layout": layout}
+
+
+def usage_chart(usage: Mapping[str, Any] | None, counted: int) -> dict[str, Any] | None:
+    """Context at the last request as the provider reported it next to our count (None when not reported)."""
+    last = (usage or {}).get("last_context_tokens")
+    if not isinstance(last, int):
+        return None
+    data = [{"type": "bar", "x": ["provider-reported", "counted by tcompact"], "y": [last, counted],
+             "marker": {"color": ["#7c3aed", "#2563eb"]}, "hovertemplate": "%{x}: %{y:,} tokens<extra></extra>"}]
+    layout = {"margin": {"l": 70, "r": 20, "t": 20, "b": 40}, "yaxis": {"title": {"text": "tokens"}}}
+    return {"data": data, "layout": layout}
+
+
+def tool_rows(tools: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    """The tool table: name, calls, argument tokens, result tokens, results, errors."""
+    return [[t["name"], t["calls"], t["argument_tokens"], t["result_tokens"], t["results"], t["errors"]]
+            for t in tools]
+
+
+def rounds_chart(rounds: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A small bar chart of tokens per round (the many-files table)."""
+    data = [{"type": "bar", "x": [r["number"] for r in rounds], "y": [r["tokens"] for r in rounds],
+             "marker": {"color": "#2563eb"}, "hovertemplate": "round %{x}: %{y:,} tokens<extra></extra>"}]
+    layout = {"margin": {"l": 4, "r": 4, "t": 4, "b": 4}, "showlegend": False, "bargap": 0.1,
+              "xaxis": {"visible": False}, "yaxis": {"visible": False}}
+    return {"data": data, "layout": layout, "config": {"staticPlot": True, "displaylogo": False}}
+
+
+# ----------------------------------------------------------------------------------------- the page
+
+
+def inspect_html(report: Mapping[str, Any], options: Any, *, transcript: str | None = None) -> str:
+    """The page for an inspect report: one file in detail, else one row per file."""
+    files = report["files"]
+    if len(files) == 1 and not report["errors"]:
+        return _file_page(files[0], options, transcript)
+    return _files_page(report)
+
+
+def _figures(items: Sequence[tuple[str, str]]) -> str:
+    return '<div class="figures">' + "".join(
+        f'<div class="figure"><b>{esc(value)}</b><span>{esc(label)}</span></div>' for label, value in items) + "</div>"
+
+
+def _files_page(report: Mapping[str, Any]) -> str:
+    totals = report["totals"]
+    files = report["files"]
+    paths = [f["path"] for f in files]
+    root = os.path.commonpath([os.path.dirname(p) or "." for p in paths]) if paths else ""
+    specs: dict[str, Any] = {}
+    rows = []
+    for i, f in enumerate(files):
+        ts = f["transcripts"]
+        main = next((t for t in ts if t["kind"] == "main"), ts[0])
+        name = os.path.relpath(f["path"], root) if root not in ("", ".") else f["path"]
+        extra = f" (+{len(ts) - 1})" if len(ts) > 1 else ""
+        specs[f"rounds-{i}"] = rounds_chart(main["rounds"])
+        rows.append([esc(name + extra), f["format"], sum(t["messages"] for t in ts), sum(t["tool_calls"] for t in ts),
+                     sum(t["tokens"]["total"] for t in ts), round(100 * main["window"]["utilisation"], 1),
+                     len(main["rounds"]), chart_div(f"rounds-{i}", height=48, small=True)])
+    body = [f"<h1>tcompact inspect: {totals['files']} files</h1>",
+            f'<p class="sub">{esc(root or ".")} · tcompact {esc(report["version"])}</p>',
+            _figures([("files", n(totals["files"])), ("transcripts", n(totals["transcripts"])),
+                      ("messages", n(totals["messages"])), ("tool calls", n(totals["tool_calls"])),
+                      ("tokens", n(totals["tokens"]))]),
+            "<h2>Files</h2>",
+            table(["file", "format", "messages", "tool calls", "tokens", "window %", "rounds", "tokens per round"],
+                  rows, sortable=True, numeric=[False, False, True, True, True, True, True, False],
+                  raw=[True, False, False, False, False, False, False, True], table_id="files",
+                  foot=[esc(f"{totals['files']} files, {totals['transcripts']} transcripts"), "",
+                        totals["messages"], totals["tool_calls"], totals["tokens"], None, None, ""]),
+            f'<p class="note">Totals: {n(totals["files"])} files, {n(totals["transcripts"])} transcripts, '
+            f'{n(totals["messages"])} messages, {n(totals["tool_calls"])} tool calls, {n(totals["tokens"])} tokens. '
+            "(+N): the file holds N more transcripts (sub-agents or episodes), counted in its row; its chart "
+            "shows the main transcript.</p>"]
+    if report["errors"]:
+        body.append("<h2>Files that could not be read</h2>")
+        body.append(table(["file", "error"], [[e["path"], e["error"]] for e in report["errors"]]))
+    if report["not_transcripts"]:
+        body.append("<h2>Passed over (no transcript)</h2>")
+        body.append(table(["file", "reason"], [[x["path"], x["reason"]] for x in report["not_transcripts"]]))
+    return page(f"tcompact inspect: {totals['files']} files", "\n".join(body), specs)
+
+
+def _file_page(f: Mapping[str, Any], options: Any, wanted: str | None) -> str:
+    t, messages, counts = load_transcript(f, options, wanted)
+    return file_page(f, t, messages, counts, options)
+
+
+def load_transcript(f: Mapping[str, Any], options: Any, wanted: str | None = None
+                    ) -> tuple[Mapping[str, Any], Sequence[Message], list[MessageTokens]]:
+    """The report entry of the transcript the page shows, its messages read again, and their counts."""
+    from ..formats import read_file
+    from ..tokens import TokenCounter
+
+    ts = f["transcripts"]
+    t = next((x for x in ts if x["id"] == wanted), None) if wanted is not None else \
+        next((x for x in ts if x["kind"] == "main"), ts[0])
+    if t is None:
+        from ..errors import UsageError
+
+        raise UsageError(f"no transcript {wanted!r} in this file", path=f["path"],
+                         hint=f"choose one of: {', '.join(x['id'] for x in ts)}")
+    source = read_file(f["path"], options.read)
+    messages = source.transcript(t["id"]).messages
+    counts = TokenCounter(t["encoding"], approximate=t["approximate"]).messages(messages)
+    return t, messages, counts
+
+
+def file_charts(t: Mapping[str, Any], messages: Sequence[Message], counts: Sequence[MessageTokens], options: Any
+                ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The chart specs of one transcript's page (by element id) and the span layouts drawn."""
+    from ..spans import SPAN_BUILDERS
+
+    totals = [c.total for c in counts]
+    specs: dict[str, Any] = {
+        "cumulative": cumulative_chart(totals, [message_kind(m) for m in messages], t["window"], t["compactions"]),
+        "kinds-by-round": kinds_by_round_chart(t["rounds"], [c.by_kind for c in counts]),
+    }
+    names = [options.spans] if getattr(options, "spans", None) else list(SPAN_BUILDERS)
+    layouts = span_layouts(messages, totals, names, getattr(options, "keep_recent", None))
+    specs["spans"] = span_chart(layouts)
+    usage = usage_chart(t["provider_usage"], t["tokens"]["total"])
+    if usage is not None:
+        specs["usage"] = usage
+    return specs, layouts
+
+
+def file_page(f: Mapping[str, Any], t: Mapping[str, Any], messages: Sequence[Message],
+              counts: Sequence[MessageTokens], options: Any) -> str:
+    """The page of one transcript, from its report entry and its per-message counts."""
+    specs, layouts = file_charts(t, messages, counts, options)
+    tokens, w = t["tokens"], t["window"]
+    usage = specs.get("usage")
+    approx = " (approximate)" if t["approximate"] else ""
+    body = [f"<h1>tcompact inspect: {esc(os.path.basename(f['path']))}</h1>",
+            f'<p class="sub">{esc(f["path"])} · {esc(f["format"])} · transcript {esc(t["id"])} ({esc(t["kind"])})'
+            + (f" · model {esc(t['model'])}" if t["model"] else "") + "</p>",
+            _figures([("messages", n(t["messages"])), ("tool calls", n(t["tool_calls"])),
+                      ("tokens", n(tokens["total"])), ("encoding", f"{t['encoding']}{approx}"),
+                      ("window use", f"{100 * w['utilisation']:.1f}% of {w['context_window']:,}"),
+                      ("state", "over the trigger" if w["over_trigger"] else "below the trigger")]),
+            f'<p class="note">Context window {n(w["context_window"])} tokens (size: {esc(w["source"])}); trigger '
+            f'{n(w["trigger_tokens"])} ({w["trigger_ratio"]}); minimum target {n(w["min_target_tokens"])} '
+            f'({w["min_target_ratio"]})' + (f"; {n(tokens['estimated'])} tokens estimated" if tokens["estimated"]
+                                           else "") + ".</p>",
+            "<h2>Cumulative tokens</h2>", chart_div("cumulative", height=400),
+            "<h2>Tokens per round, by content kind</h2>", chart_div("kinds-by-round"),
+            _kinds_table(tokens)]
+    if t["tools"]:
+        body += ["<h2>Tokens by tool</h2>",
+                 table(["tool", "calls", "argument tokens", "result tokens", "results", "errors"], tool_rows(t["tools"]),
+                       sortable=True, numeric=[False, True, True, True, True, True], table_id="tools")]
+    if t["top_messages"]:
+        body += ["<h2>Largest messages</h2>", _top_table(t["top_messages"], messages)]
+    body += ["<h2>Span layout</h2>", chart_div("spans", height=90 + 50 * len(layouts)), _span_table(layouts, t)]
+    body += ["<h2>Provider-reported and counted usage</h2>", _usage_html(t["provider_usage"], tokens["total"])]
+    if usage is not None:
+        body.append(chart_div("usage", height=260))
+    if t["compactions"]:
+        body += ["<h2>Compactions found in the file</h2>",
+                 table(["line", "kind", "trigger", "tokens before", "at message"],
+                       [[c["line"], c["kind"], c["trigger"] or "—", c["pre_tokens"], c["index"]]
+                        for c in t["compactions"]], numeric=[True, False, False, True, True])]
+    if len(f["transcripts"]) > 1:
+        body += ["<h2>Transcripts in this file</h2>",
+                 table(["id", "kind", "messages", "tool calls", "tokens", "started by"],
+                       [[x["id"], x["kind"], x["messages"], x["tool_calls"], x["tokens"]["total"],
+                         x["parent_tool_call"] or ""] for x in f["transcripts"]],
+                       sortable=True, numeric=[False, False, True, True, True, False])]
+    orphans = t["orphans"]
+    notes = list(t["notes"])
+    if orphans["tool_results"] or orphans["unanswered_calls"]:
+        notes.append(f"Tool pairing: {orphans['tool_results']} result(s) without a call, "
+                     f"{orphans['unanswered_calls']} call(s) without a result")
+    if notes:
+        body += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{esc(x)}</li>" for x in notes) + "</ul>"]
+    return page(f"tcompact inspect: {os.path.basename(f['path'])}", "\n".join(body), specs)
+
+
+def _kinds_table(tokens: Mapping[str, Any]) -> str:
+    total = tokens["total"]
+    rows = [[KIND_LABELS.get(k, k), v, pct(v, total)] for k, v in tokens["by_kind"].items() if v]
+    rows += [[f"role {r}", v, pct(v, total)] for r, v in tokens["by_role"].items()]
+    return table(["kind", "tokens", "share"], rows, numeric=[False, True, False])
+
+
+def _top_table(top: Sequence[Mapping[str, Any]], messages: Sequence[Message]) -> str:
+    rows = []
+    for m in top:
+        msg = messages[m["index"]]
+        full = _full_text(msg)
+        cut = f"\n… ({len(full) - _FULL_TEXT:,} more characters)" if len(full) > _FULL_TEXT else ""
+        preview = (f"<details><summary>{esc(m['preview'])}</summary><pre>{esc(full[:_FULL_TEXT] + cut)}</pre>"
+                   "</details>")
+        rows.append([m["index"], m["tokens"], esc(m["role"]), esc(m["tool"] or ""), preview])
+    return table(["#", "tokens", "role", "tool", "preview (click to expand)"], rows, sortable=True,
+                 numeric=[True, True], raw=[False, False, True, True, True], table_id="top")
+
+
+def _full_text(m: Message) -> str:
+    parts = [m.text] if m.text else []
+    parts += [f"{c.name}({c.arguments})" for c in m.tool_calls]
+    parts += [r.text for r in m.reasoning if r.text]
+    if m.images:
+        parts.append(f"[{len(m.images)} image(s)]")
+    return "\n\n".join(parts)
+
+
+def _span_table(layouts: Sequence[Mapping[str, Any]], t: Mapping[str, Any]) -> str:
+    rows = []
+    for s in layouts:
+        for part, label in _PARTS:
+            p = s[part]
+            rng = f"{p['start']}–{p['end'] - 1}" if p["messages"] else "—"
+            rows.append([s["compressor"], label, p["messages"], rng, p["tokens"]])
+    extra = ""
+    if t["span"] is not None:
+        extra = f'<p class="note">{esc(t["span"]["compressor"])} would compact now: ' \
+                f'{"yes" if t["span"]["would_compact"] else "no"}.</p>'
+    elif len(layouts) > 1:
+        extra = '<p class="note">Each compressor with its default keep_recent; <code>--spans NAME</code> shows one.</p>'
+    return table(["compressor", "part", "messages", "range", "tokens"], rows,
+                 numeric=[False, False, True, False, True]) + extra
+
+
+def _usage_html(usage: Mapping[str, Any] | None, counted: int) -> str:
+    if not usage:
+        return f'<p class="note">None recorded in the file; counted by tcompact: {n(counted)} tokens.</p>'
+    rows = [[k, v] for k, v in usage.items() if not isinstance(v, dict)]
+    for key, value in usage.items():
+        if isinstance(value, dict):
+            rows += [[f"{key}.{k}", v] for k, v in value.items()]
+    rows.append(["counted by tcompact (this transcript)", counted])
+    return table(["figure", "value"], [[k, _value(v)] for k, v in rows])
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, int | float | None):
+        return str(v)
+    return n(v)
+
+
+def write_inspect_html(report: Mapping[str, Any], options: Any, path: Path, *, transcript: str | None = None) -> Path:
+    """Build the page of an inspect report and write it; an existing page is replaced, an input never."""
+    from .html_common import write_page
+
+    document = inspect_html(report, options, transcript=transcript)
+    return write_page(path, document, force=True, inputs=[f["path"] for f in report["files"]])
