@@ -11,7 +11,14 @@ and connection resets. Nothing of ``openai`` is mocked.
 
 Replies are answered in the order they were enqueued; with an empty queue the server answers a
 plain success. Every response carries an ``x-request-id`` with ``500`` inside it, so a classifier
-that matches status numbers inside ids is caught by any test.
+that matches status numbers inside ids is caught by any test. Each request is stamped with its
+arrival time (``Received.at``, monotonic), so tests can measure the wait between retries.
+
+Faults: ``error(status, ...)`` (any HTTP error, with headers such as Retry-After), ``delay(s)``
+(no answer for ``s`` seconds: a client timeout), ``reset()`` (the connection reset, no answer),
+``dribble(s)`` (headers at once, then the body one byte every ``s`` seconds: no single read is
+slow, the whole answer is), ``raw(...)`` (malformed bodies), ``empty_choices()``,
+``tool_calls_only()``.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +44,7 @@ __all__ = [
     "Received",
     "Reply",
     "delay",
+    "dribble",
     "empty_choices",
     "error",
     "ok",
@@ -52,23 +60,27 @@ _JSON = {"Content-Type": "application/json"}
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer: a status, headers and body, optionally after a delay, or a reset connection."""
+    """One scripted answer: a status, headers and body, optionally after a delay, or a reset connection;
+    ``byte_interval_s`` > 0 sends the body one byte at a time, that many seconds apart."""
 
     status: int = 200
     body: bytes = b""
     headers: Mapping[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     reset: bool = False
+    byte_interval_s: float = 0.0
 
 
 @dataclass(frozen=True)
 class Received:
-    """One request the server got: method, path, headers (lower-case names) and the parsed JSON body."""
+    """One request the server got: method, path, headers (lower-case names), the parsed JSON body and
+    when it arrived (``time.monotonic()`` once the body was read)."""
 
     method: str
     path: str
     headers: Mapping[str, str]
     body: Any
+    at: float = field(default_factory=time.monotonic)
 
 
 def _completion(message: Mapping[str, Any], finish: str, *, usage: Mapping[str, Any] | None, model: str) -> Reply:
@@ -99,8 +111,13 @@ def error(status: int, message: str, *, headers: Mapping[str, str] | None = None
 
 def delay(seconds: float, then: Reply | None = None) -> Reply:
     """``then`` (default: a plain success), answered after ``seconds``."""
-    reply = then if then is not None else ok(DEFAULT_TEXT)
-    return Reply(reply.status, reply.body, reply.headers, delay_s=seconds, reset=reply.reset)
+    return replace(then if then is not None else ok(DEFAULT_TEXT), delay_s=seconds)
+
+
+def dribble(interval: float, then: Reply | None = None) -> Reply:
+    """``then`` (default: a plain success) with its headers at once and its body one byte every ``interval``
+    seconds: each read of the client is quick, the whole answer takes ``len(body) × interval``."""
+    return replace(then if then is not None else ok(DEFAULT_TEXT), byte_interval_s=interval)
 
 
 def reset() -> Reply:
@@ -133,6 +150,7 @@ class FakeOpenAI:
     ok = staticmethod(ok)
     error = staticmethod(error)
     delay = staticmethod(delay)
+    dribble = staticmethod(dribble)
     reset = staticmethod(reset)
     raw = staticmethod(raw)
     empty_choices = staticmethod(empty_choices)
@@ -241,9 +259,21 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.send_header("x-request-id", "req_500abc")
                 self.send_header("Content-Length", str(len(reply.body)))
                 self.end_headers()
-                self.wfile.write(reply.body)
+                if reply.byte_interval_s > 0:
+                    self._dribble(reply.body, reply.byte_interval_s)
+                else:
+                    self.wfile.write(reply.body)
             except OSError:  # the client gave up (timed out) before the answer
                 self.close_connection = True
+
+        def _dribble(self, body: bytes, interval: float) -> None:
+            self.wfile.flush()
+            for i in range(len(body)):
+                if server._closing.wait(interval):
+                    self.close_connection = True
+                    return
+                self.wfile.write(body[i:i + 1])
+                self.wfile.flush()
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -68,7 +69,7 @@ def run_phase(messages: Sequence[Message], targets: Sequence[Block], phase: Phas
         return PhaseResult(tuple(messages), (), 0, f"the call budget of {call_budget:,} tokens is impossible")
     results = _run_calls(messages, calls, ctx)
     records = tuple(r for got in results for r in got.calls)
-    failed = next((got for got in results if got.response is None), None)
+    failed = next((got for got in results if got.response is None and got.calls), None)
     if failed is not None:
         return PhaseResult(tuple(messages), records, 0, f"summariser failed: {failed.error}", failed=True)
     replacements = []
@@ -128,10 +129,19 @@ def _call(blocks: Sequence[Block], phase: Phase, ctx: Context, *, parts: PromptP
 
 
 def _run_calls(messages: Sequence[Message], calls: Sequence[_Call], ctx: Context) -> list[Summary]:
-    """Every call with the retry policy; independent calls run concurrently."""
+    """Every call with the retry policy; independent calls run concurrently. Once a call has
+    failed for good the stage fails, so the calls not started yet are not made (a bad key or a
+    dead server gets one call's attempts, not every call's)."""
+    lost = threading.Event()
+
     def one(call: _Call) -> Summary:
         span = Span.from_cuts(len(messages), call.request.body.start, call.request.body.stop)
-        return summarize(messages, span, lambda s: call.request, ctx, fixed_tokens=lambda s: 0, shrink=False)
+        if lost.is_set():
+            return Summary(None, span, (), None)
+        got = summarize(messages, span, lambda s: call.request, ctx, fixed_tokens=lambda s: 0, shrink=False)
+        if got.response is None:
+            lost.set()
+        return got
 
     if len(calls) == 1 or ctx.concurrency <= 1:
         return [one(c) for c in calls]
