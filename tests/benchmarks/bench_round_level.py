@@ -9,7 +9,8 @@ tool-call ids, so a per-text cache cannot skip work), plus its 2x, 4x and 8x mul
 ~8.5M tokens, ~33 MB). The copies are one long session: only the first copy keeps the system
 prompts (two, ~5k tokens), since the pipeline never puts a system message in a block — with a
 system prompt in every copy, 8x would hold 156k tokens of them, nearly the whole 160k target, and
-no summariser could get under it. Each file is compacted as
+no summariser could get under it (``--system-every-copy`` builds that session, the one earlier
+runs of this benchmark used). Each file is compacted as
 
     tcompact compact FILE -c round-level --summarizer extractive -o RUN/out.jsonl
              --dump-dir RUN/dumps --json
@@ -333,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
         "--profile", action="store_true", help="also run the largest file once under cProfile and print the top entries"
     )
     parser.add_argument(
+        "--system-every-copy", action="store_true",
+        help="keep the system prompts in every copy (the session of earlier runs of this benchmark)"
+    )
+    parser.add_argument(
         "--keep", action="store_true", help=f"keep the generated sessions and the last run's outputs in {OUT_DIR}"
     )
     args = parser.parse_args(argv)
@@ -350,9 +355,9 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         base = load_base_messages(args.sources)
         sizes = {}
-        pinned = sum(1 for d in base if d.get("role") in ("system", "developer"))
+        pinned = 0 if args.system_every_copy else sum(1 for d in base if d.get("role") in ("system", "developer"))
         for m, path in files.items():
-            sizes[m] = write_copies(path, base, m * args.copies, system_once=True)
+            sizes[m] = write_copies(path, base, m * args.copies, system_once=not args.system_every_copy)
             print(
                 f"  wrote {path} ({sizes[m] / 2**20:.1f} MB, {m * args.copies * (len(base) - pinned) + pinned} messages, "
                 f"{m * args.copies} copies)"
