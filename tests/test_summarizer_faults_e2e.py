@@ -224,7 +224,8 @@ def assert_failed(run: Run, *, kind: str, status: int | None, attempts: int, wha
     assert len(dumps) == calls * attempts
     for n, doc in enumerate(dumps):
         attempt = n % attempts + 1
-        assert doc["call"]["status"] == "failed" and doc["call"]["number"] == attempt
+        assert doc["call"]["status"] == "failed" and doc["call"]["attempt"] == attempt
+        assert (doc["call"]["number"], doc["call"]["of"]) == (n + 1, len(dumps)) == (doc["run"]["call"], len(dumps))
         assert doc["error"]["kind"] == kind and doc["error"]["status"] == status
         assert what in doc["error"]["message"]
         assert doc["call"]["retried"] == (attempt < attempts)

@@ -74,8 +74,8 @@ def iter_dumps(result: CompressionResult, *, before: Sequence[Message], settings
         if result.calls else ""
     shared: dict[str, Any] | None = None
     for n, call in enumerate(result.calls, start=1):
-        doc = _document(call, result, before=before, with_context=shared is None, settings=settings, counter=counter,
-                        ctx=ctx, attempts=attempts)
+        doc = _document(call, result, number=n, before=before, with_context=shared is None, settings=settings,
+                        counter=counter, ctx=ctx, attempts=attempts)
         doc = redact_value({**doc, "run": {"id": run_id, "call": n, "calls": len(result.calls)}}, cache)
         if shared is None:
             shared = {"in_call": n, "messages_sha256": digest(doc["context_before"]["messages"]),
@@ -109,9 +109,9 @@ def content_hashes(doc: Mapping[str, Any]) -> dict[str, str]:
             "processor": digest(doc.get("processor"))}
 
 
-def _document(call: CallRecord, result: CompressionResult, *, before: Sequence[Message], with_context: bool,
-              settings: Settings,
-              counter: TokenCounter, ctx: DumpContext, attempts: list[dict[str, Any]]) -> dict[str, Any]:
+def _document(call: CallRecord, result: CompressionResult, *, number: int, before: Sequence[Message],
+              with_context: bool, settings: Settings, counter: TokenCounter, ctx: DumpContext,
+              attempts: list[dict[str, Any]]) -> dict[str, Any]:
     final = call is result.calls[-1]
     accepted = result.applied and final and call.error is None
     after_tokens = result.tokens_after if accepted else result.figures.get("rejected_tokens_after")
@@ -124,7 +124,7 @@ def _document(call: CallRecord, result: CompressionResult, *, before: Sequence[M
         "session_id": ctx.session,
         "source": dict(ctx.source),
         "encoding": {"name": counter.encoding_name, "approximate": counter.approximate},
-        "call": {"number": call.attempt, "of": len(result.calls), "status": "failed" if call.error else "ok",
+        "call": {"number": number, "attempt": call.attempt, "of": len(result.calls), "status": "failed" if call.error else "ok",
                  "retried": call.retried, "reason": call.reason},
         "trigger": _trigger(settings, ctx, result.tokens_before, body_tokens),
         "span": _span(call.span),
