@@ -56,6 +56,18 @@ def msg(role: str, content: Any = None, **kw: Any) -> dict[str, Any]:
     return {"role": role, "content": content, **kw}
 
 
+
+#: A small chat session: a system prompt, two requests, one tool call and its failing result.
+SESSION = [
+    msg("system", "You are a coding agent."),
+    msg("user", "Fix the failing test in parser.py"),
+    msg("assistant", "", tool_calls=[call("c1", "run_tests", "{}")]),
+    msg("tool", "FAILED test_parser.py::test_empty - IndexError: list index out of range", tool_call_id="c1"),
+    msg("assistant", "The parser indexes an empty list; fixed."),
+    msg("user", "Thanks. Now add a changelog entry."),
+    msg("assistant", "Added."),
+]
+
 @pytest.fixture(scope="module")
 def counter():
     """A token counter (o200k_base), one per test module."""

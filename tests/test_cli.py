@@ -7,20 +7,10 @@ import sys
 
 import orjson
 import pytest
-from conftest import REPO, SAMPLES, call, jsonl, msg
+from conftest import REPO, SAMPLES, SESSION, jsonl, msg
 from typer.testing import CliRunner
 
 from tcompact.app import app
-
-SESSION = [
-    msg("system", "You are a coding agent."),
-    msg("user", "Fix the failing test in parser.py"),
-    msg("assistant", "", tool_calls=[call("c1", "run_tests", "{}")]),
-    msg("tool", "FAILED test_parser.py::test_empty - IndexError: list index out of range", tool_call_id="c1"),
-    msg("assistant", "The parser indexes an empty list; fixed."),
-    msg("user", "Thanks. Now add a changelog entry."),
-    msg("assistant", "Added."),
-]
 
 EXPECTED_TABLES = """\
 s.jsonl · chat · main (main)

@@ -7,7 +7,7 @@ import sys
 
 import orjson
 import pytest
-from conftest import SAMPLES, call, jsonl, msg
+from conftest import SAMPLES, SESSION, call, jsonl, msg
 from openai_server import FakeOpenAI, error, ok
 from typer.testing import CliRunner
 
@@ -25,15 +25,6 @@ CHAT = SAMPLES / "chat_tool_session.jsonl"
 CLAUDE = SAMPLES / "claude_code_session.jsonl"
 CODEX = SAMPLES / "codex_rollout.jsonl"
 
-SESSION = [
-    msg("system", "You are a coding agent."),
-    msg("user", "Fix the failing test in parser.py"),
-    msg("assistant", "", tool_calls=[call("c1", "run_tests", "{}")]),
-    msg("tool", "FAILED test_parser.py::test_empty - IndexError: list index out of range", tool_call_id="c1"),
-    msg("assistant", "The parser indexes an empty list; fixed."),
-    msg("user", "Thanks. Now add a changelog entry."),
-    msg("assistant", "Added."),
-]
 KEY = "sk-proj-TESTKEY1234567890abcdefTESTKEY1234567890"
 PWNED = ['<script>window.__pwned=1</script>', '</textarea><img src=x onerror="window.__pwned=2">']
 
