@@ -83,6 +83,13 @@ def test_a_later_call_without_its_first_dump_or_with_another_runs_is_refused(run
     assert (result.exit_code, result.stderr) == (2, f"Error: alone/{second.name}: the messages before this run are in "
                                                     f"its call 1, whose dump is not in alone — keep the dumps of a "
                                                     "run together in one folder\n")
+    edit(second, lambda d: d["context_before"].update(in_call=2))  # names itself: no messages there
+    result = runner.invoke(app, ["replay", "dumps", "--verify"])
+    assert (result.exit_code, result.stderr) == (2, f"Error: dumps/{second.name}: field context_before does not match "
+                                                    f"the messages of call 2 ({second.name}) — the dumps of this run "
+                                                    "were edited or mixed with another run's; compact again to get new "
+                                                    "ones\n")
+    edit(second, lambda d: d["context_before"].update(in_call=1))
     edit(first, lambda d: d["context_before"]["messages"][1].update(content="I never said that") or
          d.update(hashes=content_hashes(d)))
     result = runner.invoke(app, ["replay", "dumps", "--verify"])

@@ -89,7 +89,8 @@ def _with_shared_context(dumps: list[Dump]) -> list[Dump]:
                                  hint="keep the dumps of a run together in one folder")
             source = given[key] = _load(path)
         if key not in checked:
-            if digest(source.doc["context_before"]["messages"]) != ref.get("messages_sha256"):
+            held = source.doc["context_before"].get("messages")
+            if held is None or digest(held) != ref.get("messages_sha256"):
                 raise InputError(f"field context_before does not match the messages of call {key[1]} "
                                  f"({source.name})", path=str(d.path), hint="the dumps of this run were edited or "
                                  "mixed with another run's; compact again to get new ones")
