@@ -115,3 +115,16 @@ def test_a_write_failing_midway_leaves_no_partial_file_and_the_old_output(runner
     assert (tmp_path / "out.jsonl").read_bytes() == b"the previous output\n"
     left = sorted(p.name for p in tmp_path.iterdir())
     assert [n for n in left if n.startswith(".") or n.endswith(".tmp")] == []  # no temporary file left behind
+
+
+def test_outputs_get_the_permissions_of_a_plain_write_and_keep_those_of_a_replaced_file(runner, tmp_path):
+    old = os.umask(0o027)
+    try:
+        assert _compact(runner, "-o", "out.jsonl").exit_code == 0
+        modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.rglob("*") if p.is_file()}
+        assert set(modes.values()) == {0o640} and len(modes) == 3  # transcript, report, dump (not mkstemp's 0600)
+        (tmp_path / "out.jsonl").chmod(0o604)
+        assert _compact(runner, "-o", "out.jsonl").exit_code == 0
+        assert (tmp_path / "out.jsonl").stat().st_mode & 0o777 == 0o604
+    finally:
+        os.umask(old)

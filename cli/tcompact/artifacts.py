@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,7 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
         raise OutputError(f"cannot write here: {exc.strerror}", path=str(folder),
                           hint="check the folder's permissions") from None
     try:
+        os.chmod(tmp, _mode(target))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -59,6 +61,26 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
         _remove(tmp)
         raise
     return target
+
+
+def _mode(target: Path) -> int:
+    """The permissions a plain ``open(target, "w")`` would give: the replaced file's own, else
+    0666 less the umask (a temporary file is made 0600, which the rename would otherwise keep)."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where Linux tells it (``/proc/self/status``)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)  # elsewhere reading the umask means setting it: put it straight back
+    os.umask(mask)
+    return mask
 
 
 def _remove(tmp: str) -> None:
