@@ -159,18 +159,41 @@ def test_merge_targets(levels, expected):
     assert got == expected
 
 
-def test_merge_runs_span_raw_rounds_but_not_pinned_kept_or_tied_messages():
+def test_merge_runs_span_raw_rounds_and_system_messages_but_not_kept_or_tied_messages():
     msgs = [M(1), U("raw"), M(1), M(1)]
     got = [(b.start, b.end, b.source_block_count) for b in merge_targets(msgs, 3, MARK)]
     assert got == [(0, 3, 3)]  # the raw round between joins the merge (our deviation)
     assert [(b.start, b.end) for b in merge_targets(msgs, 3, MARK, keep=frozenset({1}))] == [(2, 3)]
     pinned = [M(1), Message(role="system", content="sys"), M(1), M(1)]
-    assert [(b.start, b.end) for b in merge_targets(pinned, 3, MARK)] == [(2, 3)]
+    assert [(b.start, b.end) for b in merge_targets(pinned, 3, MARK)] == [(0, 3)]  # the merge keeps "sys"
     # a call in the gap whose result lies after the next block: the gap cannot be bridged
     tied = [M(1), A("", "x"), M(1), T("x"), M(1), M(1)]
     assert [(b.start, b.end) for b in merge_targets(tied, 5, MARK)] == [(4, 5)]
     closed = [M(1), A("", "x"), T("x"), A("done"), M(1)]
     assert [(b.start, b.end, b.source_block_count) for b in merge_targets(closed, 4, MARK)] == [(0, 4, 2)]
+
+
+def test_a_merge_over_system_messages_keeps_them_before_its_block_and_out_of_its_prompt():
+    sys1, sys2 = Message(role="system", content="first session"), Message(role="developer", content="second")
+    msgs = [sys1, M(1, "old " * 300), A(ACK), sys2, M(1, "older " * 300), U("the last request")]
+    fake = FakeSummarizer(echo("merged"))
+    result = run(msgs, fake, target_total_tokens=300, keep_last_request=True)
+    (request,) = fake.calls
+    assert request.stage == "recursive_merge_l1_to_l2" and [(b.start, b.end) for b in request.blocks] == [(1, 4)]
+    targets = request.prompt.split("[Selected Targets]\n", 1)[1].split("\n\n[Protected Recent Context]", 1)[0]
+    assert "[1] role=user | compress_level=l1" in targets and "[3] role=developer" not in targets
+    assert [(m.role, m.text.splitlines()[0]) for m in result.messages] == [
+        ("system", "first session"), ("developer", "second"), ("user", MARK), ("user", "the last request")]
+    assert level_of(result.messages[2]) == 2 and result.messages[2].text.endswith("merged merge_1_1")
+
+
+def test_a_raw_fallback_over_the_kept_request_keeps_it_after_the_block():
+    msgs = [U("request 0"), A("", "c0"), T("c0"), A("answer 0"), U("the last request"), A("", "c1"), T("c1")]
+    fake = FakeSummarizer("Both rounds done; the last one ran c1.", *[echo()] * 5)
+    result = run(msgs, fake, target_total_tokens=200, keep_last_request=True)
+    assert [(b.block_id, b.start, b.end) for b in fake.calls[0].blocks] == [("block_1", 0, 3), ("block_2", 5, 6)]
+    assert [(m.role, m.text.splitlines()[0]) for m in result.messages] == [("user", MARK), ("user", "the last request")]
+    assert result.messages[0].text.endswith("Both rounds done; the last one ran c1.")
 
 
 # ---- prompts and phases --------------------------------------------------------------------------

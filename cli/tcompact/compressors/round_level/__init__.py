@@ -156,7 +156,7 @@ class _Run:
 
     def _phase(self, targets: Sequence[Any], phase: Phase) -> PhaseResult:
         result = run_phase(self.messages, targets, phase, self.ctx, settings=self.settings,
-                           call_budget=self.call_budget)
+                           call_budget=self.call_budget, keep=self._keep())
         if result.failed:
             self.failed = True
         else:

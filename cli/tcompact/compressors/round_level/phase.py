@@ -25,7 +25,7 @@ from ...summarizers.base import Block, SummaryRequest
 from .._summarize import Summary, summarize
 from ..base import CallRecord, Context
 from .prompting import PromptParts, fit_prompt, system_prompt
-from .targets import memory_message
+from .targets import memory_message, pinned
 
 __all__ = ["Phase", "PhaseResult", "run_phase"]
 
@@ -60,8 +60,13 @@ class _Call:
 
 
 def run_phase(messages: Sequence[Message], targets: Sequence[Block], phase: Phase, ctx: Context, *,
-              settings, call_budget: int) -> PhaseResult:
-    """Summarise ``targets`` and replace them by memory blocks."""
+              settings, call_budget: int, keep: frozenset[int] = frozenset()) -> PhaseResult:
+    """Summarise ``targets`` and replace them by memory blocks.
+
+    A replaced range never loses a system or developer message or a kept message (``keep``, the
+    last request) lying inside it: those stay, the pinned ones before the memory block and the
+    kept one after it (a merge may span system messages; a raw fallback may span anything).
+    """
     if not targets:
         return PhaseResult(tuple(messages), (), 0, "no targets")
     calls, skipped = _plan_calls(messages, targets, phase, ctx, settings=settings, call_budget=call_budget)
@@ -75,12 +80,12 @@ def run_phase(messages: Sequence[Message], targets: Sequence[Block], phase: Phas
     replacements = []
     for call, got in zip(calls, results, strict=True):
         replacements += _replacements(messages, call, got.response.text, ctx, settings=settings,
-                                      call_budget=call_budget)
+                                      call_budget=call_budget, keep=keep)
     if not replacements:
         return PhaseResult(tuple(messages), records, 0, "no usable replacement")
     out = list(messages)
-    for start, end, message in sorted(replacements, key=lambda r: r[0], reverse=True):
-        out[start:end + 1] = [message]
+    for start, end, new in sorted(replacements, key=lambda r: r[0], reverse=True):
+        out[start:end + 1] = new
     note = f"{len(replacements)} block(s) replaced" + (f", {skipped} too big for one call" if skipped else "")
     return PhaseResult(tuple(out), records, len(replacements), note)
 
@@ -168,22 +173,23 @@ def parse_blocks(text: str) -> dict[str, str] | None:
 
 
 def _replacements(messages: Sequence[Message], call: _Call, text: str, ctx: Context, *, settings,
-                  call_budget: int) -> list[tuple[int, int, Message]]:
+                  call_budget: int, keep: frozenset[int]) -> list[tuple[int, int, list[Message]]]:
     parsed = parse_blocks(text)
     if parsed is None:
-        return _raw_fallback(messages, call, text, ctx, settings=settings, call_budget=call_budget)
+        return _raw_fallback(messages, call, text, ctx, settings=settings, call_budget=call_budget, keep=keep)
     out = []
     for block in call.blocks:
         summary = parsed.get(block.block_id)
         if summary:
-            kept = _accept(messages, block, redact(summary), ctx, settings=settings, call_budget=call_budget)
+            kept = _accept(messages, block, redact(summary), ctx, settings=settings, call_budget=call_budget,
+                           keep=keep)
             if kept is not None:
                 out.append(kept)
     return out
 
 
 def _raw_fallback(messages: Sequence[Message], call: _Call, text: str, ctx: Context, *, settings,
-                  call_budget: int) -> list[tuple[int, int, Message]]:
+                  call_budget: int, keep: frozenset[int]) -> list[tuple[int, int, list[Message]]]:
     if not text.strip():
         return []
     blocks = call.blocks
@@ -191,16 +197,21 @@ def _raw_fallback(messages: Sequence[Message], call: _Call, text: str, ctx: Cont
                    end=max(b.end for b in blocks), current_level=max(b.current_level for b in blocks),
                    next_level=max(b.next_level for b in blocks),
                    source_block_count=sum(b.source_block_count for b in blocks))
-    kept = _accept(messages, merged, redact(text.strip()), ctx, settings=settings, call_budget=call_budget)
+    kept = _accept(messages, merged, redact(text.strip()), ctx, settings=settings, call_budget=call_budget, keep=keep)
     return [kept] if kept is not None else []
 
 
 def _accept(messages: Sequence[Message], block: Block, summary: str, ctx: Context, *, settings,
-            call_budget: int) -> tuple[int, int, Message] | None:
-    """The replacement of a block, unless it is over the call budget or not smaller than what it replaces."""
+            call_budget: int, keep: frozenset[int]) -> tuple[int, int, list[Message]] | None:
+    """The replacement of a block — the messages that stay and the memory block — unless the memory
+    block is over the call budget or not smaller than what it replaces."""
     memory = memory_message(settings.compression_marker, block.scope, summary, block.next_level)
+    span = range(block.start, block.end + 1)
+    before = [messages[i] for i in span if pinned(messages[i])]
+    after = [messages[i] for i in span if i in keep and not pinned(messages[i])]
     cost = ctx.counter.message(memory).total
-    replaced = sum(ctx.counter.message(messages[i]).total for i in range(block.start, block.end + 1))
+    replaced = sum(ctx.counter.message(messages[i]).total for i in span
+                   if not pinned(messages[i]) and i not in keep)
     if cost > call_budget or cost >= replaced:
         return None
-    return block.start, block.end, memory
+    return block.start, block.end, [*before, memory, *after]

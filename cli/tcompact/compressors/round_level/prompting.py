@@ -14,7 +14,7 @@ from ...model import Message
 from ...summarizers.base import Block
 from ...summarizers.contracts import prompt_text
 from ...tokens import TokenCounter
-from .targets import level_of
+from .targets import level_of, pinned
 
 __all__ = ["serialize", "PromptParts", "system_prompt", "fit_prompt", "head_tail", "cap_text", "MINIMAL_PROMPT"]
 
@@ -90,7 +90,7 @@ def _target(messages: Sequence[Message], b: Block, marker: str) -> str:
     head = [f"[Block: {b.block_id}]", f"- scope: {b.scope}", f"- replace_range: [{b.start}, {b.end}]",
             f"- current_level: l{b.current_level}", f"- next_level: l{b.next_level}",
             f"- source_block_count: {b.source_block_count}"]
-    body = [serialize(i, messages[i], marker=marker) for i in range(b.start, b.end + 1)]
+    body = [serialize(i, messages[i], marker=marker) for i in range(b.start, b.end + 1) if not pinned(messages[i])]
     return "\n".join(head + body) + "\n"
 
 

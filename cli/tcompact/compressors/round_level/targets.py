@@ -23,6 +23,7 @@ __all__ = [
     "memory_message",
     "is_memory",
     "level_of",
+    "pinned",
     "protect_tool_call_boundary",
     "l0_targets",
     "merge_targets",
@@ -134,7 +135,7 @@ def l0_targets(messages: Sequence[Message], compress_end: int, marker: str, *,
             while cursor <= compress_end and _is_ack(messages[cursor]):
                 cursor += 1
             continue
-        if cursor in keep or _pinned(messages[cursor]):
+        if cursor in keep or pinned(messages[cursor]):
             cursor += 1
             continue
         end, scope = _block_end(messages, cursor, compress_end, marker, keep)
@@ -146,14 +147,15 @@ def l0_targets(messages: Sequence[Message], compress_end: int, marker: str, *,
     return out
 
 
-def _pinned(m: Message) -> bool:
+def pinned(m: Message) -> bool:
+    """System and developer messages: never summarised, never dropped."""
     return m.role in ("system", "developer")
 
 
 def _block_end(messages: Sequence[Message], cursor: int, compress_end: int, marker: str,
                keep: frozenset[int]) -> tuple[int, str]:
     j = cursor
-    while j <= compress_end and not is_memory(messages[j], marker) and j not in keep and not _pinned(messages[j]):
+    while j <= compress_end and not is_memory(messages[j], marker) and j not in keep and not pinned(messages[j]):
         m = messages[j]
         if m.role == "assistant" and not m.tool_calls:
             return j, "completed_react"
@@ -165,10 +167,12 @@ def merge_targets(messages: Sequence[Message], compress_end: int, marker: str, *
                   keep: frozenset[int] = frozenset()) -> list[Block]:
     """Runs of memory blocks at the lowest level holding two or more (spec §8.1.4).
 
-    Deviation: a run also spans the raw messages between two of its blocks — rounds whose own
-    summary was refused as no smaller — unless one of them is pinned (system, developer), kept
-    (the last request) or tied by a tool call to a message outside the gap. Upstream needs the
-    blocks to touch, so one small raw round between them stops every further merge.
+    Deviation: a run also spans the messages between two of its blocks — raw rounds whose own
+    summary was refused as no smaller, and system or developer messages, which the merge keeps
+    before its memory block — unless one of them is kept (the last request) or tied by a tool
+    call to a message outside the gap. Upstream needs the blocks to touch, so one small raw round
+    or one system message between them stops every further merge, and hard truncation ends up
+    doing the work.
     """
     blocks = _memories(messages, compress_end, marker)
     if len(blocks) < 2:
@@ -209,8 +213,7 @@ def _ties(messages: Sequence[Message]) -> list[tuple[int, int]]:
 def _bridgeable(messages: Sequence[Message], start: int, end: int, keep: frozenset[int],
                 ties: Sequence[tuple[int, int]]) -> bool:
     """Whether the raw messages ``[start, end]`` between two memory blocks may join their merge."""
-    return all(i not in keep and not _pinned(messages[i]) and start <= ties[i][0] and ties[i][1] <= end
-               for i in range(start, end + 1))
+    return all(i not in keep and start <= ties[i][0] and ties[i][1] <= end for i in range(start, end + 1))
 
 
 def _promote_lonely(levels: list[int]) -> None:
