@@ -265,6 +265,34 @@ def test_stages_run_until_under_target_and_hard_truncation_ends_it():
     assert "scope: truncated_full_context" in result.messages[1].text and "...[TRUNCATED]..." in result.messages[1].text
 
 
+def test_hard_truncation_keeps_the_head_of_an_over_budget_last_request_with_a_marker():
+    from tcompact.compressors.round_level.truncation import hard_truncate
+    from tcompact.invariants import violations
+
+    counter = TokenCounter()
+    request = U("fix it: " + "word " * 3000)
+    msgs = [Message(role="system", content="sys"), *rounds(2), request, A("on it")]
+    out = hard_truncate(msgs, target=1000, marker=MARK, truncated_marker="...[TRUNCATED]...", head_ratio=0.2,
+                        counter=counter)
+    assert [m.role for m in out] == ["system", "user", "user"] and out[0].text == "sys"
+    allowed = 1000 - counter.message(msgs[0]).total
+    cut = out[2].text
+    assert cut.startswith("fix it: word word") and cut.endswith(" was cut by tcompact round-level to fit the target ...]")
+    assert counter.message(out[2]).total <= allowed // 2 and counter.total(out) <= 1000
+    # through the pipeline, the invariants accept the cut request
+    from tcompact.compaction import Stage
+
+    fake = FakeSummarizer(*[echo("long " * 2000)] * 3)
+    result = run(msgs, fake, target_total_tokens=1000, keep_last_request=True)
+    compressor = get("round-level")
+    stage = Stage(compressor, compressor.settings_model(target_total_tokens=1000), result, tuple(msgs))
+    assert result.messages == out and violations(msgs, result.messages, [stage]) == []
+    # with no room even for the head, the request stays only inside the cut text
+    tiny = hard_truncate(msgs, target=100, marker=MARK, truncated_marker="...[TRUNCATED]...", head_ratio=0.2,
+                         counter=counter)
+    assert [m.role for m in tiny] == ["system", "user"]
+
+
 def test_stage_one_is_enough_when_it_gets_under_target():
     result = run(rounds(3), FakeSummarizer(echo()), target_total_tokens=800)
     assert [s["stage"] for s in result.figures["stages"]] == ["recursive"]

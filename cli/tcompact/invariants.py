@@ -2,7 +2,8 @@
 
 * every tool result keeps its call and every call its result (unless the input already lacked it);
 * system and developer messages are kept;
-* the last real user request is kept verbatim (``full`` may cut an over-budget one, with a marker);
+* the last real user request is kept verbatim (``full`` and round-level's hard truncation may cut an
+  over-budget one, with a marker);
 * messages in a stage's preserved prefix are kept unchanged;
 * a compaction that was applied has fewer tokens than its input.
 Each check returns readable violations; the tests run them over every compressor and file.
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .compressors._edit import CUT_MARK
 from .model import Message, index_tool_calls
 from .rounds import last_real_user_index
 
@@ -51,8 +53,8 @@ def _request(before: Sequence[Message], after: Sequence[Message], stages: Sequen
     texts = [m.text for m in after]
     if text in texts:
         return []
-    cut = any(getattr(s.compressor, "name", "") == "full" for s in stages)
-    if cut and any(t.startswith(text[:200]) and "cut by tcompact full" in t for t in texts):
+    cut = any(getattr(s.compressor, "name", "") in ("full", "round-level") for s in stages)
+    if cut and any(t.startswith(text[:200]) and CUT_MARK in t for t in texts):
         return []
     return ["the last real user request is not kept verbatim"]
 

@@ -112,8 +112,10 @@ def _read_back(path: Path, run: CompactionRun) -> str | None:
     """A violation when the written file does not read back as the compacted messages."""
     from .formats import ReadOptions, read_file
 
+    # lines skipped in the input as unreadable (--skip-bad-lines) are written back as they were
     try:
-        again = read_file(path, ReadOptions(format=run.output_format, keep_raw=False))
+        again = read_file(path, ReadOptions(format=run.output_format, keep_raw=False,
+                                            skip_bad_lines=bool(run.source.skipped)))
         (back,) = [t for t in again.transcripts if t.id == run.transcript.id] or again.transcripts[:1]
     except (TcompactError, ValueError) as exc:
         return f"the output does not read back: {exc}"

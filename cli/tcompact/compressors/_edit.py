@@ -1,4 +1,5 @@
-"""Helpers for compressors that rewrite tool results in place (truncate, micro, offload)."""
+"""Helpers for compressors that rewrite messages in place: tool results (truncate, micro,
+offload) and an over-budget user request (full, round-level's hard truncation)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..model import Message, index_tool_calls
+from ..tokens import TokenCounter
 
-__all__ = ["result_text", "with_text", "tool_names", "call_preview"]
+__all__ = ["result_text", "with_text", "tool_names", "call_preview", "cut_head", "CUT_MARK"]
+
+#: Every head cut ends with this (the invariants accept a last request cut this way).
+CUT_MARK = "was cut by tcompact"
+_CUT = "\n[... the rest of this message ({n:,} tokens) " + CUT_MARK + " {by} to {why} ...]"
 
 
 def result_text(m: Message) -> str | None:
@@ -39,3 +45,15 @@ def call_preview(name: str, arguments: str, width: int = 120) -> str:
     """``name(arguments)`` on one line, cut to ``width`` characters."""
     flat = " ".join(f"{name}({arguments})".split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def cut_head(m: Message, budget: int, counter: TokenCounter, *, by: str, why: str) -> Message:
+    """The head of a message's text that fits ``budget`` tokens with the marker saying what was cut
+    (the marker's ~40 tokens included)."""
+    text = m.text
+    total = counter.count(text)
+    keep = max(0, int(len(text) * (budget - 40) / max(total, 1)))
+    while keep > 0 and counter.count(text[:keep]) > budget - 40:
+        keep = int(keep * 0.9)
+    return replace(m, content=text[:keep] + _CUT.format(n=counter.count(text[keep:]), by=by, why=why),
+                   source=m.source)

@@ -9,7 +9,6 @@ most when summaries paraphrase them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from pydantic import Field
 
@@ -20,6 +19,7 @@ from ..spans import Span, adjust_keep_recent_for_tool_boundaries
 from ..summarizers.base import SummaryRequest
 from ..summarizers.contracts import extract_snapshot, prompt_text
 from ..tokens import TokenCounter
+from ._edit import cut_head
 from ._summarize import summarize, trigger_reason
 from .base import CompressionResult, Compressor, Context, Settings, unchanged
 from .prefix import PrefixSettings, pinned, preserve_appendix
@@ -29,7 +29,6 @@ __all__ = ["Full", "FullSettings", "SUMMARY_INTRO"]
 
 SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. The summary "
                  "below covers the earlier portion of the conversation.")
-_CUT = "\n[... the rest of this message ({n:,} tokens) was cut by tcompact full to fit the user-message budget ...]"
 
 
 class FullSettings(PrefixSettings):
@@ -116,9 +115,4 @@ def kept_user_messages(body: Sequence[Message], budget: int, counter: TokenCount
 
 def _cut(m: Message, budget: int, counter: TokenCounter) -> Message:
     """The head of a user message that fits ``budget`` tokens, with a marker saying what was cut."""
-    text = m.text
-    total = counter.count(text)
-    keep = max(0, int(len(text) * (budget - 40) / max(total, 1)))
-    while keep > 0 and counter.count(text[:keep]) > budget - 40:
-        keep = int(keep * 0.9)
-    return replace(m, content=text[:keep] + _CUT.format(n=counter.count(text[keep:])), source=m.source)
+    return cut_head(m, budget, counter, by="full", why="fit the user-message budget")

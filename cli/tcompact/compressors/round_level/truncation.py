@@ -2,9 +2,9 @@
 
 The context (system messages kept aside) is serialised, and the largest head/tail cut of it that
 fits the target — found by binary search — becomes one memory block. Deviation, on purpose: the
-last real user request is kept verbatim after the block when it fits in half the budget, because
-losing the current request is what users complain about most (LESSONS.md §1-2); upstream keeps it
-only inside the cut text.
+last real user request is kept after the block — verbatim when it fits in half the budget, else
+its head cut to that half with a marker saying so — because losing the current request is what
+users complain about most (LESSONS.md §1-2); upstream keeps it only inside the cut text.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from ...model import Message
 from ...rounds import last_real_user_index
 from ...tokens import TokenCounter
+from .._edit import cut_head
 from .prompting import head_tail, serialize
 from .targets import memory_text
 
@@ -28,20 +29,28 @@ def hard_truncate(messages: Sequence[Message], *, target: int, marker: str, trun
     pinned = [m for m in messages if m.role in ("system", "developer")]
     rest = [m for m in messages if m.role not in ("system", "developer")]
     allowed = target - counter.total(pinned)
-    request = _last_request(rest, allowed, counter)
-    if request is not None:
+    found = _last_request(rest, allowed, counter)
+    request = None
+    if found is not None:
+        original, request = found
         allowed -= counter.message(request).total
-        rest = [m for m in rest if m is not request]
+        rest = [m for m in rest if m is not original]
     block = _fit(rest, allowed, marker=marker, truncated_marker=truncated_marker, head_ratio=head_ratio,
                  counter=counter)
     return tuple(pinned + [block] + ([request] if request is not None else []))
 
 
-def _last_request(messages: Sequence[Message], allowed: int, counter: TokenCounter) -> Message | None:
+def _last_request(messages: Sequence[Message], allowed: int, counter: TokenCounter) -> tuple[Message, Message] | None:
+    """The last real request and what stays of it (itself, or its head within half of ``allowed``)."""
     i = last_real_user_index(messages)
-    if i is None or counter.message(messages[i]).total > allowed // 2:
+    if i is None:
         return None
-    return messages[i]
+    request, half = messages[i], allowed // 2
+    if counter.message(request).total <= half:
+        return request, request
+    if half <= 64:  # not even the head and the marker: it stays in the cut text only
+        return None
+    return request, cut_head(request, half - 8, counter, by="round-level", why="fit the target")
 
 
 def _fit(messages: Sequence[Message], allowed: int, *, marker: str, truncated_marker: str, head_ratio: float,
