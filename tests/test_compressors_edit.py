@@ -104,7 +104,9 @@ def test_micro_trigger_threshold_min_tokens_and_force():
     msgs = session([("grep", "r " * 300), ("grep", "tiny"), ("grep", "r " * 300)])
     assert run("micro", msgs, keep_recent_per_tool=1, trigger_threshold=5).applied is False
     assert run("micro", msgs, force=True, keep_recent_per_tool=1, trigger_threshold=5).figures == {"cleared": 1}
-    assert run("micro", msgs, keep_recent_per_tool=0, min_tokens=0).figures == {"cleared": 3}
+    cleared = run("micro", msgs, keep_recent_per_tool=0, min_tokens=0)
+    assert cleared.figures == {"cleared": 2}  # "tiny" stays: its marker would be longer than it
+    assert [m.text for m in cleared.messages if m.role == "tool"][1] == "tiny"
 
 
 # ---- offload -----------------------------------------------------------------------------------

@@ -287,10 +287,16 @@ def test_hard_truncation_keeps_the_head_of_an_over_budget_last_request_with_a_ma
     compressor = get("round-level")
     stage = Stage(compressor, compressor.settings_model(target_total_tokens=1000), result, tuple(msgs))
     assert result.messages == out and violations(msgs, result.messages, [stage]) == []
-    # with no room even for the head, the request stays only inside the cut text
+    # a tiny target: the request is left to the cut text (here too short to show any of it)
     tiny = hard_truncate(msgs, target=100, marker=MARK, truncated_marker="...[TRUNCATED]...", head_ratio=0.2,
                          counter=counter)
-    assert [m.role for m in tiny] == ["system", "user"]
+    assert [m.role for m in tiny] == ["system", "user"] and "...[TRUNCATED]..." in tiny[1].text
+    # system messages filling the target: it cannot be met, and the request keeps its first 512 tokens
+    crowded = [Message(role="system", content="rule " * 300), *msgs[1:]]
+    full = hard_truncate(crowded, target=100, marker=MARK, truncated_marker="...[TRUNCATED]...", head_ratio=0.2,
+                         counter=counter)
+    assert [m.role for m in full] == ["system", "user", "user"] and full[2].text.startswith("fix it: word")
+    assert 400 < counter.message(full[2]).total <= 512 and full[2].text.endswith("to fit the target ...]")
 
 
 def test_stage_one_is_enough_when_it_gets_under_target():

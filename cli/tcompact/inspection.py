@@ -123,7 +123,7 @@ def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any
         "format": source.format,
         "records": len(source.records),
         "skipped_lines": [{"line": line, "reason": reason} for line, reason in source.skipped],
-        "unknown_records": dict(source.unknown_types),
+        "unknown_records": {_name(k): n for k, n in source.unknown_types.items()},
         "transcripts": transcripts,
     }
 
@@ -143,7 +143,7 @@ def _transcript(t: Transcript, counter: TokenCounter, counts: list[MessageTokens
     return {
         "id": t.id,
         "kind": t.kind,
-        "model": t.model,
+        "model": _name(t.model) if t.model else t.model,
         "parent_tool_call": t.parent_tool_call,
         "encoding": counter.encoding_name,
         "approximate": counter.approximate,
@@ -160,21 +160,29 @@ def _transcript(t: Transcript, counter: TokenCounter, counts: list[MessageTokens
         "rounds": _rounds(t.messages, counts),
         "top_messages": _top(t.messages, counts, tools, options.top),
         "compactions": [
-            {"index": c.index, "line": c.line, "kind": c.kind, "trigger": c.trigger, "pre_tokens": c.pre_tokens}
+            {"index": c.index, "line": c.line, "kind": c.kind, "trigger": _name(c.trigger) if c.trigger else c.trigger,
+             "pre_tokens": c.pre_tokens}
             for c in t.compactions
         ],
         "provider_usage": dict(t.provider_usage) if t.provider_usage else None,
         "window": window,
         "span": _span(t.messages, counts, total, options, window["context_window"]),
-        "notes": list(t.notes),
+        "notes": [_name(n, 300) for n in t.notes],
     }
 
 
 def _by_role(messages: Sequence[Message], counts: Sequence[MessageTokens]) -> dict[str, int]:
     out: dict[str, int] = {}
     for m, c in zip(messages, counts):
-        out[m.role] = out.get(m.role, 0) + c.total
+        role = _name(m.role)
+        out[role] = out.get(role, 0) + c.total
     return out
+
+
+def _name(name: str, width: int = 80) -> str:
+    """A role, tool or model name as the report shows it: cut to ``width`` characters (a name of megabytes,
+    as a damaged file may hold, would otherwise fill every table it is shown in)."""
+    return name if len(name) <= width else name[: width - 1] + "…"
 
 
 def _tools(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: ToolIndex,
@@ -182,6 +190,7 @@ def _tools(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: 
     rows: dict[str, dict[str, Any]] = {}
 
     def row(name: str) -> dict[str, Any]:
+        name = _name(name)
         return rows.setdefault(name, {"name": name, "calls": 0, "argument_tokens": 0, "result_tokens": 0,
                                       "results": 0, "errors": 0})
 
@@ -232,7 +241,7 @@ def _top(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: To
     for i in order:
         m = messages[i]
         tool = ", ".join(dict.fromkeys(c.name for c in m.tool_calls)) or (answers[i].name if i in answers else None)
-        out.append({"index": i, "role": m.role, "tool": tool or None, "tokens": counts[i].total,
+        out.append({"index": i, "role": _name(m.role), "tool": _name(tool) if tool else None, "tokens": counts[i].total,
                     "preview": message_preview(m)})
     return out
 

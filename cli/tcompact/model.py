@@ -98,7 +98,7 @@ class Message:
         """The image parts of the content."""
         if not isinstance(self.content, tuple):
             return ()
-        return tuple(p for p in self.content if p.get("type") in IMAGE_PART_TYPES)
+        return tuple(p for p in self.content if isinstance(p.get("type"), str) and p["type"] in IMAGE_PART_TYPES)
 
 
 def text_of(content: str | Sequence[Mapping[str, Any]] | None) -> str:

@@ -182,11 +182,16 @@ def _context(doc: Mapping[str, Any], summarizer: Summarizer) -> Context:
                    sleep=lambda s: None)
 
 
-def rebuild(doc: Mapping[str, Any], summarizer: Summarizer) -> CompressionResult:
+def rebuild(doc: Mapping[str, Any], summarizer: Summarizer, *, path: Path | None = None) -> CompressionResult:
     """Run the dump's compressor with its settings on its recorded messages, answered by ``summarizer``."""
     compressor = get(doc["processor"]["name"])
     settings = compressor.settings_model(**doc["processor"]["settings"])
-    messages = messages_of(doc["context_before"]["messages"])
+    try:
+        messages = messages_of(doc["context_before"]["messages"])
+    except (ValueError, TypeError, AttributeError) as exc:  # ShapeError: a stored message of the wrong shape
+        raise InputError(f"field context_before.messages holds a message tcompact cannot read ({exc})",
+                         path=str(path) if path is not None else None,
+                         hint="the dump was edited or written by another tool; compact again to get a new one") from None
     return compressor.compress(messages, settings, _context(doc, summarizer))
 
 
@@ -207,7 +212,7 @@ def verify(dumps: Sequence[Dump]) -> list[Check]:
                 answers.append(_load(path).doc)
         replay = ReplaySummarizer(answers, origin="the run's dumps")
         recorder = _Recorder(replay)
-        result = rebuild(run[0].doc, recorder)
+        result = rebuild(run[0].doc, recorder, path=run[0].path)
         checks += [_check(d, result, recorder.requests) for d in run]
     return checks
 
@@ -316,7 +321,7 @@ def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> R
 
     doc = dump.doc
     backend = _PromptOverride(summarizer, prompt)
-    result = rebuild(doc, backend)
+    result = rebuild(doc, backend, path=dump.path)
     compressor = get(doc["processor"]["name"])
     settings = compressor.settings_model(**doc["processor"]["settings"])
     ctx = _context(doc, backend)

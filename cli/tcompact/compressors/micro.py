@@ -58,8 +58,10 @@ class Micro(Compressor):
             for i in indices[: len(indices) - settings.keep_recent_per_tool]:
                 size = ctx.counter.message(messages[i]).total
                 if size >= settings.min_tokens:
-                    out[i] = with_text(messages[i], _marker(tool, names[i][1], size, ctx.locator(messages[i])))
-                    cleared += 1
+                    new = with_text(messages[i], _marker(tool, names[i][1], size, ctx.locator(messages[i])))
+                    if ctx.counter.message(new).total < size:  # a marker longer than a small result saves nothing
+                        out[i] = new
+                        cleared += 1
         if not cleared:
             return unchanged(self.name, messages, "no old tool results to clear", before)
         return CompressionResult(processor=self.name, messages=tuple(out), applied=True, reason="cleared",

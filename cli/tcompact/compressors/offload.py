@@ -71,7 +71,10 @@ class Offload(Compressor):
                 continue
             handle = _handle(i, text)
             path = f"{ctx.offload_dir}/{handle}.json"
-            out[i] = with_text(m, text[: settings.preview_chars] + "...\n" + marker_for(handle, path))
+            new = with_text(m, text[: settings.preview_chars] + "...\n" + marker_for(handle, path))
+            if ctx.counter.message(new).total >= ctx.counter.message(m).total:
+                continue  # preview and marker would not be smaller than the message itself
+            out[i] = new
             blobs.append(OffloadBlob(handle=handle, message=m, path=path))
         if not blobs:
             return unchanged(self.name, messages, "no message over the size limit", before)

@@ -53,8 +53,12 @@ class Truncate(Compressor):
             if text is None or i in protected or (settings.tools and tool not in settings.tools):
                 continue
             new = truncate_text(text, settings, ctx, where=ctx.locator(messages[i]))
-            if new != text:
-                out[i] = with_text(messages[i], new)
+            if new == text:
+                continue
+            cut_message = with_text(messages[i], new)
+            # an output just over a limit can come out longer with the marker: then it stays as it is
+            if ctx.counter.message(cut_message).total < ctx.counter.message(messages[i]).total:
+                out[i] = cut_message
                 cut += 1
         if not cut:
             return unchanged(self.name, messages, "no tool output over the limits", before)

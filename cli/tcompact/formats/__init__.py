@@ -119,6 +119,9 @@ def detect_records(records: Sequence[Record], path: str) -> str:
             break
     if not votes:
         first = next((r for r in records if r.data is not None), None)
+        if first is None:
+            raise NotATranscriptError("no line of the file is a JSON record (all are blank or were skipped)",
+                                      path=path, hint="check that this is a JSONL transcript")
         keys = ", ".join(sorted(first.data)[:8]) if first is not None else "none"
         raise NotATranscriptError(
             f"cannot tell the format (first record has keys: {keys})",

@@ -4,6 +4,9 @@ A message that is unchanged gives back its original record bytes; records that a
 at all (Codex event_msg lines, unknown record types, blank or skipped lines) stay where they
 were; changed and new messages are rendered by the format and placed where their source was, or
 after the message before them. With nothing changed the output is the input, byte for byte.
+The output always holds the messages in the order of ``new``: an unchanged message that a
+compressor moved before records of the file it comes after (a system prompt that was not on
+the first line, moved to the top) is rendered again in its new place, not reused where it was.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ def merge_records(
             users[i].append(m)
     survivors = _survivors(original, new)
     intact = {i for i, ms in users.items() if all(id(m) in survivors for m in ms)}
+    while moved := _out_of_order(new, survivors, intact):
+        intact -= moved  # rendered in their new place instead
     items: list[tuple[tuple[int, int, int], bytes]] = []
     anchor, seq = -1, 0
     for m in new:
@@ -36,7 +41,7 @@ def merge_records(
             anchor = max(anchor, max(m.source))
             continue  # its records are emitted below, in file order
         if m.source:
-            anchor = min(m.source)
+            anchor = max(anchor, min(m.source))
         for line in render(m):
             seq += 1
             items.append(((anchor, 1, seq), line))
@@ -45,6 +50,22 @@ def merge_records(
             items.append(((i, 0, 0), rec.raw))
     items.sort(key=lambda item: item[0])
     return [line for _, line in items]
+
+
+def _out_of_order(new: Sequence[Message], survivors: set[int], intact: set[int]) -> set[int]:
+    """Records of unchanged messages that sit, in the file, before a message ``new`` puts ahead of them."""
+    moved: set[int] = set()
+    anchor, last = -1, -1  # where the last message goes, and the last record index reused
+    for m in new:
+        if id(m) in survivors and set(m.source) <= intact:
+            if min(m.source) <= max(anchor, last):
+                moved.update(m.source)
+                continue
+            last = max(m.source)
+            anchor = max(anchor, last)
+        elif m.source:
+            anchor = max(anchor, min(m.source))
+    return moved
 
 
 def _survivors(original: Sequence[Message], new: Sequence[Message]) -> set[int]:

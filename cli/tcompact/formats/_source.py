@@ -22,6 +22,9 @@ from ..model import Record
 __all__ = ["ReadOptions", "ReadContext", "load_records", "parse_json", "MAX_LINE_BYTES"]
 
 MAX_LINE_BYTES = 256 * 1024 * 1024
+#: Deepest nesting of a record tcompact reads: orjson writes at most 255 levels, and a message
+#: sits a few levels down in the dumps and reports (real records nest about 10 deep).
+MAX_DEPTH = 200
 _BOM = b"\xef\xbb\xbf"
 _SKIP_HINT = "fix or remove that line, or pass --skip-bad-lines to read on without it"
 
@@ -60,7 +63,11 @@ class ReadContext:
 def parse_json(raw: bytes) -> Any:
     """Parse JSON bytes; fall back to the standard library for lone surrogate escapes.
 
-    NaN and Infinity are refused as they are not JSON.
+    A lone surrogate (``"\\ud800"``, written by some tools) becomes U+FFFD in the parsed value, as
+    the token counter reads it: no UTF-8 writer (reports, dumps, ``--json``) can hold one. The
+    record's bytes are kept as they were, so an unchanged record is written back with its escape.
+    NaN and Infinity are refused as they are not JSON; integers beyond 64 bits become floats,
+    as orjson reads them.
     """
     try:
         return orjson.loads(raw)
@@ -68,13 +75,46 @@ def parse_json(raw: bytes) -> Any:
         if "surrogate" not in first.msg:
             raise
         try:
-            return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-        except (ValueError, UnicodeDecodeError):
+            return _no_surrogates(json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant,
+                                             parse_int=_int64))
+        except (ValueError, UnicodeDecodeError, RecursionError):
             raise first from None
+
+
+def _no_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate of its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_no_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def _int64(text: str) -> int | float:
+    value = int(text)
+    return value if -(2**63) <= value < 2**64 else float(value)
+
+
+def too_deep(raw: bytes, value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` (parsed from ``raw``) nests deeper than ``limit`` levels of arrays and objects."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:  # cheap: too few brackets to be that deep
+        return False
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(v, dict):
+            stack.extend((x, depth + 1) for x in v.values() if isinstance(x, dict | list))
+        elif isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v if isinstance(x, dict | list))
+    return False
 
 
 def load_records(path: Path, ctx: ReadContext) -> tuple[list[Record], bool]:
@@ -150,6 +190,9 @@ def _try_document(fh: Any, ctx: ReadContext, *, strict: bool) -> list[Record] | 
         ctx.document = True
         _raise_parse_error(exc, body, ctx, line=exc.lineno, last=not body.rstrip().endswith((b"}", b"]")))
     ctx.document = True
+    if too_deep(body, value):
+        raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", path=ctx.path,
+                         hint="this is no transcript tcompact can read; pass a transcript file")
     return [Record(line=1, data=value, raw=data if ctx.options.keep_raw else None)]
 
 
@@ -182,6 +225,9 @@ def _read_lines(fh: Any, ctx: ReadContext) -> list[Record]:
             continue
         if not isinstance(value, dict):
             _bad_line(ctx, line_no, f"expected a JSON object, got {_json_kind(value)}", records, raw, keep_raw)
+            continue
+        if too_deep(body, value):
+            _bad_line(ctx, line_no, f"JSON nested more than {MAX_DEPTH} levels deep", records, raw, keep_raw)
             continue
         records.append(Record(line=line_no, data=value, raw=raw if keep_raw else None))
     return records
@@ -222,6 +268,8 @@ def _describe_parse_error(exc: orjson.JSONDecodeError, body: bytes, *, last: boo
         if _looks_binary(body):
             return "binary data, not JSON text"
         return f"bytes that are not UTF-8 (0x{body[bad.start]:02x} at byte {bad.start + 1})"
+    if "depth limit" in exc.msg or "recursion" in exc.msg:
+        return f"JSON nested more than {MAX_DEPTH} levels deep"
     if last and exc.msg.startswith(("unexpected end", "EOF")):
         return "the last line is cut off (truncated JSON)"
     return f"not valid JSON ({exc.msg} at column {exc.colno})"

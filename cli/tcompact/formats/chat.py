@@ -104,7 +104,8 @@ def _tool_call_ids(d: Mapping[str, Any]) -> tuple[str, ...]:
         raise ShapeError('"tool_call_id" must be a string')
     if many is not None and (not isinstance(many, list) or not all(isinstance(x, str) for x in many)):
         raise ShapeError('"tool_call_ids" must be a list of strings')
-    ids = ([single] if single else []) + [x for x in many or [] if x != single]
+    # an empty id is kept: a result that names no call (as the Claude and Codex readers give it)
+    ids = ([single] if single is not None else []) + [x for x in many or [] if x != single]
     return tuple(ids)
 
 
@@ -144,7 +145,9 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
             if isinstance(d.get("messages"), list):
                 episodes.append(_episode(d, d["messages"], rec, ctx, f"line-{rec.line}"))
                 continue
-            key = str(d.get("type") or "(record without role)")
+            kind = d.get("type")
+            key = kind if isinstance(kind, str) and kind else "(record without role)" if not kind else \
+                f'("type" is {type(kind).__name__})'
             unknown[key] = unknown.get(key, 0) + 1
             continue
         try:

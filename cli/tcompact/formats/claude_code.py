@@ -47,6 +47,8 @@ KNOWN_TYPES = MESSAGE_TYPES | {
 def sniff(record: Mapping[str, Any]) -> bool:
     """True when a JSONL record looks like a Claude Code session line."""
     kind = record.get("type")
+    if not isinstance(kind, str):
+        return False
     if kind in MESSAGE_TYPES:
         return isinstance(record.get("message"), dict) and ("uuid" in record or "sessionId" in record)
     return kind in KNOWN_TYPES and ("sessionId" in record or "uuid" in record or "leafUuid" in record
@@ -82,9 +84,12 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
         if isinstance(d.get("timestamp"), str) and d["timestamp"] > clock:
             clock = d["timestamp"]
         kind = d.get("type")
-        if kind not in KNOWN_TYPES:
-            key = str(kind) if kind is not None else "(record without type)"
+        if not isinstance(kind, str):
+            key = "(record without type)" if kind is None else f'("type" is {type(kind).__name__})'
             unknown[key] = unknown.get(key, 0) + 1
+            kind = None
+        elif kind not in KNOWN_TYPES:
+            unknown[kind] = unknown.get(kind, 0) + 1
         if kind in MESSAGE_TYPES and not _valid_message_line(rec, ctx):
             continue
         if isinstance(d.get("sessionId"), str):
@@ -121,7 +126,7 @@ def _line(i: int, uuid: str, d: Mapping[str, Any], clock: str) -> _Line:
         uuid=uuid,
         parent=parent if isinstance(parent, str) else None,
         logical_parent=logical if isinstance(logical, str) else None,
-        kind=str(d.get("type")),
+        kind=d["type"] if isinstance(d.get("type"), str) else "",
         subtype=d.get("subtype") if isinstance(d.get("subtype"), str) else None,
         sidechain=d.get("isSidechain") is True,
         agent=d.get("agentId") if isinstance(d.get("agentId"), str) else None,
@@ -256,6 +261,8 @@ def _emission_order(chain: Sequence[_Line], records: Sequence[Record], by_messag
         if ln.index in done or not (ln.kind in MESSAGE_TYPES or ln.subtype == "compact_boundary"):
             continue
         unit = [i for i in by_message_id[ln.message_id] if i not in done] if ln.message_id else [ln.index]
+        if ln.index not in unit:  # a chain that strays into another transcript's lines (a duplicated uuid)
+            unit = sorted({*unit, ln.index})
         done.update(unit)
         units.append(unit)
         for call_id in _tool_use_ids(unit, records) if ln.kind == "assistant" else ():

@@ -48,6 +48,8 @@ def assistant_message(unit: Sequence[int], records: Sequence[Record]) -> Message
 
 def _assistant_block(block: Mapping[str, Any], parts: list, reasoning: list, calls: list) -> None:
     kind = block.get("type")
+    if not isinstance(kind, str):
+        kind = None
     if kind == "text":
         parts.append({"type": "text", "text": block.get("text") if isinstance(block.get("text"), str) else ""})
     elif kind == "thinking":

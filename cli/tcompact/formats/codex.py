@@ -14,6 +14,7 @@ items after it, as Codex rebuilds it on resume; ``--full-history`` reads every i
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -36,7 +37,8 @@ _EXIT_CODE = re.compile(r"(?:Process exited with code|Exit code:?)\s+(-?\d+)")
 
 def sniff(record: Mapping[str, Any]) -> bool:
     """True when a JSONL record looks like a Codex rollout line."""
-    return record.get("type") in KNOWN_TYPES and isinstance(record.get("payload"), dict)
+    kind = record.get("type")
+    return isinstance(kind, str) and kind in KNOWN_TYPES and isinstance(record.get("payload"), dict)
 
 
 class _Reader:
@@ -59,8 +61,10 @@ class _Reader:
             if rec.data is None:
                 continue
             kind = rec.data.get("type")
-            if kind not in KNOWN_TYPES:
-                self.unknown[str(kind)] = self.unknown.get(str(kind), 0) + 1
+            if not isinstance(kind, str) or kind not in KNOWN_TYPES:
+                key = kind if isinstance(kind, str) else "None" if kind is None else \
+                    f'("type" is {type(kind).__name__})'
+                self.unknown[key] = self.unknown.get(key, 0) + 1
             elif not isinstance(rec.data.get("payload"), dict):
                 self.ctx.reject(rec, f'{kind} line without a "payload" object')
             else:
@@ -80,8 +84,13 @@ class _Reader:
         base = p.get("base_instructions")
         text = base.get("text") if isinstance(base, dict) else p.get("instructions")
         if isinstance(text, str) and text:
-            self._add(Message(role="system", content=text, internal=True, source=(i,),
-                              meta={"line": rec.line, "from": "session_meta"}))
+            # the base instructions come first in every request, wherever the line is in the file (an
+            # assistant message being assembled goes on: the line is not part of the conversation)
+            at = sum(1 for m in self.messages if m.meta.get("from") == "session_meta")
+            self.messages.insert(at, Message(role="system", content=text, internal=True, source=(i,),
+                                             meta={"line": rec.line, "from": "session_meta"}))
+            self.compactions = [dataclasses.replace(c, index=c.index + 1) if c.index is not None and c.index >= at
+                                else c for c in self.compactions]
 
     def _turn_context(self, p: Mapping[str, Any], i: int, rec: Record) -> None:
         if isinstance(p.get("model"), str):
@@ -124,6 +133,8 @@ class _Reader:
 
     def _item(self, p: Mapping[str, Any], i: int, rec: Record, *, meta: Mapping[str, Any]) -> None:
         kind = p.get("type")
+        if not isinstance(kind, str):
+            kind = f"({type(kind).__name__})"
         if kind == "message":
             self._message(p, i, rec, meta)
         elif kind in _ASSISTANT_ITEMS:
@@ -144,7 +155,7 @@ class _Reader:
 
     def _message(self, p: Mapping[str, Any], i: int, rec: Record, meta: Mapping[str, Any]) -> None:
         role, content = p.get("role"), p.get("content")
-        if not isinstance(role, str) or not isinstance(content, (list, str)):
+        if not isinstance(role, str) or not role or not isinstance(content, (list, str)):
             self.ctx.reject(rec, 'response_item message needs a "role" and a "content" list')
             return
         parts = _parts(content) if isinstance(content, list) else ({"type": "text", "text": content},)
@@ -203,14 +214,15 @@ def _user_texts(records: Sequence[Record]) -> set[str]:
         p = d.get("payload") if d else None
         if d and d.get("type") == "response_item" and isinstance(p, dict) and p.get("type") == "message" \
                 and p.get("role") == "user":
-            texts.add(_text(_parts(p.get("content"))).strip())
+            content = p.get("content")
+            texts.add((content if isinstance(content, str) else _text(_parts(content))).strip())
     return texts
 
 
 def _assistant_item(kind: str, p: Mapping[str, Any], pending: dict[str, Any]) -> None:
     if kind == "reasoning":
-        summary = "\n".join(s.get("text", "") for s in p.get("summary") or [] if isinstance(s, dict))
-        content = "\n".join(c.get("text", "") for c in p.get("content") or [] if isinstance(c, dict))
+        summary = "\n".join(_texts_of(p.get("summary")))
+        content = "\n".join(_texts_of(p.get("content")))
         enc = p.get("encrypted_content")
         pending["reasoning"].append(Reasoning(text="\n".join(t for t in (summary, content) if t),
                                               encrypted_chars=len(enc) if isinstance(enc, str) else 0,
@@ -228,6 +240,13 @@ def _assistant_item(kind: str, p: Mapping[str, Any], pending: dict[str, Any]) ->
     pending["calls"].append(call)
 
 
+def _texts_of(items: Any) -> list[str]:
+    """The ``text`` strings of a list of ``{"text": ...}`` objects (anything else is passed over)."""
+    if not isinstance(items, list):
+        return []
+    return [t for c in items if isinstance(c, dict) and isinstance(t := c.get("text"), str)]
+
+
 def _args(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -236,7 +255,7 @@ def _args(value: Any) -> str:
 
 def _parts(content: Any) -> tuple[Mapping[str, Any], ...]:
     parts = []
-    for c in content or []:
+    for c in content if isinstance(content, list) else []:
         if not isinstance(c, dict):
             continue
         kind = c.get("type")
@@ -279,14 +298,20 @@ def _failed(output: Any) -> bool:
     return bool(match) and match.group(1) != "0"
 
 
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
 def _usage(infos: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     if not infos:
         return None
     last = infos[-1]
     keys = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 
-    def pick(u: Any) -> dict[str, int] | None:
-        return {k: u.get(k, 0) for k in keys} if isinstance(u, dict) else None
+    def pick(u: Any) -> dict[str, int] | None:  # a figure that is no count (a string, a list) counts 0
+        return {k: _count(u.get(k)) for k in keys} if isinstance(u, dict) else None
+
+    window = last.get("model_context_window")
 
     last_usage = pick(last.get("last_token_usage"))
     return {
@@ -294,6 +319,6 @@ def _usage(infos: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         "events": len(infos),
         "total": pick(last.get("total_token_usage")),
         "last": last_usage,
-        "model_context_window": last.get("model_context_window"),
+        "model_context_window": window if _count(window) > 0 else None,
         "last_context_tokens": last_usage["input_tokens"] if last_usage else None,
     }

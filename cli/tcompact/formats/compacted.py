@@ -56,7 +56,8 @@ def claude_lines(source: SourceFile, original: Transcript, new: Transcript, *, n
     records = source.records
     changed = _changed_by_record(original.messages, new.messages) if one_to_one(original.messages, new.messages) else {}
     if changed and all(_is_result_line(records[i].data) for i in changed):
-        return [dumps_line(_claude_results(records[i].data, changed[i])) if i in changed else r.raw or b""
+        results = _results_by_record(new.messages)
+        return [dumps_line(_claude_results(records[i].data, results[i])) if i in changed else r.raw or b""
                 for i, r in enumerate(records)]
     lines = [r.raw or b"" for r in records]
     if lines and not lines[-1].endswith(b"\n"):
@@ -77,7 +78,7 @@ def _claude_chain(records: Sequence[Record], original: Transcript, messages: Seq
     originals = {m.source: m for m in original.messages if m.source}
     done: set[int] = set()
     renamed: dict[str, str] = {}
-    out: list[bytes] = []
+    out: list[dict[str, Any]] = []
     for n, m in enumerate(messages):
         kept = m.source and originals.get(m.source) == m and all(records[i].data for i in m.source)
         if kept:
@@ -91,13 +92,19 @@ def _claude_chain(records: Sequence[Record], original: Transcript, messages: Seq
                 d.update(parentUuid=parent, uuid=new_uuid, isSidechain=False)
                 if d.get("sourceToolAssistantUUID") in renamed:
                     d["sourceToolAssistantUUID"] = renamed[d["sourceToolAssistantUUID"]]
-                out.append(dumps_line(d))
+                out.append(d)
                 parent = new_uuid
             continue
         new_uuid = str(uuid.uuid5(_NAMESPACE, f"{parent}/new/{n}"))
-        out.append(dumps_line(_claude_new_line(m, env=env, parent=parent, uuid_=new_uuid, now=now)))
+        out.append(_claude_new_line(m, env=env, parent=parent, uuid_=new_uuid, now=now))
         parent = new_uuid
-    return out
+    # the reader resumes from the newest leaf: the new chain's last line must be at least as new as
+    # every line of the file (a copied line keeps its own time, which an older line may pass)
+    newest = max((r.data["timestamp"] for r in records if r.data and isinstance(r.data.get("timestamp"), str)),
+                 default=None)
+    if out and newest is not None and isinstance(out[-1].get("timestamp"), str) and out[-1]["timestamp"] < newest:
+        out[-1]["timestamp"] = max(now, newest)
+    return [dumps_line(d) for d in out]
 
 
 def _claude_new_line(m: Message, *, env: Mapping[str, Any], parent: str, uuid_: str, now: str) -> dict[str, Any]:
@@ -118,14 +125,22 @@ def _is_result_line(data: Mapping[str, Any] | None) -> bool:
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
+def _results_by_record(messages: Sequence[Message]) -> dict[int, list[Message]]:
+    """The tool-result messages read from each line, in the order of the line's tool_result blocks."""
+    out: dict[int, list[Message]] = {}
+    for m in messages:
+        if m.role == "tool" and m.source:
+            out.setdefault(m.source[0], []).append(m)
+    return out
+
+
 def _claude_results(data: Mapping[str, Any], messages: Sequence[Message]) -> dict[str, Any]:
-    """A user line with the content of its tool_result blocks replaced from ``messages``."""
+    """A user line with the content of its tool_result blocks replaced from ``messages`` (one per block, in
+    order, as the reader made them: ids may be missing or repeated)."""
     d = copy.deepcopy(data)
-    by_id = {m.tool_call_id: m for m in messages}
-    for block in d["message"]["content"]:
-        m = by_id.get(block.get("tool_use_id")) if isinstance(block, dict) else None
-        if m is not None:
-            block["content"] = claude_result_content(m)
+    blocks = [b for b in d["message"]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    for block, m in zip(blocks, messages, strict=False):
+        block["content"] = claude_result_content(m)
     return d
 
 

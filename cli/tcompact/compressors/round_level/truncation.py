@@ -3,7 +3,8 @@
 The context (system messages kept aside) is serialised, and the largest head/tail cut of it that
 fits the target — found by binary search — becomes one memory block. Deviation, on purpose: the
 last real user request is kept after the block — verbatim when it fits in half the budget, else
-its head cut to that half with a marker saying so — because losing the current request is what
+its head cut to that with a marker saying so (:data:`REQUEST_FLOOR` tokens when the system messages
+fill the whole target) — because losing the current request is what
 users complain about most (LESSONS.md §1-2); upstream keeps it only inside the cut text.
 """
 
@@ -21,6 +22,9 @@ from .targets import memory_text
 __all__ = ["hard_truncate"]
 
 _SCOPE = "truncated_full_context"
+#: Tokens of the last request kept when the system messages alone fill the target: the output is
+#: over the target then anyway, and without its request it would be of no use.
+REQUEST_FLOOR = 512
 
 
 def hard_truncate(messages: Sequence[Message], *, target: int, marker: str, truncated_marker: str,
@@ -41,16 +45,21 @@ def hard_truncate(messages: Sequence[Message], *, target: int, marker: str, trun
 
 
 def _last_request(messages: Sequence[Message], allowed: int, counter: TokenCounter) -> tuple[Message, Message] | None:
-    """The last real request and what stays of it (itself, or its head within half of ``allowed``)."""
+    """The last real request and what stays of it: itself, or its head within half of ``allowed``
+    (:data:`REQUEST_FLOOR` when nothing is allowed); None when it only fits in the cut text."""
     i = last_real_user_index(messages)
     if i is None:
         return None
-    request, half = messages[i], allowed // 2
-    if counter.message(request).total <= half:
-        return request, request
-    if half <= 64:  # not even the head and the marker: it stays in the cut text only
+    request = messages[i]
+    if allowed <= 0:  # the system messages fill the target: it cannot be met, keep what the user asked
+        room = REQUEST_FLOOR
+    elif allowed // 2 > 64:
+        room = allowed // 2
+    else:  # a tiny target: the request stays in the cut text only
         return None
-    return request, cut_head(request, half - 8, counter, by="round-level", why="fit the target")
+    if counter.message(request).total <= room:
+        return request, request
+    return request, cut_head(request, room - 8, counter, by="round-level", why="fit the target")
 
 
 def _fit(messages: Sequence[Message], allowed: int, *, marker: str, truncated_marker: str, head_ratio: float,
