@@ -100,6 +100,7 @@ def compact(
         transcript=transcript, preserve=preserve, offload_dir=str(paths.store.resolve()),
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
     run = compact_file(path, options, context={"transient_retries": max_retries, "concurrency": concurrency})
+    render.warn_skipped_lines(str(path), run.source.skipped)
     written, problems = ([], list(run.report.get("invariants") or [])) if dry_run else \
         write_run(run, paths, force=force, source=path, strict=strict)
     for problem in problems:

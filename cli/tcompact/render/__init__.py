@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ __all__ = [
     "file_progress",
     "warn",
     "warn_skipped",
+    "warn_skipped_lines",
     "console",
     "write_stdout",
     "replay_checks",
@@ -58,16 +59,18 @@ def warn(message: str) -> None:
 def warn_skipped(report: Mapping[str, Any]) -> None:
     """Say how many bad lines were skipped, and which files could not be read."""
     for f in report["files"]:
-        if f["skipped_lines"]:
-            lines = ", ".join(str(s["line"]) for s in f["skipped_lines"][:10])
-            more = " …" if len(f["skipped_lines"]) > 10 else ""
-            first = f["skipped_lines"][0]["reason"]
-            warn(
-                f"{f['path']}: skipped {len(f['skipped_lines'])} bad line(s) ({lines}{more}); "
-                f"line {f['skipped_lines'][0]['line']}: {first}"
-            )
+        warn_skipped_lines(f["path"], [(s["line"], s["reason"]) for s in f["skipped_lines"]])
     for e in report["errors"]:
         _err().print(Text(f"Error: {e['error']}"))
+
+
+def warn_skipped_lines(path: str, skipped: Sequence[tuple[int, str]]) -> None:
+    """``path: skipped N bad line(s) (l1, l2, …); line l1: reason`` — nothing when none was skipped."""
+    if not skipped:
+        return
+    lines = ", ".join(str(line) for line, _ in skipped[:10])
+    more = " …" if len(skipped) > 10 else ""
+    warn(f"{path}: skipped {len(skipped)} bad line(s) ({lines}{more}); line {skipped[0][0]}: {skipped[0][1]}")
 
 
 @contextlib.contextmanager
