@@ -28,8 +28,8 @@ from .spans import Span
 from .tokens import TokenCounter
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold
 
-__all__ = ["SCHEMA_VERSION", "READABLE_SCHEMAS", "DumpContext", "build_dumps", "iter_dumps", "content_hashes", "dump_name", "safe_name", "message_dict",
-           "message_from_dict", "digest"]
+__all__ = ["SCHEMA_VERSION", "READABLE_SCHEMAS", "DumpContext", "build_dumps", "iter_dumps", "content_hashes",
+           "dump_name", "safe_name", "message_dict", "message_from_dict", "digest"]
 
 SCHEMA_VERSION = 2
 READABLE_SCHEMAS = (1, 2)
@@ -124,7 +124,8 @@ def _document(call: CallRecord, result: CompressionResult, *, number: int, befor
         "session_id": ctx.session,
         "source": dict(ctx.source),
         "encoding": {"name": counter.encoding_name, "approximate": counter.approximate},
-        "call": {"number": number, "attempt": call.attempt, "of": len(result.calls), "status": "failed" if call.error else "ok",
+        "call": {"number": number, "attempt": call.attempt, "of": len(result.calls),
+                 "status": "failed" if call.error else "ok",
                  "retried": call.retried, "reason": call.reason},
         "trigger": _trigger(settings, ctx, result.tokens_before, body_tokens),
         "span": _span(call.span),

@@ -38,7 +38,8 @@ def compact(
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
                                                  "OPENAI_BASE_URL). The key comes from OPENAI_API_KEY.",
                                                  show_default=False)] = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt (the whole answer).")] = 60.0,
+    timeout: Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt "
+                                                             "(the whole answer).")] = 60.0,
     max_retries: Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")] = 2,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Summariser calls run at once (round-level).")
                            ] = 4,

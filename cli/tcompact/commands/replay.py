@@ -25,7 +25,8 @@ def replay(
                                                  show_default=False)] = None,
     prompt: Annotated[Path | None, typer.Option("--prompt", help="A file whose text replaces the recorded prompt "
                                                 "(the system prompt for round-level).", show_default=False)] = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt (the whole answer).")] = 60.0,
+    timeout: Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt "
+                                                             "(the whole answer).")] = 60.0,
     dump_dir: Annotated[Path | None, typer.Option("--dump-dir", help="Where a re-run writes its dumps (default: "
                                                   "a replays/ folder next to the dump).", show_default=False)] = None,
     json_out: JsonOpt = False,
