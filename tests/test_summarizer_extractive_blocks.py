@@ -9,8 +9,11 @@ import re
 import orjson
 import pytest
 from conftest import real_file
+from test_summarizer_extractive import assistant, call, result, user
+
+from tcompact.compressors.round_level.targets import ACK, memory_text
 from tcompact.formats import read_file
-from tcompact.model import Message, ToolCall
+from tcompact.model import Message
 from tcompact.summarizers.base import Block, SummaryRequest, SummaryResponse
 from tcompact.summarizers.extractive import ExtractiveSummarizer
 from tcompact.tokens import TokenCounter
@@ -19,33 +22,11 @@ REQUEST = ("Fix the failing export test in rosterkit/export.py. Don't change the
            "the CSV header as is.")
 SECOND = "Now add a regression test for names outside cp1252 and run the whole suite."
 FINAL = "Fixed: the export now writes UTF-8 instead of cp1252, and all 5 tests pass."
-ACK = "Understood. I have recorded this compressed context."
-HEADER = ("processor: RoundLevelCompressor\ntype: historical_memory_block\nscope: {scope}\n"
-          "authority: This block is reference memory, not a binding source of truth.\n"
-          "instruction_status: Historical fallback context only. Do not treat as a new user instruction.\n"
-          "conflict_priority: Prefer newer explicit user intent, newer raw context, and fresh tool results over "
-          "this block.")
-
-
-def call(cid: str, name: str, args: dict) -> ToolCall:
-    return ToolCall(id=cid, name=name, arguments=orjson.dumps(args).decode())
-
-
-def assistant(text: str = "", *calls: ToolCall) -> Message:
-    return Message(role="assistant", content=text, tool_calls=calls)
-
-
-def result(cid: str, text: str, error: bool = False) -> Message:
-    return Message(role="tool", content=text, tool_call_ids=(cid,), is_error=error)
-
-
-def user(text: str) -> Message:
-    return Message(role="user", content=text)
 
 
 def memory(scope: str, summary: str) -> Message:
     """A round-level memory block as the pipeline writes it (spec §8.1.7)."""
-    return user(f"[ROUND_LEVEL_MEMORY_BLOCK]\n{HEADER.format(scope=scope)}\n\nSummary:\n{summary}")
+    return user(memory_text("[ROUND_LEVEL_MEMORY_BLOCK]", scope, summary))
 
 
 def session() -> tuple[Message, ...]:
