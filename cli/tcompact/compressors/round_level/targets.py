@@ -70,31 +70,33 @@ def _is_ack(m: Message) -> bool:
     return m.role == "assistant" and not m.tool_calls and m.text.strip() == ACK
 
 
-def call_reach(messages: Sequence[Message]) -> list[int]:
-    """For each message, the index of the last result answering one of its calls (-1 when none)."""
-    reach = [-1] * len(messages)
+def tool_ties(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """Each message's tool-call partners: the (earliest, latest) index it is paired with, itself included."""
+    ties = [(i, i) for i in range(len(messages))]
     for link in index_tool_calls(messages).links:
-        reach[link.call_at] = max(reach[link.call_at], link.result_at)
-    return reach
+        c, r = link.call_at, link.result_at
+        ties[c] = (min(ties[c][0], r), max(ties[c][1], r))
+        ties[r] = (min(ties[r][0], c), max(ties[r][1], c))
+    return ties
 
 
 def protect_tool_call_boundary(messages: Sequence[Message], start: int, end: int,
-                               reach: Sequence[int] | None = None) -> int:
+                               ties: Sequence[tuple[int, int]] | None = None) -> int:
     """The last index ``e <= end`` such that ``[start, e]`` holds every result of its calls (spec §1.5-2).
 
     Calls and results are paired (reused ids pair with the nearest call); an assistant with tool
     calls never ends a block. Moving the end back before one call can strand the result of an
     earlier call, so the end is the largest one where no call inside reaches past it, not the
-    first call's position alone. ``start - 1`` when there is none. ``reach`` is
-    :func:`call_reach` of ``messages``, passed in when the caller protects many blocks.
+    first call's position alone. ``start - 1`` when there is none. ``ties`` is
+    :func:`tool_ties` of ``messages``, passed in when the caller protects many blocks.
     """
     if end < start:
         return end
-    if reach is None:
-        reach = call_reach(messages)
+    if ties is None:
+        ties = tool_ties(messages)
     best, furthest = start - 1, -1
     for i in range(start, end + 1):
-        furthest = max(furthest, reach[i])
+        furthest = max(furthest, ties[i][1])
         if furthest <= i and not (messages[i].role == "assistant" and messages[i].tool_calls):
             best = i
     return best
@@ -128,7 +130,7 @@ def l0_targets(messages: Sequence[Message], compress_end: int, marker: str, *,
     indices in ``keep`` are skipped and end a block."""
     out: list[Block] = []
     cursor = 0
-    reach = call_reach(messages)
+    ties = tool_ties(messages)
     while cursor <= compress_end:
         if is_memory(messages[cursor], marker):
             cursor += 1
@@ -139,7 +141,7 @@ def l0_targets(messages: Sequence[Message], compress_end: int, marker: str, *,
             cursor += 1
             continue
         end, scope = _block_end(messages, cursor, compress_end, marker, keep)
-        protected = protect_tool_call_boundary(messages, cursor, end, reach)
+        protected = protect_tool_call_boundary(messages, cursor, end, ties)
         if protected != end and protected <= cursor:  # spec: stop rather than keep a one-message block
             break
         out.append(Block(block_id=f"block_{len(out) + 1}", scope=scope, start=cursor, end=protected))
@@ -184,7 +186,7 @@ def merge_targets(messages: Sequence[Message], compress_end: int, marker: str, *
     if not candidates:
         return []
     level = candidates[0]
-    ties = _ties(messages)
+    ties = tool_ties(messages)
     out: list[Block] = []
     run: list[_Memory] = []
     for b, lv in [*zip(blocks, levels, strict=True), (None, None)]:
@@ -198,16 +200,6 @@ def merge_targets(messages: Sequence[Message], compress_end: int, marker: str, *
                              source_block_count=len(run)))
         run = [b] if b is not None and lv == level else []
     return out
-
-
-def _ties(messages: Sequence[Message]) -> list[tuple[int, int]]:
-    """Each message's furthest tool-call partners: (earliest, latest) index it is paired with."""
-    ties = [(i, i) for i in range(len(messages))]
-    for link in index_tool_calls(messages).links:
-        c, r = link.call_at, link.result_at
-        ties[c] = (min(ties[c][0], r), max(ties[c][1], r))
-        ties[r] = (min(ties[r][0], c), max(ties[r][1], c))
-    return ties
 
 
 def _bridgeable(messages: Sequence[Message], start: int, end: int, keep: frozenset[int],
