@@ -63,6 +63,43 @@ def test_truncate_by_characters_and_by_tokens():
     assert counter.count(cut) <= 200 < counter.count(words)
 
 
+def test_truncate_over_both_limits_states_the_whole_cut_once():
+    # issue 13 item 1: over max_lines and max_chars, the marker counted only the second cut and
+    # left a fragment of the first marker in the kept tail
+    text = "".join(f"row {i:03d} " + "x" * 40 + "\n" for i in range(600))  # 600 lines, 29,400 chars
+    out = truncate_text(text, settings("truncate", max_lines=256, max_chars=1000, head_ratio=0.4), ctx(),
+                        where="s.jsonl:9")
+    assert out == (text[:400] + "\n[... tcompact truncated 579 lines / 28,400 characters of 29,400 here; the full "
+                   "output is in s.jsonl:9 ...]\n" + text[-600:])
+
+
+@pytest.mark.parametrize("key", ["codemie", "codex"])
+def test_truncate_markers_on_real_sessions_count_what_was_cut_from_the_original(key):
+    from conftest import real_file
+
+    from tcompact.formats import read_file
+
+    (main, *_) = read_file(real_file(key)).transcripts
+    result = get("truncate").compress(main.messages, settings("truncate"), ctx())
+    checked = 0
+    for old, new in zip(main.messages, result.messages, strict=True):
+        if new.text == old.text:
+            continue
+        # the defaults: the head is the first 102 lines and the tail the last 154; when they hold
+        # more than 10,240 characters, at most 4,096 and 6,144 of them; the marker counts the rest
+        text, lines = old.text, old.text.splitlines(keepends=True)
+        head, tail = ("".join(lines[:102]), "".join(lines[-154:])) if len(lines) > 256 else (text, text)
+        if len(lines) <= 256 or len(head) + len(tail) > 10240:
+            head, tail = head[:4096], tail[-6144:]
+        cut = text[len(head):len(text) - len(tail)]
+        marker = (f"[... tcompact truncated {cut.count(chr(10)):,} lines / {len(cut):,} characters of "
+                  f"{len(text):,} here; the full output is in session.jsonl:7 ...]")
+        assert new.text == (head + ("" if head.endswith("\n") else "\n") + marker
+                            + ("" if tail.startswith("\n") else "\n") + tail)
+        checked += 1
+    assert checked == {"codemie": 6, "codex": 21}[key]
+
+
 def test_truncate_compressor_touches_only_big_tool_outputs_outside_keep_recent():
     big = "".join(f"{i}\n" for i in range(600))
     msgs = session([("bash", big), ("bash", "small"), ("grep", big)])
