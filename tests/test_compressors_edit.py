@@ -201,6 +201,58 @@ def test_offload_then_restore_is_byte_identical(tmp_path, name):
     assert result.exit_code == 0 and (tmp_path / "back2.jsonl").read_bytes() == src.read_bytes()
 
 
+_BIG = "".join(f"collected item {i}\n" for i in range(400))
+_DOC = [msg("system", "You are a coding agent."), msg("user", "run the tests"),
+        msg("assistant", "", tool_calls=[call("c1", "bash", {"cmd": "pytest"})]),
+        msg("tool", _BIG, tool_call_id="c1"), msg("assistant", "All 400 pass."), msg("user", "thanks")]
+
+
+@pytest.mark.parametrize("name, doc", [
+    ("array.json", _DOC),
+    ("wrapped.json", {"messages": _DOC}),
+    ("run.traj", {"trajectory": [], "history": _DOC, "info": {}}),
+    ("results.json", [{"task_id": 7, "trial": 0, "reward": 1.0, "info": {}, "traj": _DOC}]),
+])
+def test_offload_then_restore_of_a_json_document_gives_its_chat_file(tmp_path, name, doc):
+    # issue 13 item 2: a one-document input has no lines of its own; its blobs held "raw": [] and
+    # restore said "no offload markers in this transcript" over a file full of them
+    from typer.testing import CliRunner
+
+    from tcompact.app import app
+
+    src = tmp_path / name
+    src.write_bytes(orjson.dumps(doc))
+    out, back, chat = tmp_path / "out.jsonl", tmp_path / "back.jsonl", tmp_path / "chat.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(app, ["compact", str(src), "-c", "offload", "--force", "-o", str(out),
+                                 "--set", "large_message_tokens=200"])
+    assert result.exit_code == 0, result.stderr
+    (blob,) = (tmp_path / "out.offload").iterdir()
+    assert orjson.loads(blob.read_bytes())["messages"] == [_DOC[3]]
+    assert out.read_bytes().count(b"[[OFFLOAD: handle=") == 1
+    result = runner.invoke(app, ["restore", str(out), "-o", str(back)])
+    assert (result.exit_code, result.stdout) == (0, f"Restored 1 offloaded line(s) into {back}\n")
+    assert runner.invoke(app, ["convert", str(src), "--to", "chat", "-o", str(chat)]).exit_code == 0
+    assert back.read_bytes() == chat.read_bytes() == b"".join(orjson.dumps(m) + b"\n" for m in _DOC)
+
+
+def test_restore_refuses_an_original_it_cannot_place(tmp_path):
+    from typer.testing import CliRunner
+
+    from tcompact.app import app
+
+    out = tmp_path / "out.jsonl"
+    runner = CliRunner()
+    assert runner.invoke(app, ["compact", str(SAMPLES / "claude_code_session.jsonl"), "-c", "offload", "--force",
+                               "-o", str(out), "--to", "codex", "--set", "large_message_tokens=200",
+                               "--set", "protected_tools=[]"]).exit_code == 0
+    blob = min((tmp_path / "out.offload").iterdir(), key=lambda p: p.stem[-6:])  # the first in the file
+    result = runner.invoke(app, ["restore", str(out), "-o", str(tmp_path / "back.jsonl")])
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: {out}: the offloaded original {blob.stem} (claude-code) cannot be put back into a codex file "
+           "— restore the file the compaction wrote, in the format it wrote\n")
+
+
 def test_restore_errors(tmp_path):
     from typer.testing import CliRunner
 
