@@ -253,6 +253,31 @@ def test_restore_refuses_an_original_it_cannot_place(tmp_path):
            "— restore the file the compaction wrote, in the format it wrote\n")
 
 
+def test_restore_skips_bad_lines_as_compact_did(tmp_path):
+    # issue 13 item 17: a file compacted with --skip-bad-lines could not be restored
+    from typer.testing import CliRunner
+
+    from tcompact.app import app
+
+    src = jsonl(tmp_path / "s.jsonl", [msg("user", "run"), "{not json",
+                                       msg("assistant", "", tool_calls=[call("c1", "bash", {})]),
+                                       msg("tool", _BIG, tool_call_id="c1"), msg("assistant", "ok")])
+    out, back = tmp_path / "out.jsonl", tmp_path / "back.jsonl"
+    runner = CliRunner()
+    assert runner.invoke(app, ["compact", str(src), "-c", "offload", "--force", "-o", str(out), "--skip-bad-lines",
+                               "--set", "large_message_tokens=200"]).exit_code == 0
+    result = runner.invoke(app, ["restore", str(out), "-o", str(back)])
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: {out}:2: not valid JSON (unexpected character, expected a string key at column 2) — fix or "
+           "remove that line, or pass --skip-bad-lines to read on without it\n")
+    result = runner.invoke(app, ["restore", str(out), "-o", str(back), "--skip-bad-lines"])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        0, f"Restored 1 offloaded line(s) into {back}\n",
+        f"Warning: {out}: skipped 1 bad line(s) (2); line 2: not valid JSON (unexpected character, expected a "
+        "string key at column 2)\n")
+    assert back.read_bytes() == src.read_bytes()
+
+
 def test_restore_errors(tmp_path):
     from typer.testing import CliRunner
 

@@ -24,8 +24,10 @@ __all__ = ["restore_file", "MARKER"]
 MARKER = re.compile(r"\[\[OFFLOAD: handle=([0-9A-Za-z_-]+), type=\w+(?:, path=([^\]\n]+))?\]\]")
 
 
-def restore_file(path: str | Path, *, store: str | Path | None = None, read: ReadOptions | None = None) -> tuple[bytes, int]:
-    """The restored file bytes and how many offloaded messages were put back."""
+def restore_file(path: str | Path, *, store: str | Path | None = None, read: ReadOptions | None = None
+                 ) -> tuple[bytes, int, tuple[tuple[int, str], ...]]:
+    """The restored file bytes, how many offloaded messages were put back, and the lines skipped as
+    malformed (``read.skip_bad_lines``), which are written back as they are."""
     source = read_file(path, read or ReadOptions())
     replaced: dict[int, bytes] = {}
     for t in source.transcripts:
@@ -40,7 +42,7 @@ def restore_file(path: str | Path, *, store: str | Path | None = None, read: Rea
         raise InputError("no offload markers in this transcript", path=str(path),
                          hint="pass a file written by `tcompact compact -c offload`")
     lines = [replaced.get(i, r.raw or b"") for i, r in enumerate(source.records)]
-    return join_lines(lines), len(replaced)
+    return join_lines(lines), len(replaced), source.skipped
 
 
 def _lines(doc: dict, handle: str, fmt: str, shown: str) -> list[bytes]:

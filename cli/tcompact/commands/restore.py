@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ._options import FormatOpt
+from ._options import FormatOpt, SkipBadLinesOpt
 
 
 def restore(
@@ -18,8 +18,11 @@ def restore(
                                                "in the markers).", show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
     fmt: FormatOpt = None,
+    skip_bad_lines: SkipBadLinesOpt = False,
 ) -> None:
     """Rebuild the original transcript from a compacted one and its offload store.
+
+    Lines skipped as malformed (--skip-bad-lines) are written back as they are.
 
     Example: tcompact restore out.jsonl --store out.offload -o original.jsonl
     """
@@ -28,7 +31,9 @@ def restore(
     from ..restore import restore_file
     from ._options import read_options
 
-    data, count = restore_file(path, store=store, read=read_options(fmt, False, False, keep_raw=True))
+    data, count, skipped = restore_file(path, store=store,
+                                        read=read_options(fmt, False, skip_bad_lines, keep_raw=True))
+    render.warn_skipped_lines(str(path), skipped)
     write_bytes(output, data, force=force, inputs=(path,))
     render.console().print(f"Restored {count} offloaded line(s) into {output}")
 
