@@ -285,3 +285,25 @@ def test_without_strict_a_broken_invariant_is_a_warning(runner, tmp_path, monkey
     assert result.exit_code == 0
     assert result.stderr == "Warning: invariant: the output does not read back as the compacted messages\n"
     assert len(read_file(tmp_path / "out.jsonl").transcripts[0].messages) == 17  # of 18: the last line is lost
+
+
+def test_compact_to_another_format_warns_what_it_leaves_out_and_reports_what_it_wrote(runner, tmp_path):
+    # issue 13 item 4: --to chat from Codex dropped the encrypted reasoning silently and the report's
+    # "after" still counted it
+    result = runner.invoke(app, ["compact", str(CODEX), "-c", "truncate", "--set", "max_lines=8", "--force",
+                                 "--to", "chat", "-o", "out.jsonl", "--json"])
+    assert result.exit_code == 0
+    notes = ["24 record(s) that are not messages stay behind: event_msg/token_count ×9, event_msg/agent_reasoning "
+             "×4, turn_context ×2, event_msg/task_started ×2, event_msg/user_message ×2, event_msg/agent_message ×2, "
+             "event_msg/task_complete ×2, event_msg/patch_apply_end ×1",
+             "4 encrypted reasoning item(s) are opaque and cannot be carried over"]
+    assert result.stderr == "".join(f"Warning: {n}\n" for n in notes)
+    report = orjson.loads(result.stdout)
+    assert (report["notes"], report["after"], report["stages"][0]["tokens_after"]) == (
+        notes, {"messages": 21, "tokens": 2486}, 3998)  # 3998: with the encrypted items' 1,512 estimated tokens
+    inspected = runner.invoke(app, ["inspect", "out.jsonl", "--json"])
+    assert orjson.loads(inspected.stdout)["files"][0]["transcripts"][0]["tokens"]["total"] == 2486
+    same = runner.invoke(app, ["compact", str(CODEX), "-c", "truncate", "--set", "max_lines=8", "--force",
+                               "-o", "same.jsonl", "--json"])
+    assert (same.stderr, orjson.loads(same.stdout)["notes"], orjson.loads(same.stdout)["after"]["tokens"]) == (
+        "", [], 3998)

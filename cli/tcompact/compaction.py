@@ -174,6 +174,9 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     report = compact_report(source=info, stages=stages, status=status, window=ctx.window, counter=ctx.counter,
                             summarizer=getattr(summarizer, "name", None), output_format=fmt)
     report["invariants"] = violations(original.messages, final, stages) if applied else []
+    report["notes"] = list(output.notes) if output is not None else []  # what the output format leaves out
+    if output is not None and output.written is not None:  # the figure of what the file holds
+        report["after"]["tokens"] = ctx.counter.total(output.written.messages)
     return CompactionRun(status=status, message=message, source=source, transcript=original, messages=tuple(final),
                          stages=tuple(stages), output=output, output_format=fmt, blobs=blobs, report=report,
                          dump_context=dctx, counter=ctx.counter)

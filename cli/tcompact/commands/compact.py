@@ -102,6 +102,8 @@ def compact(
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
     run = compact_file(path, options, context={"transient_retries": max_retries, "concurrency": concurrency})
     render.warn_skipped_lines(str(path), run.source.skipped)
+    for note in run.report["notes"]:
+        render.warn(note)
     written, problems = ([], list(run.report.get("invariants") or [])) if dry_run else \
         write_run(run, paths, force=force, source=path, strict=strict)
     for problem in problems:
