@@ -136,9 +136,61 @@ def test_a_result_that_no_longer_rebuilds_is_a_mismatch(runner, tmp_path):
     result = runner.invoke(app, ["replay", "dumps", "--verify"])
     assert result.exit_code == 1
     first, summary = result.stdout.splitlines()
-    assert first.startswith(f'MISMATCH {dump.name}: context_after.messages[1]: expected {{"role":"user","content":'
-                            '"a different memory block"}, got {"role":"user","content":"<memory_block_dialogue>')
+    assert first == (f'MISMATCH {dump.name}: context_after.messages[1].content: expected "a different memory block", '
+                     'got "<memory_block_dialogue>\\n<meaning>\\nThis is a compressed handoff o…"')
     assert summary == "1 dump(s): 0 OK, 1 mismatched"
+
+
+def codex_with_fake_keys(path):
+    """A Codex rollout whose tool outputs are test files holding fake API keys (six rounds, two reads each)."""
+    def line(typ, payload):
+        return {"timestamp": "2026-01-01T00:00:00.000Z", "type": typ, "payload": payload}
+
+    keys = ('OPENAI_API_KEY = "sk-proj-' + "Fake0Key1For2Tests3Only4" * 2 + '"\nAWS_ACCESS_KEY_ID = "AKIA'
+            'FAKETESTKEY12345"\nGITHUB_TOKEN = "ghp_fakeTestToken0123456789abcdefghijABCD"\n')
+    out = [line("session_meta", {"id": "019f0000-0000-7000-8000-000000000005", "cwd": "/src/app",
+                                 "base_instructions": {"text": "You are Codex, a coding agent."}}),
+           line("turn_context", {"cwd": "/src/app", "model": "gpt-5-codex"})]
+    for r in range(6):
+        out.append(line("response_item", {"type": "message", "role": "user",
+                                          "content": [{"type": "input_text", "text": f"Round {r}: make it pass"}]}))
+        for k in range(2):
+            cid = f"call_{r}_{k}"
+            out.append(line("response_item", {"type": "function_call", "name": "shell", "call_id": cid,
+                                              "arguments": json.dumps({"command": ["cat", f"tests/test_{r}_{k}.py"]})}))
+            body = "import client\n\n" + keys + "".join(f"\ndef test_{r}_{k}_{i}():\n    assert client.call({i}) == "
+                                                        f"{2 * i}\n" for i in range(40))
+            out.append(line("response_item", {"type": "function_call_output", "call_id": cid,
+                                              "output": json.dumps({"output": body, "metadata": {"exit_code": 0}})}))
+        out.append(line("response_item", {"type": "message", "role": "assistant",
+                                          "content": [{"type": "output_text", "text": f"Round {r} passes."}]}))
+    path.write_text("".join(json.dumps(o) + "\n" for o in out))
+    return path
+
+
+def test_round_level_dumps_with_redacted_secrets_verify(runner, tmp_path):
+    # issue 13 item 5: the round-level prompt states current_context_window_tokens, counted on the
+    # original texts; the rebuild counted the redacted ones, and verify reported a false MISMATCH
+    compact(runner, codex_with_fake_keys(tmp_path / "keys.jsonl"), "round-level", tmp_path)
+    (dump,) = (tmp_path / "dumps").iterdir()
+    doc = orjson.loads(dump.read_bytes())
+    assert (doc["redactions"], doc["request"]["stage"]) == (13, "l0_to_l1")
+    assert "- current_context_window_tokens: 12565\n" in doc["request"]["messages_sent"][1]["content"]
+    result = runner.invoke(app, ["replay", "dumps", "--verify"])
+    assert (result.exit_code, result.stdout) == (0, f"OK {dump.name} (token figures not compared: 13 redacted "
+                                                    "text(s))\n1 dump(s): 1 OK, 0 mismatched\n")
+
+    def change(d):  # a request the rebuild does not make: the first differing field and both values
+        sent = d["request"]["messages_sent"][1]
+        sent["content"] = sent["content"].replace("- phase: l0_to_l1", "- phase: l1_to_l2")
+        d["hashes"] = content_hashes(d)
+
+    edit(dump, change)
+    result = runner.invoke(app, ["replay", "dumps", "--verify"])
+    assert (result.exit_code, result.stdout) == (1, (
+        f'MISMATCH {dump.name}: request.messages_sent[1].content: expected "…ression Task]\\n- phase: l1_to_l2\\n'
+        '- target_summary_tokens: #\\n- kee…", got "…ression Task]\\n- phase: l0_to_l1\\n- target_summary_tokens: '
+        '#\\n- kee…"\n1 dump(s): 0 OK, 1 mismatched\n'))
 
 
 @pytest.mark.parametrize(("content", "message"), [

@@ -25,7 +25,7 @@ from .errors import InputError
 from .model import Message
 from .summarizers.base import Summarizer, SummaryRequest, SummaryResponse
 from .summarizers.contracts import extract_snapshot
-from .summarizers.replay import ReplaySummarizer, fingerprint
+from .summarizers.replay import ReplaySummarizer, fingerprint, without_token_figures
 from .tokens import TokenCounter
 
 __all__ = ["Dump", "load_dumps", "Check", "verify", "rebuild", "rerun", "Rerun", "table_rows", "messages_of"]
@@ -210,10 +210,11 @@ def verify(dumps: Sequence[Dump]) -> list[Check]:
             path = None if n in have else _sibling(run[0].path, (run[0].doc["run"]["id"], n), folders)
             if path is not None:
                 answers.append(_load(path).doc)
-        replay = ReplaySummarizer(answers, origin="the run's dumps")
+        redacted = any(d.get("redactions") for d in answers)
+        replay = ReplaySummarizer(answers, origin="the run's dumps", blind=redacted)
         recorder = _Recorder(replay)
         result = rebuild(run[0].doc, recorder, path=run[0].path)
-        checks += [_check(d, result, recorder.requests) for d in run]
+        checks += [_check(d, result, recorder.requests, redacted=redacted) for d in run]
     return checks
 
 
@@ -231,35 +232,53 @@ class _Recorder:
         return self.inner.summarize(request)
 
 
-def _check(dump: Dump, result: CompressionResult, requests: Sequence[SummaryRequest]) -> Check:
+def _check(dump: Dump, result: CompressionResult, requests: Sequence[SummaryRequest], *, redacted: bool) -> Check:
     doc = dump.doc
-    recorded = fingerprint(doc["request"]["messages_sent"], str(doc["request"]["contract"]))
-    sent = {fingerprint(r.wire_messages(), r.contract) for r in requests}
-    if recorded not in sent:
-        return Check(dump, False, "request.messages_sent", "the recorded request", "a different request")
+    recorded = fingerprint(doc["request"]["messages_sent"], str(doc["request"]["contract"]), blind=redacted)
+    if recorded not in {fingerprint(r.wire_messages(), r.contract, blind=redacted) for r in requests}:
+        return _request_difference(dump, requests, redacted=redacted)
     if doc.get("response"):
         got = extract_snapshot(doc["response"]["raw_content"])
         if got != doc["response"]["extracted_summary"]:
-            return Check(dump, False, "response.extracted_summary", doc["response"]["extracted_summary"], got)
+            return _differs(dump, "response.extracted_summary", doc["response"]["extracted_summary"], got)
+    note = f"token figures not compared: {doc['redactions']} redacted text(s)" if doc.get("redactions") else ""
     if doc.get("context_after") is not None:
-        return _check_after(dump, result)
-    return Check(dump, True)
+        return _check_after(dump, result, note=note)
+    return Check(dump, True, note=note)
 
 
-def _check_after(dump: Dump, result: CompressionResult) -> Check:
+def _request_difference(dump: Dump, requests: Sequence[SummaryRequest], *, redacted: bool) -> Check:
+    """The first difference between the recorded request and the one the rebuild made at its place."""
+    doc, n = dump.doc, dump.doc["run"]["call"]
+    if n > len(requests):
+        return Check(dump, False, "request", f"call {n} of the run", f"{len(requests)} call(s) made")
+    rebuilt = requests[n - 1]
+    want = {"contract": doc["request"]["contract"], "messages_sent": doc["request"]["messages_sent"]}
+    have = {"contract": rebuilt.contract, "messages_sent": _redacted(rebuilt.wire_messages(), doc)}
+    if redacted:
+        want, have = without_token_figures(want), without_token_figures(have)
+    found = first_difference(want, have, "request")
+    return Check(dump, False, *(found or ("request", "the recorded request", "another call's request")))
+
+
+def _redacted(value: Any, doc: Mapping[str, Any]) -> Any:
+    """``value`` redacted as the dump's texts were, when secret redaction changed any of them."""
+    if not doc.get("redactions"):
+        return value
+    from .redact import redact_value
+
+    return redact_value(value)
+
+
+def _check_after(dump: Dump, result: CompressionResult, *, note: str) -> Check:
     doc = dump.doc
     expected = doc["context_after"]["messages"]
-    got = [message_dict(m) for m in result.messages]
-    if doc.get("redactions"):
-        from .redact import redact_value
-
-        got = redact_value(got)
+    got = _redacted([message_dict(m) for m in result.messages], doc)
     if got != expected:
-        index = next((i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b), min(len(got),
-                                                                                                  len(expected)))
-        return Check(dump, False, f"context_after.messages[{index}]", _short(expected, index), _short(got, index))
+        found = first_difference(expected, got, "context_after.messages")
+        return Check(dump, False, *(found or ("context_after.messages", "the recorded messages", "others")))
     if doc.get("redactions"):
-        return Check(dump, True, note=f"token figures not compared: {doc['redactions']} redacted text(s)")
+        return Check(dump, True, note=note)
     for field, want, have in (("benefit.tokens_before", doc["benefit"]["tokens_before"], result.tokens_before),
                               ("benefit.tokens_after", doc["benefit"]["tokens_after"], result.tokens_after)):
         if want != have:
@@ -267,11 +286,53 @@ def _check_after(dump: Dump, result: CompressionResult) -> Check:
     return Check(dump, True)
 
 
-def _short(items: Sequence[Any], index: int) -> str:
-    if index >= len(items):
-        return f"(no message; {len(items)} in all)"
-    text = orjson.dumps(items[index]).decode()
-    return text if len(text) <= 120 else text[:119] + "…"
+def _differs(dump: Dump, field: str, want: Any, have: Any) -> Check:
+    found = first_difference(want, have, field)
+    return Check(dump, False, *(found or (field, want, have)))
+
+
+_MISSING = object()
+
+
+def first_difference(want: Any, have: Any, path: str) -> tuple[str, str, str] | None:
+    """``(field, expected, got)`` at the first place two JSON values differ, each value short (a
+    text shown around its first differing character); None when they are equal."""
+    if isinstance(want, dict) and isinstance(have, dict):
+        for key in [*want, *(k for k in have if k not in want)]:
+            a, b = want.get(key, _MISSING), have.get(key, _MISSING)
+            found = first_difference(a, b, f"{path}.{key}") if a is not _MISSING and b is not _MISSING else \
+                (f"{path}.{key}", _brief(a), _brief(b)) if a is not b else None
+            if found:
+                return found
+        return None
+    if isinstance(want, list) and isinstance(have, list):
+        for i, (a, b) in enumerate(zip(want, have, strict=False)):
+            if found := first_difference(a, b, f"{path}[{i}]"):
+                return found
+        if len(want) != len(have):
+            i = min(len(want), len(have))
+            return f"{path}[{i}]", _brief(want[i] if i < len(want) else _MISSING, len(want)), \
+                _brief(have[i] if i < len(have) else _MISSING, len(have))
+        return None
+    if want == have:
+        return None
+    if isinstance(want, str) and isinstance(have, str):
+        at = next((i for i, (a, b) in enumerate(zip(want, have, strict=False)) if a != b), min(len(want), len(have)))
+        return path, _around(want, at), _around(have, at)
+    return path, _brief(want), _brief(have)
+
+
+def _around(text: str, at: int, before: int = 24, width: int = 64) -> str:
+    start = max(0, at - before)
+    piece = ("…" if start else "") + text[start:start + width] + ("…" if start + width < len(text) else "")
+    return orjson.dumps(piece).decode()
+
+
+def _brief(value: Any, count: int | None = None) -> str:
+    if value is _MISSING:
+        return "(none)" if count is None else f"(none; {count} in all)"
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def table_rows(dumps: Sequence[Dump]) -> list[dict[str, Any]]:
