@@ -121,6 +121,30 @@ def test_inspect_json(runner, ntok):
                                 "skipped_lines": 0}
 
 
+def test_inspect_spans_show_what_compact_uses(runner):
+    # issue 13 item 6: --spans round-level kept 4 recent messages and used the 0.8 trigger, where
+    # compact -c round-level keeps 0 and acts at trigger_total_tokens (230,000)
+    def span(*args):
+        result = runner.invoke(app, ["inspect", "s.jsonl", "--json", "--context-window", "100", *args])
+        assert result.exit_code == 0, result.stderr
+        t = orjson.loads(result.stdout)["files"][0]["transcripts"][0]["span"]
+        return (t["keep_recent"], [t[p]["messages"] for p in ("prefix", "body", "tail")], t["would_compact"])
+
+    assert span("--spans", "round-level") == (0, [0, 7, 0], False)
+    compacted = runner.invoke(app, ["compact", "s.jsonl", "-c", "round-level", "--context-window", "100", "--json"])
+    assert orjson.loads(compacted.stdout)["stages"][0]["reason"] == "below the threshold (83 < 230,000 tokens)"
+    assert span("--spans", "round-level", "--keep-recent", "2") == (2, [0, 5, 2], False)
+    assert span("--spans", "current-round") == (0, [6, 1, 0], False)  # a body of 6 tokens: under 0.1 × 100
+    assert span("--spans", "full", "--keep-recent", "1") == (1, [1, 5, 1], True)
+    refused = runner.invoke(app, ["inspect", "s.jsonl", "--spans", "dialogue", "--keep-recent", "2"])
+    assert (refused.exit_code, refused.stderr) == (2, "Error: --keep-recent does not apply to dialogue, whose span "
+                                                      "keeps no number of recent messages — leave --keep-recent out\n")
+    refused = runner.invoke(app, ["inspect", "s.jsonl", "--keep-recent", "2"])
+    assert (refused.exit_code, refused.stderr) == (
+        2, "Error: --keep-recent sets the raw tail of a --spans layout, and no --spans was given — add --spans with "
+           "one of: current-round, dialogue, round-level, full\n")
+
+
 def test_inspect_model_sets_encoding_and_window(runner):
     report = orjson.loads(runner.invoke(app, ["inspect", "s.jsonl", "--json", "--model", "gpt-4"]).stdout)
     t = report["files"][0]["transcripts"][0]

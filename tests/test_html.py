@@ -91,9 +91,9 @@ def test_small_session_charts_have_exact_numbers(tmp_path):
 
     spans = specs["spans"]["data"]
     assert [(d["name"], d["y"], d["x"], d["customdata"]) for d in spans] == [
-        ("preserved prefix", ["current-round", "dialogue", "round-level"], [77, 0, 0], [6, 0, 0]),
-        ("compressible body", ["current-round", "dialogue", "round-level"], [6, 64, 21], [1, 5, 2]),
-        ("protected tail", ["current-round", "dialogue", "round-level"], [0, 19, 62], [0, 2, 5]),
+        ("preserved prefix", ["current-round", "dialogue", "round-level", "full"], [77, 0, 0, 10], [6, 0, 0, 1]),
+        ("compressible body", ["current-round", "dialogue", "round-level", "full"], [6, 64, 83, 73], [1, 5, 7, 6]),
+        ("protected tail", ["current-round", "dialogue", "round-level", "full"], [0, 19, 0, 0], [0, 2, 0, 0]),
     ]
     assert hi.tool_rows(t["tools"]) == [["run_tests", 1, 6, 20, 1, 0]]
 

@@ -18,7 +18,7 @@ from .errors import InputError, NotATranscriptError, TcompactError, UsageError
 from .formats import ReadOptions, find_files, read_file
 from .model import Message, SourceFile, ToolCall, ToolIndex, Transcript, index_tool_calls
 from .rounds import split_rounds
-from .spans import KEEP_RECENT_DEFAULT, SPAN_BUILDERS, Span, build_span
+from .spans import Span, build_span, keep_recent_default, span_names
 from .tokens import ENCODINGS, KINDS, MessageTokens, TokenCounter, encoding_for_model, texts_of
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
 
@@ -43,10 +43,17 @@ class InspectOptions:
     def __post_init__(self) -> None:
         if self.encoding is not None and self.encoding not in ENCODINGS:
             raise UsageError(f"unknown encoding {self.encoding!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
-        if self.spans is not None and self.spans not in SPAN_BUILDERS:
-            raise UsageError(f"unknown span layout {self.spans!r}", hint=f"use one of: {', '.join(SPAN_BUILDERS)}")
+        if self.spans is not None and self.spans not in span_names():
+            raise UsageError(f"unknown span layout {self.spans!r}", hint=f"use one of: {', '.join(span_names())}")
         if self.keep_recent is not None and self.keep_recent < 0:
             raise UsageError("--keep-recent must be 0 or more")
+        if self.keep_recent is not None:
+            if self.spans is None:
+                raise UsageError("--keep-recent sets the raw tail of a --spans layout, and no --spans was given",
+                                 hint=f"add --spans with one of: {', '.join(span_names())}")
+            from .compressors import get
+
+            get(self.spans).preview_settings(self.keep_recent)  # refused where the span keeps no recent messages
         if self.context_window is not None and self.context_window <= 0:
             raise UsageError("--context-window must be a positive number of tokens")
         if self.top < 0:
@@ -289,7 +296,7 @@ def _span(messages: Sequence[Message], counts: Sequence[MessageTokens], total: i
     if options.spans is None:
         return None
     span = build_span(options.spans, messages, keep_recent=options.keep_recent)
-    keep = options.keep_recent if options.keep_recent is not None else KEEP_RECENT_DEFAULT.get(options.spans)
+    keep = options.keep_recent if options.keep_recent is not None else keep_recent_default(options.spans)
 
     def part(r: range) -> dict[str, Any]:
         return {"start": r.start, "end": r.stop, "messages": len(r), "tokens": sum(c.total for c in counts[r.start:r.stop])}
@@ -301,14 +308,18 @@ def _span(messages: Sequence[Message], counts: Sequence[MessageTokens], total: i
         "prefix": part(span.prefix),
         "body": body,
         "tail": part(span.tail),
-        "would_compact": _would_compact(span, total, body["tokens"], window),
+        "would_compact": _would_compact(options.spans, span, total, body["tokens"], window),
     }
 
 
-def _would_compact(span: Span, total: int, body_tokens: int, window: int) -> bool:
-    """The trigger of spec §2.2: over 0.8 of the window and a body of at least 0.1 of it."""
-    return (not span.empty and total >= ratio_threshold(window, TRIGGER_RATIO)
-            and body_tokens >= int(window * MIN_TARGET_RATIO))
+def _would_compact(name: str, span: Span, total: int, body_tokens: int, window: int) -> bool:
+    """Whether the compressor, with its default settings, would act (its own trigger: spec §2.2's
+    0.8 / 0.1 ratios, round-level's trigger_total_tokens)."""
+    from .compressors import get
+
+    compressor = get(name)
+    return compressor.acts(total, body_tokens, window=window, settings=compressor.preview_settings(),
+                           empty=span.empty)
 
 
 def _totals(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -20,11 +20,12 @@ def inspect(
                                                  show_default=False)] = None,
     context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
                                                           show_default=False)] = None,
-    spans: Annotated[str | None, typer.Option("--spans", help="Show the span layout of a compressor: "
-                                                 "current-round, dialogue or round-level.",
+    spans: Annotated[str | None, typer.Option("--spans", help="Show the span layout a compressor uses: "
+                                                 "current-round, dialogue, round-level or full.",
                                                  show_default=False)] = None,
-    keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="Tail messages the span keeps "
-                                                       "(default: the compressor's).", show_default=False)] = None,
+    keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="With --spans: tail messages the "
+                                                       "span keeps raw (default: the compressor's).",
+                                                    show_default=False)] = None,
     top: Annotated[int, typer.Option("--top", help="How many of the largest messages to list.")] = 10,
     html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report with charts "
                                               "(needs tcompact[html]; replaces an existing page).",

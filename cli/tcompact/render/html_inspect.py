@@ -239,14 +239,14 @@ def load_transcript(f: Mapping[str, Any], options: Any, wanted: str | None = Non
 def file_charts(t: Mapping[str, Any], messages: Sequence[Message], counts: Sequence[MessageTokens], options: Any
                 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The chart specs of one transcript's page (by element id) and the span layouts drawn."""
-    from ..spans import SPAN_BUILDERS
+    from ..spans import span_names
 
     totals = [c.total for c in counts]
     specs: dict[str, Any] = {
         "cumulative": cumulative_chart(totals, [message_kind(m) for m in messages], t["window"], t["compactions"]),
         "kinds-by-round": kinds_by_round_chart(t["rounds"], [c.by_kind for c in counts]),
     }
-    names = [options.spans] if getattr(options, "spans", None) else list(SPAN_BUILDERS)
+    names = [options.spans] if getattr(options, "spans", None) else span_names()
     layouts = span_layouts(messages, totals, names, getattr(options, "keep_recent", None))
     specs["spans"] = span_chart(layouts)
     usage = usage_chart(t["provider_usage"], t["tokens"]["total"])
