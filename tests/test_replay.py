@@ -231,6 +231,26 @@ def test_rerun_against_an_openai_endpoint_writes_a_linked_dump(runner, tmp_path,
     assert runner.invoke(app, ["replay", "dumps/replays", "--verify"]).exit_code == 0  # the new dump verifies too
 
 
+def test_a_rerun_shows_the_new_summary_redacted(runner, tmp_path, monkeypatch):
+    # issue 13 item 7: a secret the model returned was printed as new.summary, unredacted
+    compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
+    (dump,) = (tmp_path / "dumps").iterdir()
+    secret = "sk-proj-" + "Leak3dByTheM0del" * 3
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-0000000000000000000000")
+    with FakeOpenAI() as server:
+        for _ in range(2):
+            server.enqueue(ok(f"<state_snapshot>Deploy with OPENAI_API_KEY={secret} next.</state_snapshot>"))
+        as_json = runner.invoke(app, ["replay", f"dumps/{dump.name}", "--summarizer", "openai", "--model", "m",
+                                      "--base-url", server.base_url, "--json"])
+        as_table = runner.invoke(app, ["replay", f"dumps/{dump.name}", "--summarizer", "openai", "--model", "m",
+                                       "--base-url", server.base_url, "--dump-dir", "again"])
+    assert (as_json.exit_code, as_table.exit_code) == (0, 0)
+    assert json.loads(as_json.stdout)["new"]["summary"] == "Deploy with OPENAI_API_KEY=[REDACTED:openai_key] next."
+    assert "│ summary  │ 1. Historical User Requests" in as_table.stdout and "[REDACTED:openai_key]" in as_table.stdout
+    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*.json"))
+    assert secret not in as_json.stdout + as_table.stdout and secret.encode() not in written
+
+
 def test_table_over_a_folder_of_mixed_dumps(runner, tmp_path, monkeypatch):
     compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
     compact(runner, SAMPLES / "codex_rollout.jsonl", "full", tmp_path)

@@ -23,6 +23,7 @@ from .compressors.base import CompressionResult, Context
 from .dump import READABLE_SCHEMAS, content_hashes, digest, message_dict, message_from_dict
 from .errors import InputError
 from .model import Message
+from .redact import redact
 from .summarizers.base import Summarizer, SummaryRequest, SummaryResponse
 from .summarizers.contracts import extract_snapshot
 from .summarizers.replay import ReplaySummarizer, fingerprint, without_token_figures
@@ -394,4 +395,5 @@ def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> R
         new["replayed_from"] = {"dump": dump.name, "run": doc["run"]["id"]}
     recorded = (doc.get("response") or {}).get("extracted_summary") or ""
     last = next((c.response for c in reversed(result.calls) if c.response is not None), None)
-    return Rerun(dump, result, dumps, recorded, extract_snapshot(last.text) if last else "")
+    # the new answer is shown on the terminal and in --json: redacted as the dump that holds it is
+    return Rerun(dump, result, dumps, recorded, redact(extract_snapshot(last.text)) if last else "")
