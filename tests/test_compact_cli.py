@@ -32,24 +32,38 @@ def dumps_in(folder):
 
 
 def test_nothing_to_do_is_exit_0_and_writes_nothing(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl"])
-    assert (result.exit_code, result.stderr) == (0, "")
-    assert [line.rstrip() for line in result.stdout.splitlines()] == [
-        f"{CHAT} · chat · window 200,000 · o200k_base, approximate",
-        "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (--force compacts anyway)",
-        "Stages",
-        "┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
-        "┃ compressor ┃          tokens ┃ messages ┃ calls ┃ outcome                    ┃",
-        "┡━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
-        "│ dialogue   │ 11,796 → 11,796 │  33 → 33 │     0 │ below the threshold        │",
-        "│            │                 │          │       │ (11,796 < 160,000 tokens)  │",
-        "└────────────┴─────────────────┴──────────┴───────┴────────────────────────────┘",
-        "Wrote 1 file(s)",
-    ]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.report.json"]
-    report = orjson.loads((tmp_path / "out.report.json").read_bytes())
-    assert (report["status"], report["outputs"]["transcript"], report["summarizer"]["calls"]) == (
-        "nothing to do", None, 0)
+    # issue 13 item 10: the report was written anyway, so the same command failed the second time
+    for _ in range(2):
+        result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl"])
+        assert (result.exit_code, result.stderr) == (0, "")
+        assert [line.rstrip() for line in result.stdout.splitlines()] == [
+            f"{CHAT} · chat · window 200,000 · o200k_base, approximate",
+            "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (dialogue: below the threshold "
+            "(11,796 < 160,000 tokens); --force compacts anyway)",
+            "Stages",
+            "┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+            "┃ compressor ┃          tokens ┃ messages ┃ calls ┃ outcome                    ┃",
+            "┡━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
+            "│ dialogue   │ 11,796 → 11,796 │  33 → 33 │     0 │ below the threshold        │",
+            "│            │                 │          │       │ (11,796 < 160,000 tokens)  │",
+            "└────────────┴─────────────────┴──────────┴───────┴────────────────────────────┘",
+        ]
+        assert list(tmp_path.iterdir()) == []
+    report = orjson.loads(runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl", "--json"]).stdout)
+    assert (report["status"], report["reason"], report["written"], report["summarizer"]["calls"]) == (
+        "nothing to do", "dialogue: below the threshold (11,796 < 160,000 tokens); --force compacts anyway", [], 0)
+
+
+def test_nothing_to_do_when_forced_says_the_real_reason(runner, tmp_path):
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--force", "--set", "max_chars=1000000",
+                                 "--set", "max_lines=100000"])
+    assert (result.exit_code, result.stdout.splitlines()[1]) == (
+        0, "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (truncate: no tool output over "
+           "the limits)")
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "offload,round-level", "-o", "out.jsonl", "--json"])
+    assert orjson.loads(result.stdout)["reason"] == ("offload: below the threshold; round-level: below the threshold "
+                                                     "(11,796 < 230,000 tokens); --force compacts anyway")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_forced_dialogue_writes_transcript_dump_and_report(runner, tmp_path):

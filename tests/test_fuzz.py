@@ -160,14 +160,19 @@ def _pipeline(runner: CliRunner, folder: Path, source: Path, name: str, compress
 
     out, dumps, rep = folder / "out.jsonl", folder / "dumps", folder / "report.json"
     args = ["compact", str(source), "-c", compressor, "--force", "-o", str(out), "--dump-dir", str(dumps),
-            "--report", str(rep), "--offload-dir", str(folder / "store"), *flags]
+            "--report", str(rep), "--offload-dir", str(folder / "store"), "--json", *flags]
     for s in SETS.get(compressor, []):
         args += ["--set", s]
     result = runner.invoke(app, args)
     _ok(result, "compact")
     if result.exit_code != 0:
         return Outcome("clean error", _check_error(result, name, "compact"))
-    summary = orjson.loads(rep.read_bytes())
+    summary = orjson.loads(result.stdout)
+    if rep.exists() == (summary["status"] == "nothing to do"):  # "nothing to do" writes no report
+        raise Failure(f"compact: status {summary['status']!r} and the report {'is' if rep.exists() else 'is not'} "
+                      "written")
+    if rep.exists():
+        summary = orjson.loads(rep.read_bytes())  # with the read-back check of the written transcript
     if _warnings(result, skip):
         raise Failure(f"compact: exit 0 with warnings: {result.stderr[:2000]!r}")
     if summary["invariants"]:

@@ -354,7 +354,7 @@ def test_compact_html_on_a_dry_run_is_the_only_file_written(runner, tmp_path):
                                  "--set", "target_total_tokens=50", "--force", "--dry-run", "--html", "r.html"])
     assert result.exit_code == 0, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]
-    assert "Dry run: nothing was written.\nWrote the HTML report: r.html\n" in result.stdout
+    assert "Dry run: no transcript, dump or report was written.\nWrote the HTML report: r.html\n" in result.stdout
     document = (tmp_path / "r.html").read_text(encoding="utf-8")
     # every invariant holds (the system prompt alone is over the 50-token target, so hard truncation keeps
     # the last request's first 512 tokens); a dry run reads nothing back, so that check is not listed

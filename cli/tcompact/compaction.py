@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .compressors import chain_settings, parse_chain
+from .compressors._summarize import TRIGGER_REASONS
 from .compressors.base import CompressionResult, Compressor, Context, Settings
 from .dump import DumpContext, iter_dumps, safe_name
 from .errors import UsageError
@@ -159,6 +160,8 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     status = "failed" if failed else "compacted" if applied else "nothing to do"
     message = (f"{failed.compressor.name}: {failed.result.reason}" if failed else
                "; ".join(f"{s.compressor.name}: {s.result.reason}" for s in stages))
+    if status == "nothing to do" and not ctx.force and any(s.result.reason.startswith(TRIGGER_REASONS) for s in stages):
+        message += "; --force compacts anyway"
     session = _session(source, original)
     info = {"path": source.path, "format": source.format, "sha256": _sha256(source), "transcript": original.id}
     dctx = DumpContext(session=session, source=info, window=ctx.window,
@@ -173,6 +176,7 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     blobs = tuple(_blob(source, b) for s in stages if s.result.applied for b in s.result.blobs)
     report = compact_report(source=info, stages=stages, status=status, window=ctx.window, counter=ctx.counter,
                             summarizer=getattr(summarizer, "name", None), output_format=fmt)
+    report["reason"] = message
     report["invariants"] = violations(original.messages, final, stages) if applied else []
     report["notes"] = list(output.notes) if output is not None else []  # what the output format leaves out
     if output is not None and output.written is not None:  # the figure of what the file holds

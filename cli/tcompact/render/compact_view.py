@@ -24,7 +24,7 @@ def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], output
         f"({_pct(saved, before['tokens'])} saved), {before['messages']:,} → {after['messages']:,} "
         "messages",
         "nothing to do": f"Nothing to do: {before['tokens']:,} tokens, {before['messages']:,} messages; "
-        "the transcript stays as it is (--force compacts anyway)",
+        f"the transcript stays as it is ({report['reason']})",
         "failed": "Compaction failed; the input is untouched",
     }[report["status"]]
     approx = ", approximate" if report["approximate"] else ""
@@ -60,8 +60,9 @@ def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], output
         usage = sm["usage"] or {}
         extra = f", {usage.get('total_tokens', 0):,} tokens used" if usage else ""
         out.print(Text(f"Summariser {sm['name']}: {sm['calls']} call(s), {sm['failed_calls']} failed{extra}"))
-    if dry_run:
-        out.print(Text("Dry run: nothing was written."))
+    if dry_run:  # with --html the page is the one file written, said after this line
+        out.print(Text("Dry run: no transcript, dump or report was written." if written else
+                       "Dry run: nothing was written."))
     elif written:
         out.print(
             Text(
