@@ -226,6 +226,23 @@ def test_python_dash_m_and_version():
     assert out.returncode == 0 and "inspect" in out.stdout and "convert" in out.stdout
 
 
+def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status():
+    # issue 13 item 11: `tcompact inspect f | head -2` was an internal error and exit 1; it ends as a
+    # Unix tool that SIGPIPE ended does: no output on stderr, status 141 (128 + 13)
+    import os
+
+    chat = str(SAMPLES / "chat_tool_session.jsonl")
+    commands = [["inspect", chat], ["convert", chat, "--to", "codex"], ["--version"]]  # rich, sys.stdout, echo
+    started = []
+    for args in commands:  # all at once; each reader is closed before the command writes
+        read, write = os.pipe()
+        os.close(read)
+        started.append(subprocess.Popen([sys.executable, "-m", "tcompact", *args], stdout=write,
+                                        stderr=subprocess.PIPE, cwd=REPO))
+        os.close(write)
+    assert [(p.wait(), p.stderr.read()) for p in started] == [(141, b"")] * len(commands)
+
+
 def test_help_does_not_import_the_heavy_modules():
     code = ("import sys; from tcompact.app import app; "
             "print(sorted(m for m in ('tiktoken', 'openai', 'tcompact.inspection', 'rich.table') if m in sys.modules))")

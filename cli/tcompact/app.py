@@ -3,12 +3,14 @@
 Every failure reaches the user as a single ``Error: …`` line on stderr with a non-zero exit code:
 tcompact's own errors (exit 2 for bad input or options, 1 for failed work), the parser's usage
 errors (exit 2), and — as a last resort — unexpected exceptions (exit 70, with the traceback only
-when TCOMPACT_DEBUG is set). Commands are imported lazily so ``--help`` stays fast.
+when TCOMPACT_DEBUG is set). A reader that closes stdout early ends the command quietly with
+exit 141, as SIGPIPE ends a Unix tool. Commands are imported lazily so ``--help`` stays fast.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import typer
@@ -20,11 +22,24 @@ from .errors import TcompactError
 __all__ = ["app", "main"]
 
 _INTERNAL_ERROR = 70
+#: A reader that closed stdout early (``tcompact inspect f | head -2``): the command ends quietly
+#: with the status a shell reports for a Unix tool that SIGPIPE ended (``yes | head -1``): 128 + 13.
+CLOSED_PIPE = 141
 
 
 def _fail(message: str, code: int) -> typer.Exit:
     typer.echo(f"Error: {' '.join(message.split())}", err=True)
     return typer.Exit(code)
+
+
+def _closed_pipe() -> typer.Exit:
+    """End quietly: stdout goes to /dev/null, so that the interpreter's last flush fails no more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's capture): nothing to silence
+        pass
+    return typer.Exit(CLOSED_PIPE)
 
 
 def _is_usage_error(exc: BaseException) -> bool:
@@ -45,6 +60,8 @@ class _Group(TyperGroup):
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().make_context(*args, **kwargs)
+        except BrokenPipeError:  # the help, or --version, written to a closed pipe
+            raise _closed_pipe() from None
         except Exception as exc:
             if _is_usage_error(exc):
                 raise _fail(_usage_message(exc), getattr(exc, "exit_code", 2)) from None
@@ -57,6 +74,8 @@ class _Group(TyperGroup):
             raise _fail(str(exc), exc.exit_code) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
+        except BrokenPipeError:
+            raise _closed_pipe() from None
         except Exception as exc:
             if type(exc).__name__ == "NoArgsIsHelpError" or type(exc).__name__ == "Exit":
                 raise
