@@ -282,6 +282,48 @@ def test_folder_scan_passes_over_files_that_are_no_transcripts(runner, tmp_path)
            "format (first record has keys: name, version)) — pass transcript files or folders that hold them\n")
 
 
+def test_folder_scan_inside_the_folder_with_an_offload_store_and_a_missing_path(runner, tmp_path):
+    # issue 13 item 12: `inspect . --json > report.json` met the shell's new empty file; an offload
+    # store's blobs were read as chat transcripts; one missing path aborted the run
+    import shutil
+
+    shutil.copy(SAMPLES / "claude_code_session.jsonl", tmp_path / "claude.jsonl")
+    assert runner.invoke(app, ["compact", "claude.jsonl", "-c", "offload", "--force", "-o", "off.jsonl",
+                               "--set", "large_message_tokens=200", "--set", "protected_tools=[]"]).exit_code == 0
+    (tmp_path / "off.report.json").unlink()
+    (tmp_path / "report.json").write_bytes(b"")  # what `> report.json` leaves while inspect runs
+    result = runner.invoke(app, ["inspect", ".", "--json"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    report = orjson.loads(result.stdout)
+    blobs = sorted(p.name for p in (tmp_path / "off.offload").iterdir())
+    assert [f["path"] for f in report["files"]] == ["claude.jsonl", "off.jsonl", "s.jsonl"]
+    assert report["not_transcripts"] == [
+        *({"path": f"off.offload/{name}", "reason": "an original that `tcompact compact -c offload` moved out, not "
+                                                    "a transcript"} for name in blobs),
+        {"path": "report.json", "reason": "the file is empty"}]
+    assert len(blobs) == 3
+    result = runner.invoke(app, ["inspect", "s.jsonl", "gone.jsonl", "claude.jsonl", "--json"])
+    assert (result.exit_code, result.stderr) == (2, "Error: gone.jsonl: no such file or folder — check the path\n")
+    report = orjson.loads(result.stdout)
+    assert [f["path"] for f in report["files"]] == ["s.jsonl", "claude.jsonl"]
+    assert report["errors"] == [{"path": "gone.jsonl", "error": "gone.jsonl: no such file or folder — check the path"}]
+    # one row per context: a sub-agent has its own window, so its row has its own figures
+    result = runner.invoke(app, ["inspect", "s.jsonl", "claude.jsonl"])
+    assert [line.rstrip() for line in result.stdout.splitlines()] == [
+        "Transcripts",
+        "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━┳━━━━━━━┳━━━━━━━━┳━━━━━━━━┓",
+        "┃ file                          ┃ format      ┃ msgs ┃ calls ┃ tokens ┃ window ┃",
+        "┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━╇━━━━━━━╇━━━━━━━━╇━━━━━━━━┩",
+        "│ s.jsonl                       │ chat        │    7 │     1 │     83 │   0.0% │",
+        "│ claude.jsonl                  │ claude-code │   18 │     8 │  2,928 │   1.5% │",
+        "│   + sidechain-26dd4578        │             │    8 │     3 │    783 │   0.4% │",
+        "│ (subagent)                    │             │      │       │        │        │",
+        "├───────────────────────────────┼─────────────┼──────┼───────┼────────┼────────┤",
+        "│ 2 files, 3 transcripts        │             │   33 │    12 │  3,794 │        │",
+        "└───────────────────────────────┴─────────────┴──────┴───────┴────────┴────────┘",
+    ]
+
+
 def test_memory_blocks_of_earlier_compactions_are_listed(runner, tmp_path):
     block = "<memory_block_dialogue>\n<meaning>\nThis is a compressed handoff.\n</meaning>"
     jsonl(tmp_path / "m.jsonl", [SESSION[0], msg("user", block), *SESSION[5:]])

@@ -66,10 +66,15 @@ def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = 
     options = options or InspectOptions()
     paths = list(paths)
     named = {Path(p) for p in paths if not Path(p).is_dir()}
-    files = find_files(paths)
     reports: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     passed_over: list[dict[str, Any]] = []
+    files: list[Path] = []
+    for raw in paths:  # a missing path, or a folder without transcript files, is one error among the rest
+        try:
+            files += find_files([raw])
+        except TcompactError as exc:
+            _report_or_raise(exc, Path(raw), errors, alone=len(paths) == 1)
     for n, path in enumerate(files):
         if on_file:
             on_file(n, len(files), path)
@@ -82,7 +87,7 @@ def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = 
                 passed_over.append({"path": str(path), "reason": exc.what})
         except TcompactError as exc:
             _report_or_raise(exc, path, errors, alone=len(files) == 1)
-    if on_file:
+    if on_file and files:
         on_file(len(files), len(files), files[-1])
     if not reports and not errors:
         first = passed_over[0]
