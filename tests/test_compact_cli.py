@@ -293,6 +293,20 @@ def test_strict_refuses_an_output_that_does_not_read_back(runner, tmp_path, monk
         ["the output does not read back as the compacted messages"], None)
 
 
+def test_a_strict_failure_with_json_prints_the_report(runner, tmp_path, monkeypatch):
+    # issue 13 item 13: stdout was empty on a --strict failure (a summariser failure prints the JSON)
+    _corrupting(monkeypatch)
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--strict", "-o", "out.jsonl",
+                                 "--report", "r.json", "--json"])
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == (
+        1, "Error: the compaction breaks 1 invariant(s): the output does not read back as the compacted messages "
+           "— the compacted transcript was not written (--strict)")
+    report = orjson.loads(result.stdout)
+    (dump,) = (tmp_path / "out.dumps").iterdir()
+    assert (report["status"], report["invariants"], report["written"]) == (
+        "compacted", ["the output does not read back as the compacted messages"], [f"out.dumps/{dump.name}", "r.json"])
+
+
 def test_without_strict_a_broken_invariant_is_a_warning(runner, tmp_path, monkeypatch):
     _corrupting(monkeypatch)
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl"])

@@ -704,11 +704,11 @@ def test_a_dump_holding_a_message_tcompact_cannot_read(runner, tmp_path):
     doc["context_before"]["messages"][1]["role"] = ""
     doc["hashes"] = content_hashes(doc)  # as if a tool had written it so
     path.write_bytes(orjson.dumps(doc))
-    result = _invoke(runner, "replay", "dumps", "--verify")
-    assert (result.exit_code, result.stderr) == (
-        2, f'Error: {path.relative_to(tmp_path)}: field context_before.messages holds a message tcompact cannot read '
-           '("role" must be a non-empty string) — the dump was edited or written by another tool; compact again to '
-           'get a new one\n')
+    result = _invoke(runner, "replay", "dumps", "--verify")  # the run cannot be rebuilt: its dump's one line
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, f'FAILED {path.name}: field context_before.messages holds a message tcompact cannot read ("role" must be a '
+           'non-empty string) — the dump was edited or written by another tool; compact again to get a new one\n'
+           '1 dump(s): 0 OK, 0 mismatched, 1 failed\n', "")
 
 
 def test_round_level_keeps_the_head_of_an_over_budget_request(runner, tmp_path):

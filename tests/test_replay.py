@@ -80,23 +80,21 @@ def test_a_later_call_without_its_first_dump_or_with_another_runs_is_refused(run
     alone.mkdir()
     shutil.copy(second, alone / second.name)
     result = runner.invoke(app, ["replay", "alone", "--verify"])
-    assert (result.exit_code, result.stderr) == (2, f"Error: alone/{second.name}: the messages before this run are in "
-                                                    f"its call 1, whose dump is not in alone — keep the dumps of a "
-                                                    "run together in one folder\n")
+    assert (result.exit_code, result.stdout) == (2, f"FAILED {second.name}: the messages before this run are in its "
+                                                    "call 1, whose dump is not in alone — keep the dumps of a run "
+                                                    "together in one folder\n1 dump(s): 0 OK, 0 mismatched, 1 failed\n")
     edit(second, lambda d: d["context_before"].update(in_call=2))  # names itself: no messages there
     result = runner.invoke(app, ["replay", "dumps", "--verify"])
-    assert (result.exit_code, result.stderr) == (2, f"Error: dumps/{second.name}: field context_before does not match "
-                                                    f"the messages of call 2 ({second.name}) — the dumps of this run "
-                                                    "were edited or mixed with another run's; compact again to get new "
-                                                    "ones\n")
+    assert (result.exit_code, result.stdout.splitlines()[1]) == (
+        2, f"FAILED {second.name}: field context_before does not match the messages of call 2 ({second.name}) — the "
+           "dumps of this run were edited or mixed with another run's; compact again to get new ones")
     edit(second, lambda d: d["context_before"].update(in_call=1))
     edit(first, lambda d: d["context_before"]["messages"][1].update(content="I never said that") or
          d.update(hashes=content_hashes(d)))
     result = runner.invoke(app, ["replay", "dumps", "--verify"])
-    assert (result.exit_code, result.stderr) == (2, f"Error: dumps/{second.name}: field context_before does not match "
-                                                    f"the messages of call 1 ({first.name}) — the dumps of this run "
-                                                    "were edited or mixed with another run's; compact again to get new "
-                                                    "ones\n")
+    assert (result.exit_code, result.stdout.splitlines()[1]) == (
+        2, f"FAILED {second.name}: field context_before does not match the messages of call 1 ({first.name}) — the "
+           "dumps of this run were edited or mixed with another run's; compact again to get new ones")
 
 
 def test_schema_1_dumps_are_still_read(runner, tmp_path):
@@ -119,9 +117,14 @@ def test_an_edited_dump_is_named_with_its_field(runner, tmp_path):
     (dump,) = (tmp_path / "dumps").iterdir()
     edit(dump, lambda d: d["context_before"]["messages"][1].update(content="I never said that"))
     result = runner.invoke(app, ["replay", "dumps"])
-    assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == (f"Error: dumps/{dump.name}: field context_before does not match its recorded hash — "
-                             "the dump was edited after it was written; compact again to get a new one\n")
+    assert (result.exit_code, result.stderr) == (2, "")
+    assert result.stdout == (f"FAILED {dump.name}: field context_before does not match its recorded hash — the dump "
+                             "was edited after it was written; compact again to get a new one\n"
+                             "1 dump(s): 0 OK, 0 mismatched, 1 failed\n")
+    result = runner.invoke(app, ["replay", "dumps", "--table"])  # a table needs every dump whole
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: dumps/{dump.name}: field context_before does not match its recorded hash — the dump was edited "
+           "after it was written; compact again to get a new one\n")
 
 
 def test_a_result_that_no_longer_rebuilds_is_a_mismatch(runner, tmp_path):
@@ -205,7 +208,25 @@ def test_round_level_dumps_with_redacted_secrets_verify(runner, tmp_path):
 def test_bad_dumps_give_one_line(runner, tmp_path, content, message):
     (tmp_path / "d.json").write_bytes(content)
     result = runner.invoke(app, ["replay", "d.json"])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, f"FAILED d.json: {message}\n1 dump(s): 0 OK, 0 mismatched, 1 failed\n", "")
+    result = runner.invoke(app, ["replay", "d.json", "--table"])
     assert (result.exit_code, result.stderr) == (2, f"Error: d.json: {message}\n")
+
+
+def test_one_damaged_dump_is_one_failed_line_among_the_others(runner, tmp_path):
+    # issue 13 item 13: one damaged dump stopped the verification of the whole folder
+    first, second = _two_call_run(runner, tmp_path)
+    compact(runner, SAMPLES / "codex_rollout.jsonl", "dialogue", tmp_path)
+    (tmp_path / "dumps" / "0_cut.json").write_bytes(b'{"schema_version": 2, "processor"')
+    result = runner.invoke(app, ["replay", "dumps", "--verify", "--json"])
+    assert result.exit_code == 2
+    checks = orjson.loads(result.stdout)["checks"]
+    assert [(c["dump"], c["ok"], c["error"]) for c in checks] == [
+        ("0_cut.json", False, "not a valid JSON dump (unexpected end of data at line 1) — the dump is truncated or "
+                              "damaged; compact again to get a new one"),
+        *((c["dump"], True, None) for c in checks[1:])]
+    assert first.name in {c["dump"] for c in checks} and second.name in {c["dump"] for c in checks} and len(checks) == 4
 
 
 def test_rerun_against_an_openai_endpoint_writes_a_linked_dump(runner, tmp_path, monkeypatch):

@@ -48,8 +48,9 @@ class Dump:
         return self.path.name
 
 
-def load_dumps(paths: Iterable[str | Path]) -> list[Dump]:
-    """Read dumps (files, or every ``*.json`` of folders); each is checked before use."""
+def load_dumps(paths: Iterable[str | Path], *, failed: list[Check] | None = None) -> list[Dump]:
+    """Read dumps (files, or every ``*.json`` of folders); each is checked before use. A dump that
+    cannot be used raises, or, when ``failed`` is given, becomes a failed :class:`Check` there."""
     files: list[Path] = []
     for raw in paths:
         p = Path(raw)
@@ -62,10 +63,22 @@ def load_dumps(paths: Iterable[str | Path]) -> list[Dump]:
             files.append(p)
         else:
             raise InputError("no such file or folder", path=str(p), hint="check the path")
-    return _with_shared_context([_load(f) for f in files])
+    dumps = []
+    for f in files:
+        try:
+            dumps.append(_load(f))
+        except InputError as exc:
+            _fail_or_raise(f, exc, failed)
+    return _with_shared_context(dumps, failed)
 
 
-def _with_shared_context(dumps: list[Dump]) -> list[Dump]:
+def _fail_or_raise(path: Path, exc: InputError, failed: list[Check] | None) -> None:
+    if failed is None:
+        raise exc
+    failed.append(Check(Dump(path, {}), False, error=f"{exc.what} — {exc.hint}" if exc.hint else exc.what))
+
+
+def _with_shared_context(dumps: list[Dump], failed: list[Check] | None = None) -> list[Dump]:
     """Dumps whose ``context_before`` names another call of their run get that call's messages.
 
     The named dump is taken from those given, else from the dump's own folder; its messages must
@@ -76,28 +89,33 @@ def _with_shared_context(dumps: list[Dump]) -> list[Dump]:
     checked: set[tuple[str, int]] = set()
     out = []
     for d in dumps:
-        ref = d.doc["context_before"]
-        if "messages" in ref:
-            out.append(d)
-            continue
-        key = (d.doc["run"]["id"], ref.get("in_call"))
-        source = given.get(key)
-        if source is None:
-            path = _sibling(d.path, key, folders)
-            if path is None:
-                raise InputError(f"the messages before this run are in its call {key[1]}, whose dump is not in "
-                                 f"{d.path.parent}", path=str(d.path),
-                                 hint="keep the dumps of a run together in one folder")
-            source = given[key] = _load(path)
-        if key not in checked:
-            held = source.doc["context_before"].get("messages")
-            if held is None or digest(held) != ref.get("messages_sha256"):
-                raise InputError(f"field context_before does not match the messages of call {key[1]} "
-                                 f"({source.name})", path=str(d.path), hint="the dumps of this run were edited or "
-                                 "mixed with another run's; compact again to get new ones")
-            checked.add(key)
-        out.append(Dump(d.path, {**d.doc, "context_before": source.doc["context_before"]}))
+        try:
+            out.append(d if "messages" in d.doc["context_before"] else _shared(d, given, folders, checked))
+        except InputError as exc:
+            _fail_or_raise(d.path, exc, failed)
     return out
+
+
+def _shared(d: Dump, given: dict[tuple[str, int], Dump], folders: dict[Path, dict[tuple[str, int], Path]],
+            checked: set[tuple[str, int]]) -> Dump:
+    ref = d.doc["context_before"]
+    key = (d.doc["run"]["id"], ref.get("in_call"))
+    source = given.get(key)
+    if source is None:
+        path = _sibling(d.path, key, folders)
+        if path is None:
+            raise InputError(f"the messages before this run are in its call {key[1]}, whose dump is not in "
+                             f"{d.path.parent}", path=str(d.path),
+                             hint="keep the dumps of a run together in one folder")
+        source = given[key] = _load(path)
+    if key not in checked:
+        held = source.doc["context_before"].get("messages")
+        if held is None or digest(held) != ref.get("messages_sha256"):
+            raise InputError(f"field context_before does not match the messages of call {key[1]} "
+                             f"({source.name})", path=str(d.path), hint="the dumps of this run were edited or "
+                             "mixed with another run's; compact again to get new ones")
+        checked.add(key)
+    return Dump(d.path, {**d.doc, "context_before": source.doc["context_before"]})
 
 
 def _sibling(path: Path, key: tuple[str, int], folders: dict[Path, dict[tuple[str, int], Path]]) -> Path | None:
@@ -164,6 +182,7 @@ class Check:
     expected: Any = None
     got: Any = None
     note: str = ""
+    error: str = ""  # the dump could not be read or its run rebuilt: what, and what to do
 
 
 def _runs(dumps: Sequence[Dump]) -> dict[str, list[Dump]]:
@@ -204,19 +223,29 @@ def verify(dumps: Sequence[Dump]) -> list[Check]:
     checks: list[Check] = []
     folders: dict[Path, dict[tuple[str, int], Path]] = {}
     for run in _runs(dumps).values():
-        answers = [d.doc for d in run]
-        have = {d.doc["run"]["call"] for d in run}
-        total = run[0].doc["run"].get("calls")
-        for n in range(1, total + 1 if isinstance(total, int) and total < 100_000 else 1):
-            path = None if n in have else _sibling(run[0].path, (run[0].doc["run"]["id"], n), folders)
-            if path is not None:
-                answers.append(_load(path).doc)
-        redacted = any(d.get("redactions") for d in answers)
-        replay = ReplaySummarizer(answers, origin="the run's dumps", blind=redacted)
-        recorder = _Recorder(replay)
-        result = rebuild(run[0].doc, recorder, path=run[0].path)
-        checks += [_check(d, result, recorder.requests, redacted=redacted) for d in run]
+        try:
+            checks += _verify_run(run, folders)
+        except InputError as exc:  # a run that cannot be rebuilt fails its dumps, not the others
+            failed: list[Check] = []
+            for d in run:
+                _fail_or_raise(d.path, exc, failed)
+            checks += failed
     return checks
+
+
+def _verify_run(run: Sequence[Dump], folders: dict[Path, dict[tuple[str, int], Path]]) -> list[Check]:
+    answers = [d.doc for d in run]
+    have = {d.doc["run"]["call"] for d in run}
+    total = run[0].doc["run"].get("calls")
+    for n in range(1, total + 1 if isinstance(total, int) and total < 100_000 else 1):
+        path = None if n in have else _sibling(run[0].path, (run[0].doc["run"]["id"], n), folders)
+        if path is not None:
+            answers.append(_load(path).doc)
+    redacted = any(d.get("redactions") for d in answers)
+    replay = ReplaySummarizer(answers, origin="the run's dumps", blind=redacted)
+    recorder = _Recorder(replay)
+    result = rebuild(run[0].doc, recorder, path=run[0].path)
+    return [_check(d, result, recorder.requests, redacted=redacted) for d in run]
 
 
 class _Recorder:

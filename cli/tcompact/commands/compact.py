@@ -115,17 +115,18 @@ def compact(
         page = write_compact_html(run, html, written=written, problems=problems, paths=paths, dry_run=dry_run,
                                   force=force)
         written = [*written, page]
+    if json_out:  # printed on a --strict failure too, as on a summariser failure
+        render.print_json({**run.report, "invariants": problems, "written": [str(p) for p in written],
+                           "dry_run": dry_run})
+    else:
+        render.compact_report(run.report, written=written, output=paths.output, dry_run=dry_run)
+        if page is not None:
+            render.console().print(f"Wrote the HTML report: {page}", markup=False)
     if strict and problems:
         from ..errors import WorkFailed
 
         raise WorkFailed(f"the compaction breaks {len(problems)} invariant(s): {problems[0]}",
                          hint="the compacted transcript was not written (--strict)")
-    if json_out:
-        render.print_json({**run.report, "written": [str(p) for p in written], "dry_run": dry_run})
-    else:
-        render.compact_report(run.report, written=written, output=paths.output, dry_run=dry_run)
-        if page is not None:
-            render.console().print(f"Wrote the HTML report: {page}", markup=False)
     if run.status == "failed":
         from ..errors import WorkFailed
 

@@ -43,23 +43,33 @@ def replay(
     from ..errors import UsageError
     from ..replaying import load_dumps
 
-    dumps = load_dumps(paths)
     if sum(bool(x) for x in (verify, table, summarizer)) > 1:
         raise UsageError("choose one of --verify, --table and --summarizer")
+    if not table and summarizer is None:
+        _verify(paths, json_out=json_out)
+        return
+    dumps = load_dumps(paths)
     if table:
         from ..replaying import table_rows
 
         rows = table_rows(dumps)
         render.print_json({"dumps": rows}) if json_out else render.replay_table(rows)
         return
-    if summarizer is not None:
-        _rerun(dumps, summarizer=summarizer, model=model, base_url=base_url, prompt=prompt, timeout=timeout,
-               dump_dir=dump_dir, json_out=json_out)
-        return
-    from ..replaying import verify as check
+    _rerun(dumps, summarizer=summarizer or "", model=model, base_url=base_url, prompt=prompt, timeout=timeout,
+           dump_dir=dump_dir, json_out=json_out)
 
-    checks = check(dumps)
+
+def _verify(paths: list[Path], *, json_out: bool) -> None:
+    """One line per dump: a damaged dump, or a run that cannot be rebuilt, fails its own lines only."""
+    from .. import render
+    from ..replaying import load_dumps, verify
+
+    failed: list = []
+    dumps = load_dumps(paths, failed=failed)
+    checks = sorted([*verify(dumps), *failed], key=lambda c: str(c.dump.path))
     render.print_json({"checks": [render.check_dict(c) for c in checks]}) if json_out else render.replay_checks(checks)
+    if any(c.error for c in checks):
+        raise typer.Exit(2)
     if not all(c.ok for c in checks):
         raise typer.Exit(1)
 

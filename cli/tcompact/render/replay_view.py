@@ -18,19 +18,25 @@ __all__ = ["replay_checks", "check_dict", "replay_table", "rerun_view", "rerun_d
 def check_dict(c: Any) -> dict[str, Any]:
     """A verification result as JSON."""
     return {"dump": c.dump.name, "ok": c.ok, "field": c.field or None,
-            "expected": c.expected if not c.ok else None, "got": c.got if not c.ok else None, "note": c.note or None}
+            "expected": c.expected if not c.ok else None, "got": c.got if not c.ok else None, "note": c.note or None,
+            "error": c.error or None}
 
 
 def replay_checks(checks: Sequence[Any]) -> None:
-    """One line per dump (OK, or MISMATCH with the first difference) and a summary line."""
+    """One line per dump (OK; MISMATCH with the first difference; FAILED when it cannot be read or its
+    run rebuilt) and a summary line."""
     out = console()
     for c in checks:
         if c.ok:
             out.print(Text(f"OK {c.dump.name}" + (f" ({c.note})" if c.note else "")))
+        elif c.error:
+            out.print(Text(f"FAILED {c.dump.name}: {c.error}"))
         else:
             out.print(Text(f"MISMATCH {c.dump.name}: {c.field}: expected {c.expected}, got {c.got}"))
-    bad = sum(1 for c in checks if not c.ok)
-    out.print(Text(f"{len(checks)} dump(s): {len(checks) - bad} OK, {bad} mismatched"))
+    failed = sum(1 for c in checks if c.error)
+    bad = sum(1 for c in checks if not c.ok) - failed
+    out.print(Text(f"{len(checks)} dump(s): {len(checks) - bad - failed} OK, {bad} mismatched"
+                   + (f", {failed} failed" if failed else "")))
 
 
 def replay_table(rows: Sequence[Mapping[str, Any]]) -> None:
