@@ -154,7 +154,7 @@ def test_unknown_compressor_and_bad_settings(runner):
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--trigger-ratio", "0.5"])
     assert (result.exit_code, result.stderr) == (
         2, "Error: --trigger-ratio applies to no compressor of the chain — it sets trigger_context_ratio of "
-           "current-round, dialogue and full\n")
+           "current-round, dialogue, round-level and full\n")
     result = runner.invoke(app, ["compact", str(CHAT), "--summarizer", "openai"])
     assert (result.exit_code, result.stderr) == (
         2, "Error: --summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model\n")
@@ -335,3 +335,36 @@ def test_compact_to_another_format_warns_what_it_leaves_out_and_reports_what_it_
                                "-o", "same.jsonl", "--json"])
     assert (same.stderr, orjson.loads(same.stdout)["notes"], orjson.loads(same.stdout)["after"]["tokens"]) == (
         "", [], 3998)
+
+
+def test_options_are_checked_before_the_input_and_the_outputs(runner, tmp_path):
+    # issue 13 item 14: a typo in -c was reported as "output file exists already"; one message named
+    # three options; the --trigger-ratio hint left out round-level
+    (tmp_path / "out.jsonl").write_text("{}\n")
+    for args, message in (
+        (["-c", "dialgue"], "unknown compressor 'dialgue' — use one of: truncate, offload, micro, current-round, "
+                            "dialogue, round-level, full"),
+        (["--max-retries", "-1"], "--max-retries must be 0 or more"),
+        (["--timeout", "0"], "--timeout must be a positive number of seconds"),
+        (["--concurrency", "0"], "--concurrency must be 1 or more"),
+        (["-c", "truncate", "--trigger-ratio", "0.5"], "--trigger-ratio applies to no compressor of the chain — it "
+                                                       "sets trigger_context_ratio of current-round, dialogue, "
+                                                       "round-level and full"),
+        (["--context-window", "0"], "--context-window must be a positive number of tokens"),
+        (["--encoding", "p50k"], "unknown encoding 'p50k' — use one of: o200k_base, cl100k_base"),
+        (["--summarizer", "openai"], "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model"),
+        # issue 13 item 15: options of another summariser are refused, not ignored
+        (["--request-mode", "serialized"], "--request-mode is an option of the openai summariser, and the summariser "
+                                           "is extractive — add --summarizer openai, or leave --request-mode out"),
+        (["--replay-dir", "dumps"], "--replay-dir is an option of the replay summariser, and the summariser is "
+                                    "extractive — add --summarizer replay, or leave --replay-dir out"),
+    ):
+        result = runner.invoke(app, ["compact", "missing.jsonl", "-o", "out.jsonl", *args])
+        assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n"), args
+    result = runner.invoke(app, ["compact", "missing.jsonl", "-o", "out.jsonl"])  # then the input
+    assert (result.exit_code, result.stderr) == (2, "Error: missing.jsonl: no such file — pass the transcript file "
+                                                    "to compact\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl"])  # then the outputs
+    assert (result.exit_code, result.stderr) == (2, "Error: out.jsonl: the output file exists already — pass --force "
+                                                    "to overwrite it, or choose another path\n")
+    assert (tmp_path / "out.jsonl").read_text() == "{}\n"

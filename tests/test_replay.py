@@ -305,3 +305,20 @@ def test_replay_options(runner, tmp_path):
     result = runner.invoke(app, ["replay", "empty"])
     assert (result.exit_code, result.stderr) == (2, "Error: empty: no dumps in this folder — pass a folder written by "
                                                     "--dump-dir\n")
+
+
+def test_rerun_options_that_would_be_ignored_are_refused(runner, tmp_path):
+    # issue 13 item 15: --prompt with the extractive summariser gave the identical summary, silently
+    (tmp_path / "prompt.md").write_text("Summarise in one line.")
+    for args, message in (
+        (["--summarizer", "extractive", "--prompt", "prompt.md"],
+         "--prompt does not apply to the extractive summariser, which builds its summary from the transcript and "
+         "reads no prompt — re-run with --summarizer openai to try a prompt"),
+        (["--summarizer", "extractive", "--model", "m"],
+         "--model is an option of the openai summariser — add --summarizer openai, or leave it out"),
+        (["--prompt", "prompt.md"], "--prompt applies to a re-run, and no --summarizer was given — add --summarizer "
+                                    "extractive or openai"),
+        (["--summarizer", "replay"], "--summarizer 'replay' cannot re-run a dump — use extractive or openai"),
+    ):
+        result = runner.invoke(app, ["replay", "no-such-dump.json", *args])  # options are checked first
+        assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n"), args

@@ -43,9 +43,9 @@ def compact(
     max_retries: Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")] = 2,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Summariser calls run at once (round-level).")
                            ] = 4,
-    request_mode: Annotated[str, typer.Option("--request-mode", help="openai: send the conversation as chat "
-                                              "messages (conversation) or as one serialised text (serialized).")
-                            ] = "conversation",
+    request_mode: Annotated[str | None, typer.Option("--request-mode", help="openai: send the conversation as "
+                                                     "chat messages (conversation, the default) or as one "
+                                                     "serialised text (serialized).", show_default=False)] = None,
     replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers "
                                                     "from.", show_default=False)] = None,
     context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
@@ -80,19 +80,16 @@ def compact(
     Example: tcompact compact session.jsonl -c truncate,dialogue -o out.jsonl --report report.json
     """
     from .. import render
-    from ..compaction import CompactOptions, compact_file
-    from ..errors import UsageError
+    from ..compaction import CompactOptions, check_options, compact_file
+    from ..errors import InputError, UsageError
     from ..outputs import check_paths, default_paths, write_run
 
-    if max_retries < 0 or timeout <= 0 or concurrency < 1:
-        raise UsageError("--max-retries must be 0 or more, --timeout positive and --concurrency 1 or more")
+    for bad, message in ((max_retries < 0, "--max-retries must be 0 or more"),
+                         (timeout <= 0, "--timeout must be a positive number of seconds"),
+                         (concurrency < 1, "--concurrency must be 1 or more")):
+        if bad:
+            raise UsageError(message)
     paths = default_paths(path, output=output, dump_dir=dump_dir, store=offload_dir, report=report)
-    if not dry_run:
-        check_paths(paths, source=path, force=force)
-    if html is not None:
-        from ..render.html_common import check_target
-
-        check_target(html, force=force, keep=(path, paths.output, paths.report))
     options = CompactOptions(
         chain=compressor, sets=tuple(sets or ()), config=config, summarizer=summarizer, model=model,
         base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout, request_mode=request_mode,
@@ -100,6 +97,16 @@ def compact(
         encoding=encoding, context_window=context_window, trigger_ratio=trigger_ratio, force=force, to=to,
         transcript=transcript, preserve=preserve, offload_dir=str(paths.store.resolve()),
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
+    check_options(options)  # options, then the input, then the outputs: each error names its own cause
+    if not path.is_file():
+        raise InputError("no such file" if not path.exists() else "is a folder", path=str(path),
+                         hint="pass the transcript file to compact")
+    if not dry_run:
+        check_paths(paths, source=path, force=force)
+    if html is not None:
+        from ..render.html_common import check_target
+
+        check_target(html, force=force, keep=(path, paths.output, paths.report))
     run = compact_file(path, options, context={"transient_retries": max_retries, "concurrency": concurrency})
     render.warn_skipped_lines(str(path), run.source.skipped)
     for note in run.report["notes"]:

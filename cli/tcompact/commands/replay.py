@@ -45,6 +45,7 @@ def replay(
 
     if sum(bool(x) for x in (verify, table, summarizer)) > 1:
         raise UsageError("choose one of --verify, --table and --summarizer")
+    _check_rerun_options(summarizer, model=model, base_url=base_url, prompt=prompt, dump_dir=dump_dir)
     if not table and summarizer is None:
         _verify(paths, json_out=json_out)
         return
@@ -72,6 +73,28 @@ def _verify(paths: list[Path], *, json_out: bool) -> None:
         raise typer.Exit(2)
     if not all(c.ok for c in checks):
         raise typer.Exit(1)
+
+
+def _check_rerun_options(summarizer: str | None, *, model: str | None, base_url: str | None, prompt: Path | None,
+                         dump_dir: Path | None) -> None:
+    """Options of a re-run are refused where they would be ignored."""
+    from ..errors import UsageError
+
+    if summarizer is None:
+        given = [o for o, v in (("--model", model), ("--base-url", base_url), ("--prompt", prompt),
+                                ("--dump-dir", dump_dir)) if v is not None]
+        if given:
+            raise UsageError(f"{given[0]} applies to a re-run, and no --summarizer was given",
+                             hint="add --summarizer extractive or openai")
+        return
+    if summarizer not in ("extractive", "openai"):
+        raise UsageError(f"--summarizer {summarizer!r} cannot re-run a dump", hint="use extractive or openai")
+    if summarizer == "extractive" and prompt is not None:
+        raise UsageError("--prompt does not apply to the extractive summariser, which builds its summary from the "
+                         "transcript and reads no prompt", hint="re-run with --summarizer openai to try a prompt")
+    if summarizer == "extractive" and (model is not None or base_url is not None):
+        raise UsageError(f"{'--model' if model is not None else '--base-url'} is an option of the openai summariser",
+                         hint="add --summarizer openai, or leave it out")
 
 
 def _rerun(dumps, *, summarizer: str, model: str | None, base_url: str | None, prompt: Path | None,
