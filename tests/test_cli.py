@@ -324,6 +324,32 @@ def test_folder_scan_inside_the_folder_with_an_offload_store_and_a_missing_path(
     ]
 
 
+def test_provider_usage_that_predates_a_compaction_says_so(runner, tmp_path):
+    # issue 13 item 16: after a compaction, inspect compared the new context with the file's stale
+    # usage ("130,533 reported vs 10,557 counted") as if they were figures of the same context
+    assert runner.invoke(app, ["compact", str(SAMPLES / "codex_rollout.jsonl"), "-c", "dialogue", "--force",
+                               "-o", "out.jsonl"]).exit_code == 0
+    lines = (tmp_path / "out.jsonl").read_bytes().splitlines()
+    assert [orjson.loads(lines[n - 1])["payload"]["type"] for n in (48, 51)] == ["token_count", "context_compacted"]
+    compacted = 51  # the compacted line (50) and its context_compacted event
+
+    def usage():
+        result = runner.invoke(app, ["inspect", "out.jsonl", "--json"])
+        t = orjson.loads(result.stdout)["files"][0]["transcripts"][0]
+        tail = runner.invoke(app, ["inspect", "out.jsonl"]).stdout.splitlines()[-1]
+        return t["provider_usage"]["last_line"], t["provider_usage"]["predates_compaction"], tail
+
+    assert usage() == (48, compacted, "  context at the last request: 15,652 reported, before the compaction at line "
+                                      f"{compacted}; 2,109 counted by tcompact now (the usage predates the compaction)")
+    # Codex resumed and reported a request after the compaction: the figures are of the new context
+    event = {"timestamp": "2099-01-01T00:00:00.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+        "last_token_usage": {"input_tokens": 2500, "output_tokens": 10}, "total_token_usage": {"input_tokens": 9}}}}
+    (tmp_path / "out.jsonl").write_bytes(b"\n".join(lines) + b"\n" + orjson.dumps(event) + b"\n")
+    assert usage() == (len(lines) + 1, None, "  context at the last request: 2,500 reported vs 2,109 counted by "
+                                             "tcompact (the provider also counts the system prompt and tool "
+                                             "definitions)")
+
+
 def test_memory_blocks_of_earlier_compactions_are_listed(runner, tmp_path):
     block = "<memory_block_dialogue>\n<meaning>\nThis is a compressed handoff.\n</meaning>"
     jsonl(tmp_path / "m.jsonl", [SESSION[0], msg("user", block), *SESSION[5:]])

@@ -33,7 +33,7 @@ def test_chat_jsonl_reads_every_field(tmp_path):
     assert [r.text for r in last.reasoning] == ["It was an off-by-one."]
     assert dict(last.extra) == {"finish_reason": "stop", "usage": {"prompt_tokens": 900, "completion_tokens": 40}}
     assert t.provider_usage == {"source": "chat", "requests": 1, "input_tokens": 900, "output_tokens": 40,
-                                "last_context_tokens": 900}
+                                "last_context_tokens": 900, "last_line": 6}
 
 
 def test_message_dict_round_trip_keeps_unknown_keys():

@@ -129,7 +129,8 @@ def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any
         counted.append((t, counter))
     for counter in counters.values():  # one parallel pass over every text of the file
         counter.prime(text for t, c in counted if c is counter for text in texts_of(t.messages))
-    transcripts = [_transcript(t, c, [c.message(m) for m in t.messages], options) for t, c in counted]
+    transcripts = [_transcript(t, c, [c.message(m) for m in t.messages], options, usage=_usage(t, source))
+                   for t, c in counted]
     return {
         "path": source.path,
         "format": source.format,
@@ -148,7 +149,7 @@ def _encoding(t: Transcript, options: InspectOptions) -> tuple[str, bool]:
 
 
 def _transcript(t: Transcript, counter: TokenCounter, counts: list[MessageTokens],
-                options: InspectOptions) -> dict[str, Any]:
+                options: InspectOptions, *, usage: dict[str, Any] | None) -> dict[str, Any]:
     total = sum(c.total for c in counts)
     tools = index_tool_calls(t.messages)
     window = _window(t, total, options)
@@ -176,7 +177,7 @@ def _transcript(t: Transcript, counter: TokenCounter, counts: list[MessageTokens
              "pre_tokens": c.pre_tokens}
             for c in t.compactions
         ],
-        "provider_usage": dict(t.provider_usage) if t.provider_usage else None,
+        "provider_usage": usage,
         "window": window,
         "span": _span(t.messages, counts, total, options, window["context_window"]),
         "notes": [_name(n, 300) for n in t.notes],
@@ -276,6 +277,27 @@ def message_preview(m: Message) -> str:
         if r.encrypted_chars:
             return f"[encrypted {r.kind}: {r.encrypted_chars} chars]"
     return f"[{len(m.images)} image(s)]" if m.images else ""
+
+
+def _usage(t: Transcript, source: SourceFile) -> dict[str, Any] | None:
+    """The provider usage, and ``predates_compaction``: the line of the newest compaction made after
+    the last request that reported usage (its figures are then the context before that compaction)."""
+    if not t.provider_usage:
+        return None
+    usage = {"last_line": None, **t.provider_usage}
+    at = usage["last_line"]
+    lines = {c.line for c in t.compactions if c.line is not None}
+    after = None
+    if at is not None and lines:
+        stamps = {r.line: r.data.get("timestamp") for r in source.records
+                  if (r.line in lines or r.line == at) and isinstance(r.data, dict)}
+
+        def later(line: int) -> bool:  # by time where both lines say when they were written, else by place
+            mine, theirs = stamps.get(line), stamps.get(at)
+            return mine > theirs if isinstance(mine, str) and isinstance(theirs, str) else line > at
+
+        after = max((line for line in lines if later(line)), default=None)
+    return {**usage, "predates_compaction": after}
 
 
 def _window(t: Transcript, total: int, options: InspectOptions) -> dict[str, Any]:

@@ -199,7 +199,7 @@ def parse_items(items: list[Any], rec: Record, ctx: ReadContext, where: str, *, 
 def usage_of(messages: Sequence[Message]) -> dict[str, Any] | None:
     """Provider usage recorded on assistant messages (OpenAI ``usage`` or openJiuwen ``usage_metadata``)."""
     inputs = outputs = requests = 0
-    last_input = None
+    last_input = last_line = None
     for m in messages:
         u = m.extra.get("usage_metadata") or m.extra.get("usage")
         if m.role != "assistant" or not isinstance(u, dict):
@@ -211,11 +211,11 @@ def usage_of(messages: Sequence[Message]) -> dict[str, Any] | None:
         requests += 1
         inputs += i
         outputs += o
-        last_input = i
+        last_input, last_line = i, m.meta.get("line")
     if not requests:
         return None
     return {"source": "chat", "requests": requests, "input_tokens": inputs, "output_tokens": outputs,
-            "last_context_tokens": last_input}
+            "last_context_tokens": last_input, "last_line": last_line}
 
 
 def dumps_line(d: Any) -> bytes:

@@ -147,7 +147,15 @@ def usage_lines(out: Console, usage: Mapping[str, Any] | None, counted: int) -> 
             )
         )
     last = usage.get("last_context_tokens")
-    if last is not None:
+    stale = usage.get("predates_compaction")
+    if last is not None and stale is not None:
+        out.print(
+            Text(
+                f"  context at the last request: {last:,} reported, before the compaction at line {stale:,}; "
+                f"{counted:,} counted by tcompact now (the usage predates the compaction)"
+            )
+        )
+    elif last is not None:
         out.print(
             Text(
                 f"  context at the last request: {last:,} reported vs {counted:,} counted by tcompact "
