@@ -143,6 +143,8 @@ def test_provider_usage_chart_of_the_codex_sample():
     assert specs["usage"]["data"][0]["y"] == [15652, 4428]
     assert hi.usage_chart(None, 10) is None
     assert hi.usage_chart({"source": "chat", "requests": 2}, 10) is None
+    stale = hi.usage_chart({**t["provider_usage"], "predates_compaction": 51}, 2109)  # issue 13 item 16
+    assert stale["data"][0]["x"] == ["provider-reported, before the compaction at line 51", "counted by tcompact"]
 
 
 def test_many_files_page_has_one_small_chart_per_file():

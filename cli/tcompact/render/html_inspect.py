@@ -134,7 +134,9 @@ def usage_chart(usage: Mapping[str, Any] | None, counted: int) -> dict[str, Any]
     last = (usage or {}).get("last_context_tokens")
     if not isinstance(last, int):
         return None
-    data = [{"type": "bar", "x": ["provider-reported", "counted by tcompact"], "y": [last, counted],
+    stale = (usage or {}).get("predates_compaction")
+    reported = "provider-reported" if stale is None else f"provider-reported, before the compaction at line {stale}"
+    data = [{"type": "bar", "x": [reported, "counted by tcompact"], "y": [last, counted],
              "marker": {"color": ["#7c3aed", "#2563eb"]}, "hovertemplate": "%{x}: %{y:,} tokens<extra></extra>"}]
     layout = {"margin": {"l": 70, "r": 20, "t": 20, "b": 40}, "yaxis": {"title": {"text": "tokens"}}}
     return {"data": data, "layout": layout}
