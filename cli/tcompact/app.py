@@ -17,6 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from . import __version__
+from .commands._help import HelpContext
 from .errors import TcompactError
 
 __all__ = ["app", "main"]
@@ -57,12 +58,17 @@ def _usage_message(exc: Any) -> str:
 class _Group(TyperGroup):
     """Turns every exception into one error line and an exit code."""
 
+    context_class = HelpContext  # the help of every command as commands/_help.py writes it
+
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().make_context(*args, **kwargs)
         except BrokenPipeError:  # the help, or --version, written to a closed pipe
             raise _closed_pipe() from None
         except Exception as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # bare `tcompact`: the help, and no error line
+                typer.echo(exc.ctx.get_help())  # type: ignore[attr-defined]
+                raise typer.Exit(0) from None
             if _is_usage_error(exc):
                 raise _fail(_usage_message(exc), getattr(exc, "exit_code", 2)) from None
             raise
@@ -96,8 +102,9 @@ app = typer.Typer(
     help="Inspect, compact and replay AI-agent session transcripts (Claude Code, Codex, OpenAI chat, SWE-agent).",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # plain help: texts rewrapped to the terminal, [brackets] shown as written
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
 )
 
 
@@ -120,6 +127,7 @@ def _root(
 
 def _register() -> None:
     from .commands import compact, compressors, convert, inspect, replay, restore
+    from .commands._help import Command
 
     inspect.register(app)
     compact.register(app)
@@ -127,6 +135,8 @@ def _register() -> None:
     compressors.register(app)
     restore.register(app)
     convert.register(app)
+    for info in app.registered_commands:  # usage and arguments by metavar (commands/_help.py)
+        info.cls = Command
 
 
 _register()

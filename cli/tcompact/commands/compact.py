@@ -77,7 +77,11 @@ def compact(
     normal outcome: exit 0, nothing written. A summariser failure leaves the input untouched,
     writes the failed dumps and exits 1.
 
-    Example: tcompact compact session.jsonl -c truncate,dialogue -o out.jsonl --report report.json
+    Examples:
+
+    \b
+      tcompact compact session.jsonl -c truncate,dialogue -o out.jsonl
+      tcompact compact rollout.jsonl -c full --summarizer openai --model M
     """
     from .. import render
     from ..compaction import CompactOptions, check_options, compact_file

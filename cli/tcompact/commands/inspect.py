@@ -41,7 +41,11 @@ def inspect(
     compactions found, provider-reported usage next to our count, and the context-window use
     with the 0.8 trigger and 0.1 minimum-target lines. Several files: one row per file and totals.
 
-    Example: tcompact inspect session.jsonl --model gpt-5 --spans dialogue --html report.html
+    Examples:
+
+    \b
+      tcompact inspect session.jsonl --model gpt-5 --spans dialogue
+      tcompact inspect ~/.claude/projects/ --html report.html
     """
     from .. import render
     from ..inspection import InspectOptions, inspect_paths

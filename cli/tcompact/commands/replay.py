@@ -31,13 +31,18 @@ def replay(
                                                   "a replays/ folder next to the dump).", show_default=False)] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Verify dumps, re-run one against another backend or prompt, or tabulate a folder of them.
+    """Verify, re-run or tabulate compression dumps, offline.
 
     Verifying rebuilds each compaction from its dumps alone — no transcript needed — and exits 1
-    on any mismatch. Re-running shows the recorded and the new summary side by side and writes the
-    new dump, linked to the original.
+    on any mismatch (2 when a dump cannot be read). Re-running sends one dump's request to another
+    backend or with another prompt, shows the recorded and the new summary side by side and writes
+    the new dump, linked to the original. --table gives one row per dump.
 
-    Example: tcompact replay dumps/ --verify
+    Examples:
+
+    \b
+      tcompact replay dumps/ --verify
+      tcompact replay dumps/DUMP.json --summarizer openai --model M
     """
     from .. import render
     from ..errors import UsageError

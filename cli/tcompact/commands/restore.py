@@ -20,11 +20,15 @@ def restore(
     fmt: FormatOpt = None,
     skip_bad_lines: SkipBadLinesOpt = False,
 ) -> None:
-    """Rebuild the original transcript from a compacted one and its offload store.
+    """Put offloaded originals back into a compacted transcript.
 
-    Lines skipped as malformed (--skip-bad-lines) are written back as they are.
+    Rebuilds the original transcript from one compacted with -c offload and its offload store. Lines
+    skipped as malformed (--skip-bad-lines) are written back as they are.
 
-    Example: tcompact restore out.jsonl --store out.offload -o original.jsonl
+    Example:
+
+    \b
+      tcompact restore out.jsonl --store out.offload -o original.jsonl
     """
     from .. import render
     from ..artifacts import write_bytes

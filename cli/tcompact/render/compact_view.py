@@ -78,10 +78,12 @@ def compressors_table(rows: Sequence[Mapping[str, Any]]) -> None:
         uses = " (uses a summariser)" if row["uses_summarizer"] else ""
         out.print(Text(f"{row['name']}: {row['description']}{uses}", style="bold"))
         table = Table(show_header=True, box=None, padding=(0, 2))
-        for col in ("setting", "default", "description"):
-            table.add_column(col, overflow="fold")
+        # a setting name is what --set needs: never cut; a long default folds, the description wraps
+        table.add_column("setting", no_wrap=True, min_width=max((len(f["name"]) for f in row["settings"]), default=7))
+        table.add_column("default", overflow="fold", max_width=20)
+        table.add_column("description", overflow="fold")
         for f in row["settings"]:
-            table.add_row(f["name"], _default(f["default"]), f["description"])
+            table.add_row(Text(f["name"]), Text(_default(f["default"])), Text(f["description"]))
         out.print(table)
         out.print()
 

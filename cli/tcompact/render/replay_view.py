@@ -43,20 +43,22 @@ def replay_table(rows: Sequence[Mapping[str, Any]]) -> None:
     """One row per dump and the totals."""
     out = console()
     table = Table(title="Compression dumps (--json for their file names)", title_justify="left",
-                  box=box.SIMPLE_HEAD, padding=(0, 1))
-    widths = {"time": 8, "tokens": 13, "saved": 5, "latency": 6, "tries": 5, "errors": 8, "accepted": 8}
-    for col in ("time", "processor", "stage", "tokens", "saved", "latency", "tries", "errors", "accepted"):
-        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=widths.get(col),
+                  box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), show_edge=False, pad_edge=False)
+    # no header and no figure is ever cut: the stage goes under its processor, error kinds wrap
+    for col in ("time", "processor / stage", "tokens", "saved", "latency", "tries", "errors", "accepted"):
+        wraps = col in ("processor / stage", "errors")
+        table.add_column(col, no_wrap=not wraps, min_width=13 if col.startswith("processor") else len(col.split()[0]),
                          justify="right" if col in ("tokens", "saved", "latency", "tries") else "left")
     for r in rows:
         latency = "—" if r["latency_s"] is None else f"{r['latency_s']:.2f}s"
         tokens = f"{_n(r['tokens_before'])}→{_n(r['tokens_after'])}"
-        table.add_row(_clock(r["time"]), r["processor"], r["stage"] or "", tokens, f"{100 * r['reduction_ratio']:.0f}%",
-                      latency, str(r["attempts"]), ",".join(r["error_kinds"]), "yes" if r["accepted"] else "no")
+        table.add_row(_clock(r["time"]), Text(" ".join(x for x in (r["processor"], r["stage"]) if x)), tokens,
+                      f"{100 * r['reduction_ratio']:.0f}%", latency, str(r["attempts"]),
+                      Text(", ".join(r["error_kinds"])), "yes" if r["accepted"] else "no")
     table.add_section()
     accepted = sum(1 for r in rows if r["accepted"])
     failed = sum(1 for r in rows if r["status"] == "failed")
-    table.add_row("total", f"{len(rows)} dumps", "", "", "", "", "", f"{failed} failed", f"{accepted}/{len(rows)}")
+    table.add_row("total", f"{len(rows)} dumps", "", "", "", "", f"{failed} failed", f"{accepted}/{len(rows)}")
     out.print(table)
 
 
