@@ -1,4 +1,4 @@
-"""``--help`` of every command at 80 and 120 columns, and tables at 80 (issue 13 item 18).
+"""``--help`` of every command at 80 and 120 columns, tables at 80, shell completion (issue 13 items 18, 19).
 
 The help must fit the terminal, show brackets as written (``tcompact[html]``), name arguments and
 option values by metavar (``PATH...``, ``--top N``) instead of types (``<int>``, ``<list[Path]>``,
@@ -34,8 +34,11 @@ Usage: tcompact [OPTIONS] COMMAND [ARGS]...
   Codex, OpenAI chat, SWE-agent).
 
 Options:
-  --version   Print the version.
-  -h, --help  Show this message and exit.
+  --version             Print the version.
+  --install-completion  Install completion for the current shell.
+  --show-completion     Show completion for the current shell, to copy it or
+                        customize the installation.
+  -h, --help            Show this message and exit.
 
 Commands:
   inspect      Show where the tokens of one or many transcripts go.
@@ -140,3 +143,18 @@ def test_replay_table_never_cuts_a_header(tmp_path, monkeypatch):
     for word in ("time", "processor", "stage", "tokens", "saved", "latency", "tries", "errors", "accepted"):
         assert word in header, word
     assert any(line.split()[1:3] == ["round-level", "l0_to_l1"] or "round-level" in line.split() for line in out[3:])
+
+
+def test_shell_completion(monkeypatch):
+    result = run([], 80, env={"_TCOMPACT_COMPLETE": "complete_bash", "COMP_WORDS": "tcompact comp",
+                              "COMP_CWORD": "1"})
+    assert (result.exit_code, result.stdout) == (0, "compact\ncompressors\n")
+    result = run([], 80, env={"_TCOMPACT_COMPLETE": "complete_bash", "COMP_WORDS": "tcompact inspect --sp",
+                              "COMP_CWORD": "2"})
+    assert (result.exit_code, result.stdout) == (0, "--spans\n")
+    import typer.completion
+
+    monkeypatch.setattr(typer.completion, "_get_shell_name", lambda: "zsh")  # the shell it is run from
+    result = run(["--show-completion"], 80)
+    assert result.exit_code == 0 and result.stdout.startswith("#compdef tcompact\n")
+    assert "_TCOMPACT_COMPLETE=complete_zsh" in result.stdout
