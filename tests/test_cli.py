@@ -232,7 +232,7 @@ def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status():
     import os
 
     chat = str(SAMPLES / "chat_tool_session.jsonl")
-    commands = [["inspect", chat], ["convert", chat, "--to", "codex"], ["--version"]]  # rich, sys.stdout, echo
+    commands = [["inspect", chat], ["convert", chat, "--to", "codex"], ["--version"], []]  # rich, stdout, echo, help
     started = []
     for args in commands:  # all at once; each reader is closed before the command writes
         read, write = os.pipe()

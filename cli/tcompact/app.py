@@ -67,7 +67,10 @@ class _Group(TyperGroup):
             raise _closed_pipe() from None
         except Exception as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":  # bare `tcompact`: the help, and no error line
-                typer.echo(exc.ctx.get_help())  # type: ignore[attr-defined]
+                try:
+                    typer.echo(exc.ctx.get_help())  # type: ignore[attr-defined]
+                except BrokenPipeError:
+                    raise _closed_pipe() from None
                 raise typer.Exit(0) from None
             if _is_usage_error(exc):
                 raise _fail(_usage_message(exc), getattr(exc, "exit_code", 2)) from None
