@@ -19,14 +19,14 @@ from typing import Any
 
 from .. import __version__
 from ..errors import NotATranscriptError, TcompactError, UsageError
-from ..formats import read_file
+from ..formats import ReadOptions, read_file
 from ..inspection import InspectOptions, inspect_source
 from .select import zone
 from .stores import Session
 from .groups import GROUPS, group_rows, usage_sums
 from .usage import Request, requests_of
 
-__all__ = ["SessionsOptions", "sessions_report", "session_row", "GROUPS", "SCHEMA_VERSION"]
+__all__ = ["SessionsOptions", "sessions_report", "session_row", "session_detail", "GROUPS", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
@@ -168,3 +168,15 @@ def _prices() -> dict[str, str]:
     from ..pricing import PRICES_PACKAGE, prices_version
 
     return {"package": PRICES_PACKAGE, "version": prices_version()}
+
+
+def session_detail(session: Session, report: dict[str, Any], *, read: ReadOptions, cost: bool,
+                   timezone_name: str | None) -> dict[str, Any]:
+    """An ``inspect`` report of the session's files with the session's row under ``session``."""
+    requests: dict[tuple[Any, ...], Request] = {}
+    for f in report["files"]:
+        source = read_file(f["path"], read)
+        for req in requests_of(source.format, source.records) or ():
+            requests[req.key] = req
+    row = session_row(session, report["files"], list(requests.values()), tz=zone(timezone_name), cost=cost)
+    return {**report, "session": row, "prices": _prices() if cost else None}
