@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["Session", "Stores", "stores_from_env", "discover", "CLAUDE", "CODEX", "AGENTS"]
+__all__ = ["Session", "Stores", "stores_from_env", "discover", "read_bytes", "parse_time", "CLAUDE", "CODEX", "AGENTS"]
 
 CLAUDE = "claude"
 CODEX = "codex"
@@ -152,6 +152,17 @@ def _codex_id_from_name(path: Path) -> str:
     return stem[20:] if len(stem) > 20 and stem[19] == "-" else stem
 
 
+def read_bytes(path: Path) -> bytes:
+    """The whole of a session file (a fork's or backup's source)."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        from ..errors import InputError
+
+        raise InputError(f"cannot read the session file: {exc.strerror}", path=str(path),
+                         hint="check that it exists and is readable") from None
+
+
 # ---- peeking at a file's head and tail
 
 
@@ -222,7 +233,11 @@ def _parse(line: bytes) -> dict[str, Any] | None:
 
 
 def _timestamp(rec: Mapping[str, Any]) -> datetime | None:
-    value = rec.get("timestamp")
+    return parse_time(rec.get("timestamp"))
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO 8601 time as an aware datetime (UTC when it names no offset), or None."""
     if not isinstance(value, str):
         return None
     try:

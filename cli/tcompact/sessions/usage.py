@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from ..model import Record
+from .stores import parse_time
 
 __all__ = ["Request", "requests_of", "ANTHROPIC", "OPENAI"]
 
@@ -80,7 +81,7 @@ def _claude(records: Sequence[Record]) -> tuple[Request, ...]:
         detail = usage.get("cache_creation") if isinstance(usage.get("cache_creation"), dict) else {}
         model = message.get("model")
         last[key] = Request(key=key, model=model if isinstance(model, str) and model else None, provider=ANTHROPIC,
-                            at=_when(d.get("timestamp")), input=_n(usage.get("input_tokens")),
+                            at=parse_time(d.get("timestamp")), input=_n(usage.get("input_tokens")),
                             output=_n(usage.get("output_tokens")),
                             cache_write=_n(usage.get("cache_creation_input_tokens")),
                             cache_read=_n(usage.get("cache_read_input_tokens")),
@@ -108,7 +109,7 @@ def _codex(records: Sequence[Record]) -> tuple[Request, ...]:
             if step is not None and any(step.values()):
                 cached = min(step["cached_input_tokens"], step["input_tokens"])
                 key = ("codex", str(d.get("timestamp")), *sorted((previous or step).items()))
-                out.append(Request(key=key, model=model, provider=provider, at=_when(d.get("timestamp")),
+                out.append(Request(key=key, model=model, provider=provider, at=parse_time(d.get("timestamp")),
                                    input=step["input_tokens"] - cached, cache_read=cached,
                                    output=step["output_tokens"]))
     return tuple(out)
@@ -133,11 +134,3 @@ def _n(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _when(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
