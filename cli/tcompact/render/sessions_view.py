@@ -22,10 +22,14 @@ def cost_text(cost: Mapping[str, Any] | None) -> str:
     if cost is None:
         return "—"
     if cost["usd"] is not None:
-        return f"${cost['usd']:,.2f}"
+        return _usd(cost["usd"])
     if cost["priced_usd"]:
-        return f"${cost['priced_usd']:,.2f} + unknown"
+        return f"{_usd(cost['priced_usd'])} + unknown"
     return "unknown"
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
 
 
 def _when(iso: str | None) -> str:

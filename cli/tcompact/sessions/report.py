@@ -90,9 +90,6 @@ def _read_all(sessions: Sequence[Session], inspect: InspectOptions,
             if on_file:
                 on_file(done, total, path)
             done += 1
-            if _empty(path):  # Claude Code leaves empty session files behind: nothing to read, no error
-                read.passed_over.append({"path": str(path), "reason": "empty file"})
-                continue
             try:
                 source = read_file(path, inspect.read)
             except NotATranscriptError as exc:
@@ -107,13 +104,6 @@ def _read_all(sessions: Sequence[Session], inspect: InspectOptions,
     if on_file and total:
         on_file(total, total, sessions[-1].files[-1])
     return reads
-
-
-def _empty(path: Path) -> bool:
-    try:
-        return path.stat().st_size == 0
-    except OSError:
-        return False
 
 
 def _drop_copies(reads: list[_Read]) -> None:

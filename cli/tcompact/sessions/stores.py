@@ -8,6 +8,7 @@ the working directory it recorded, its first and last activity, its parent for a
   does), else ``~/.claude/projects`` and ``~/.config/claude/projects`` when present. A session is
   ``<project>/<id>.jsonl``; its sub-agents are ``<project>/<id>/subagents/agent-*.jsonl`` (2.1)
   or flat ``<project>/agent-*.jsonl`` files whose lines name the parent's ``sessionId`` (older).
+- Empty files (Claude Code leaves them for sessions that never started) are passed over.
 - Codex: ``$CODEX_HOME/sessions`` (default ``~/.codex/sessions``), ``YYYY/MM/DD/rollout-*.jsonl``;
   the id is the first line's ``session_meta`` id; a rollout whose ``source`` names a
   ``thread_spawn`` parent is a sub-agent of that session.
@@ -94,13 +95,13 @@ def _claude_sessions(root: Path) -> list[Session]:
         nested: dict[str, list[Path]] = {}
         flat: list[Path] = []
         for entry in sorted(project.iterdir()):
-            if entry.is_file() and entry.suffix == ".jsonl":
+            if entry.is_file() and entry.suffix == ".jsonl" and _has_bytes(entry):
                 if entry.name.startswith("agent-"):
                     flat.append(entry)
                 else:
                     mains[entry.stem] = entry
             elif entry.is_dir() and (entry / "subagents").is_dir():
-                nested[entry.name] = sorted((entry / "subagents").glob("*.jsonl"))
+                nested[entry.name] = sorted(p for p in (entry / "subagents").glob("*.jsonl") if _has_bytes(p))
         peeks = {path: _peek(path) for path in [*mains.values(), *flat, *(p for ps in nested.values() for p in ps)]}
         by_parent: dict[str, list[Path]] = {sid: list(files) for sid, files in nested.items()}
         for path in flat:
@@ -125,7 +126,7 @@ def _claude_session(sid: str, main: Path | None, subagents: tuple[Path, ...], ro
 
 def _codex_sessions(root: Path) -> list[Session]:
     found: list[tuple[Path, dict[str, Any]]] = [(p, _peek(p)) for p in sorted(root.rglob("rollout-*.jsonl"))
-                                                if p.is_file()]
+                                                if p.is_file() and _has_bytes(p)]
     ids = {str(meta.get("session") or _codex_id_from_name(path)): path for path, meta in found}
     children: dict[str, list[Path]] = {}
     sessions: dict[str, tuple[Path, dict[str, Any]]] = {}
@@ -150,6 +151,14 @@ def _codex_id_from_name(path: Path) -> str:
     """``rollout-YYYY-MM-DDTHH-MM-SS-<id>.jsonl`` → ``<id>`` (a rollout without a session_meta line)."""
     stem = path.stem.removeprefix("rollout-")
     return stem[20:] if len(stem) > 20 and stem[19] == "-" else stem
+
+
+def _has_bytes(path: Path) -> bool:
+    """Empty files are passed over: Claude Code leaves one behind for sessions that never started."""
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def read_bytes(path: Path) -> bytes:
