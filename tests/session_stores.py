@@ -22,6 +22,8 @@ B = "a1b2b2b2-0000-4000-8000-000000000002"
 C = "c3c3c3c3-0000-4000-8000-000000000003"
 D = "019b0000-0000-7000-8000-000000000004"
 E = "019b0000-0000-7000-8000-000000000005"
+#: a tool output long enough for `-c truncate` (10 KiB) to cut
+LISTING = "\n".join(f"src/module_{i:04d}.py" for i in range(1200))
 SONNET, OPUS, HAIKU = "claude-sonnet-4-5-20250929", "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001"
 
 #: the real sessions: file key → (agent, session id, recorded working directory)
@@ -84,7 +86,7 @@ def _claude_a(folder: Path, cwd: str) -> None:
                                          "input": {"command": "ls"}}], {**u1, "output_tokens": 50}),
               cwd=cwd, request="req_A1"),
         _line("user", "a-r1", "a-a1b", A, "2026-01-05T10:00:10.000Z",
-              _user([{"type": "tool_result", "tool_use_id": "toolu_1", "content": "app.py\nREADME.md"}]), cwd=cwd),
+              _user([{"type": "tool_result", "tool_use_id": "toolu_1", "content": LISTING}]), cwd=cwd),
         _line("assistant", "a-a2", "a-r1", A, "2026-01-05T10:05:00.000Z",
               _reply("msg_A2", SONNET, _text("Done: the login page is added."), _usage(20, 200, 1000, 100)),
               cwd=cwd, request="req_A2"),
@@ -139,11 +141,13 @@ def _codex_line(ts: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"timestamp": ts, "type": kind, "payload": payload}
 
 
-def _tokens(ts: str, inp: int, cached: int, out: int) -> dict[str, Any]:
-    usage = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out,
-             "reasoning_output_tokens": 0, "total_tokens": inp + out}
+def _tokens(ts: str, total: tuple[int, int, int], last: tuple[int, int, int]) -> dict[str, Any]:
+    def usage(inp: int, cached: int, out: int) -> dict[str, int]:
+        return {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out,
+                "reasoning_output_tokens": 0, "total_tokens": inp + out}
+
     return _codex_line(ts, "event_msg", {"type": "token_count", "info": {
-        "total_token_usage": usage, "last_token_usage": usage, "model_context_window": 272000}})
+        "total_token_usage": usage(*total), "last_token_usage": usage(*last), "model_context_window": 272000}})
 
 
 def _codex(root: Path, cwd: str) -> None:
@@ -162,13 +166,13 @@ def _codex(root: Path, cwd: str) -> None:
                                                                   "arguments": '{"command":["ls"]}',
                                                                   "call_id": "call_1"}),
         _codex_line("2026-01-09T08:00:04.000Z", "response_item", {"type": "function_call_output",
-                                                                  "call_id": "call_1", "output": "a.py\nb.py"}),
-        _tokens("2026-01-09T08:00:04.100Z", 5000, 1000, 200),
-        _tokens("2026-01-09T08:00:04.500Z", 5000, 1000, 200),  # a repeated event: no new request
+                                                                  "call_id": "call_1", "output": LISTING}),
+        _tokens("2026-01-09T08:00:04.100Z", (5000, 1000, 200), (5000, 1000, 200)),
+        _tokens("2026-01-09T08:00:04.500Z", (5000, 1000, 200), (5000, 1000, 200)),  # repeated: no new request
         _codex_line("2026-01-09T08:00:06.000Z", "response_item", {"type": "message", "role": "assistant",
                                                                   "content": [{"type": "output_text",
                                                                                "text": "Two files: a.py, b.py."}]}),
-        _tokens("2026-01-09T08:00:06.100Z", 11000, 6000, 300),
+        _tokens("2026-01-09T08:00:06.100Z", (11000, 6000, 300), (6000, 5000, 100)),
     ])
     sub = {**meta, "id": E, "timestamp": "2026-01-09T08:00:02.000Z",
            "source": {"subagent": {"thread_spawn": {"parent_thread_id": D, "depth": 1}}}}
@@ -180,7 +184,7 @@ def _codex(root: Path, cwd: str) -> None:
         _codex_line("2026-01-09T08:00:02.900Z", "response_item", {"type": "message", "role": "assistant",
                                                                   "content": [{"type": "output_text",
                                                                                "text": "There are 3."}]}),
-        _tokens("2026-01-09T08:00:03.000Z", 100, 0, 10),
+        _tokens("2026-01-09T08:00:03.000Z", (100, 0, 10), (100, 0, 10)),
     ])
 
 
