@@ -205,3 +205,27 @@ def test_the_shared_sessions_laid_out_as_the_agents_keep_them(tmp_path):
     assert demo["usage"] == {"requests": 20, "input": 129, "output": 3629, "cache_write": 47747, "cache_read": 324259,
                              "copied_requests": 0}
     assert demo["first_activity"].startswith("2025-09-07") and demo["models"] == ["claude-sonnet-4-20250514"]
+
+
+def test_every_sessions_json_key_is_in_the_readme_schema(home):
+    import re
+
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("### Sessions `--json` schema")
+    schema = readme[start: readme.index("\n## ", start)]
+    keys: set[str] = set()
+
+    def walk(value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                keys.add(k)
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    for group in ("session", "project", "model", "tool"):
+        walk(doc(home, "--group-by", group))
+    assert sorted(k for k in keys if not re.search(rf'"{re.escape(k)}"', schema)) == []
