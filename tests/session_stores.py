@@ -93,11 +93,17 @@ def _claude_a(folder: Path, cwd: str) -> None:
     ])
     sub = folder / A / "subagents"
     sub.mkdir(parents=True)
-    jsonl(sub / "agent-x1.jsonl", [
-        _line("user", "x-u1", None, A, "2026-01-05T10:01:00.000Z", _user("Find the tests"), cwd=cwd, side="x1"),
-        _line("assistant", "x-a1", "x-u1", A, "2026-01-05T10:01:30.000Z",
-              _reply("msg_X1", HAIKU, _text("Found 3 tests."), _usage(100, 0, 0, 10)), cwd=cwd, side="x1",
-              request="req_X1"),
+    _subagent(sub, A, "x1", ("Find the tests", "Found 3 tests."), HAIKU, _usage(100, 0, 0, 10),
+              ("2026-01-05T10:01:00.000Z", "2026-01-05T10:01:30.000Z"), cwd=cwd)
+
+
+def _subagent(folder: Path, sid: str, agent: str, texts: tuple[str, str], model: str, usage: dict[str, Any],
+              times: tuple[str, str], *, cwd: str) -> None:
+    """``agent-<id>.jsonl``: one request of a sub-agent and its answer (sidechain lines of session ``sid``)."""
+    jsonl(folder / f"agent-{agent}.jsonl", [
+        _line("user", f"{agent}-u1", None, sid, times[0], _user(texts[0]), cwd=cwd, side=agent),
+        _line("assistant", f"{agent}-a1", f"{agent}-u1", sid, times[1],
+              _reply(f"msg_{agent}", model, _text(texts[1]), usage), cwd=cwd, side=agent, request=f"req_{agent}"),
     ])
 
 
@@ -114,12 +120,8 @@ def _claude_b(folder: Path, cwd: str) -> None:
         _line("assistant", "b-a2", "b-u2", B, "2026-01-07T00:30:05.000Z",
               _reply("msg_bdrk_B2", OPUS, _text("You're welcome."), _usage(3, 10, 2000, 7)), cwd=cwd),
     ])
-    jsonl(folder / "agent-y2.jsonl", [
-        _line("user", "y-u1", None, B, "2026-01-06T23:40:00.000Z", _user("Run pytest"), cwd=cwd, side="y2"),
-        _line("assistant", "y-a1", "y-u1", B, "2026-01-06T23:40:10.000Z",
-              _reply("msg_Y1", OPUS, _text("2 passed."), _usage(50, 0, 0, 20)), cwd=cwd, side="y2",
-              request="req_Y1"),
-    ])
+    _subagent(folder, B, "y2", ("Run pytest", "2 passed."), OPUS, _usage(50, 0, 0, 20),
+              ("2026-01-06T23:40:00.000Z", "2026-01-06T23:40:10.000Z"), cwd=cwd)
 
 
 def _claude_c(folder: Path, cwd: str) -> None:
