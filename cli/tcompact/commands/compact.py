@@ -99,7 +99,7 @@ def compact(
     if max_retries < 0 or timeout <= 0 or concurrency < 1:
         raise UsageError("--max-retries must be 0 or more, --timeout positive and --concurrency 1 or more")
     into = original = None
-    if fork or in_place or path is None or selector.narrows:  # a session of the agents' stores (README, "Sessions on this machine")
+    if fork or in_place or path is None or selector.narrows:  # a stored session (README, "Sessions on this machine")
         from ._sessions import session_to_compact
 
         path, into, original, output = session_to_compact(path, selector, fork=fork, in_place=in_place,
