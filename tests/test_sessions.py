@@ -186,8 +186,10 @@ def test_bad_selectors_are_one_error_line(home, args, error):
 
 def test_a_machine_without_sessions_says_so(tmp_path):
     result = run(tmp_path, "inspect")
-    assert (result.exit_code, result.stderr) == (2, "Error: no Claude Code or Codex sessions found on this machine "
-                                                    "— run `tcompact inspect` to list the sessions\n")
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: no Claude Code or Codex sessions found (looked in {tmp_path}/.claude/projects, "
+           f"{tmp_path}/.codex/sessions) — give a PATH, or set CLAUDE_CONFIG_DIR / CODEX_HOME to where your "
+           "sessions are\n")
 
 
 def test_the_shared_sessions_laid_out_as_the_agents_keep_them(tmp_path):

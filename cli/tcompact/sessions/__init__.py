@@ -32,7 +32,15 @@ def find_sessions(selector: Selector | None = None, *, env: Mapping[str, str] | 
 
     Raises InputError when there are none (no store, or nothing matches the selector).
     """
-    return select(discover(stores_from_env(env)), selector or Selector(), cwd=cwd)
+    stores = stores_from_env(env)
+    sessions = discover(stores)
+    if not sessions:
+        from ..errors import InputError
+
+        looked = ", ".join(str(d) for d in (*stores.claude, *stores.codex))
+        raise InputError(f"no Claude Code or Codex sessions found (looked in {looked})",
+                         hint="give a PATH, or set CLAUDE_CONFIG_DIR / CODEX_HOME to where your sessions are")
+    return select(sessions, selector or Selector(), cwd=cwd)
 
 
 def session_files(selector: Selector | None = None, *, env: Mapping[str, str] | None = None,
