@@ -67,6 +67,9 @@ def compact(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would happen; write nothing.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail (exit 1, transcript not written) when the output "
                                          "breaks an invariant; the default warns.")] = False,
+    allow_mismatch: Annotated[bool, typer.Option("--allow-read-back-mismatch", help="Write the compacted transcript "
+                                                 "even when it does not read back as the compacted messages (a "
+                                                 "warning instead of a failure).")] = False,
     json_out: JsonOpt = False,
     transcript: TranscriptOpt = None,
     fmt: FormatOpt = None,
@@ -130,7 +133,7 @@ def compact(
         run = with_new_ids(run, into)
     render.warn_skipped_lines(str(path), run.source.skipped)
     written, problems = ([], list(run.report.get("invariants") or [])) if dry_run else \
-        write_run(run, paths, force=force, source=path, strict=strict)
+        write_run(run, paths, force=force, source=path, strict=strict, allow_mismatch=allow_mismatch)
     for problem in problems:
         render.warn(f"invariant: {problem}")
     resumed = None
@@ -150,9 +153,14 @@ def compact(
 
         raise WorkFailed(f"the compaction breaks {len(problems)} invariant(s): {problems[0]}",
                          hint="the compacted transcript was not written (--strict)")
+    if run.status == "compacted" and not dry_run and paths.output not in written:
+        from ..errors import WorkFailed
+
+        raise WorkFailed(f"the compaction was not written: {problems[-1]}", path=str(paths.output),
+                         hint="nothing was replaced; the report says why (--allow-read-back-mismatch writes it anyway)")
     if json_out:
-        render.print_json({**run.report, "written": [str(p) for p in written], "dry_run": dry_run,
-                           **({"session": resumed} if into is not None else {})})
+        render.print_json({**run.report, "invariants": problems, "written": [str(p) for p in written],
+                           "dry_run": dry_run, **({"session": resumed} if into is not None else {})})
     else:
         render.compact_report(run.report, written=written, output=paths.output, dry_run=dry_run)
         if resumed is not None:
