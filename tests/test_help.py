@@ -21,9 +21,9 @@ from typer.testing import CliRunner
 from tcompact.app import app
 
 COMMANDS = ["inspect", "compact", "replay", "compressors", "restore", "convert"]
-USAGE = {"": "Usage: tcompact [OPTIONS] COMMAND [ARGS]...", "inspect": "Usage: tcompact inspect [OPTIONS] PATH...",
-         "compact": "Usage: tcompact compact [OPTIONS] PATH", "replay": "Usage: tcompact replay [OPTIONS] DUMP|DIR...",
-         "compressors": "Usage: tcompact compressors [OPTIONS]", "restore": "Usage: tcompact restore [OPTIONS] PATH",
+USAGE = {"": "Usage: tcompact [OPTIONS] COMMAND [ARGS]...", "inspect": "Usage: tcompact inspect [OPTIONS] [PATH]...",
+         "compact": "Usage: tcompact compact [OPTIONS] [PATH]", "replay": "Usage: tcompact replay [OPTIONS] DUMP|DIR...",
+         "compressors": "Usage: tcompact compressors [OPTIONS]", "restore": "Usage: tcompact restore [OPTIONS] [PATH]",
          "convert": "Usage: tcompact convert [OPTIONS] PATH"}
 TYPE_TAG = re.compile(r"<(?:bool|int|float|str|path|list\[\w+\])>|\{\w+\}", re.IGNORECASE)
 

@@ -29,6 +29,8 @@ METAVARS = {
     "--to": "FORMAT", "--set": "KEY=VALUE", "--config": "FILE", "--base-url": "URL", "--timeout": "S",
     "--max-retries": "N", "--concurrency": "N", "--request-mode": "MODE", "--replay-dir": "DIR",
     "--trigger-ratio": "R", "--preserve": "TEXT", "--prompt": "FILE", "--store": "DIR",
+    "--session": "ID", "--last": "N", "--project": "PATH", "--agent": "NAME", "--since": "DATE", "--until": "DATE",
+    "--timezone": "TZ",
 }
 #: Arguments whose metavar is not their name in capitals.
 ARGUMENTS = {("inspect", "paths"): "PATH", ("replay", "paths"): "DUMP|DIR"}
