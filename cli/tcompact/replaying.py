@@ -21,6 +21,7 @@ import orjson
 from .compressors import get
 from .compressors.base import CompressionResult, Context
 from .dump import READABLE_SCHEMAS, content_hashes, digest, message_dict, message_from_dict
+from .differences import first_difference
 from .errors import InputError
 from .model import Message
 from .redact import redact
@@ -319,50 +320,6 @@ def _check_after(dump: Dump, result: CompressionResult, *, note: str) -> Check:
 def _differs(dump: Dump, field: str, want: Any, have: Any) -> Check:
     found = first_difference(want, have, field)
     return Check(dump, False, *(found or (field, want, have)))
-
-
-_MISSING = object()
-
-
-def first_difference(want: Any, have: Any, path: str) -> tuple[str, str, str] | None:
-    """``(field, expected, got)`` at the first place two JSON values differ, each value short (a
-    text shown around its first differing character); None when they are equal."""
-    if isinstance(want, dict) and isinstance(have, dict):
-        for key in [*want, *(k for k in have if k not in want)]:
-            a, b = want.get(key, _MISSING), have.get(key, _MISSING)
-            found = first_difference(a, b, f"{path}.{key}") if a is not _MISSING and b is not _MISSING else \
-                (f"{path}.{key}", _brief(a), _brief(b)) if a is not b else None
-            if found:
-                return found
-        return None
-    if isinstance(want, list) and isinstance(have, list):
-        for i, (a, b) in enumerate(zip(want, have, strict=False)):
-            if found := first_difference(a, b, f"{path}[{i}]"):
-                return found
-        if len(want) != len(have):
-            i = min(len(want), len(have))
-            return f"{path}[{i}]", _brief(want[i] if i < len(want) else _MISSING, len(want)), \
-                _brief(have[i] if i < len(have) else _MISSING, len(have))
-        return None
-    if want == have:
-        return None
-    if isinstance(want, str) and isinstance(have, str):
-        at = next((i for i, (a, b) in enumerate(zip(want, have, strict=False)) if a != b), min(len(want), len(have)))
-        return path, _around(want, at), _around(have, at)
-    return path, _brief(want), _brief(have)
-
-
-def _around(text: str, at: int, before: int = 24, width: int = 64) -> str:
-    start = max(0, at - before)
-    piece = ("…" if start else "") + text[start:start + width] + ("…" if start + width < len(text) else "")
-    return orjson.dumps(piece).decode()
-
-
-def _brief(value: Any, count: int | None = None) -> str:
-    if value is _MISSING:
-        return "(none)" if count is None else f"(none; {count} in all)"
-    text = orjson.dumps(value).decode()
-    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def table_rows(dumps: Sequence[Dump]) -> list[dict[str, Any]]:
