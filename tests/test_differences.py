@@ -24,4 +24,4 @@ def test_a_long_text_is_shown_around_its_first_differing_character():
     assert expected == '"…ontext_window_tokens: 114934\\nsuffix suffix suffix suffix suffix …"'  # from 24 before
     assert got == '"…ontext_window_tokens: 115009\\nsuffix suffix suffix suffix suffix …"'
     assert first_difference({"v": list(range(40))}, {"v": "x"}, "d") == (
-        "d.v", "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,3…", '"x"')
+        "d.v", "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,2…", '"x"')
