@@ -56,9 +56,9 @@ def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mappi
         name = os.path.relpath(f["path"], root) if root not in ("", ".") else f["path"]
         # one row per context: a sub-agent or an episode has its own window, so its figures are its own
         for t in [main, *(x for x in ts if x is not main)]:
-            label = name if t is main else f"  + {t['id']} ({t['kind']})"
-            table.add_row(label, f["format"] if t is main else "", _n(t["messages"]), _n(t["tool_calls"]),
-                          _n(t["tokens"]["total"]), f"{100 * t['window']['utilisation']:.1f}%")
+            label, kind = (name, f["format"]) if t is main else (f"  + {t['id']}", f"  {t['kind']}")
+            table.add_row(label, kind, _n(t["messages"]), _n(t["tool_calls"]), _n(t["tokens"]["total"]),
+                          f"{100 * t['window']['utilisation']:.1f}%")
     table.add_section()
     table.add_row(
         f"{totals['files']} files, {totals['transcripts']} transcripts",
