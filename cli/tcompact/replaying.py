@@ -219,7 +219,9 @@ def rebuild(doc: Mapping[str, Any], summarizer: Summarizer, *, path: Path | None
 def verify(dumps: Sequence[Dump]) -> list[Check]:
     """Check every dump by rebuilding its run from the recorded answers.
 
-    The answers of the run's calls that were not given are read from the dumps beside them.
+    The answers of the run's calls that were not given are read from the dumps beside them. A run
+    that cannot be rebuilt (a dump beside it unreadable, a stored message of the wrong shape) gives
+    each of its dumps a failed check with the error; the other runs are checked as usual.
     """
     checks: list[Check] = []
     folders: dict[Path, dict[tuple[str, int], Path]] = {}
