@@ -98,6 +98,7 @@ def test_provider_usage_keeps_the_last_line_of_each_reply(tmp_path, request_id):
     assert sf.transcripts[0].provider_usage == {
         "source": "claude-code", "requests": 2, "lines": 4, "input_tokens": 13, "cache_read_input_tokens": 300,
         "cache_creation_input_tokens": 5, "output_tokens": 32, "last_context_tokens": 203,
+        "last_line": 8,
     }
 
 

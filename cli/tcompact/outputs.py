@@ -74,9 +74,11 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
     """Write what the run produced, and say which invariants it breaks (README, "Invariants").
 
     Failed runs write their dumps and report only; so do runs that break an invariant under
-    ``strict``. The transcript is read back before it takes its place: an output that does not
-    read as the compacted messages is a violation too, and it is not written (nothing replaced)
-    unless ``allow_mismatch``; the caller tells by ``paths.output`` missing from what was written.
+    ``strict``. "Nothing to do" writes nothing but the dumps of the summariser calls it made (a
+    result refused as no smaller), so that the same command can run again. The transcript is read
+    back before it takes its place: an output that does not read as the compacted messages is a
+    violation too, and it is not written (nothing replaced) unless ``allow_mismatch``; the caller
+    tells by ``paths.output`` missing from what was written.
     """
     written: list[Path] = []
     problems = list(run.report.get("invariants") or [])
@@ -101,7 +103,7 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
                                        check=reads_back))
         except WorkFailed:  # the command fails on ``problems``
             transcript = False
-    if paths.report is not None:
+    if paths.report is not None and run.status != "nothing to do":  # nothing to do writes no report
         report = {**run.report, "outputs": {"transcript": str(paths.output) if transcript else None,
                                             "dumps": [str(p) for p in written if p.parent == paths.dump_dir],
                                             "offload_store": str(paths.store) if run.blobs else None}}

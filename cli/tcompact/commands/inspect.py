@@ -23,11 +23,12 @@ def inspect(
                                                  show_default=False)] = None,
     context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
                                                           show_default=False)] = None,
-    spans: Annotated[str | None, typer.Option("--spans", help="Show the span layout of a compressor: "
-                                                 "current-round, dialogue or round-level.",
+    spans: Annotated[str | None, typer.Option("--spans", help="Show the span layout a compressor uses: "
+                                                 "current-round, dialogue, round-level or full.",
                                                  show_default=False)] = None,
-    keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="Tail messages the span keeps "
-                                                       "(default: the compressor's).", show_default=False)] = None,
+    keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="With --spans: tail messages the "
+                                                       "span keeps raw (default: the compressor's).",
+                                                    show_default=False)] = None,
     top: Annotated[int, typer.Option("--top", help="How many of the largest messages to list.")] = 10,
     html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report with charts "
                                               "(needs tcompact[html]; replaces an existing page).",
@@ -49,7 +50,12 @@ def inspect(
     With no PATH: one row per session of Claude Code and Codex on this machine, newest first, with
     its provider-reported usage and cost; the selectors narrow it, --session shows one in detail.
 
-    Example: tcompact inspect session.jsonl --model gpt-5 --spans dialogue --html report.html
+    Examples:
+
+    \b
+      tcompact inspect session.jsonl --model gpt-5 --spans dialogue
+      tcompact inspect ~/.claude/projects/ --html report.html
+      tcompact inspect --last 5
     """
     from .. import render
     from ..inspection import InspectOptions, inspect_paths

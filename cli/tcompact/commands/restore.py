@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ._options import FormatOpt, with_selectors
+from ._options import FormatOpt, SkipBadLinesOpt, with_selectors
 
 
 @with_selectors
@@ -20,15 +20,22 @@ def restore(
                                                "in the markers).", show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
     fmt: FormatOpt = None,
+    skip_bad_lines: SkipBadLinesOpt = False,
     selector=None,
 ) -> None:
-    """Rebuild the original transcript from a compacted one and its offload store.
+    """Put offloaded originals back into a compacted transcript.
+
+    Rebuilds the original transcript from one compacted with -c offload and its offload store. Lines
+    skipped as malformed (--skip-bad-lines) are written back as they are.
 
     With --session ID instead: put back the session that `compact --in-place` replaced, from the
     backup kept next to it (--force restores even when the agent wrote to the session since).
 
-    Example: tcompact restore out.jsonl --store out.offload -o original.jsonl
-    Example: tcompact restore --session last
+    Examples:
+
+    \b
+      tcompact restore out.jsonl --store out.offload -o original.jsonl
+      tcompact restore --session last
     """
     from .. import render
 
@@ -44,7 +51,9 @@ def restore(
         from ..errors import UsageError
 
         raise UsageError("Missing option '-o' / '--output'", hint="say where to write the restored transcript")
-    data, count = restore_file(path, store=store, read=read_options(fmt, False, False, keep_raw=True))
+    data, count, skipped = restore_file(path, store=store,
+                                        read=read_options(fmt, False, skip_bad_lines, keep_raw=True))
+    render.warn_skipped_lines(str(path), skipped)
     write_bytes(output, data, force=force, inputs=(path,))
     render.console().print(f"Restored {count} offloaded line(s) into {output}")
 
