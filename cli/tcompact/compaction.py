@@ -42,6 +42,7 @@ class CompactOptions:
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 60.0
     request_mode: str = "conversation"
+    summarizer_window: int | None = None
     replay_dir: Path | None = None
     encoding: str | None = None
     context_window: int | None = None
@@ -105,7 +106,8 @@ def make_summarizer(options: CompactOptions, counter: TokenCounter) -> Summarize
         from .summarizers.openai_compat import OpenAISummarizer
 
         return OpenAISummarizer(model=options.model, base_url=options.base_url, api_key=options.api_key,
-                                timeout=options.timeout, mode=options.request_mode)
+                                timeout=options.timeout, mode=options.request_mode,
+                                context_window=options.summarizer_window)
     if options.summarizer == "replay":
         if options.replay_dir is None:
             raise UsageError("--summarizer replay needs --replay-dir", hint="point it at a folder of dumps")

@@ -23,7 +23,7 @@ from .compressors.base import CompressionResult, Context
 from .dump import READABLE_SCHEMAS, content_hashes, digest, message_dict, message_from_dict
 from .errors import InputError
 from .model import Message
-from .summarizers.base import Summarizer, SummaryRequest, SummaryResponse
+from .summarizers.base import Summarizer, SummaryRequest, SummaryResponse, model_window, prepared
 from .summarizers.contracts import extract_snapshot
 from .summarizers.replay import ReplaySummarizer, fingerprint
 from .tokens import TokenCounter
@@ -212,7 +212,9 @@ def verify(dumps: Sequence[Dump]) -> list[Check]:
                 answers.append(_load(path).doc)
         replay = ReplaySummarizer(answers, origin="the run's dumps")
         recorder = _Recorder(replay)
-        result = rebuild(run[0].doc, recorder, path=run[0].path)
+        prompt = (run[0].doc.get("replayed_from") or {}).get("prompt")  # a re-run with --prompt sent that text
+        result = rebuild(run[0].doc, _PromptOverride(recorder, prompt if isinstance(prompt, str) else None),
+                         path=run[0].path)
         checks += [_check(d, result, recorder.requests) for d in run]
     return checks
 
@@ -229,6 +231,9 @@ class _Recorder:
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         self.requests.append(request)
         return self.inner.summarize(request)
+
+    def context_window(self):
+        return model_window(self.inner)
 
 
 def _check(dump: Dump, result: CompressionResult, requests: Sequence[SummaryRequest]) -> Check:
@@ -307,12 +312,24 @@ class _PromptOverride:
         self.inner, self.prompt, self.name = inner, prompt, inner.name
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        return self.inner.summarize(self._override(request))
+
+    def prepare(self, request: SummaryRequest) -> SummaryRequest:
+        return prepared(self.inner, self._override(request))
+
+    def context_window(self):
+        return model_window(self.inner)
+
+    def _override(self, request: SummaryRequest) -> SummaryRequest:
         from dataclasses import replace
 
-        if self.prompt is not None:
-            field = "system" if request.contract == "blocks" else "prompt"
-            request = replace(request, **{field: self.prompt})
-        return self.inner.summarize(request)
+        from .compressors._summarize import state_budget
+
+        if self.prompt is None:
+            return request
+        field = "system" if request.contract == "blocks" else "prompt"
+        return replace(request, **{field: state_budget(self.prompt, request.max_tokens) if field == "prompt"
+                                   else self.prompt})
 
 
 def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> Rerun:
@@ -330,7 +347,7 @@ def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> R
     dumps = build_dumps(result, before=messages_of(doc["context_before"]["messages"]), settings=settings,
                         counter=ctx.counter, ctx=dctx)
     for _, new in dumps:
-        new["replayed_from"] = {"dump": dump.name, "run": doc["run"]["id"]}
+        new["replayed_from"] = {"dump": dump.name, "run": doc["run"]["id"], "prompt": prompt}
     recorded = (doc.get("response") or {}).get("extracted_summary") or ""
     last = next((c.response for c in reversed(result.calls) if c.response is not None), None)
     return Rerun(dump, result, dumps, recorded, extract_snapshot(last.text) if last else "")

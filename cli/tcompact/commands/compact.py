@@ -46,6 +46,10 @@ def compact(
     request_mode: Annotated[str, typer.Option("--request-mode", help="openai: send the conversation as chat "
                                               "messages (conversation) or as one serialised text (serialized).")
                             ] = "conversation",
+    summarizer_window: Annotated[int | None, typer.Option("--summarizer-window", help="openai: the summariser "
+                                                          "model's context window in tokens (default: what the "
+                                                          "server reports, else learned from its refusals).",
+                                                          show_default=False)] = None,
     replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers "
                                                     "from.", show_default=False)] = None,
     context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
@@ -86,6 +90,8 @@ def compact(
 
     if max_retries < 0 or timeout <= 0 or concurrency < 1:
         raise UsageError("--max-retries must be 0 or more, --timeout positive and --concurrency 1 or more")
+    if summarizer_window is not None and summarizer_window < 1:
+        raise UsageError(f"--summarizer-window must be 1 or more, not {summarizer_window}")
     paths = default_paths(path, output=output, dump_dir=dump_dir, store=offload_dir, report=report)
     if not dry_run:
         check_paths(paths, source=path, force=force)
@@ -96,7 +102,7 @@ def compact(
     options = CompactOptions(
         chain=compressor, sets=tuple(sets or ()), config=config, summarizer=summarizer, model=model,
         base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout, request_mode=request_mode,
-        replay_dir=replay_dir,
+        summarizer_window=summarizer_window, replay_dir=replay_dir,
         encoding=encoding, context_window=context_window, trigger_ratio=trigger_ratio, force=force, to=to,
         transcript=transcript, preserve=preserve, offload_dir=str(paths.store.resolve()),
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
