@@ -111,7 +111,7 @@ def test_a_reply_with_no_section_heading_is_refused_retried_at_a_higher_temperat
         ("invalid_response", "plain summary text", "reply refused: retrying"),
         ("invalid_response", "still plain", "reply refused: retrying"),
         ("invalid_response", "plain again", "every reply refused")]
-    assert [c.parameters for c in fake.calls] == [{}, {"temperature": 0.7}, {"temperature": 0.7}]
+    assert [c.parameters for c in fake.calls] == [{}, {"temperature": 0.7, "seed": 1}, {"temperature": 0.7, "seed": 2}]
     assert fake.calls[0].wire_messages() == fake.calls[2].wire_messages()
 
 

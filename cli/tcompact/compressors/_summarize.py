@@ -18,8 +18,9 @@
 * Refused replies (:mod:`tcompact.summarizers.validity`: empty, cut at the limit, the prompt
   echoed, a loop, no section; not checked for a backend that is ``trusted`` to follow the
   contract by construction, the extractive one) count as ``invalid_response`` and are retried at once within the
-  same retry allowance, at temperature ``RESAMPLE_TEMPERATURE`` (a deterministic model would say
-  the same again at 0); when every attempt is refused the call fails.
+  same retry allowance, at temperature ``RESAMPLE_TEMPERATURE`` with the attempt's number as
+  ``seed`` (a deterministic model would say the same again at 0; the seed keeps re-runs
+  reproducible where the server honours it); when every attempt is refused the call fails.
 Every call, failed or not, becomes a :class:`CallRecord` (one dump each).
 """
 
@@ -44,7 +45,7 @@ from ..windows import ratio_threshold
 from .base import CallRecord, Context
 
 __all__ = ["OVERFLOW_BUDGETS", "TOKEN_RATIO", "FIT_MARGIN", "RESAMPLE_TEMPERATURE", "trigger_reason", "Summary",
-           "summarize", "shrink_span", "output_budget", "prompt_room", "learned", "state_budget"]
+           "summarize", "shrink_span", "output_budget", "prompt_room", "learned", "state_budget", "refusal_hint"]
 
 OVERFLOW_BUDGETS = (0.85, 0.65, 0.5)
 #: The server's tokenizer may count up to this many tokens per token of ours (measured: 1.05-1.27 for SmolLM2).
@@ -138,7 +139,9 @@ class _Attempts:
              ) -> tuple[SummaryResponse | None, SummarizerError | None, SummaryRequest, float]:
         assert self.ctx.summarizer is not None
         if resample and (request.parameters.get("temperature") or 0) < RESAMPLE_TEMPERATURE:
-            request = replace(request, parameters={**request.parameters, "temperature": RESAMPLE_TEMPERATURE})
+            # a seed per attempt: each retry differs from the last, and a re-run gets the same answers back
+            request = replace(request, parameters={**request.parameters, "temperature": RESAMPLE_TEMPERATURE,
+                                                   "seed": len(self.calls)})
         request = prepared(self.ctx.summarizer, replace(request, window=self.window))
         started = self.ctx.clock()
         try:
@@ -149,7 +152,7 @@ class _Attempts:
         problem = check(request, response) if check is not None and not trusted else None
         if problem:
             return response, SummarizerError("invalid_response", f"not a usable summary: {problem}",
-                                             hint=_invalid_hint(problem)), request, started
+                                             hint=refusal_hint(problem)), request, started
         return response, None, request, started
 
     def record(self, request: SummaryRequest, response: SummaryResponse | None, error: SummarizerError | None,
@@ -269,10 +272,14 @@ def _after_overflow(messages: Sequence[Message], span: Span, request: SummaryReq
     smaller = shrink_span(messages, span, budget=budget, fixed=fixed_tokens(span), counter=state.ctx.counter)
     if smaller is None:
         return False, "no smaller span", span, request
+    if told and counted(smaller) > budget:  # the server said its figures: a request still too big would be refused
+        return False, f"no span fits the server's window of {state.window.tokens:,} tokens (the smallest counts " \
+            f"{counted(smaller):,} here, room for {budget:,})", span, request
     return True, reason, smaller, _budgeted(build(smaller), state.window)
 
 
-def _invalid_hint(problem: str) -> str:
+def refusal_hint(problem: str) -> str:
+    """What to do about a refused reply."""
     if "cut at" in problem:
         return "raise summary_max_tokens (--set NAME.summary_max_tokens=N) or use a model that writes shorter"
     return "use a larger model: this one does not follow the summary prompt"

@@ -3,16 +3,17 @@
 A small or overloaded model answers with things that must never replace a transcript: nothing,
 the instruction prompt said back, one sentence over and over until the token limit, free text
 with none of the sections the prompt asked for, or a reply cut off at ``max_tokens``. Each check
-returns the reason a reply is refused (one line, said in the dump and the error), or None:
+returns the reason a reply is refused (one line, said in the dump and the error), or None; the
+first that applies, in this order:
 
 * **empty** — no text once the snapshot is extracted;
-* **cut** — ``finish_reason`` is ``length`` and the snapshot block was not closed before the cut
-  (a reply whose ``</state_snapshot>`` came before the limit is complete and kept);
 * **echo** — at least half of the reply's 8-word sequences are the instruction prompt's;
 * **loop** — one sentence or line of 16+ characters makes up 40 % or more of the text, 4 or more
   times; or the text ends in 4+ copies of one piece (up to 200 characters, with a letter in it)
   that make up 30 % or more of it and 100+ characters; or a text of 800+ characters compresses
   (zlib) to under 12 % of its size;
+* **cut** — ``finish_reason`` is ``length`` and the snapshot block was not closed before the cut
+  (a reply whose ``</state_snapshot>`` came before the limit is complete and kept);
 * **no section** — a state snapshot with no line that starts with a section title of the
   templates (``1. Active Task``, ``## Files and Code Sections``, ``**Resume**:`` …; the titles
   of every template count, a model may mix them up) — when the prompt asked for them (a custom
@@ -54,13 +55,11 @@ def snapshot_problem(raw: str, *, contract: str, prompt: str, finish_reason: str
                      max_tokens: int | None) -> str | None:
     """Why a state-snapshot reply (contracts current, dialogue, round, full) is not usable, or None."""
     summary = extract_snapshot(raw)
-    if not summary:
-        return "the reply is empty"
-    if finish_reason == "length" and not _CLOSED.search(raw):
-        return cut_problem(max_tokens)
-    problem = text_problem(summary, instructions=(prompt,))
+    problem = text_problem(summary, instructions=(prompt,))  # first: a longer budget would not mend these
     if problem:
         return problem
+    if finish_reason == "length" and not _CLOSED.search(raw):
+        return cut_problem(max_tokens)
     titles = SECTIONS.get(contract, ())
     if titles and any(t in prompt for t in titles) and not _headings().search(summary):
         return f"no section heading of the summary template (such as '1. {titles[0]}')"

@@ -195,9 +195,8 @@ def _blocks_problem(request: SummaryRequest, response: SummaryResponse) -> str |
     """Why an answer gives no replacement at all (:mod:`tcompact.summarizers.validity`), or None."""
     parsed = parse_blocks(response.text)
     if parsed is None:
-        if response.finish_reason == "length":
-            return cut_problem(request.max_tokens)
-        return text_problem(response.text, instructions=_instructions(request))
+        problem = text_problem(response.text, instructions=_instructions(request))
+        return problem or (cut_problem(request.max_tokens) if response.finish_reason == "length" else None)
     if not any(text_problem(v, instructions=_instructions(request)) is None for v in parsed.values()):
         return "the JSON answer holds no usable block summary"
     return None

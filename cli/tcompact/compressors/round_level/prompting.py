@@ -66,10 +66,10 @@ class PromptParts:
         """The user prompt of one call (spec §8.1.5; ``max_output_tokens``, when the answer has a limit, is ours)."""
         targets = "\n".join(self.blocks[b.block_id] for b in blocks).rstrip() or "(none)"
         limit = [] if max_output_tokens is None else [f"- max_output_tokens: {max_output_tokens}"]
-        lines = ["[Compression Task]", f"- phase: {phase}", f"- target_summary_tokens: {target_tokens}",
+        lines = ["[Compression Task]", f"- phase: {phase}", f"- target_summary_tokens: {target_tokens}", *limit,
                  f"- keep_recent_messages: {keep_recent}", f"- selected_blocks: {len(blocks)}",
                  f"- current_context_window_tokens: {window_tokens}", f"- compression_call_budget_limit: {call_budget}",
-                 *limit, f"- selected_range: [{blocks[0].start}, {blocks[-1].end}]", "", "[Reference Context]",
+                 f"- selected_range: [{blocks[0].start}, {blocks[-1].end}]", "", "[Reference Context]",
                  self.reference, "", "[Selected Targets]", targets, "", "[Protected Recent Context]", self.protected,
                  "", "[Output Contract]", prompt_text("round_level_contract")]
         return "\n".join(lines)
