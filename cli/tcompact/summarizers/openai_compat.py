@@ -172,7 +172,7 @@ class OpenAISummarizer:
         latency = time.perf_counter() - started
         choices = getattr(completion, "choices", None) or [None]
         timings = (getattr(completion, "model_extra", None) or {}).get("timings")
-        return SummaryResponse(text=self._reply_text(completion), usage=_usage(getattr(completion, "usage", None)),
+        return SummaryResponse(text=self._reply_text(completion, request.processor), usage=_usage(getattr(completion, "usage", None)),
                                model=getattr(completion, "model", None) or kwargs["model"], latency_s=latency,
                                finish_reason=getattr(choices[0], "finish_reason", None),
                                timings=timings if isinstance(timings, Mapping) else None)
@@ -252,7 +252,7 @@ class OpenAISummarizer:
         user = f"{serialize_conversation(request.messages)}\n\n{request.prompt}"
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
-    def _reply_text(self, completion: Any) -> str:
+    def _reply_text(self, completion: Any, processor: str) -> str:
         """The text of the first choice as the model wrote it (not stripped), or an ``empty_response``."""
         if not hasattr(completion, "choices"):  # a body that is not JSON comes back as a str
             raise SummarizerError("server_unstable", f"{self.host} answered with a body that is not a chat "
@@ -269,10 +269,10 @@ class OpenAISummarizer:
             raise self._empty("only tool calls")
         if isinstance(getattr(message, "refusal", None), str) and message.refusal:
             raise self._empty(f"a refusal ({_clip(message.refusal, 120)})")
-        raise self._empty_text(getattr(choices[0], "finish_reason", None))
+        raise self._empty_text(getattr(choices[0], "finish_reason", None), processor)
 
-    def _empty_text(self, reason: str | None) -> SummarizerError:
-        hint = ("raise summary_max_tokens (--set NAME.summary_max_tokens=N): the model spent its budget "
+    def _empty_text(self, reason: str | None, processor: str) -> SummarizerError:
+        hint = (f"raise summary_max_tokens (--set {processor}.summary_max_tokens=N): the model spent its budget "
                 "(on reasoning?) before answering" if reason == "length" else "try another model")
         return SummarizerError("empty_response", f"{self.host} answered with no text (finish_reason {reason})",
                                hint=hint)

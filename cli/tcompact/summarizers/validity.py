@@ -6,7 +6,7 @@ with none of the sections the prompt asked for, or a reply cut off at ``max_toke
 returns the reason a reply is refused (one line, said in the dump and the error), or None; the
 first that applies, in this order:
 
-* **empty** — no text once the snapshot is extracted;
+* **empty** — no text once the snapshot is extracted (or nothing but empty blocks);
 * **echo** — at least half of the reply's 8-word sequences are the instruction prompt's;
 * **loop** — one sentence or line of 16+ characters makes up 40 % or more of the text, 4 or more
   times; or the text ends in 4+ copies of one piece (up to 200 characters, with a letter in it)
@@ -48,13 +48,14 @@ TAIL_MIN_CHARS = 100
 _UNITS = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"\w+")
 _TAIL = re.compile(r"(.{2,200}?)\1{3,}\s*$", re.DOTALL)
+_TAGS = re.compile(r"</?(?:state_snapshot|summary|coverage_check|analysis)>", re.IGNORECASE)
 _CLOSED = re.compile(r"<(state_snapshot|summary)>.*?</\1>", re.IGNORECASE | re.DOTALL)
 
 
 def snapshot_problem(raw: str, *, contract: str, prompt: str, finish_reason: str | None,
                      max_tokens: int | None) -> str | None:
     """Why a state-snapshot reply (contracts current, dialogue, round, full) is not usable, or None."""
-    summary = extract_snapshot(raw)
+    summary = "" if not _TAGS.sub("", raw).strip() else extract_snapshot(raw)
     problem = text_problem(summary, instructions=(prompt,))  # first: a longer budget would not mend these
     if problem:
         return problem

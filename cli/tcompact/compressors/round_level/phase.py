@@ -70,8 +70,14 @@ class _Call:
 
     def refit(self, request: SummaryRequest, window: ModelWindow, ratio: float) -> SummaryRequest | None:
         """The call fitted to ``window`` (an overflow refusal's): a smaller prompt, the answer's limit capped."""
-        out = min(request.max_tokens or window.tokens, int(window.tokens * OUTPUT_SHARE))
+        out = _answer_limit(self.blocks, request.target_tokens, window)
         return self.make(prompt_room(window, out, ratio), out)
+
+
+def _answer_limit(blocks: Sequence[Block], target: int, window: ModelWindow | None) -> int | None:
+    """``max_tokens`` of a call: every block's budget and its JSON, at most a quarter of a known window (none
+    sent else: the per-block budgets of round-level are no output limit a provider would accept)."""
+    return min(len(blocks) * (target + 24), int(window.tokens * OUTPUT_SHARE)) if window else None
 
 
 def run_phase(messages: Sequence[Message], targets: Sequence[Block], phase: Phase, ctx: Context, *,
@@ -154,9 +160,7 @@ def _call(blocks: Sequence[Block], phase: Phase, ctx: Context, *, parts: PromptP
                               system=system, stage=phase.name, blocks=tuple(blocks), max_tokens=max_tokens,
                               window=window)
 
-    # the answer's limit: every block's budget and its JSON, at most a quarter of a known window (none sent else)
-    out = min(len(blocks) * (phase.target_tokens + 24), int(window.tokens * OUTPUT_SHARE)) if window else None
-    request = make(budget, out)
+    request = make(budget, _answer_limit(blocks, phase.target_tokens, window))
     return _Call(tuple(blocks), request, make) if request is not None else None
 
 
