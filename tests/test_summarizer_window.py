@@ -260,6 +260,15 @@ def test_a_refused_reply_is_dumped_retried_resampled_and_replayed(server, tmp_pa
                                    str(tmp_path / "again.jsonl"), "--dump-dir", str(tmp_path / "again")])
     assert replayed.exit_code == 0, replayed.stderr
     assert (tmp_path / "again.jsonl").read_text() == (tmp_path / "out.jsonl").read_text()
+    # a re-run needs no --model: the dump says which model was called (issue: "needs --model")
+    server.clear()
+    server.enqueue(ok("<state_snapshot>\n1. Active Task\nPort the parser.\n</state_snapshot>"))
+    first = next(p for p in (tmp_path / "dumps").iterdir() if json.loads(p.read_text())["run"]["call"] == 1)
+    rerun = runner.invoke(app, ["replay", str(first), "--summarizer", "openai", "--base-url", server.base_url])
+    assert rerun.exit_code == 0, rerun.stderr
+    (request,) = server.requests
+    assert (request.body["model"], request.body["max_tokens"], request.body["temperature"]) == (
+        "smollm2-135m", 256, 0.0)
 
 
 def test_llama_cpps_500_overflow_through_compact_shrinks_the_refused_request(server, tmp_path, monkeypatch):

@@ -5,7 +5,7 @@
   not the transcript's. When the backend knows that window (``--summarizer-window``, or what the
   server reports), the answer's budget is capped at a quarter of it and sent as ``max_tokens``
   (and stated in the prompt: ``{max_tokens}`` in prompts/*.md), and a body too big for the rest
-  is shrunk *before* the first call. Our token counts are not the server's tokenizer's: a request
+  is shrunk *before* the first call (when no span fits, no call is made: the compressor fails). Our token counts are not the server's tokenizer's: a request
   fits when ``counted × TOKEN_RATIO + FIT_MARGIN + max_tokens ≤ window``.
 * Retries: a context overflow shrinks the body and re-aligns the cut to a legal cut point, so a
   tool call never loses its result (upstream can orphan one). The size comes from the refusal
