@@ -10,7 +10,8 @@ and connection resets. Nothing of ``openai`` is mocked.
         server.requests[0].body["messages"]
 
 Replies are answered in the order they were enqueued; with an empty queue the server answers a
-plain success. Every response carries an ``x-request-id`` with ``500`` inside it, so a classifier
+plain success. ``GET`` requests get a 404 unless ``serve_get(path, reply)`` says otherwise (what a
+server says about its models: ``/v1/models``, llama.cpp's ``/props``); they are not recorded. Every response carries an ``x-request-id`` with ``500`` inside it, so a classifier
 that matches status numbers inside ids is caught by any test. Each request is stamped with its
 arrival time (``Received.at``, monotonic), so tests can measure the wait between retries.
 
@@ -162,6 +163,8 @@ class FakeOpenAI:
         self._received: list[Received] = []
         self._closing = threading.Event()
         self._responder: Callable[[Received], Reply] | None = None
+        self._gets: dict[str, Reply] = {}
+        self.get_paths: list[str] = []
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -188,12 +191,19 @@ class FakeOpenAI:
         with self._lock:
             self._responder = responder
 
+    def serve_get(self, path: str, reply: Reply) -> None:
+        """Answer ``GET path`` with ``reply`` (e.g. ``raw(200, b'{"data": [...]}')``)."""
+        with self._lock:
+            self._gets[path] = reply
+
     def clear(self) -> None:
         """Forget the replies still queued and the requests received (to share one server between tests)."""
         with self._lock:
             self._queue.clear()
             self._received.clear()
             self._responder = None
+            self._gets.clear()
+            self.get_paths.clear()
 
     def __enter__(self) -> Self:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -238,7 +248,10 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self._answer(server._record(received))
 
         def do_GET(self) -> None:
-            self._send(Reply(404, b'{"error": {"message": "not found"}}', _JSON))
+            with server._lock:
+                server.get_paths.append(self.path)
+                reply = server._gets.get(self.path)
+            self._send(reply or Reply(404, b'{"error": {"message": "not found"}}', _JSON))
 
         def _answer(self, reply: Reply) -> None:
             if reply.delay_s and server._closing.wait(reply.delay_s):

@@ -6,6 +6,7 @@ import pytest
 from conftest import FakeSummarizer, call, msg
 
 from tcompact.compressors import get
+from tcompact.compressors._summarize import state_budget
 from tcompact.compressors.base import Context
 from tcompact.compressors.full import SUMMARY_INTRO
 from tcompact.compressors.prefix import wrap_memory
@@ -69,10 +70,14 @@ def test_dialogue_keeps_only_the_snapshot_inside_the_exact_wrapper():
     assert "coverage_check" not in memory.text
     (request,) = fake.calls
     assert (request.processor, request.contract, list(request.body)) == ("dialogue", "dialogue", [0, 1, 2, 3, 4, 5])
-    assert request.prompt == prompt_text("dialogue")
+    # the budget (body // 3, at least 256) is sent as max_tokens and stated in the prompt
+    assert (request.target_tokens, request.max_tokens) == (256, 256)
+    assert request.prompt == prompt_text("dialogue").replace("{max_tokens}", "256") == state_budget(
+        prompt_text("dialogue"), 256)
+    assert "must fit in 256 tokens — it is cut off there" in request.prompt
     wire = request.wire_messages()
     assert [m["role"] for m in wire] == ["user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
-    assert wire[-1] == {"role": "user", "content": prompt_text("dialogue")}  # the current turn is never sent
+    assert wire[-1] == {"role": "user", "content": request.prompt}  # the current turn is never sent
 
 
 def test_dialogue_reinjects_read_files_but_not_todos():
@@ -91,8 +96,23 @@ def test_dialogue_reinjects_read_files_but_not_todos():
 
 
 def test_raw_reply_without_a_snapshot_tag_is_used_as_is():
-    result, _ = run("dialogue", history(), FakeSummarizer("  plain summary text  "))
-    assert "<summary>\nplain summary text\n</summary>" in result.messages[0].text
+    result, _ = run("dialogue", history(), FakeSummarizer("  Active Task: plain summary text  "))
+    assert "<summary>\nActive Task: plain summary text\n</summary>" in result.messages[0].text
+
+
+def test_a_reply_with_no_section_heading_is_refused_retried_at_a_higher_temperature_then_fails():
+    fake = FakeSummarizer("plain summary text", "still plain", "plain again")
+    result, sleeps = run("dialogue", history(), fake)
+    assert (result.applied, result.failed, result.messages, sleeps) == (False, True, tuple(history()), [])
+    reason = "no section heading of the summary template (such as '1. Historical User Requests and Outcomes')"
+    assert result.reason == (f"summariser failed: not a usable summary: {reason} — use a larger model: this one "
+                             "does not follow the summary prompt")
+    assert [(c.error.kind, c.response.text, c.reason) for c in result.calls] == [
+        ("invalid_response", "plain summary text", "reply refused: retrying"),
+        ("invalid_response", "still plain", "reply refused: retrying"),
+        ("invalid_response", "plain again", "every reply refused")]
+    assert [c.parameters for c in fake.calls] == [{}, {"temperature": 0.7, "seed": 1}, {"temperature": 0.7, "seed": 2}]
+    assert fake.calls[0].wire_messages() == fake.calls[2].wire_messages()
 
 
 def test_dialogue_trigger_and_minimum_target():
@@ -149,7 +169,7 @@ def test_preservation_instruction_is_appended_to_the_prompt():
     fake = FakeSummarizer(SNAPSHOT)
     run("current-round", history(), fake, preserve="the exact failing test name")
     prompt = fake.calls[0].prompt
-    assert prompt.startswith(prompt_text("current").rstrip() + "\n\nUser preservation instruction:\n")
+    assert prompt.startswith(state_budget(prompt_text("current"), 256).rstrip() + "\n\nUser preservation instruction:\n")
     assert "the exact failing test name" in prompt and "not as a new task to execute" in prompt
 
 
@@ -163,16 +183,17 @@ def test_context_overflow_shrinks_the_body_on_legal_cuts_then_gives_up_after_fou
     result, sleeps = run("current-round", msgs, fake, window=5000)
     assert (result.applied, result.failed) == (False, True)
     assert result.messages == tuple(msgs)
-    # tokens per message: user 5, assistant 9, tool 606; prompt 723 (+4). Budget 0.85×5000 leaves 3518 for the
-    # body: 11 messages fit, but the cut after them would split A(c5) from T(c5), so it moves back to 10; then
-    # 0.65 → 8 (9 would split c4's pair), 0.5 → 4 (5 would split c2's pair).
-    assert [list(c.body) for c in fake.calls] == [list(range(1, 14)), list(range(1, 11)), list(range(1, 9)),
+    # tokens per message: user 5, assistant 9, tool 606; prompt 773 (+4): the first request counts 4,477 tokens.
+    # No window is known (neither the fake nor the refusal says one), so the budgets are 0.85, 0.65 and 0.5 of
+    # that request — not of the transcript's window of 5,000. 0.85 leaves 3,023 for the body: 9 messages fit, but
+    # the cut after them would split A(c4) from T(c4), so it moves back to 8; then 0.65 → 6, 0.5 → 4.
+    assert [list(c.body) for c in fake.calls] == [list(range(1, 14)), list(range(1, 9)), list(range(1, 7)),
                                                   [1, 2, 3, 4]]
     legal = legal_cut_points(msgs)
     assert all(c.body.stop in legal for c in fake.calls)
     assert [r.reason for r in result.calls] == [
-        "context overflow: body shrunk to fit 0.85 of the window", "context overflow: body shrunk to fit 0.65 of the window",
-        "context overflow: body shrunk to fit 0.5 of the window", "overflow retries exhausted"]
+        f"context overflow: body shrunk to fit {r} of the first refused request's 4,477 tokens"
+        for r in (0.85, 0.65, 0.5)] + ["overflow retries exhausted"]
     assert sleeps == []
 
 
@@ -200,11 +221,14 @@ def test_empty_summaries_are_retried_then_rejected():
     fake = FakeSummarizer("", "<state_snapshot>  </state_snapshot>", "   ")
     result, _ = run("dialogue", history(), fake)
     assert (result.applied, result.failed) == (False, True)
-    assert result.reason == "the summariser returned an empty summary"
+    assert result.reason == ("summariser failed: not a usable summary: the reply is empty — use a larger model: "
+                             "this one does not follow the summary prompt")
+    assert [c.error.kind for c in result.calls] == ["invalid_response"] * 3
 
 
 def test_no_benefit_keeps_the_original():
-    fake = FakeSummarizer("<state_snapshot>" + "very long summary " * 2000 + "</state_snapshot>")
+    fake = FakeSummarizer("<state_snapshot>1. Active Task\n" + " ".join(f"fact {i}." for i in range(3000))
+                          + "</state_snapshot>")
     result, _ = run("dialogue", history(), fake)
     assert (result.applied, result.failed) == (False, False)
     assert result.reason.startswith("no benefit (") and result.reason.endswith("tokens); original kept")
@@ -213,7 +237,7 @@ def test_no_benefit_keeps_the_original():
 
 def test_secrets_in_a_summary_are_redacted():
     key = "sk-proj-" + "A1b2C3d4" * 6
-    result, _ = run("dialogue", history(), FakeSummarizer(f"<state_snapshot>the key is {key}</state_snapshot>"))
+    result, _ = run("dialogue", history(), FakeSummarizer(f"<state_snapshot>Active Task: the key is {key}</state_snapshot>"))
     assert key not in result.messages[0].text and "[REDACTED" in result.messages[0].text
 
 

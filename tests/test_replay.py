@@ -244,10 +244,15 @@ def test_rerun_against_an_openai_endpoint_writes_a_linked_dump(runner, tmp_path,
     assert doc["new"]["summary"] == "CSV export fixed; --encoding added."
     assert doc["recorded"]["summary"].startswith("1. Historical User Requests and Outcomes")
     assert doc["new"]["accepted"] is True and doc["new"]["tokens_after"] < doc["recorded"]["tokens_after"]
-    assert sent[0].body["messages"][-1] == {"role": "user", "content": "Summarise in one line."}
+    budget = orjson.loads(dump.read_bytes())["request"]["max_tokens"]
+    assert sent[0].body["messages"][-1] == {"role": "user", "content": "Summarise in one line.\n\nYour whole answer "
+                                            f"must fit in {budget:,} tokens: it is cut off there."}
+    assert sent[0].body["max_tokens"] == budget == 2759  # the recorded budget, sent and stated
     (written,) = doc["written"]
     new = orjson.loads((tmp_path / written).read_bytes())
-    assert new["replayed_from"] == {"dump": dump.name, "run": orjson.loads(dump.read_bytes())["run"]["id"]}
+    assert new["replayed_from"] == {"dump": dump.name, "run": orjson.loads(dump.read_bytes())["run"]["id"],
+                                    "prompt": "Summarise in one line."}
+    assert new["request"]["prompt"] == sent[0].body["messages"][-1]["content"]  # what was sent, not the template
     assert new["request"]["summarizer"] == "openai" and new["response"]["model"] == "fake-model"
     assert runner.invoke(app, ["replay", "dumps/replays", "--verify"]).exit_code == 0  # the new dump verifies too
 
@@ -260,13 +265,15 @@ def test_a_rerun_shows_the_new_summary_redacted(runner, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-0000000000000000000000")
     with FakeOpenAI() as server:
         for _ in range(2):
-            server.enqueue(ok(f"<state_snapshot>Deploy with OPENAI_API_KEY={secret} next.</state_snapshot>"))
+            server.enqueue(ok(f"<state_snapshot>1. Historical User Requests and Outcomes\nDeploy with "
+                              f"OPENAI_API_KEY={secret} next.</state_snapshot>"))
         as_json = runner.invoke(app, ["replay", f"dumps/{dump.name}", "--summarizer", "openai", "--model", "m",
                                       "--base-url", server.base_url, "--json"])
         as_table = runner.invoke(app, ["replay", f"dumps/{dump.name}", "--summarizer", "openai", "--model", "m",
                                        "--base-url", server.base_url, "--dump-dir", "again"])
     assert (as_json.exit_code, as_table.exit_code) == (0, 0)
-    assert json.loads(as_json.stdout)["new"]["summary"] == "Deploy with OPENAI_API_KEY=[REDACTED:openai_key] next."
+    assert json.loads(as_json.stdout)["new"]["summary"] == (
+        "1. Historical User Requests and Outcomes\nDeploy with OPENAI_API_KEY=[REDACTED:openai_key] next.")
     assert "│ summary  │ 1. Historical User Requests" in as_table.stdout and "[REDACTED:openai_key]" in as_table.stdout
     written = b"".join(p.read_bytes() for p in tmp_path.rglob("*.json"))
     assert secret not in as_json.stdout + as_table.stdout and secret.encode() not in written
@@ -277,7 +284,8 @@ def test_table_over_a_folder_of_mixed_dumps(runner, tmp_path, monkeypatch):
     compact(runner, SAMPLES / "codex_rollout.jsonl", "full", tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-0000000000000000000000")
     with FakeOpenAI() as server:
-        server.enqueue(FakeOpenAI.error(503, "Service Unavailable"), ok("<state_snapshot>short</state_snapshot>"))
+        server.enqueue(FakeOpenAI.error(503, "Service Unavailable"),
+                       ok("<state_snapshot>Active Task: short</state_snapshot>"))
         result = runner.invoke(app, ["compact", str(SAMPLES / "claude_code_session.jsonl"), "-c", "current-round",
                                      "--force", "--summarizer", "openai", "--model", "m", "--base-url", server.base_url,
                                      "-o", "claude.jsonl", "--dump-dir", "dumps"])

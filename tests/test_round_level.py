@@ -31,6 +31,8 @@ from tcompact.tokens import TokenCounter
 
 MARK = "[ROUND_LEVEL_MEMORY_BLOCK]"
 PAD = "detail " * 150
+#: A summary far longer than what it replaces, and no loop (a loop would be refused as no summary at all).
+LONG = " ".join(f"fact {i} holds." for i in range(700))
 
 
 def U(text):
@@ -248,13 +250,13 @@ def test_invalid_json_with_text_becomes_one_replacement():
 
 
 def test_no_benefit_keeps_the_original_blocks():
-    fake = FakeSummarizer(*[echo("long " * 2000)] * 5)
+    fake = FakeSummarizer(*[echo(LONG)] * 5)
     result = run(rounds(2), fake, target_total_tokens=10, first_pass_target_tokens=10)
     assert result.figures["stages"][0]["reason"] == "no usable replacement"
 
 
 def test_stages_run_until_under_target_and_hard_truncation_ends_it():
-    fake = FakeSummarizer(echo("long " * 2000), echo("long " * 2000), echo("long " * 2000))
+    fake = FakeSummarizer(echo(LONG), echo(LONG), echo(LONG))
     msgs = [Message(role="system", content="sys")] + rounds(3)
     result = run(msgs, fake, target_total_tokens=300)
     names = [s["stage"] for s in result.figures["stages"]]
@@ -282,7 +284,7 @@ def test_hard_truncation_keeps_the_head_of_an_over_budget_last_request_with_a_ma
     # through the pipeline, the invariants accept the cut request
     from tcompact.compaction import Stage
 
-    fake = FakeSummarizer(*[echo("long " * 2000)] * 3)
+    fake = FakeSummarizer(*[echo(LONG)] * 3)
     result = run(msgs, fake, target_total_tokens=1000, keep_last_request=True)
     compressor = get("round-level")
     stage = Stage(compressor, compressor.settings_model(target_total_tokens=1000), result, tuple(msgs))
@@ -321,7 +323,7 @@ def test_recursive_merges_continue_the_levels_on_a_second_run():
 
 
 def test_stage_two_keeps_the_recent_messages():
-    fake = FakeSummarizer(echo("long " * 2000), echo())
+    fake = FakeSummarizer(echo(LONG), echo())
     msgs = rounds(3)
     result = run(msgs, fake, target_total_tokens=400, keep_recent_messages=4)
     assert [r.stage for r in fake.calls] == ["l0_to_l1", "aggressive_keep_recent"]

@@ -12,6 +12,7 @@ kinds, 1 per call otherwise), the wait between attempts, and that the API key is
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -40,8 +41,10 @@ from openai_server import (
 from typer.testing import CliRunner
 
 from tcompact.app import app
+from tcompact.formats import read_file
 from tcompact.model import Message
 from tcompact.summarizers.base import SummarizerError, SummaryRequest
+from tcompact.summarizers.contracts import prompt_text
 from tcompact.summarizers.openai_compat import OpenAISummarizer
 from tcompact.tokens import TokenCounter
 
@@ -144,6 +147,11 @@ def compact(server: FakeOpenAI, session: Path, compressor: str, *extra: str, tim
     elapsed = time.perf_counter() - started
     return Run(compressor, result.exit_code, result.stdout, result.stderr, elapsed, time.monotonic(), server.requests,
                tmp, before)
+
+
+def facts(n: int) -> str:
+    """``n`` different facts: a long text that is no loop (a loop is refused as no summary at all)."""
+    return " ".join(f"Fact {i}: {hashlib.sha256(str(i).encode()).hexdigest()[:16]}." for i in range(n))
 
 
 def calls_of(compressor: str) -> int:
@@ -404,14 +412,19 @@ def test_round_level_one_at_a_time_stops_after_the_first_call_that_failed_for_go
 
 def test_413_in_full_shrinks_the_span_three_times_then_gives_up(server, session):
     """Context overflow: no wait, the same prompt over a smaller body each time (budgets 0.85, 0.65, 0.5 of the
-    window), never cutting a tool call from its result — 4 requests in all (spec §2.10)."""
+    first refused request: a 413 says no window, and the loopback server reports none), never cutting a tool call
+    from its result — 4 requests in all (spec §2.10)."""
     server.respond_with(lambda request: error(413, "Request Entity Too Large"))
     run = compact(server, session, "full")
     dumps = assert_failed(run, kind="context_overflow", status=413, attempts=4, what="HTTP 413: Request Entity",
                           shrinks=True)
+    first = dumps[0]["request"]
+    counter = TokenCounter()  # the first request as counted here: every message (the tail is empty), the prompt, 4
+    refused = f"{counter.total(read_file(session).transcript().messages) + counter.count(prompt_text('full')) + 4:,}"
     assert [d["call"]["reason"] for d in dumps] == [
-        "context overflow: body shrunk to fit 0.85 of the window", "context overflow: body shrunk to fit 0.65 of "
-        "the window", "context overflow: body shrunk to fit 0.5 of the window", "overflow retries exhausted"]
+        f"context overflow: body shrunk to fit {r} of the first refused request's {refused} tokens"
+        for r in (0.85, 0.65, 0.5)] + ["overflow retries exhausted"]
+    assert first["summarizer_window"] is None and first["max_tokens"] == 664  # no window known: the body // 3
     bodies = [d["span"]["body"]["count"] for d in dumps]
     sizes = [len(json.dumps(r.body)) for r in run.requests]
     counts = [len(r.body["messages"]) for r in run.requests]
@@ -440,7 +453,7 @@ def test_413_in_round_level_is_final_for_a_request_fitted_to_its_budget(server, 
 def test_full_refuses_a_reply_bigger_than_what_it_replaces_and_keeps_the_original(server, session):
     """A summary is used as the model wrote it (no truncation); the benefit check refuses a result that is not
     smaller, so nothing but the call's dump is written and the exit code is 0 ("nothing to do", PRODUCT.md)."""
-    huge = "<state_snapshot>" + "The agent read module_0.py again. " * 1500 + "</state_snapshot>"
+    huge = f"<state_snapshot>Active Task: {facts(1500)}</state_snapshot>"
     server.respond_with(lambda request: ok(huge))
     run = compact(server, session, "full")
     assert (run.exit_code, run.stderr) == (0, "")
@@ -459,7 +472,7 @@ def test_full_refuses_a_reply_bigger_than_what_it_replaces_and_keeps_the_origina
 
 def test_full_keeps_a_reply_many_times_its_budget_whole_when_the_result_is_smaller(server, session):
     """Spec §2.8: only the whole list must shrink; a summary over its target is not cut."""
-    long = "<state_snapshot>" + " ".join(f"fact{i}" for i in range(500)) + "</state_snapshot>"
+    long = "<state_snapshot>Active Task: " + " ".join(f"fact{i}" for i in range(500)) + "</state_snapshot>"
     assert TokenCounter().count(long) >= 3 * 256
     server.respond_with(lambda request: ok(long))
     run = compact(server, session, "full", "--set", "full.summary_max_tokens=256")
@@ -475,7 +488,7 @@ def test_full_keeps_a_reply_many_times_its_budget_whole_when_the_result_is_small
 def test_round_level_refuses_blocks_far_over_budget_and_ends_with_the_hard_truncation(server, session):
     """Each block summary bigger than what it replaces is refused (spec §8.1.4); the aggressive stages get the same
     answer; the model-free hard truncation then reaches the target: exit 0, nothing of the oversized text kept."""
-    server.respond_with(blocks_answer(lambda i: "An oversized summary sentence. " * 400))
+    server.respond_with(blocks_answer(lambda i: facts(400)))
     run = compact(server, session, "round-level", "--set", "round-level.first_pass_target_tokens=50", "--set",
                   "round-level.second_pass_target_tokens=50", "--set", "round-level.third_pass_target_tokens=50")
     assert (run.exit_code, run.stderr) == (0, "")

@@ -47,6 +47,7 @@ class CompactOptions:
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 60.0
     request_mode: str | None = None  # openai only; None: conversation
+    summarizer_window: int | None = None  # openai only; None: what the server reports
     replay_dir: Path | None = None
     encoding: str | None = None
     context_window: int | None = None
@@ -119,6 +120,7 @@ def _summarizer_options(options: CompactOptions, *, used: bool) -> None:
         raise UsageError(f"unknown summariser {name!r}", hint=f"use {', '.join(SUMMARIZERS[:-1])} or {SUMMARIZERS[-1]}")
     for given, option, owner in ((options.request_mode, "--request-mode", "openai"),
                                  (options.base_url, "--base-url", "openai"),
+                                 (options.summarizer_window, "--summarizer-window", "openai"),
                                  (options.replay_dir, "--replay-dir", "replay")):
         if given is not None and name != owner:
             raise UsageError(f"{option} is an option of the {owner} summariser, and the summariser is {name}",
@@ -146,7 +148,7 @@ def make_summarizer(options: CompactOptions, counter: TokenCounter) -> Summarize
 
         mode = {"mode": options.request_mode} if options.request_mode else {}
         return OpenAISummarizer(model=str(options.model), base_url=options.base_url, api_key=options.api_key,
-                                timeout=options.timeout, **mode)
+                                timeout=options.timeout, context_window=options.summarizer_window, **mode)
     from .summarizers.replay import ReplaySummarizer
 
     return ReplaySummarizer.from_folder(str(options.replay_dir))

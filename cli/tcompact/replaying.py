@@ -25,7 +25,7 @@ from .differences import first_difference
 from .errors import InputError
 from .model import Message
 from .redact import redact
-from .summarizers.base import Summarizer, SummaryRequest, SummaryResponse
+from .summarizers.base import Summarizer, SummaryRequest, SummaryResponse, model_window, prepared
 from .summarizers.contracts import extract_snapshot
 from .summarizers.replay import ReplaySummarizer, fingerprint, without_token_figures
 from .tokens import TokenCounter
@@ -247,7 +247,9 @@ def _verify_run(run: Sequence[Dump], folders: dict[Path, dict[tuple[str, int], P
     redacted = any(d.get("redactions") for d in answers)
     replay = ReplaySummarizer(answers, origin="the run's dumps", blind=redacted)
     recorder = _Recorder(replay)
-    result = rebuild(run[0].doc, recorder, path=run[0].path)
+    prompt = (run[0].doc.get("replayed_from") or {}).get("prompt")  # a re-run with --prompt sent that text
+    result = rebuild(run[0].doc, _PromptOverride(recorder, prompt if isinstance(prompt, str) else None),
+                     path=run[0].path)
     return [_check(d, result, recorder.requests, redacted=redacted) for d in run]
 
 
@@ -263,6 +265,9 @@ class _Recorder:
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         self.requests.append(request)
         return self.inner.summarize(request)
+
+    def context_window(self):
+        return model_window(self.inner)
 
 
 def _check(dump: Dump, result: CompressionResult, requests: Sequence[SummaryRequest], *, redacted: bool) -> Check:
@@ -357,12 +362,24 @@ class _PromptOverride:
         self.inner, self.prompt, self.name = inner, prompt, inner.name
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        return self.inner.summarize(self._override(request))
+
+    def prepare(self, request: SummaryRequest) -> SummaryRequest:
+        return prepared(self.inner, self._override(request))
+
+    def context_window(self):
+        return model_window(self.inner)
+
+    def _override(self, request: SummaryRequest) -> SummaryRequest:
         from dataclasses import replace
 
-        if self.prompt is not None:
-            field = "system" if request.contract == "blocks" else "prompt"
-            request = replace(request, **{field: self.prompt})
-        return self.inner.summarize(request)
+        from .compressors._summarize import state_budget
+
+        if self.prompt is None:
+            return request
+        field = "system" if request.contract == "blocks" else "prompt"
+        return replace(request, **{field: state_budget(self.prompt, request.max_tokens) if field == "prompt"
+                                   else self.prompt})
 
 
 def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> Rerun:
@@ -380,7 +397,7 @@ def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> R
     dumps = build_dumps(result, before=messages_of(doc["context_before"]["messages"]), settings=settings,
                         counter=ctx.counter, ctx=dctx)
     for _, new in dumps:
-        new["replayed_from"] = {"dump": dump.name, "run": doc["run"]["id"]}
+        new["replayed_from"] = {"dump": dump.name, "run": doc["run"]["id"], "prompt": prompt}
     recorded = (doc.get("response") or {}).get("extracted_summary") or ""
     last = next((c.response for c in reversed(result.calls) if c.response is not None), None)
     # the new answer is shown on the terminal and in --json: redacted as the dump that holds it is

@@ -50,6 +50,10 @@ def compact(
     request_mode: Annotated[str | None, typer.Option("--request-mode", help="openai: send the conversation as "
                                                      "chat messages (conversation, the default) or as one "
                                                      "serialised text (serialized).", show_default=False)] = None,
+    summarizer_window: Annotated[int | None, typer.Option("--summarizer-window", help="openai: the summariser "
+                                                          "model's context window in tokens (default: what the "
+                                                          "server reports, else learned from its refusals).",
+                                                          show_default=False)] = None,
     replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers "
                                                     "from.", show_default=False)] = None,
     context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
@@ -106,13 +110,15 @@ def compact(
 
     for bad, message in ((max_retries < 0, "--max-retries must be 0 or more"),
                          (timeout <= 0, "--timeout must be a positive number of seconds"),
-                         (concurrency < 1, "--concurrency must be 1 or more")):
+                         (concurrency < 1, "--concurrency must be 1 or more"),
+                         (summarizer_window is not None and summarizer_window < 1,
+                          "--summarizer-window must be 1 or more")):
         if bad:
             raise UsageError(message)
     options = CompactOptions(
         chain=compressor, sets=tuple(sets or ()), config=config, summarizer=summarizer, model=model,
         base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout, request_mode=request_mode,
-        replay_dir=replay_dir,
+        summarizer_window=summarizer_window, replay_dir=replay_dir,
         encoding=encoding, context_window=context_window, trigger_ratio=trigger_ratio, force=force, to=to,
         transcript=transcript, preserve=preserve,
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))

@@ -18,8 +18,8 @@ def replay(
     table: Annotated[bool, typer.Option("--table", help="One row per dump, with totals.")] = False,
     summarizer: Annotated[str | None, typer.Option("--summarizer", help="Re-run one dump with this backend: "
                                                    "extractive or openai.", show_default=False)] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model for the openai backend.",
-                                              show_default=False)] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model for the openai backend (default: the one "
+                                              "the dump records).", show_default=False)] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
                                                  "OPENAI_BASE_URL); the key comes from OPENAI_API_KEY.",
                                                  show_default=False)] = None,
@@ -114,8 +114,11 @@ def _rerun(dumps, *, summarizer: str, model: str | None, base_url: str | None, p
     if len(dumps) != 1:
         raise UsageError(f"--summarizer re-runs one dump; {len(dumps)} were given", hint="pass a single dump file")
     (dump,) = dumps
-    options = CompactOptions(summarizer=summarizer, model=model, base_url=base_url,
-                             api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout)
+    recorded = dump.doc["request"].get("model") if summarizer == "openai" else None
+    mode = dump.doc["request"].get("mode")
+    options = CompactOptions(summarizer=summarizer, model=model or (recorded if isinstance(recorded, str) else None),
+                             base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout,
+                             request_mode=mode if mode in ("conversation", "serialized") else "conversation")
     backend = make_summarizer(options, TokenCounter(dump.doc["encoding"]["name"]))
     text = _read_prompt(prompt) if prompt is not None else None
     result = rerun(dump, backend, prompt=text)

@@ -33,7 +33,8 @@ class PrefixSettings(Settings):
                                          "share of the context window.")
     min_target_context_ratio: float = Field(0.1, ge=0, lt=1, description="Only when the part to compress is at "
                                             "least this share of the window.")
-    summary_max_tokens: int = Field(8000, ge=256, le=200_000, description="Token budget of the summary.")
+    summary_max_tokens: int = Field(8000, ge=32, le=200_000, description="Token budget of the summary (sent as "
+                                    "max_tokens; at most a quarter of a known summariser window).")
 
 
 def pinned(messages: Sequence[Message], body: range) -> list[Message]:

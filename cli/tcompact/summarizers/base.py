@@ -4,7 +4,11 @@ A compressor builds a :class:`SummaryRequest` — the conversation the model wou
 instruction prompt, which messages are to be compressed and the token budget of the answer —
 and a backend (extractive, openai, replay) turns it into a :class:`SummaryResponse`. Backends
 report failures as :class:`SummarizerError` with one of the error kinds of openjiuwen-spec §2.9
-(plus ``empty_response``), so the retry policy does not depend on the backend.
+(plus ``empty_response``, and ``invalid_response`` for a reply the compressor refused as no usable
+summary), so the retry policy does not depend on the backend. A backend that calls a model may
+also say what its model's context window is (:class:`ModelWindow`, :func:`model_window`) and
+fill in the model and parameters it will send (:func:`prepared`), so that requests are fitted to
+the summariser's window, not the transcript's, and dumps record what was really sent.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from ..model import Message
 
 __all__ = [
     "Block",
+    "ModelWindow",
     "CONTRACTS",
     "ERROR_KINDS",
     "TRANSIENT_KINDS",
@@ -25,6 +30,8 @@ __all__ = [
     "SummaryResponse",
     "Summarizer",
     "SummarizerError",
+    "model_window",
+    "prepared",
     "wire_message",
 ]
 
@@ -42,22 +49,39 @@ ERROR_KINDS = (
     "api_request_error",
     "unknown",
     "empty_response",
+    "invalid_response",
 )
 #: Kinds retried with the same request after a backoff (spec §2.10).
 TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "server_unstable", "unknown"})
 
 
 class SummarizerError(TcompactError):
-    """A summariser call failed; ``kind`` is one of ERROR_KINDS."""
+    """A summariser call failed; ``kind`` is one of ERROR_KINDS.
+
+    A context overflow may carry what the server said: its window (``context_window``) and the
+    size of the refused prompt in its own tokens (``prompt_tokens``).
+    """
 
     exit_code = 1
 
     def __init__(self, kind: str, message: str, *, retry_after: float | None = None, status: int | None = None,
-                 hint: str | None = None) -> None:
+                 hint: str | None = None, context_window: int | None = None,
+                 prompt_tokens: int | None = None) -> None:
         super().__init__(message, hint=hint)
         self.kind = kind
         self.retry_after = retry_after
         self.status = status
+        self.context_window = context_window
+        self.prompt_tokens = prompt_tokens
+
+
+@dataclass(frozen=True)
+class ModelWindow:
+    """The summariser model's context window in tokens (of its own tokenizer), and where it was learned:
+    ``--summarizer-window``, ``GET /props``, ``GET /v1/models``, ``overflow error`` or ``recorded``."""
+
+    tokens: int
+    source: str
 
 
 @dataclass(frozen=True)
@@ -99,6 +123,9 @@ class SummaryRequest:
     system: str | None = None
     stage: str | None = None
     blocks: tuple[Block, ...] = ()
+    max_tokens: int | None = None
+    window: ModelWindow | None = None
+    mode: str | None = None
 
     def wire_messages(self) -> list[dict[str, Any]]:
         """The chat messages sent to a model: the conversation, then the prompt as a user message.
@@ -121,22 +148,43 @@ class SummaryRequest:
 
 @dataclass(frozen=True)
 class SummaryResponse:
-    """A backend's answer: the raw text, provider usage if any, the model that answered, the latency."""
+    """A backend's answer: the raw text, provider usage if any, the model that answered, the latency,
+    why the model stopped (``"stop"``, ``"length"``: cut at ``max_tokens``; None: not said) and the
+    server's own timings where it reports them (llama.cpp)."""
 
     text: str
     usage: Mapping[str, Any] | None = None
     model: str | None = None
     latency_s: float = 0.0
+    finish_reason: str | None = None
+    timings: Mapping[str, Any] | None = None
 
 
 class Summarizer(Protocol):
-    """A summariser backend."""
+    """A summariser backend.
+
+    Optional: ``context_window() -> ModelWindow | None`` (the model's window, when the backend
+    knows it) and ``prepare(request) -> SummaryRequest`` (the request with the model and
+    parameters it will send filled in).
+    """
 
     name: str
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         """Answer one request, or raise SummarizerError."""
         ...
+
+
+def model_window(summarizer: Summarizer | None) -> ModelWindow | None:
+    """The summariser model's context window, when its backend knows it."""
+    ask = getattr(summarizer, "context_window", None)
+    return ask() if callable(ask) else None
+
+
+def prepared(summarizer: Summarizer, request: SummaryRequest) -> SummaryRequest:
+    """``request`` with the model and parameters the backend will send (as it is for a backend that sends none)."""
+    prepare = getattr(summarizer, "prepare", None)
+    return prepare(request) if callable(prepare) else request
 
 
 def wire_message(m: Message) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 Kept apart from :mod:`tcompact.summarizers.openai_compat` so it can be used (and tested) without
 the ``openai`` package: it reads an exception, its causes and their attributes — text, HTTP
 status, Retry-After headers — and never imports a client. The deviations from upstream are listed
-in the docstring of :mod:`tcompact.summarizers.openai_compat`.
+in the docstring of :mod:`tcompact.summarizers.openai_compat`. :func:`overflow_figures` reads what
+a context-overflow refusal says about the server's window and the refused prompt: llama.cpp's body
+fields ``n_ctx`` and ``n_prompt_tokens``, or the wording of OpenAI, vLLM and llama.cpp messages.
 """
 
 from __future__ import annotations
@@ -15,13 +17,13 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 
-__all__ = ["classify", "exception_chain"]
+__all__ = ["classify", "exception_chain", "overflow_figures"]
 
 # (kind, text markers, whole-number markers used only without a status, statuses, exception class names)
 _Rule = tuple[str, tuple[str, ...], tuple[int, ...], frozenset[int], frozenset[str]]
 _RULES: tuple[_Rule, ...] = (
     ("context_overflow", ("context length", "context_length", "maximum context", "max context", "context window",
-                          "context size", "token limit", "too many tokens", "prompt is too long",
+                          "context size", "exceed_context_size", "token limit", "too many tokens", "prompt is too long",
                           "input is too long", "request too large", "request entity too large"),
      (413,), frozenset({413}), frozenset()),
     ("authentication", ("insufficient_quota", "exceeded your current quota"), (), frozenset(), frozenset()),
@@ -52,6 +54,40 @@ def classify(exc: BaseException) -> tuple[str, int | None, float | None]:
                 or (status is None and any(_number(n).search(text) for n in numbers))):
             return kind, status, _retry_after(chain)
     return "unknown", status, _retry_after(chain)
+
+
+_WINDOW_WORDS = (re.compile(r"maximum context length is (\d[\d,]*) tokens", re.I),
+                 re.compile(r"available context size \((\d[\d,]*) tokens\)"),
+                 re.compile(r"context (?:size|window|length) (?:of|is) (\d[\d,]*) tokens"))
+_PROMPT_WORDS = (re.compile(r"your messages resulted in (\d[\d,]*) tokens", re.I),
+                 re.compile(r"\((\d[\d,]*) in the messages"),
+                 re.compile(r"your request has (\d[\d,]*) input tokens"),
+                 re.compile(r"request \((\d[\d,]*) tokens\) exceeds"))
+
+
+def overflow_figures(exc: BaseException) -> tuple[int | None, int | None]:
+    """The server's context window and the refused prompt's tokens, as far as the refusal says them."""
+    chain = list(exception_chain(exc))
+    window = prompt = None
+    for e in chain:
+        body = getattr(e, "body", None)
+        if isinstance(body, Mapping):
+            window = window or _positive(body.get("n_ctx"))
+            prompt = prompt or _positive(body.get("n_prompt_tokens"))
+    text = " ".join(_texts(chain))
+    return window or _found(_WINDOW_WORDS, text), prompt or _found(_PROMPT_WORDS, text)
+
+
+def _found(patterns: Sequence[re.Pattern[str]], text: str) -> int | None:
+    for pattern in patterns:
+        match = pattern.search(text)
+        if match:
+            return _positive(int(match.group(1).replace(",", "")))
+    return None
+
+
+def _positive(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 @cache

@@ -1,17 +1,21 @@
 """The ``openai`` backend: any OpenAI-compatible chat-completions endpoint (vLLM, Ollama, llama.cpp, OpenAI).
 
 This is the only module of tcompact that imports ``openai``, and it does so inside functions, so
-``import tcompact`` and every offline command stay light. It owns three things:
+``import tcompact`` and every offline command stay light. It owns four things:
 
 * :func:`get_client` — the one door to a client: base URL and key from the arguments or the
   environment, a placeholder key for local servers, no built-in retries (the compressors retry,
-  by error kind, as in openjiuwen-spec §2.10), and ``timeout`` as a deadline on the *whole* call:
-  httpx's timeouts bound each connect, write and read, so a server that dribbles its answer a
-  byte at a time would hold a call for ever; a watchdog shuts the call's socket down when the
-  answer is not complete after ``timeout`` seconds, and the call fails as a ``timeout``;
+  by error kind, as in openjiuwen-spec §2.10), and ``timeout`` as a deadline on the *whole* call
+  (:mod:`tcompact.summarizers.deadline`: a server that dribbles its answer is cut off too);
 * :class:`OpenAISummarizer` — sends a :class:`SummaryRequest` as a real conversation (spec §2.4)
   or, for providers that reject tool-call histories without tool definitions, as one serialised
-  transcript; never passes ``tools``;
+  transcript; never passes ``tools``; sends the request's answer budget as ``max_tokens``
+  (``max_completion_tokens`` to api.openai.com, whose newer models refuse ``max_tokens``) and
+  says the model, parameters, ``finish_reason``, usage and server timings of every call;
+* the summariser model's context window (:meth:`OpenAISummarizer.context_window`): the one the
+  user stated, else what the server reports — ``GET /v1/models`` (llama.cpp's ``meta.n_ctx``, the
+  window of one slot; vLLM's ``max_model_len``; ``context_length`` / ``context_window`` of other
+  servers), then llama.cpp's ``GET /props`` — asked once, never fatal (None: not known);
 * :func:`classify` — spec §2.9 error classification, with these deliberate deviations:
 
   - numeric markers (413, 429, 401, 403, 500, 502, 503, 504, 400) match only as whole numbers
@@ -22,6 +26,9 @@ This is the only module of tcompact that imports ``openai``, and it does so insi
   - connection failures (refused, reset, server disconnected: ``openai.APIConnectionError``) and
     bodies that are not JSON → ``server_unstable`` (both transient, retried like a 5xx), any 5xx
     status → ``server_unstable``;
+  - llama.cpp's HTTP 400 ``exceed_context_size_error`` and its HTTP 500 "Context size has been
+    exceeded" → ``context_overflow``, with the window and the prompt's size when the body says
+    them (:func:`tcompact.summarizers.classify.overflow_figures`);
   - ``insufficient_quota`` (OpenAI's 429 for an account without credit) → ``authentication``:
     retrying cannot help, the key's account must be fixed;
   - 404/405/415/422 → ``api_request_error`` (wrong model name or URL: retrying cannot help).
@@ -33,22 +40,22 @@ request object holds the Authorization header.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import os
-import socket
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import UsageError
 from ..model import Message
-from .base import SummarizerError, SummaryRequest, SummaryResponse, wire_message
-from .classify import classify, exception_chain
+from .base import ModelWindow, SummarizerError, SummaryRequest, SummaryResponse, wire_message
+from .classify import classify, exception_chain, overflow_figures
+from .deadline import WHOLE_ANSWER, deadline_client_class
 
 if TYPE_CHECKING:
     import openai
@@ -90,7 +97,7 @@ def get_client(*, base_url: str | None, api_key: str | None, timeout: float) -> 
     import openai
 
     return openai.OpenAI(base_url=url, api_key=key, timeout=timeout, max_retries=0,
-                         http_client=_deadline_client_class()(deadline=timeout, timeout=timeout))
+                         http_client=deadline_client_class()(deadline=timeout, timeout=timeout))
 
 
 def _hostname(url: str) -> str | None:
@@ -120,110 +127,6 @@ def _safe_url(url: str) -> str:
     return f"{scheme}{sep}{netloc.rsplit('@', 1)[-1]}{slash}{path}" if sep else url.rsplit("@", 1)[-1]
 
 
-# ------------------------------------------------------------------------------------- deadline
-
-_WHOLE_ANSWER = "the whole answer did not arrive within"
-
-
-@cache
-def _deadline_client_class() -> type:
-    """The SDK's default HTTP client class, with a deadline on each exchange and no kept-alive connections.
-
-    Each exchange opens its own connection (a summariser call lasts seconds, a connection costs
-    milliseconds), so the watchdog always knows the socket to shut down, from the connection's
-    first byte to the answer's last. Built at run time: the SDK's HTTP library (``httpx`` or
-    ``httpx2``) is whichever ``openai.DefaultHttpxClient`` derives from.
-    """
-    import openai
-
-    base = openai.DefaultHttpxClient
-    httpx: Any = importlib.import_module(base.__mro__[1].__module__.split(".")[0])
-
-    class DeadlineClient(base):  # type: ignore[misc, valid-type]
-        def __init__(self, *, deadline: float, **kwargs: Any) -> None:
-            kwargs.setdefault("limits", httpx.Limits(max_connections=1000, max_keepalive_connections=0))
-            super().__init__(**kwargs)
-            self.deadline = deadline
-
-        def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
-            if stream:  # never used by the summariser (it does not stream): the body would outlive send()
-                return super().send(request, stream=True, **kwargs)
-            watchdog = _Watchdog(self.deadline, request.extensions.get("trace"))
-            request.extensions = {**request.extensions, "trace": watchdog.trace}
-            with watchdog:
-                try:
-                    return super().send(request, **kwargs)
-                except Exception:
-                    if not watchdog.fired:
-                        raise
-            # outside the except block: the shut-down socket's protocol error is no part of the story
-            raise httpx.ReadTimeout(watchdog.message(), request=request)
-
-    return DeadlineClient
-
-
-class _Watchdog:
-    """Shuts the socket of one HTTP exchange down when the exchange is not over after ``seconds``.
-
-    The socket comes from httpcore's ``trace`` extension (connection made, TLS started); shutting
-    it down wakes a read blocked on it, which then fails and the client reports a timeout.
-    """
-
-    def __init__(self, seconds: float, chained: Any = None) -> None:
-        self.seconds = seconds
-        self.fired = False
-        self.answering = False  # the status line and headers arrived: the body is what is late
-        self._chained = chained
-        self._socket: Any = None
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> _Watchdog:
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-
-    def trace(self, name: str, info: Mapping[str, Any]) -> None:
-        """httpcore's trace callback: remembers the socket, notes when the headers are in."""
-        if name.endswith(("connect_tcp.complete", "start_tls.complete", "connect_unix_socket.complete")):
-            stream = info.get("return_value")
-            sock = stream.get_extra_info("socket") if stream is not None else None
-            with self._lock:
-                self._socket, fired = sock, self.fired
-            if fired:  # connected after the deadline
-                _shutdown(sock)
-        elif name.endswith("receive_response_headers.complete"):
-            self.answering = True
-        if self._chained is not None:
-            self._chained(name, info)
-
-    def message(self) -> str:
-        if self.answering:
-            return f"{_WHOLE_ANSWER} {self.seconds:g} s (the server was still sending it)"
-        return f"no answer within {self.seconds:g} s"
-
-    def _fire(self) -> None:
-        with self._lock:
-            self.fired, sock = True, self._socket
-        _shutdown(sock)
-
-
-def _shutdown(sock: Any) -> None:
-    """Shut a socket down for reading and writing; a socket already closed is left alone.
-
-    ``socket.socket.shutdown`` also for a TLS socket: ``SSLSocket.shutdown`` would drop its TLS
-    state under the thread reading it.
-    """
-    if isinstance(sock, socket.socket):
-        try:
-            socket.socket.shutdown(sock, socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
 # ----------------------------------------------------------------------------------- summariser
 
 
@@ -234,7 +137,7 @@ class OpenAISummarizer:
 
     def __init__(self, *, model: str, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60.0, mode: str = "conversation", temperature: float | None = 0.0,
-                 max_output_tokens: int | None = None) -> None:
+                 max_output_tokens: int | None = None, context_window: int | None = None) -> None:
         if mode not in MODES:
             raise UsageError(f"summariser mode {mode!r} is not known", hint=f"choose one of: {', '.join(MODES)}")
         self.model = model
@@ -245,13 +148,18 @@ class OpenAISummarizer:
         self._client = get_client(base_url=base_url, api_key=api_key, timeout=timeout)
         self._key = self._client.api_key
         self.host = _host(str(self._client.base_url))
+        self._official = _is_official(str(self._client.base_url.host))
+        self._window: ModelWindow | None = ModelWindow(context_window, "--summarizer-window") \
+            if context_window else None
+        self._asked = context_window is not None
+        self._lock = threading.Lock()
 
     def close(self) -> None:
         """Close the client's connections."""
         self._client.close()
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        """Send the request; the reply's text, usage and model, or a SummarizerError."""
+        """Send the request; the reply's text, usage, model, finish_reason and timings, or a SummarizerError."""
         kwargs = self.call_arguments(request)
         started = time.perf_counter()
         failure: SummarizerError | None = None
@@ -262,15 +170,30 @@ class OpenAISummarizer:
         if failure is not None:
             raise failure  # outside the except block: no __context__ holding the request and its key
         latency = time.perf_counter() - started
-        return SummaryResponse(text=self._reply_text(completion), usage=_usage(getattr(completion, "usage", None)),
-                               model=getattr(completion, "model", None) or kwargs["model"], latency_s=latency)
+        choices = getattr(completion, "choices", None) or [None]
+        timings = (getattr(completion, "model_extra", None) or {}).get("timings")
+        return SummaryResponse(text=self._reply_text(completion, request.processor), usage=_usage(getattr(completion, "usage", None)),
+                               model=getattr(completion, "model", None) or kwargs["model"], latency_s=latency,
+                               finish_reason=getattr(choices[0], "finish_reason", None),
+                               timings=timings if isinstance(timings, Mapping) else None)
+
+    def prepare(self, request: SummaryRequest) -> SummaryRequest:
+        """The request with the model and the parameters this backend sends for it (what a dump records)."""
+        kwargs = self.call_arguments(request)
+        params = {k: v for k, v in kwargs.items() if k not in ("model", "messages", "extra_body")}
+        return replace(request, model=kwargs["model"], parameters={**params, **kwargs.get("extra_body", {})},
+                       mode="conversation" if request.contract == "blocks" else self.mode)
 
     def call_arguments(self, request: SummaryRequest) -> dict[str, Any]:
-        """``create()`` arguments: request parameters over the defaults (None: not sent), unknown ones in extra_body."""
+        """``create()`` arguments: request parameters over the defaults (None: not sent), unknown ones in extra_body.
+
+        The answer's budget is ``request.max_tokens`` (at most ``max_output_tokens`` when that is set).
+        """
         # The model, messages, tools and streaming are never taken from the parameters: no tools, ever.
         params: dict[str, Any] = {"temperature": self.temperature}
-        if "max_completion_tokens" not in request.parameters:
-            params["max_tokens"] = self.max_output_tokens
+        limits = [n for n in (request.max_tokens, self.max_output_tokens) if n is not None]
+        if not {"max_tokens", "max_completion_tokens"} & set(request.parameters):
+            params["max_completion_tokens" if self._official else "max_tokens"] = min(limits) if limits else None
         params.update(request.parameters)
         known = _create_parameters()
         kwargs: dict[str, Any] = {"model": request.model or self.model, "messages": self.messages(request)}
@@ -284,6 +207,43 @@ class OpenAISummarizer:
             kwargs["extra_body"] = extra
         return kwargs
 
+    def context_window(self) -> ModelWindow | None:
+        """The model's context window: the one given, else the server's word for it (asked once), else None."""
+        with self._lock:
+            if not self._asked:
+                self._asked = True
+                self._window = self._ask_window()
+            return self._window
+
+    def _ask_window(self) -> ModelWindow | None:
+        """``GET …/models`` (the entry of this model, or the only one), then llama.cpp's ``GET /props``
+        (api.openai.com says neither)."""
+        if self._official:
+            return None
+        base = str(self._client.base_url).rstrip("/")
+        for url, pick in ((f"{base}/models", self._models_window), (f"{base.removesuffix('/v1')}/props", _props_window)):
+            try:
+                body = self._client.get(url, cast_to=object, options={"timeout": min(self.timeout, 10.0)})
+            except Exception:  # noqa: BLE001 - a server that does not say is a server whose window is unknown
+                continue
+            tokens = pick(body)
+            if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
+                return ModelWindow(tokens, f"GET {urlsplit(url).path}")
+        return None
+
+    def _models_window(self, body: Any) -> Any:
+        items = body.get("data") if isinstance(body, Mapping) else None
+        if not isinstance(items, list):
+            return None
+        entries = [m for m in items if isinstance(m, Mapping)]
+        mine = [m for m in entries if m.get("id") == self.model or self.model in (m.get("aliases") or ())]
+        entry = mine[0] if mine else entries[0] if len(entries) == 1 else None
+        if entry is None:
+            return None
+        meta = entry.get("meta") if isinstance(entry.get("meta"), Mapping) else {}
+        return next((v for v in (meta.get("n_ctx"), entry.get("max_model_len"), entry.get("context_length"),
+                                 entry.get("context_window")) if v is not None), None)
+
     def messages(self, request: SummaryRequest) -> list[dict[str, Any]]:
         """The chat messages sent for a request in this backend's mode."""
         if self.mode == "conversation" or request.contract == "blocks":  # blocks are serialised already
@@ -292,7 +252,7 @@ class OpenAISummarizer:
         user = f"{serialize_conversation(request.messages)}\n\n{request.prompt}"
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
-    def _reply_text(self, completion: Any) -> str:
+    def _reply_text(self, completion: Any, processor: str) -> str:
         """The text of the first choice as the model wrote it (not stripped), or an ``empty_response``."""
         if not hasattr(completion, "choices"):  # a body that is not JSON comes back as a str
             raise SummarizerError("server_unstable", f"{self.host} answered with a body that is not a chat "
@@ -309,11 +269,11 @@ class OpenAISummarizer:
             raise self._empty("only tool calls")
         if isinstance(getattr(message, "refusal", None), str) and message.refusal:
             raise self._empty(f"a refusal ({_clip(message.refusal, 120)})")
-        raise self._empty_text(getattr(choices[0], "finish_reason", None))
+        raise self._empty_text(getattr(choices[0], "finish_reason", None), processor)
 
-    def _empty_text(self, reason: str | None) -> SummarizerError:
-        hint = ("raise max_output_tokens: the model spent its budget (on reasoning?) before answering"
-                if reason == "length" else "try another model")
+    def _empty_text(self, reason: str | None, processor: str) -> SummarizerError:
+        hint = (f"raise summary_max_tokens (--set {processor}.summary_max_tokens=N): the model spent its budget "
+                "(on reasoning?) before answering" if reason == "length" else "try another model")
         return SummarizerError("empty_response", f"{self.host} answered with no text (finish_reason {reason})",
                                hint=hint)
 
@@ -324,8 +284,10 @@ class OpenAISummarizer:
     def _error(self, exc: BaseException) -> SummarizerError:
         kind, status, retry_after = classify(exc)
         what = self._redact(_describe(exc, status, timeout=self.timeout))
+        window, prompt = overflow_figures(exc) if kind == "context_overflow" else (None, None)
         return SummarizerError(kind, f"{self.host}: {what}", retry_after=retry_after, status=status,
-                               hint=_hint(kind, exc, timeout=self.timeout))
+                               hint=_hint(kind, exc, timeout=self.timeout), context_window=window,
+                               prompt_tokens=prompt)
 
     def _redact(self, text: str) -> str:
         return text.replace(self._key, "[REDACTED]") if len(self._key) >= 4 else text
@@ -337,6 +299,12 @@ def _create_parameters() -> frozenset[str]:
 
     names = set(inspect.signature(Completions.create).parameters)
     return frozenset(names - {"self", "extra_headers", "extra_query", "extra_body", "timeout"})
+
+
+def _props_window(body: Any) -> Any:
+    """llama.cpp's ``/props``: the context of one slot."""
+    settings = body.get("default_generation_settings") if isinstance(body, Mapping) else None
+    return settings.get("n_ctx") if isinstance(settings, Mapping) else None
 
 
 def _usage(usage: Any) -> dict[str, Any] | None:
@@ -386,7 +354,7 @@ def _describe(exc: BaseException, status: int | None, *, timeout: float) -> str:
     """One line saying what happened."""
     names = {c.__name__ for c in type(exc).__mro__}
     if "APITimeoutError" in names or isinstance(exc, TimeoutError):
-        late = next((str(e) for e in exception_chain(exc) if str(e).startswith(_WHOLE_ANSWER)), None)
+        late = next((str(e) for e in exception_chain(exc) if str(e).startswith(WHOLE_ANSWER)), None)
         return late or f"no answer within {timeout:g} s"
     if status is not None:
         return f"HTTP {status}: {_clip(_server_message(exc), 300)}"

@@ -1,9 +1,11 @@
 """The ``replay`` backend: answers from recorded compression dumps, offline.
 
 A request is matched to a dump by the fingerprint of what was sent (the wire messages, the prompt
-and the contract). Recorded failures replay as failures, so a what-if run over the same transcript
-takes the same path; a request with no recording is an error that names the dump folder. A
-replay of redacted dumps matches requests without the token figures their prompts state
+and the contract). Recorded failures replay as failures (with the figures an overflow refusal
+gave), a refused reply replays as that reply (the compressor refuses it again), and the
+summariser window of the recorded run is this backend's window, so a what-if run over the same
+transcript takes the same path; a request with no recording is an error that names the dump folder.
+A replay of redacted dumps matches requests without the token figures their prompts state
 (``blind``): counted on the original texts, those figures differ when counted on redacted ones.
 """
 
@@ -19,7 +21,7 @@ from typing import Any
 import orjson
 
 from ..errors import InputError
-from .base import SummaryRequest, SummaryResponse, SummarizerError
+from .base import ModelWindow, SummaryRequest, SummaryResponse, SummarizerError
 
 __all__ = ["ReplaySummarizer", "fingerprint", "without_token_figures", "TOKEN_FIGURE"]
 
@@ -55,10 +57,16 @@ class ReplaySummarizer:
     def __init__(self, dumps: Iterable[Mapping[str, Any]], *, origin: str = "the dumps", blind: bool = False) -> None:
         self.origin, self.blind = origin, blind
         self._recorded: dict[str, deque[Mapping[str, Any]]] = defaultdict(deque)
-        for doc in sorted(dumps, key=lambda d: (d.get("timestamp") or 0, (d.get("call") or {}).get("number") or 0)):
+        self._window: ModelWindow | None = None
+        self.trusted = True  # answers recorded from the extractive backend only are not checked again
+        for n, doc in enumerate(sorted(dumps, key=lambda d: (d.get("timestamp") or 0,
+                                                            (d.get("call") or {}).get("number") or 0))):
             req = doc.get("request") or {}
             key = fingerprint(req.get("messages_sent") or [], str(req.get("contract")), blind=blind)
             self._recorded[key].append(doc)
+            if n == 0:
+                self._window = _window(req.get("summarizer_window"))
+            self.trusted = self.trusted and req.get("summarizer") == "extractive"
 
     @classmethod
     def from_folder(cls, folder: str | Path) -> ReplaySummarizer:
@@ -83,10 +91,21 @@ class ReplaySummarizer:
             raise SummarizerError("api_request_error", f"no recorded response for this {request.processor} request "
                                   f"in {self.origin}", hint="record it first with --summarizer openai or extractive")
         doc = queue.popleft()
-        error = doc.get("error")
-        if error:
+        error, resp = doc.get("error"), doc.get("response")
+        if error and not resp:
             raise SummarizerError(str(error.get("kind") or "unknown"), str(error.get("message") or "recorded error"),
-                                  retry_after=error.get("retry_after"), status=error.get("status"))
-        resp = doc.get("response") or {}
+                                  retry_after=error.get("retry_after"), status=error.get("status"),
+                                  context_window=error.get("context_window"), prompt_tokens=error.get("prompt_tokens"))
+        resp = resp or {}
         return SummaryResponse(text=str(resp.get("raw_content") or ""), usage=resp.get("usage"),
-                               model=resp.get("model"), latency_s=0.0)
+                               model=resp.get("model"), latency_s=0.0, finish_reason=resp.get("finish_reason"))
+
+    def context_window(self) -> ModelWindow | None:
+        """The summariser window the recorded run was fitted to (None: it knew none)."""
+        return self._window
+
+
+def _window(recorded: Any) -> ModelWindow | None:
+    if isinstance(recorded, Mapping) and isinstance(recorded.get("tokens"), int) and recorded["tokens"] > 0:
+        return ModelWindow(recorded["tokens"], str(recorded.get("source") or "recorded"))
+    return None

@@ -2,11 +2,18 @@
 
 The stage's targets go to the summariser in as few calls as the per-call budget allows (targets
 are packed greedily; one that is too big alone gets its prompt cut to fit), and independent calls
-run concurrently. Each answer is parsed as ``{"blocks": [{"block_id", "summary"}]}``: unknown ids
-are ignored, a target without a summary keeps its messages, a summary that is not smaller than
-what it replaces is refused, and when the answer is not that JSON but has usable text, it becomes
-one replacement for all of the call's targets. Replacements are applied from the end backwards.
-Deviation: a valid JSON answer whose summaries were all refused does not fall back to its raw text.
+run concurrently. When the summariser's context window is known, the per-call budget is also what
+fits in it beside the answer, whose limit (the blocks' budgets, at most a quarter of the window)
+is sent as ``max_tokens`` and stated in the prompt; an overflow refusal that says the server's
+window refits the call's prompt to it. Each answer is parsed as ``{"blocks": [{"block_id",
+"summary"}]}``: unknown ids are ignored, a target without a summary keeps its messages, a summary
+that is not smaller than what it replaces — or is no summary (:mod:`tcompact.summarizers.validity`:
+empty, the instructions echoed, a loop) — is refused, and when the answer is not that JSON but has
+usable text, it becomes one replacement for all of the call's targets. An answer with nothing
+usable (or cut at ``max_tokens`` before its JSON closed) is refused and retried like any refused
+reply; once every attempt is refused the call replaces nothing and the stage goes on. Replacements
+are applied from the end backwards. Deviation: a valid JSON answer whose summaries were all
+refused does not fall back to its raw text.
 """
 
 from __future__ import annotations
@@ -14,15 +21,17 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ...model import Message
 from ...redact import redact
 from ...spans import Span
-from ...summarizers.base import Block, SummaryRequest
-from .._summarize import Summary, summarize
+from ...summarizers.base import Block, ModelWindow, SummaryRequest, SummaryResponse, model_window
+from ...summarizers.contracts import prompt_text
+from ...summarizers.validity import cut_problem, text_problem
+from .._summarize import OUTPUT_SHARE, Summary, prompt_room, summarize
 from ..base import CallRecord, Context
 from .prompting import PromptParts, fit_prompt, system_prompt
 from .targets import memory_message, pinned
@@ -57,6 +66,18 @@ class PhaseResult:
 class _Call:
     blocks: tuple[Block, ...]
     request: SummaryRequest
+    make: Callable[[int, int | None], SummaryRequest | None]
+
+    def refit(self, request: SummaryRequest, window: ModelWindow, ratio: float) -> SummaryRequest | None:
+        """The call fitted to ``window`` (an overflow refusal's): a smaller prompt, the answer's limit capped."""
+        out = _answer_limit(self.blocks, request.target_tokens, window)
+        return self.make(prompt_room(window, out, ratio), out)
+
+
+def _answer_limit(blocks: Sequence[Block], target: int, window: ModelWindow | None) -> int | None:
+    """``max_tokens`` of a call: every block's budget and its JSON, at most a quarter of a known window (none
+    sent else: the per-block budgets of round-level are no output limit a provider would accept)."""
+    return min(len(blocks) * (target + 24), int(window.tokens * OUTPUT_SHARE)) if window else None
 
 
 def run_phase(messages: Sequence[Message], targets: Sequence[Block], phase: Phase, ctx: Context, *,
@@ -74,13 +95,14 @@ def run_phase(messages: Sequence[Message], targets: Sequence[Block], phase: Phas
         return PhaseResult(tuple(messages), (), 0, f"the call budget of {call_budget:,} tokens is impossible")
     results = _run_calls(messages, calls, ctx)
     records = tuple(r for got in results for r in got.calls)
-    failed = next((got for got in results if got.response is None and got.calls), None)
+    failed = next((got for got in results if _lost(got)), None)
     if failed is not None:
         return PhaseResult(tuple(messages), records, 0, f"summariser failed: {failed.error}", failed=True)
     replacements = []
     for call, got in zip(calls, results, strict=True):
-        replacements += _replacements(messages, call, got.response.text, ctx, settings=settings,
-                                      call_budget=call_budget, keep=keep)
+        if got.response is not None:
+            replacements += _replacements(messages, call, got.response.text, ctx, settings=settings,
+                                          call_budget=call_budget, keep=keep)
     if not replacements:
         return PhaseResult(tuple(messages), records, 0, "no usable replacement")
     out = list(messages)
@@ -101,8 +123,10 @@ def _plan_calls(messages: Sequence[Message], targets: Sequence[Block], phase: Ph
     parts = PromptParts(messages, targets, keep_recent=phase.keep_recent, marker=settings.compression_marker,
                         counter=ctx.counter, context_max_tokens=settings.context_max_tokens,
                         head_ratio=settings.truncate_head_ratio, truncated_marker=settings.truncated_marker)
+    window = model_window(ctx.summarizer)
+    if window is not None:  # the summariser's own window, beside the largest answer a call may ask for
+        call_budget = min(call_budget, prompt_room(window, int(window.tokens * OUTPUT_SHARE)))
     room = call_budget - ctx.counter.count(system) - 8 - parts.base_cost()
-    window = ctx.counter.total(messages)
     groups: list[list[Block]] = []
     used = 0
     for block in targets:
@@ -113,24 +137,31 @@ def _plan_calls(messages: Sequence[Message], targets: Sequence[Block], phase: Ph
         else:
             groups.append([block])
             used = cost
-    calls = [_call(g, phase, ctx, parts=parts, settings=settings, budget=call_budget, system=system, window=window,
-                   messages=messages) for g in groups]
+    total = ctx.counter.total(messages)
+    calls = [_call(g, phase, ctx, parts=parts, settings=settings, budget=call_budget, system=system, total=total,
+                   messages=messages, window=window) for g in groups]
     kept = [c for c in calls if c is not None]
     return kept, len(calls) - len(kept)
 
 
 def _call(blocks: Sequence[Block], phase: Phase, ctx: Context, *, parts: PromptParts, settings, budget: int,
-          system: str, window: int, messages: Sequence[Message]) -> _Call | None:
-    prompt = parts.prompt(blocks, phase=phase.name, target_tokens=phase.target_tokens, keep_recent=phase.keep_recent,
-                          window_tokens=window, call_budget=budget)
-    fitted = fit_prompt(system, prompt, budget=budget, counter=ctx.counter, head_ratio=settings.truncate_head_ratio,
-                        marker=settings.truncated_marker, at_most=parts.upper_bound(blocks))
-    if fitted is None:
-        return None
-    request = SummaryRequest(processor="round-level", contract="blocks", prompt=fitted, messages=tuple(messages),
-                             body=range(blocks[0].start, blocks[-1].end + 1), target_tokens=phase.target_tokens,
-                             system=system, stage=phase.name, blocks=tuple(blocks))
-    return _Call(tuple(blocks), request)
+          system: str, total: int, messages: Sequence[Message], window: ModelWindow | None) -> _Call | None:
+    def make(prompt_budget: int, max_tokens: int | None) -> SummaryRequest | None:
+        prompt = parts.prompt(blocks, phase=phase.name, target_tokens=phase.target_tokens,
+                              keep_recent=phase.keep_recent, window_tokens=total, call_budget=prompt_budget,
+                              max_output_tokens=max_tokens)
+        fitted = fit_prompt(system, prompt, budget=prompt_budget, counter=ctx.counter,
+                            head_ratio=settings.truncate_head_ratio, marker=settings.truncated_marker,
+                            at_most=parts.upper_bound(blocks))
+        if fitted is None:
+            return None
+        return SummaryRequest(processor="round-level", contract="blocks", prompt=fitted, messages=tuple(messages),
+                              body=range(blocks[0].start, blocks[-1].end + 1), target_tokens=phase.target_tokens,
+                              system=system, stage=phase.name, blocks=tuple(blocks), max_tokens=max_tokens,
+                              window=window)
+
+    request = make(budget, _answer_limit(blocks, phase.target_tokens, window))
+    return _Call(tuple(blocks), request, make) if request is not None else None
 
 
 def _run_calls(messages: Sequence[Message], calls: Sequence[_Call], ctx: Context) -> list[Summary]:
@@ -143,8 +174,9 @@ def _run_calls(messages: Sequence[Message], calls: Sequence[_Call], ctx: Context
         span = Span.from_cuts(len(messages), call.request.body.start, call.request.body.stop)
         if lost.is_set():
             return Summary(None, span, (), None)
-        got = summarize(messages, span, lambda s: call.request, ctx, fixed_tokens=lambda s: 0, shrink=False)
-        if got.response is None:
+        got = summarize(messages, span, lambda s: call.request, ctx, fixed_tokens=lambda s: 0, shrink=False,
+                        check=_blocks_problem, refit=call.refit)
+        if _lost(got):
             lost.set()
         return got
 
@@ -152,6 +184,26 @@ def _run_calls(messages: Sequence[Message], calls: Sequence[_Call], ctx: Context
         return [one(c) for c in calls]
     with ThreadPoolExecutor(max_workers=min(ctx.concurrency, len(calls)), thread_name_prefix="tcompact-call") as pool:
         return list(pool.map(one, calls))
+
+
+def _lost(got: Summary) -> bool:
+    """A call that failed for good (a refused answer is no failure: it replaces nothing)."""
+    return got.response is None and bool(got.calls) and (got.error is None or got.error.kind != "invalid_response")
+
+
+def _instructions(request: SummaryRequest) -> tuple[str, ...]:
+    return (request.system or "", prompt_text("round_level_contract"))
+
+
+def _blocks_problem(request: SummaryRequest, response: SummaryResponse) -> str | None:
+    """Why an answer gives no replacement at all (:mod:`tcompact.summarizers.validity`), or None."""
+    parsed = parse_blocks(response.text)
+    if parsed is None:
+        problem = text_problem(response.text, instructions=_instructions(request))
+        return problem or (cut_problem(request.max_tokens) if response.finish_reason == "length" else None)
+    if not any(text_problem(v, instructions=_instructions(request)) is None for v in parsed.values()):
+        return "the JSON answer holds no usable block summary"
+    return None
 
 
 def parse_blocks(text: str) -> dict[str, str] | None:
@@ -180,7 +232,7 @@ def _replacements(messages: Sequence[Message], call: _Call, text: str, ctx: Cont
     out = []
     for block in call.blocks:
         summary = parsed.get(block.block_id)
-        if summary:
+        if summary and text_problem(summary, instructions=_instructions(call.request)) is None:
             kept = _accept(messages, block, redact(summary), ctx, settings=settings, call_budget=call_budget,
                            keep=keep)
             if kept is not None:

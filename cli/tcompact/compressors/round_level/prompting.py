@@ -62,10 +62,11 @@ class PromptParts:
         self._base: int | None = None
 
     def prompt(self, blocks: Sequence[Block], *, phase: str, target_tokens: int, keep_recent: int,
-               window_tokens: int, call_budget: int) -> str:
-        """The user prompt of one call (spec §8.1.5)."""
+               window_tokens: int, call_budget: int, max_output_tokens: int | None = None) -> str:
+        """The user prompt of one call (spec §8.1.5; ``max_output_tokens``, when the answer has a limit, is ours)."""
         targets = "\n".join(self.blocks[b.block_id] for b in blocks).rstrip() or "(none)"
-        lines = ["[Compression Task]", f"- phase: {phase}", f"- target_summary_tokens: {target_tokens}",
+        limit = [] if max_output_tokens is None else [f"- max_output_tokens: {max_output_tokens}"]
+        lines = ["[Compression Task]", f"- phase: {phase}", f"- target_summary_tokens: {target_tokens}", *limit,
                  f"- keep_recent_messages: {keep_recent}", f"- selected_blocks: {len(blocks)}",
                  f"- current_context_window_tokens: {window_tokens}", f"- compression_call_budget_limit: {call_budget}",
                  f"- selected_range: [{blocks[0].start}, {blocks[-1].end}]", "", "[Reference Context]",

@@ -43,6 +43,9 @@ class ExtractiveSummarizer:
     """Offline, deterministic summariser that follows a contract's sections within a token budget."""
 
     name = "extractive"
+    #: Its output follows the contract by construction: the reply checks of summarised compactions
+    #: (summarizers/validity.py) are for models, and would refuse a transcript's own repetitions.
+    trusted = True
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter

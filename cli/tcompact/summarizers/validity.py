@@ -1,0 +1,132 @@
+"""Is a model's reply a usable summary? The checks every summarised compaction runs on a reply.
+
+A small or overloaded model answers with things that must never replace a transcript: nothing,
+the instruction prompt said back, one sentence over and over until the token limit, free text
+with none of the sections the prompt asked for, or a reply cut off at ``max_tokens``. Each check
+returns the reason a reply is refused (one line, said in the dump and the error), or None; the
+first that applies, in this order:
+
+* **empty** — no text once the snapshot is extracted (or nothing but empty blocks);
+* **echo** — at least half of the reply's 8-word sequences are the instruction prompt's;
+* **loop** — one sentence or line of 16+ characters makes up 40 % or more of the text, 4 or more
+  times; or the text ends in 4+ copies of one piece (up to 200 characters, with a letter in it)
+  that make up 30 % or more of it and 100+ characters; or a text of 800+ characters compresses
+  (zlib) to under 12 % of its size;
+* **cut** — ``finish_reason`` is ``length`` and the snapshot block was not closed before the cut
+  (a reply whose ``</state_snapshot>`` came before the limit is complete and kept);
+* **no section** — a state snapshot with no line that starts with a section title of the
+  templates (``1. Active Task``, ``## Files and Code Sections``, ``**Resume**:`` …; the titles
+  of every template count, a model may mix them up) — when the prompt asked for them (a custom
+  ``replay --prompt`` that names none of its contract's titles is not held to them).
+
+Deterministic and pure: :mod:`tcompact.compressors._summarize` retries a refused reply (see there)
+and ``replay --verify`` refuses the same replies again.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+from collections.abc import Iterable
+from functools import cache
+
+from .contracts import SECTIONS, extract_snapshot
+
+__all__ = ["snapshot_problem", "text_problem", "cut_problem", "ECHO_SHARE", "LOOP_SHARE"]
+
+ECHO_SHARE = 0.5
+ECHO_WORDS = 8
+LOOP_SHARE = 0.4
+LOOP_REPEATS = 4
+LOOP_UNIT_CHARS = 16
+LOOP_RATIO = 0.12
+LOOP_MIN_CHARS = 800
+TAIL_SHARE = 0.3
+TAIL_MIN_CHARS = 100
+
+_UNITS = re.compile(r"(?<=[.!?])\s+|\n+")
+_WORD = re.compile(r"\w+")
+_TAIL = re.compile(r"(.{2,200}?)\1{3,}\s*$", re.DOTALL)
+_TAGS = re.compile(r"</?(?:state_snapshot|summary|coverage_check|analysis)>", re.IGNORECASE)
+_CLOSED = re.compile(r"<(state_snapshot|summary)>.*?</\1>", re.IGNORECASE | re.DOTALL)
+
+
+def snapshot_problem(raw: str, *, contract: str, prompt: str, finish_reason: str | None,
+                     max_tokens: int | None) -> str | None:
+    """Why a state-snapshot reply (contracts current, dialogue, round, full) is not usable, or None."""
+    summary = "" if not _TAGS.sub("", raw).strip() else extract_snapshot(raw)
+    problem = text_problem(summary, instructions=(prompt,))  # first: a longer budget would not mend these
+    if problem:
+        return problem
+    if finish_reason == "length" and not _CLOSED.search(raw):
+        return cut_problem(max_tokens)
+    titles = SECTIONS.get(contract, ())
+    if titles and any(t in prompt for t in titles) and not _headings().search(summary):
+        return f"no section heading of the summary template (such as '1. {titles[0]}')"
+    return None
+
+
+@cache
+def _headings() -> re.Pattern[str]:
+    titles = sorted({t for names in SECTIONS.values() for t in names}, key=len, reverse=True)
+    return re.compile(r"^[ \t]*(?:[#>*\-]+[ \t]*)?(?:\d+[.)][ \t]*)?(?:\*\*)?(?:"
+                      + "|".join(re.escape(t) for t in titles) + r")\b", re.IGNORECASE | re.MULTILINE)
+
+
+def cut_problem(max_tokens: int | None) -> str:
+    """The reason for a reply the model was stopped in (``finish_reason`` ``length``)."""
+    limit = f"the limit of {max_tokens:,} tokens" if max_tokens else "the server's output limit"
+    return f"the reply was cut at {limit} (finish_reason length): the summary is incomplete"
+
+
+def text_problem(text: str, *, instructions: Iterable[str]) -> str | None:
+    """Why a summary text is no summary — empty, the instructions echoed, a loop — or None."""
+    if not text.strip():
+        return "the reply is empty"
+    share = _echo_share(text, instructions)
+    if share >= ECHO_SHARE:
+        return f"the reply repeats the instruction prompt ({share:.0%} of it is the prompt's own text)"
+    return _loop(text)
+
+
+def _echo_share(text: str, instructions: Iterable[str]) -> float:
+    grams = _grams(text)
+    if len(grams) < ECHO_WORDS:
+        return 0.0
+    known: set[tuple[str, ...]] = set()
+    for instruction in instructions:
+        known |= _prompt_grams(instruction)
+    return sum(1 for g in grams if g in known) / len(grams)
+
+
+@cache
+def _prompt_grams(prompt: str) -> frozenset[tuple[str, ...]]:
+    return frozenset(_grams(prompt))
+
+
+def _grams(text: str) -> list[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return [tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)]
+
+
+def _loop(text: str) -> str | None:
+    units = Counter(u for u in (" ".join(p.split()).lower() for p in _UNITS.split(text))
+                    if len(u) >= LOOP_UNIT_CHARS)
+    if units:
+        unit, n = units.most_common(1)[0]
+        if n >= LOOP_REPEATS and n * len(unit) >= LOOP_SHARE * len(" ".join(text.split())):
+            shown = unit if len(unit) <= 60 else unit[:59] + "…"
+            return f"a loop: the reply repeats '{shown}' {n} times"
+    tail = _TAIL.search(text[-4000:])
+    if tail and re.search(r"[^\W\d_]", tail.group(1)) and len(tail.group(0).rstrip()) >= max(
+            TAIL_MIN_CHARS, TAIL_SHARE * len(text.rstrip())):
+        piece = " ".join(tail.group(1).split())
+        shown = piece if len(piece) <= 60 else piece[:59] + "…"
+        return f"a loop: the reply ends repeating '{shown}' {len(tail.group(0).rstrip()) // len(tail.group(1))} times"
+    if len(text) >= LOOP_MIN_CHARS:
+        data = text.encode("utf-8", "surrogatepass")
+        ratio = len(zlib.compress(data, 9)) / len(data)
+        if ratio < LOOP_RATIO:
+            return f"a loop: the reply repeats itself (it compresses to {ratio:.0%} of its size)"
+    return None
