@@ -26,7 +26,7 @@ from .summarizers.base import Summarizer
 from .tokens import TokenCounter
 from .windows import resolve_window
 
-__all__ = ["CompactOptions", "Stage", "CompactionRun", "compact_file", "make_summarizer"]
+__all__ = ["CompactOptions", "Stage", "CompactionRun", "compact_file", "make_summarizer", "resolve_chain"]
 
 
 @dataclass(frozen=True)
@@ -118,9 +118,7 @@ def make_summarizer(options: CompactOptions, counter: TokenCounter) -> Summarize
 def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summarizer | None = None,
                  context: dict[str, Any] | None = None) -> CompactionRun:
     """Run the chain over one transcript of ``path``; ``summarizer`` overrides the one the options name."""
-    chain = parse_chain(options.chain)
-    sets = options.sets if options.trigger_ratio is None else (*_ratio_sets(chain, options.trigger_ratio), *options.sets)
-    settings = chain_settings(chain, sets=sets, config=options.config)
+    chain, settings = resolve_chain(options)
     fmt = _output_format(options)
     source = read_file(path, replace(options.read, keep_raw=True))
     original = source.transcript(options.transcript)
@@ -136,6 +134,13 @@ def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summa
                   locator=lambda m: _locate(source, m), **(context or {}))
     stages = _run_chain(chain, settings, original.messages, ctx)
     return _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
+
+
+def resolve_chain(options: CompactOptions) -> tuple[list[Compressor], list[Settings]]:
+    """The compressors of ``options.chain`` and their validated settings (``--set``, ``--config``, ``--trigger-ratio``)."""
+    chain = parse_chain(options.chain)
+    sets = options.sets if options.trigger_ratio is None else (*_ratio_sets(chain, options.trigger_ratio), *options.sets)
+    return chain, chain_settings(chain, sets=sets, config=options.config)
 
 
 def _run_chain(chain: Sequence[Compressor], settings: Sequence[Settings], messages: Sequence[Message],

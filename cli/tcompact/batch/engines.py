@@ -1,0 +1,219 @@
+"""Where batch tasks run: a local process pool, or Ray tasks on a cluster.
+
+Both engines take a stream of jobs and give back (job, outcome) pairs as tasks finish, keeping
+at most ``slots`` tasks in flight: a job is taken from the stream only when a slot is free, so
+neither the pending jobs nor the results pile up in the driver, whatever the corpus size. Both
+run the same :func:`~tcompact.batch.worker.execute`.
+
+Why Ray tasks and not Ray Data: a task here is one file in, one small JSON line out, with no
+shuffles, joins or columnar blocks between them — what Ray Data adds (streaming operators over
+Arrow blocks, autoscaling actor pools) brings nothing to that, and it needs pyarrow and pandas
+(about 200 MB more than Ray core). ``ray.wait`` over a bounded set of task references gives the
+same backpressure, and each task is retried by Ray when its worker or node dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from ..errors import UsageError
+from .worker import Job, execute
+
+__all__ = ["Engine", "PoolEngine", "RayEngine", "make_engine", "default_workers", "died_line"]
+
+Outcome = dict[str, Any] | str
+_RAY_RETRIES = 3  # Ray re-runs a task whose worker or node died this many times
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def died_line(job: Job, why: str) -> dict[str, Any]:
+    """The line of a task whose worker died (killed, out of memory) however often it was retried."""
+    from .worker import file_sha256
+
+    return {"path": job.path, "sha256": file_sha256(job.path), "kind": job.kind, "settings": job.settings_id,
+            "status": "failed", "figures": None,
+            "error": f"{job.path}: {why} — the file may be too big for a worker's memory; run again with "
+                     "--retry-failed to try it again"}
+
+
+class Engine:
+    """Runs jobs, ``slots`` at a time; ``describe`` names the engine in the summary."""
+
+    slots: int = 1
+    workers: int = 1
+    name: str = ""
+
+    def map(self, jobs: Iterator[Job]) -> Iterator[tuple[Job, Outcome]]:
+        """(job, outcome) pairs in the order the tasks finish."""
+        raise NotImplementedError
+
+
+def _quiet_worker() -> None:
+    """Pool workers leave Ctrl-C to the driver, which stops them (a terminal sends it to the whole group)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class PoolEngine(Engine):
+    """A local process pool (forkserver: workers fork from a clean process that imported tcompact once).
+
+    A worker that dies (killed, out of memory) breaks the whole pool; the pool is then made again
+    and the tasks that were in flight are run again one at a time, so the one that kills its
+    worker again is found and recorded as failed while the others go on.
+    """
+
+    name = "pool"
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers or default_workers()
+        self.slots = 2 * self.workers  # a queued task each, so a worker never waits for the driver
+
+    def _executor(self) -> ProcessPoolExecutor:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["tcompact.batch.worker"])
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_quiet_worker)
+
+    def map(self, jobs: Iterator[Job]) -> Iterator[tuple[Job, Outcome]]:
+        self._pool = self._executor()
+        pending: dict[Future, Job] = {}
+        suspects: list[Job] = []
+        done = False
+        try:
+            for job in jobs:
+                while len(pending) >= self.slots or suspects:
+                    yield from self._collect(pending, suspects)
+                pending[self._pool.submit(execute, job)] = job
+            while pending or suspects:
+                yield from self._collect(pending, suspects)
+            done = True
+        finally:
+            self._stop(pending, abort=not done)
+
+    def _collect(self, pending: dict[Future, Job], suspects: list[Job]) -> Iterator[tuple[Job, Outcome]]:
+        if suspects and not pending:  # after a breakage: the suspects one by one
+            job = suspects.pop(0)
+            future = self._pool.submit(execute, job)
+            try:
+                yield job, future.result()
+            except BrokenProcessPool:
+                self._renew()
+                yield job, died_line(job, "the worker process died while working on this file")
+            return
+        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for future in finished:
+            job = pending.pop(future)
+            try:
+                yield job, future.result()
+            except BrokenProcessPool:
+                suspects.append(job)
+        if suspects and not any(not f.done() or f.exception() is None for f in pending):
+            suspects.extend(pending.pop(f) for f in list(pending))
+            self._renew()
+
+    def _renew(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = self._executor()
+
+    def _stop(self, pending: dict[Future, Job], *, abort: bool) -> None:
+        if abort:  # Ctrl-C or an error: the tasks in flight are redone by the next run
+            for f in pending:
+                f.cancel()
+            for process in list(getattr(self._pool, "_processes", {}).values()):  # no public terminate before 3.14
+                process.terminate()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class RayEngine(Engine):
+    """Ray tasks (``num_cpus=1`` each) on the cluster at ``address`` (or RAY_ADDRESS), else on a local
+    Ray started here with ``workers`` CPUs and stopped at the end. A Ray already initialised in this
+    process (a test's, a notebook's) is used as it is and left running."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, workers: int | None = None) -> None:
+        self.address = address
+        self.requested = workers
+        self._ray: Any = None
+
+    def _connect(self) -> bool:
+        try:
+            import ray
+        except ImportError:
+            raise UsageError("--engine ray needs Ray, which is not installed",
+                             hint="install it: pip install 'tcompact[ray]'") from None
+        self._ray = ray
+        if ray.is_initialized():
+            return False
+        address = self.address or os.environ.get("RAY_ADDRESS")
+        quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
+        try:
+            if address:
+                ray.init(address=address, **quiet)
+            else:
+                ray.init(address="local", num_cpus=self.requested or default_workers(), include_dashboard=False,
+                         **quiet)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise UsageError(f"cannot connect to the Ray cluster at {address or 'a new local Ray'}: "
+                             f"{' '.join(str(exc).split())[:300]}",
+                             hint="check --address / RAY_ADDRESS and that the cluster is up") from None
+        return True
+
+    def map(self, jobs: Iterator[Job]) -> Iterator[tuple[Job, Outcome]]:
+        started = self._connect()
+        ray = self._ray
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.workers = self.requested or cpus
+        self.slots = self.requested or 2 * cpus
+        remote = ray.remote(num_cpus=1, max_retries=_RAY_RETRIES)(execute)
+        pending: dict[Any, Job] = {}
+        done = False
+        try:
+            for job in jobs:
+                while len(pending) >= self.slots:
+                    yield from self._collect(pending)
+                pending[remote.remote(job)] = job
+            while pending:
+                yield from self._collect(pending)
+            done = True
+        finally:
+            if not done:
+                for ref in pending:
+                    with contextlib.suppress(Exception):  # a task that finished meanwhile
+                        ray.cancel(ref, force=True)
+            if started:
+                ray.shutdown()
+
+    def _collect(self, pending: dict[Any, Job]) -> Iterator[tuple[Job, Outcome]]:
+        ray = self._ray
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            job = pending.pop(ref)
+            try:
+                yield job, ray.get(ref)
+            except ray.exceptions.RayError as exc:  # the worker or node died, after Ray's retries
+                yield job, died_line(job, f"the Ray worker died while working on this file ({type(exc).__name__})")
+
+
+def make_engine(name: str, *, workers: int | None, address: str | None) -> Engine:
+    """The engine ``--engine`` names."""
+    if name == "pool":
+        if address is not None:
+            raise UsageError("--address is for --engine ray", hint="add --engine ray, or leave --address out")
+        return PoolEngine(workers)
+    if name == "ray":
+        return RayEngine(address, workers)
+    raise UsageError(f"unknown engine {name!r}", hint="use --engine pool or --engine ray")
