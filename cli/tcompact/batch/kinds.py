@@ -147,7 +147,7 @@ def compact_figures(path: str, task: CompactTask) -> dict[str, Any]:
     report = run.report
     rel = Path(task.out)
     return {
-        "status": report["status"], "format": report["source"]["format"], "output_format": report["output_format"],
+        "status": report["status"], "reason": run.message, "format": report["source"]["format"], "output_format": report["output_format"],
         "before": dict(report["before"]), "after": dict(report["after"]),
         "calls": report["summarizer"]["calls"], "failed_calls": report["summarizer"]["failed_calls"],
         "stages": [{"processor": s["processor"], "applied": s["applied"], "tokens_before": s["tokens_before"],

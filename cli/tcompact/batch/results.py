@@ -47,8 +47,10 @@ def claim(folder: Path, *, kind: str, fingerprint: Mapping[str, Any], root: str)
             raise InputError("this is not a batch record tcompact can read", path=str(record),
                              hint="choose another --out folder") from None
         if theirs != f"{kind} {sid}":
+            changed = _changes(doc.get("settings"), orjson.loads(orjson.dumps(fingerprint)))
+            what = f"; changed: {', '.join(changed[:4])}" if doc["kind"] == kind and changed else ""
             raise UsageError(f"the folder holds the results of another batch ({doc['kind']}, settings {doc['settings_id']}"
-                             f", tcompact {doc.get('version')}; this one is {kind}, settings {sid})",
+                             f", tcompact {doc.get('version')}; this one is {kind}, settings {sid}{what})",
                              path=str(folder), hint="use another --out folder, or run with the same options again")
         return sid, str(their_root)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
@@ -58,6 +60,13 @@ def claim(folder: Path, *, kind: str, fingerprint: Mapping[str, Any], root: str)
     write_json(record, {"tool": "tcompact", "version": __version__, "schema_version": _SCHEMA, "kind": kind,
                         "settings_id": sid, "settings": fingerprint, "root": root})
     return sid, root
+
+
+def _changes(old: Any, new: Any, where: str = "") -> list[str]:
+    """The settings that differ, as ``key: old → new`` (dotted keys)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [c for k in dict.fromkeys([*old, *new]) for c in _changes(old.get(k), new.get(k), f"{where}{k}.")]
+    return [] if old == new else [f"{where.rstrip('.')}: {orjson.dumps(old).decode()[:40]} → {orjson.dumps(new).decode()[:40]}"]
 
 
 def path_key(path: str) -> bytes:

@@ -8,6 +8,7 @@ resumed — into the totals. It holds the index and the totals, never the result
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..errors import UsageError, WorkFailed
-from .engines import make_engine
+from .engines import Engine, make_engine
 from .kinds import Kind, fold, get_kind
 from .results import RESULTS, Results, claim, path_key
 from .sources import STDIN, expand, resolve_out, survey
@@ -97,22 +98,13 @@ def run_batch(kind_name: str, sources: Sequence[str], settings: Any, options: Ba
         settings = kind.bind(settings, out, root)
     results = Results(Path(out), sid)
     tally, seen = _Tally(kind), _Seen()
-    started = synced = time.monotonic()
+    started = time.monotonic()
     jobs = _jobs(sources, out=out, kind=kind.name, settings=settings, sid=sid, results=results, seen=seen,
                  retry_failed=options.retry_failed)
     try:
-        for job, outcome in engine.map(jobs):
-            resumed = outcome == RESUMED
-            line = results.recorded(job.path) if resumed else outcome
-            if not resumed:
-                results.append(line)
-            tally.add(line, resumed=resumed)
-            if time.monotonic() - synced > _SYNC_EVERY_S:
-                results.sync()
-                synced = time.monotonic()
-            if on_progress is not None:
-                on_progress(Progress(tally.done, total and total - seen.duplicates, tally.counts["ok"],
-                                     tally.counts["failed"], tally.counts["resumed"]))
+        _drive(engine, jobs, results, tally, lambda: Progress(
+            tally.done, total and total - seen.duplicates, tally.counts["ok"], tally.counts["failed"],
+            tally.counts["resumed"]), on_progress)
     except KeyboardInterrupt:
         raise Interrupted(f"interrupted after {tally.done} of {total if total is not None else '?'} tasks",
                           path=str(results.path),
@@ -122,6 +114,24 @@ def run_batch(kind_name: str, sources: Sequence[str], settings: Any, options: Ba
     seconds = time.monotonic() - started
     return _summary(kind.name, tally, engine=engine, out=out, sid=sid, seconds=seconds, duplicates=seen.duplicates,
                     warnings=_warnings(results))
+
+
+def _drive(engine: Engine, jobs: Iterator[Job], results: Results, tally: _Tally, progress: Callable[[], Progress],
+           on_progress: Callable[[Progress], None] | None) -> None:
+    """Feed the jobs to the engine; append each new line as it comes and count every line."""
+    synced = time.monotonic()
+    with contextlib.closing(engine.map(jobs)) as outcomes:  # closing stops the engine on Ctrl-C
+        for job, outcome in outcomes:
+            resumed = outcome == RESUMED
+            line = results.recorded(job.path) if resumed else outcome
+            if not resumed:
+                results.append(line)
+            tally.add(line, resumed=resumed)
+            if time.monotonic() - synced > _SYNC_EVERY_S:
+                results.sync()
+                synced = time.monotonic()
+            if on_progress is not None:
+                on_progress(progress())
 
 
 class _Seen:

@@ -54,7 +54,7 @@ def _expand_one(source: str, *, base: str, exclude: str | None, depth: int) -> I
         if path.lower().endswith(TRANSCRIPT_SUFFIXES) or depth > 0:
             yield Found(path, named=True)
         else:
-            yield from _read_manifest(path, exclude=exclude, depth=depth)
+            yield from _read_manifest(path, shown=source, exclude=exclude, depth=depth)
     elif _MAGIC & set(source):
         yield from _glob(path, source, exclude)
     elif depth > 0:  # a manifest line naming a missing file: that task fails with the command's error
@@ -87,30 +87,26 @@ def _glob(pattern: str, source: str, exclude: str | None) -> Iterator[Found]:
         raise InputError("the glob matches no file", path=source, hint="check the pattern (quote it for tcompact)")
 
 
-def _read_manifest(path: str, *, exclude: str | None, depth: int) -> Iterator[Found]:
+def _read_manifest(path: str, *, shown: str, exclude: str | None, depth: int) -> Iterator[Found]:
     try:
-        fh = open(path, encoding="utf-8", errors="strict")
+        fh = open(path, "rb")
     except OSError as exc:
-        raise InputError(f"cannot read the manifest: {exc.strerror}", path=path, hint="check the path") from None
+        raise InputError(f"cannot read the manifest: {exc.strerror}", path=shown, hint="check the path") from None
     with fh:
-        yield from _manifest(fh, where=path, base=os.path.dirname(path), exclude=exclude, depth=depth)
+        yield from _manifest(fh, where=shown, base=os.path.dirname(path), exclude=exclude, depth=depth)
 
 
-def _manifest(lines: Iterable[str], *, where: str, base: str, exclude: str | None, depth: int) -> Iterator[Found]:
-    if depth >= 1:
-        raise InputError("a manifest names another manifest", path=where,
-                         hint="list transcript files, folders or globs in a manifest")
-    n = 0
-    try:
-        for line in lines:
-            n += 1
-            entry = line.strip()
-            if entry and not entry.startswith("#"):
-                yield from _expand_one(entry, base=base, exclude=exclude, depth=depth + 1)
-    except UnicodeDecodeError:
-        raise InputError("the manifest is not UTF-8 text", path=where, line=n + 1,
-                         hint="a manifest lists one path per line; pass transcript files by their "
-                              f"{'/'.join(TRANSCRIPT_SUFFIXES)} name") from None
+def _manifest(lines: Iterable[str | bytes], *, where: str, base: str, exclude: str | None,
+              depth: int) -> Iterator[Found]:
+    for n, line in enumerate(lines, 1):
+        try:
+            entry = (line.decode("utf-8") if isinstance(line, bytes) else line).strip()
+        except UnicodeDecodeError:
+            raise InputError("the manifest is not UTF-8 text", path=where, line=n,
+                             hint="a manifest lists one path per line; pass transcript files by their "
+                                  f"{'/'.join(TRANSCRIPT_SUFFIXES)} name") from None
+        if entry and not entry.startswith("#"):
+            yield from _expand_one(entry, base=base, exclude=exclude, depth=depth + 1)
 
 
 def _excluded(path: str, exclude: str | None) -> bool:

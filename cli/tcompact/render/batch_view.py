@@ -93,8 +93,8 @@ def _inspect(out: Any, totals: Mapping[str, Any]) -> None:
     if not totals:
         return
     formats = ", ".join(f"{name} {n:,}" for name, n in sorted(totals["format"].items()))
-    out.print(Text(f"{_n(totals['transcripts'])} transcripts ({formats}), {_n(totals['messages'])} messages, "
-                   f"{_n(totals['tool_calls'])} tool calls, {_n(totals['tokens'])} tokens; "
+    out.print(Text(f"{_count(totals['transcripts'], 'transcript')} ({formats}), {_count(totals['messages'], 'message')}, "
+                   f"{_count(totals['tool_calls'], 'tool call')}, {_count(totals['tokens'], 'token')}; "
                    f"{_n(totals['main'].get('over_trigger', 0))} over the 0.8 trigger"))
     kinds_table(out, {"total": totals["tokens"], "by_kind": totals["by_kind"], "by_role": totals["by_role"]})
     tools = sorted(({"name": k, **v} for k, v in totals.get("tools", {}).items()),
