@@ -1,8 +1,8 @@
 """``tcompact batch`` on the local process pool: sources, result lines, resuming, failures, the summary.
 
 Self-contained (the bundled samples, copied and varied in a temp folder) except the tests marked
-as needing ``../shared/transcripts``, which run on a few hundred variants of the real sessions:
-an interrupted run resumed, a run whose worker is killed, compact against the single-file command.
+as needing ``../shared/transcripts``:
+Ctrl-C, a kill and a resume on about a hundred variants of the real sessions.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def cli_error(runner, *args) -> str:
     return result.stderr.removeprefix("Error: ").rstrip("\n")
 
 
-def real_corpus(dest: Path, per_source: int = 48) -> list[Path]:
+def real_corpus(dest: Path, per_source: int = 24) -> list[Path]:
     if not SHARED.is_dir():
         pytest.skip(f"real transcripts not found at {SHARED} (set TCOMPACT_SHARED_DIR); CI always has them")
     return build_corpus(dest, real_sources(SHARED), per_source)
@@ -273,6 +273,15 @@ def test_bad_compact_options_are_one_error_and_write_nothing(runner, tmp_path, a
     assert not (tmp_path / "out").exists()
 
 
+def test_ray_without_ray_installed_is_one_error(runner, tmp_path, monkeypatch):
+    samples(tmp_path / "corpus")
+    monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets where the extra is not installed
+    result = runner.invoke(app, ["batch", "inspect", "corpus", "--out", "out", "--engine", "ray"])
+    assert (result.exit_code, result.stderr) == (2, "Error: --engine ray needs Ray, which is not installed — "
+                                                    "install it: pip install 'tcompact[ray]'\n")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_folder_that_is_not_a_batch_folder_is_refused(runner, tmp_path):
     samples(tmp_path / "corpus")
     (tmp_path / "taken").mkdir()
@@ -348,7 +357,7 @@ def _wait_for_lines(results: Path, count: int, proc: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
-    """A few hundred variants of the real sessions, and the pool's uninterrupted results over them."""
+    """About a hundred variants of the real sessions, and the pool's uninterrupted results over them."""
     root = tmp_path_factory.mktemp("real")
     files = real_corpus(root / "corpus")
     summary = run_batch("inspect", [str(root / "corpus")], InspectOptions(), BatchOptions(out=root / "ref", workers=2))

@@ -31,6 +31,7 @@ __all__ = ["Engine", "PoolEngine", "RayEngine", "make_engine", "default_workers"
 
 Outcome = dict[str, Any] | str
 _RAY_RETRIES = 3  # Ray re-runs a task whose worker or node died this many times
+_PROBE_S = 5.0
 
 
 def default_workers() -> int:
@@ -57,6 +58,12 @@ class Engine:
     slots: int = 1
     workers: int = 1
     name: str = ""
+
+    def open(self) -> None:
+        """Get ready (connect to a cluster); errors here come before the batch folder is touched."""
+
+    def close(self) -> None:
+        """Let go of what ``open`` took (a local Ray it started); safe to call twice."""
 
     def map(self, jobs: Iterator[Job]) -> Iterator[tuple[Job, Outcome]]:
         """(job, outcome) pairs in the order the tasks finish."""
@@ -148,36 +155,24 @@ class RayEngine(Engine):
         self.address = address
         self.requested = workers
         self._ray: Any = None
+        self._started = False
 
-    def _connect(self) -> bool:
+    def open(self) -> None:
         try:
             import ray
         except ImportError:
             raise UsageError("--engine ray needs Ray, which is not installed",
                              hint="install it: pip install 'tcompact[ray]'") from None
         self._ray = ray
-        if ray.is_initialized():
-            return False
-        address = self.address or os.environ.get("RAY_ADDRESS")
-        quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
-        try:
-            if address:
-                ray.init(address=address, **quiet)
-            else:
-                ray.init(address="local", num_cpus=self.requested or default_workers(), include_dashboard=False,
-                         **quiet)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise UsageError(f"cannot connect to the Ray cluster at {address or 'a new local Ray'}: "
-                             f"{' '.join(str(exc).split())[:300]}",
-                             hint="check --address / RAY_ADDRESS and that the cluster is up") from None
-        return True
-
-    def map(self, jobs: Iterator[Job]) -> Iterator[tuple[Job, Outcome]]:
-        started = self._connect()
-        ray = self._ray
+        self._started = not ray.is_initialized()
+        if self._started:
+            _connect(ray, self.address or os.environ.get("RAY_ADDRESS"), cpus=self.requested or default_workers())
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.workers = self.requested or cpus
         self.slots = self.requested or 2 * cpus
+
+    def map(self, jobs: Iterator[Job]) -> Iterator[tuple[Job, Outcome]]:
+        ray = self._ray
         remote = ray.remote(num_cpus=1, max_retries=_RAY_RETRIES)(execute)
         pending: dict[Any, Job] = {}
         done = False
@@ -194,8 +189,12 @@ class RayEngine(Engine):
                 for ref in pending:
                     with contextlib.suppress(Exception):  # a task that finished meanwhile
                         ray.cancel(ref, force=True)
-            if started:
-                ray.shutdown()
+            self.close()
+
+    def close(self) -> None:
+        if self._started and self._ray is not None and self._ray.is_initialized():
+            self._ray.shutdown()
+        self._started = False
 
     def _collect(self, pending: dict[Any, Job]) -> Iterator[tuple[Job, Outcome]]:
         ray = self._ray
@@ -206,6 +205,36 @@ class RayEngine(Engine):
                 yield job, ray.get(ref)
             except ray.exceptions.RayError as exc:  # the worker or node died, after Ray's retries
                 yield job, died_line(job, f"the Ray worker died while working on this file ({type(exc).__name__})")
+
+
+def _connect(ray: Any, address: str | None, *, cpus: int) -> None:
+    """ray.init, quiet: the cluster at ``address``, else a new local Ray with ``cpus`` CPUs."""
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
+    if address:
+        _reachable(address)
+    try:
+        if address:
+            ray.init(address=address, **quiet)
+        else:
+            ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise UsageError(f"cannot connect to the Ray cluster at {address or 'a new local Ray'}: "
+                         f"{' '.join(str(exc).split())[:300]}",
+                         hint="check --address / RAY_ADDRESS and that the cluster is up") from None
+
+
+def _reachable(address: str) -> None:
+    """Fail at once on a ``host:port`` (or ``ray://host:port``) nothing listens on: Ray itself retries for minutes."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto" and other forms Ray resolves itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_S).close()
+    except OSError as exc:
+        raise UsageError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}",
+                         hint="check --address / RAY_ADDRESS and that the cluster is up") from None
 
 
 def make_engine(name: str, *, workers: int | None, address: str | None) -> Engine:

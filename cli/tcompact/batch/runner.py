@@ -92,6 +92,15 @@ def run_batch(kind_name: str, sources: Sequence[str], settings: Any, options: Ba
     out = resolve_out(options.out)
     _check_out(sources, out)
     engine = make_engine(options.engine, workers=options.workers, address=options.address)
+    engine.open()
+    try:
+        return _run(kind, sources, settings, options, engine=engine, out=out, on_progress=on_progress)
+    finally:
+        engine.close()
+
+
+def _run(kind: Kind, sources: Sequence[str], settings: Any, options: BatchOptions, *, engine: Engine, out: str,
+         on_progress: Callable[[Progress], None] | None) -> dict[str, Any]:
     total, root = (None, os.getcwd()) if STDIN in sources else survey(sources, exclude=out)
     sid, root = claim(Path(out), kind=kind.name, fingerprint=kind.fingerprint(settings), root=root)
     if kind.bind is not None:
