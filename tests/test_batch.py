@@ -273,6 +273,14 @@ def test_bad_compact_options_are_one_error_and_write_nothing(runner, tmp_path, a
     assert not (tmp_path / "out").exists()
 
 
+def test_a_manifest_that_names_no_file_is_one_error(runner, tmp_path):
+    (tmp_path / "m.txt").write_text("# nothing yet\n\n")
+    result = runner.invoke(app, ["batch", "inspect", "m.txt", "--out", "out"])
+    assert (result.exit_code, result.stderr) == (2, "Error: m.txt: the sources name no file — pass folders, globs, "
+                                                    "transcript files or manifests that list some\n")
+    assert not (tmp_path / "out").exists()
+
+
 def test_ray_without_ray_installed_is_one_error(runner, tmp_path, monkeypatch):
     samples(tmp_path / "corpus")
     monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets where the extra is not installed

@@ -24,8 +24,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from ..errors import UsageError
-from .worker import Job, execute
+from ..errors import UsageError, WorkFailed
+from .worker import Job, execute, internal_error_text
 
 __all__ = ["Engine", "PoolEngine", "RayEngine", "make_engine", "default_workers", "died_line"]
 
@@ -95,7 +95,7 @@ class PoolEngine(Engine):
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_quiet_worker)
 
     def map(self, jobs: Iterator[Job]) -> Iterator[tuple[Job, Outcome]]:
-        self._pool = self._executor()
+        self._pool, self._broken = self._executor(), False
         pending: dict[Future, Job] = {}
         suspects: list[Job] = []
         done = False
@@ -103,7 +103,11 @@ class PoolEngine(Engine):
             for job in jobs:
                 while len(pending) >= self.slots or suspects:
                     yield from self._collect(pending, suspects)
-                pending[self._pool.submit(execute, job)] = job
+                try:
+                    pending[self._ready().submit(execute, job)] = job
+                except BrokenProcessPool:  # broke since the last look: this job waits with the others
+                    self._broken = True
+                    suspects.append(job)
             while pending or suspects:
                 yield from self._collect(pending, suspects)
             done = True
@@ -113,11 +117,11 @@ class PoolEngine(Engine):
     def _collect(self, pending: dict[Future, Job], suspects: list[Job]) -> Iterator[tuple[Job, Outcome]]:
         if suspects and not pending:  # after a breakage: the suspects one by one
             job = suspects.pop(0)
-            future = self._pool.submit(execute, job)
+            future = self._ready().submit(execute, job)
             try:
                 yield job, future.result()
             except BrokenProcessPool:
-                self._renew()
+                self._broken = True
                 yield job, died_line(job, "the worker process died while working on this file")
             return
         finished, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -126,14 +130,23 @@ class PoolEngine(Engine):
             try:
                 yield job, future.result()
             except BrokenProcessPool:
+                self._broken = True
                 suspects.append(job)
         if suspects and not any(not f.done() or f.exception() is None for f in pending):
             suspects.extend(pending.pop(f) for f in list(pending))
-            self._renew()
 
-    def _renew(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = self._executor()
+    def _ready(self) -> ProcessPoolExecutor:
+        """The pool, made again if it broke; a pool whose workers cannot even start is an error."""
+        if self._broken:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._executor()
+            try:
+                self._pool.submit(os.getpid).result()
+            except BrokenProcessPool as exc:
+                raise WorkFailed(f"the pool's worker processes die before doing any work ({exc})",
+                                 hint="run with TCOMPACT_DEBUG=1 to see why, or try --engine ray") from None
+            self._broken = False
+        return self._pool
 
     def _stop(self, pending: dict[Future, Job], *, abort: bool) -> None:
         if abort:  # Ctrl-C or an error: the tasks in flight are redone by the next run
@@ -169,7 +182,9 @@ class RayEngine(Engine):
             _connect(ray, self.address or os.environ.get("RAY_ADDRESS"), cpus=self.requested or default_workers())
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.workers = self.requested or cpus
-        self.slots = self.requested or 2 * cpus
+        # twice the CPUs in flight, so that none waits for the driver — unless --workers caps a
+        # cluster that has more CPUs than that (a local Ray started here has exactly --workers)
+        self.slots = self.requested if self.requested and not self._started else 2 * cpus
 
     def map(self, jobs: Iterator[Job]) -> Iterator[tuple[Job, Outcome]]:
         ray = self._ray
@@ -203,6 +218,8 @@ class RayEngine(Engine):
             job = pending.pop(ref)
             try:
                 yield job, ray.get(ref)
+            except ray.exceptions.RayTaskError as exc:  # raised inside the task: execute() catches all, so a bug
+                yield job, {**died_line(job, ""), "error": internal_error_text(getattr(exc, "cause", None) or exc)}
             except ray.exceptions.RayError as exc:  # the worker or node died, after Ray's retries
                 yield job, died_line(job, f"the Ray worker died while working on this file ({type(exc).__name__})")
 

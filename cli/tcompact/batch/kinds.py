@@ -59,7 +59,7 @@ def inspect_figures(path: str, options: InspectOptions) -> dict[str, Any]:
             acc = tools.setdefault(row["name"], {"calls": 0, "argument_tokens": 0, "result_tokens": 0, "errors": 0})
             for key in acc:
                 acc[key] += row[key]
-    main = ts[0]
+    main = next((t for t in ts if t["kind"] == "main"), ts[0])
     return {
         "format": report["format"], "records": report["records"], "skipped_lines": len(report["skipped_lines"]),
         "transcripts": len(ts), "messages": sum(t["messages"] for t in ts),

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
-from ..errors import UsageError, WorkFailed
+from ..errors import InputError, UsageError, WorkFailed
 from .engines import Engine, make_engine
 from .kinds import Kind, fold, get_kind
 from .results import RESULTS, Results, claim, path_key
@@ -39,7 +39,7 @@ class BatchOptions(BaseModel):
 
     out: Path = Field(description="the batch folder: batch.json, results.jsonl and compact's outputs")
     engine: Literal["pool", "ray"] = Field("pool", description="a local process pool, or Ray tasks")
-    workers: int | None = Field(None, ge=1, description="pool processes / Ray tasks in flight (default: the cores)")
+    workers: int | None = Field(None, ge=1, description="tasks at once: pool processes, Ray CPUs (default: all)")
     address: str | None = Field(None, description="the Ray cluster (default RAY_ADDRESS, else a local Ray)")
     retry_failed: bool = Field(False, description="run again the tasks whose recorded line failed")
 
@@ -102,6 +102,9 @@ def run_batch(kind_name: str, sources: Sequence[str], settings: Any, options: Ba
 def _run(kind: Kind, sources: Sequence[str], settings: Any, options: BatchOptions, *, engine: Engine, out: str,
          on_progress: Callable[[Progress], None] | None) -> dict[str, Any]:
     total, root = (None, os.getcwd()) if STDIN in sources else survey(sources, exclude=out)
+    if total == 0:
+        raise InputError("the sources name no file", path=" ".join(sources),
+                         hint="pass folders, globs, transcript files or manifests that list some")
     sid, root = claim(Path(out), kind=kind.name, fingerprint=kind.fingerprint(settings), root=root)
     if kind.bind is not None:
         settings = kind.bind(settings, out, root)

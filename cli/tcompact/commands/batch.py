@@ -21,9 +21,9 @@ OutOpt = Annotated[Path, typer.Option("--out", help="The batch folder: results.j
                                       "of compact (a re-run with the same options goes on from it).",
                                       show_default=False)]
 EngineOpt = Annotated[str, typer.Option("--engine", help="pool (local processes) or ray.")]
-WorkersOpt = Annotated[int | None, typer.Option("--workers", help="Pool processes (default: the cores); with "
-                                                "ray, tasks in flight (default: twice the cluster's CPUs).",
-                                                show_default=False)]
+WorkersOpt = Annotated[int | None, typer.Option("--workers", help="Tasks at once: pool processes (default: the "
+                                                "cores); with ray, the CPUs of a local Ray, or at most this many "
+                                                "tasks on a cluster (default: all its CPUs).", show_default=False)]
 AddressOpt = Annotated[str | None, typer.Option("--address", help="The Ray cluster (default: RAY_ADDRESS, else a "
                                                 "local Ray started for the run).", show_default=False)]
 RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Run again the files whose recorded result failed.")]
