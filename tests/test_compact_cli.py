@@ -279,9 +279,30 @@ def test_strict_refuses_an_output_that_does_not_read_back(runner, tmp_path, monk
         ["the output does not read back as the compacted messages"], None)
 
 
-def test_without_strict_a_broken_invariant_is_a_warning(runner, tmp_path, monkeypatch):
+def test_an_output_that_does_not_read_back_fails_and_replaces_nothing(runner, tmp_path, monkeypatch):
     _corrupting(monkeypatch)
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl"])
+    (tmp_path / "out.jsonl").write_bytes(b"kept\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+                                 "--report", "r.json"])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "Warning: invariant: the output does not read back as the compacted messages",
+        "Error: out.jsonl: the compaction was not written: the output does not read back as the compacted messages "
+        "— nothing was replaced; the report says why (--allow-read-back-mismatch writes it anyway)",
+    ]
+    assert (tmp_path / "out.jsonl").read_bytes() == b"kept\n"
+    report = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert (report["invariants"], report["outputs"]["transcript"]) == (
+        ["the output does not read back as the compacted messages"], None)
+
+
+def test_allow_read_back_mismatch_writes_it_with_a_warning_and_json_says_so(runner, tmp_path, monkeypatch):
+    _corrupting(monkeypatch)
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+                                 "--allow-read-back-mismatch", "--json", "--report", "r.json"])
     assert result.exit_code == 0
     assert result.stderr == "Warning: invariant: the output does not read back as the compacted messages\n"
     assert len(read_file(tmp_path / "out.jsonl").transcripts[0].messages) == 17  # of 18: the last line is lost
+    printed = orjson.loads(result.stdout)
+    report = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert printed["invariants"] == report["invariants"] == ["the output does not read back as the compacted messages"]

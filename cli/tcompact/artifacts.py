@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .errors import OutputError
 
-__all__ = ["write_bytes", "write_json", "make_folder", "AppendLog", "remove_paths"]
+__all__ = ["write_bytes", "write_json", "make_folder", "remove", "AppendLog", "remove_paths"]
 
 
 def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: tuple[str | Path, ...] = (),
@@ -108,16 +108,25 @@ def make_folder(folder: str | Path) -> Path:
     return path
 
 
+def remove(path: str | Path) -> None:
+    """Delete a file tcompact wrote (a restored backup); a file already gone is fine."""
+    try:
+        Path(path).unlink(missing_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot remove: {exc.strerror}", path=str(path), hint="check the folder's permissions") \
+            from None
+
+
 def remove_paths(paths: tuple[str | Path, ...]) -> None:
     """Remove files and folders tcompact wrote before (a batch task redoing its outputs); absent ones are fine."""
     import shutil
 
     for p in map(Path, paths):
+        if not (p.is_dir() and not p.is_symlink()):
+            remove(p)
+            continue
         try:
-            if p.is_dir() and not p.is_symlink():
-                shutil.rmtree(p)
-            elif p.exists() or p.is_symlink():
-                p.unlink()
+            shutil.rmtree(p)
         except OSError as exc:
             raise OutputError(f"cannot remove an earlier output: {exc.strerror}", path=str(p),
                               hint="check the folder's permissions") from None
