@@ -333,6 +333,30 @@ def test_compact_writes_what_tcompact_compact_writes_mirroring_the_tree(runner, 
     assert orjson.loads(result.stdout)["totals"]["status"] == {"compacted": 6}
 
 
+def test_a_summariser_failure_is_the_line_tcompact_compact_prints(runner, tmp_path, monkeypatch):
+    import socket
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    with socket.socket() as s:  # a port nothing listens on: the call fails at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    chat = SAMPLES / NAMES[0]
+    args = ["--summarizer", "openai", "--model", "m", "--base-url", f"http://127.0.0.1:{port}/v1", "--max-retries", "0",
+            "--force"]
+    result = runner.invoke(app, ["batch", "compact", str(chat), "--out", "out", *args])
+    assert result.exit_code == 1
+    single = cli_error(runner, "compact", str(chat), "-o", "single.jsonl", *args)
+    (line,) = lines(tmp_path / "out")
+    assert single.endswith(" dumped in single.dumps")
+    assert line["error"] == single.replace("single.dumps", str(tmp_path / "out" / "chat_tool_session.dumps"))
+    assert len(list((tmp_path / "out" / "chat_tool_session.dumps").iterdir())) == 1  # the failed call, dumped
+    empty = runner.invoke(app, ["batch", "compact", str(chat), "--out", "out2", "--summarizer", "replay",
+                                "--replay-dir", "out2-none"])
+    assert (empty.exit_code, empty.stderr) == (2, "Error: " + cli_error(
+        runner, "compact", str(chat), "-o", "x.jsonl", "--summarizer", "replay", "--replay-dir",
+        str(tmp_path / "out2-none")) + "\n")
+
+
 def test_compact_redoes_the_outputs_an_interrupted_task_left(runner, tmp_path):
     samples(tmp_path / "corpus")
     args = ["batch", "compact", "corpus/a", "--out", "out", "-c", "dialogue", "--force"]

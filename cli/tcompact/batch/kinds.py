@@ -105,8 +105,12 @@ class CompactTask:
             raise UsageError(f"cannot write {self.options.to!r}", hint=f"use --to {', '.join(WRITABLE)}")
         if self.options.summarizer == "openai" and not self.options.model:
             raise UsageError("--summarizer openai needs --model", hint="e.g. --model gpt-4o-mini or your vLLM model")
-        if self.options.summarizer == "replay" and self.options.replay_dir is None:
-            raise UsageError("--summarizer replay needs --replay-dir", hint="point it at a folder of dumps")
+        if self.options.summarizer == "replay":
+            if self.options.replay_dir is None:
+                raise UsageError("--summarizer replay needs --replay-dir", hint="point it at a folder of dumps")
+            from ..summarizers.replay import ReplaySummarizer
+
+            ReplaySummarizer.from_folder(self.options.replay_dir)  # an empty or unreadable folder fails every file
         if self.options.summarizer not in ("extractive", "openai", "replay"):
             raise UsageError(f"unknown summariser {self.options.summarizer!r}", hint="use extractive, openai or replay")
 
