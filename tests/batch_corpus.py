@@ -1,4 +1,4 @@
-"""Corpora for the batch tests and benchmark, built in a temporary folder at run time.
+"""Corpora and helpers for the batch tests and benchmark, built in a temporary folder at run time.
 
 Variants of real sessions, each different in its bytes: a JSON Lines session cut after its
 first k lines (k spread over its length, so sizes run from a few messages to the whole file),
@@ -13,8 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
+from conftest import SAMPLES, SHARED
 
-__all__ = ["build_corpus", "corrupt_files", "sorted_lines", "real_sources", "descendants"]
+__all__ = ["build_corpus", "corrupt_files", "sorted_lines", "real_sources", "descendants", "NAMES", "samples",
+           "lines", "by_path", "cli_error", "corpus_of_about_a_hundred"]
+
+NAMES = ["chat_tool_session.jsonl", "claude_code_session.jsonl", "codex_rollout.jsonl"]
 
 
 def _cuts(total: int, count: int) -> list[int]:
@@ -88,3 +92,40 @@ def descendants(pid: int) -> list[int]:
             out.append(child)
             todo.append(child)
     return out
+
+
+def samples(dest: Path) -> Path:
+    """The three samples in ``dest/a`` and, one line shorter, in ``dest/b/c``."""
+    for name in NAMES:
+        data = (SAMPLES / name).read_bytes()
+        (dest / "a").mkdir(parents=True, exist_ok=True)
+        (dest / "a" / name).write_bytes(data)
+        (dest / "b" / "c").mkdir(parents=True, exist_ok=True)
+        (dest / "b" / "c" / name).write_bytes(b"".join(data.splitlines(keepends=True)[:-1]))
+    return dest
+
+
+def lines(out: Path) -> list[dict]:
+    """The result lines of a batch folder, in file order."""
+    return [orjson.loads(line) for line in (out / "results.jsonl").read_bytes().splitlines()]
+
+
+def by_path(out: Path) -> dict[str, dict]:
+    """The current (last) result line of each path."""
+    return {line["path"]: line for line in lines(out)}
+
+
+def cli_error(runner, *args) -> str:
+    """What the single-file command prints after ``Error: ``."""
+    from tcompact.app import app
+
+    result = runner.invoke(app, list(args))
+    assert result.exit_code != 0 and result.stderr.startswith("Error: "), result.stderr
+    return result.stderr.removeprefix("Error: ").rstrip("\n")
+
+
+def corpus_of_about_a_hundred(dest: Path) -> list[Path]:
+    """Variants of the real sessions; in a clone without ../shared, of the samples (126 files)."""
+    if SHARED.is_dir():
+        return build_corpus(dest, real_sources(SHARED), 24)
+    return build_corpus(dest, [SAMPLES / name for name in NAMES], 50)

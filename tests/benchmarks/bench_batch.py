@@ -49,8 +49,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from batch_corpus import build_corpus, real_sources, sorted_lines  # noqa: E402
-
-SHARED = Path(os.environ.get("TCOMPACT_SHARED_DIR", REPO.parent / "shared")) / "transcripts"
+from conftest import SHARED  # noqa: E402
 
 
 def make_corpus(dest: Path, sessions: int) -> list[Path]:
