@@ -46,7 +46,7 @@ def _title(name):
 
 
 def test_every_command_has_a_section():
-    assert sorted(_commands()) == ["compact", "compressors", "convert", "inspect", "replay", "restore"]
+    assert sorted(_commands()) == ["batch", "compact", "compressors", "convert", "inspect", "replay", "restore"]
     for name in _commands():
         assert _title(name), name
 
@@ -100,3 +100,36 @@ def test_library_example_names_exist():
     for name in imported:
         assert name in tcompact.__all__
         assert getattr(tcompact, name) is not None
+
+
+@pytest.mark.parametrize("kind", ["inspect", "compact"])
+def test_every_batch_option_is_documented(kind):
+    section = README[README.index(_title("batch")):]
+    section = section[: section.find("\n### ", 1)]
+    for param in _commands()["batch"].commands[kind].params:
+        for opt in getattr(param, "opts", []):
+            if opt.startswith("-") and opt not in ("--help", "-h"):
+                assert f"`{opt}" in section or f"{opt}`" in section or f", {opt}" in section, (kind, opt)
+
+
+def test_every_batch_json_key_is_documented(tmp_path, monkeypatch):
+    """Every key of the summary and of the result lines is named in code in the batch section; the keys
+    that are values (tool names, roles, category values such as formats and models) are left out."""
+    monkeypatch.chdir(REPO)
+    section = README[README.index(_title("batch")):]
+    section = section[: section.find("\n### ", 1)]
+    named = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", " ".join(re.findall(r"`[^`]*`", section))))
+    for kind in ("inspect", "compact"):
+        result = CliRunner().invoke(app, ["batch", kind, str(SAMPLES), "--out", str(tmp_path / kind), "--json",
+                                          "--workers", "1", *(["--spans", "dialogue"] if kind == "inspect" else [])])
+        assert result.exit_code == 0, result.stderr
+        keys = _keys(orjson.loads(result.stdout), set())
+        values = {"user", "assistant", "tool", "system", "developer"}
+        for raw in (tmp_path / kind / "results.jsonl").read_bytes().splitlines():
+            line = orjson.loads(raw)
+            _keys(line, keys)
+            f = line["figures"]
+            values |= set(f.get("tools", {})) | {f["format"], f.get("status"), f.get("output_format")}
+            values |= {f["main"]["model"], f["main"]["encoding"]} if "main" in f else set()
+        by_kind = {"system", "user", "injected", "assistant", "reasoning", "tool_arguments", "tool_results", "images"}
+        assert sorted(k for k in keys - values - by_kind if k not in named) == [], kind

@@ -20,11 +20,14 @@ from typer.testing import CliRunner
 
 from tcompact.app import app
 
-COMMANDS = ["inspect", "compact", "replay", "compressors", "restore", "convert"]
+COMMANDS = ["inspect", "compact", "replay", "compressors", "restore", "convert", "batch", "batch inspect",
+            "batch compact"]
 USAGE = {"": "Usage: tcompact [OPTIONS] COMMAND [ARGS]...", "inspect": "Usage: tcompact inspect [OPTIONS] [PATH]...",
          "compact": "Usage: tcompact compact [OPTIONS] [PATH]", "replay": "Usage: tcompact replay [OPTIONS] DUMP|DIR...",
          "compressors": "Usage: tcompact compressors [OPTIONS]", "restore": "Usage: tcompact restore [OPTIONS] [PATH]",
-         "convert": "Usage: tcompact convert [OPTIONS] PATH"}
+         "convert": "Usage: tcompact convert [OPTIONS] PATH", "batch": "Usage: tcompact batch [OPTIONS] COMMAND [ARGS]...",
+         "batch inspect": "Usage: tcompact batch inspect [OPTIONS] SOURCE...",
+         "batch compact": "Usage: tcompact batch compact [OPTIONS] SOURCE..."}
 TYPE_TAG = re.compile(r"<(?:bool|int|float|str|path|list\[\w+\])>|\{\w+\}", re.IGNORECASE)
 
 ROOT_HELP_80 = """\
@@ -47,6 +50,7 @@ Commands:
   compressors  List the compressors with their settings and defaults.
   restore      Put offloaded originals back into a compacted transcript.
   convert      Convert a transcript to chat, Claude Code or Codex.
+  batch        Inspect or compact a whole corpus, on a process pool or Ray.
 """
 
 
@@ -57,6 +61,14 @@ def run(args, width, env=None):
                               env={"COLUMNS": str(width), **(env or {})})
 
 
+def _command(name):
+    """The click command of ``name`` ("" for the root, "batch inspect" for a group's command)."""
+    command = get_command(app)
+    for word in name.split():
+        command = command.commands[word]  # type: ignore[attr-defined]
+    return command
+
+
 def table_lines(text):
     return [line for line in text.splitlines() if line[:1] in "│┃┏┡└├┗╇ ─" or line.startswith("task-")]
 
@@ -64,13 +76,13 @@ def table_lines(text):
 @pytest.mark.parametrize("width", [80, 120])
 @pytest.mark.parametrize("name", ["", *COMMANDS])
 def test_help_fits_and_names_values_by_metavar(name, width):
-    result = run([name, "--help"] if name else ["--help"], width)
+    result = run([*name.split(), "--help"], width)
     assert (result.exit_code, result.stderr) == (0, "")
     lines = result.stdout.splitlines()
     assert lines[0] == USAGE[name]
     assert [line for line in lines if len(line) > width] == []
     assert TYPE_TAG.findall(result.stdout) == []
-    command = get_command(app) if not name else get_command(app).commands[name]  # type: ignore[attr-defined]
+    command = _command(name)
     for param in command.params:
         if param.param_type_name != "option" or param.hidden:
             continue
@@ -81,10 +93,12 @@ def test_help_fits_and_names_values_by_metavar(name, width):
 
 @pytest.mark.parametrize("name", COMMANDS)
 def test_help_keeps_every_word_of_the_docstring(name):
-    command = get_command(app).commands[name]  # type: ignore[attr-defined]
+    command = _command(name)
+    if command.callback is None:  # a group: its help is the help= text, checked above
+        return
     doc = inspect.cleandoc(command.callback.__doc__)
     text, _, examples = doc.partition("\b\n")
-    result = run([name, "--help"], 80)
+    result = run([*name.split(), "--help"], 80)
     body = result.stdout.split("\n\n", 1)[1].split("\nArguments:")[0].split("\nOptions:")[0]
     assert body.split() == text.split() + examples.split()  # rewrapped, nothing eaten or cut
     for example in examples.strip().splitlines():  # the examples stay as written, one per line

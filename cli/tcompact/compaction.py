@@ -28,7 +28,8 @@ from .summarizers.base import Summarizer
 from .tokens import TokenCounter
 from .windows import resolve_window
 
-__all__ = ["CompactOptions", "Stage", "CompactionRun", "check_options", "compact_file", "make_summarizer"]
+__all__ = ["CompactOptions", "Stage", "CompactionRun", "check_options", "compact_file", "make_summarizer",
+           "resolve_chain"]
 
 #: The summariser backends.
 SUMMARIZERS = ("extractive", "openai", "replay")
@@ -103,8 +104,7 @@ def check_options(options: CompactOptions) -> None:
     """Refuse a bad option before any file is read or output probed (a typo in ``-c`` is named as
     such, not as an output that exists): the chain and its settings, the output format, the
     window, the encoding and what the summariser needs."""
-    chain = parse_chain(options.chain)
-    chain_settings(chain, sets=_sets(chain, options), config=options.config)
+    chain, _ = resolve_chain(options)
     _output_format(options)
     if options.context_window is not None and options.context_window <= 0:
         raise UsageError("--context-window must be a positive number of tokens")
@@ -158,8 +158,7 @@ def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summa
                  context: dict[str, Any] | None = None) -> CompactionRun:
     """Run the chain over one transcript of ``path``; ``summarizer`` overrides the one the options name."""
     check_options(options)
-    chain = parse_chain(options.chain)
-    settings = chain_settings(chain, sets=_sets(chain, options), config=options.config)
+    chain, settings = resolve_chain(options)
     fmt = _output_format(options)
     source = read_file(path, replace(options.read, keep_raw=True))
     original = source.transcript(options.transcript)
@@ -175,6 +174,12 @@ def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summa
                   locator=lambda m: _locate(source, m), **(context or {}))
     stages = _run_chain(chain, settings, original.messages, ctx)
     return _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
+
+
+def resolve_chain(options: CompactOptions) -> tuple[list[Compressor], list[Settings]]:
+    """The compressors of ``options.chain`` and their validated settings (``--set``, ``--config``, ``--trigger-ratio``)."""
+    chain = parse_chain(options.chain)
+    return chain, chain_settings(chain, sets=_sets(chain, options), config=options.config)
 
 
 def _run_chain(chain: Sequence[Compressor], settings: Sequence[Settings], messages: Sequence[Message],

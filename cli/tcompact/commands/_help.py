@@ -17,9 +17,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
-__all__ = ["Command", "HelpContext", "METAVARS"]
+__all__ = ["Command", "Group", "HelpContext", "METAVARS"]
 
 #: The metavar of each option that takes a value, as the README writes it.
 METAVARS = {
@@ -30,10 +30,12 @@ METAVARS = {
     "--max-retries": "N", "--concurrency": "N", "--request-mode": "MODE", "--replay-dir": "DIR",
     "--trigger-ratio": "R", "--preserve": "TEXT", "--prompt": "FILE", "--store": "DIR",
     "--session": "ID", "--last": "N", "--project": "PATH", "--agent": "NAME", "--since": "DATE", "--until": "DATE",
-    "--timezone": "TZ",
+    "--timezone": "TZ", "--summarizer-window": "N", "--out": "DIR", "--engine": "NAME", "--workers": "N",
+    "--address": "ADDRESS",
 }
 #: Arguments whose metavar is not their name in capitals.
-ARGUMENTS = {("inspect", "paths"): "PATH", ("replay", "paths"): "DUMP|DIR"}
+ARGUMENTS = {("inspect", "paths"): "PATH", ("replay", "paths"): "DUMP|DIR", ("inspect", "sources"): "SOURCE",
+             ("compact", "sources"): "SOURCE"}
 _BY_TYPE = {int: "N", float: "X", Path: "PATH"}
 
 
@@ -104,3 +106,9 @@ class Command(TyperCommand):
             if rows:
                 with formatter.section(title):
                     formatter.write_dl(rows)
+
+
+class Group(TyperGroup):
+    """A command group (``tcompact batch``) whose own help is written as its commands' is."""
+
+    context_class = HelpContext

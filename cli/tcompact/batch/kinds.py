@@ -1,0 +1,209 @@
+"""The task kinds of ``tcompact batch``: a name, a function of (path, settings) and how its figures add up.
+
+A kind is a few declarations: the function that turns one file into a JSON-ready dict of figures
+(raising a :class:`~tcompact.errors.TcompactError` when the file cannot be done), the part of its
+settings that decides the figures (the fingerprint a resumed run must match), and which string
+figures are categories to count. The registry is an explicit tuple; a duplicate name fails at
+import and an unknown one is an error listing the known ones (as for compressors).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..compaction import CompactOptions, check_options, compact_file, resolve_chain
+from ..errors import UsageError, WorkFailed
+from ..inspection import InspectOptions, inspect_file
+from ..outputs import OutputPaths, default_paths, write_run
+
+__all__ = ["Kind", "KINDS", "get_kind", "CompactTask", "mirror_output", "fold"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of batch task."""
+
+    name: str
+    run: Callable[[str, Any], dict[str, Any]]
+    fingerprint: Callable[[Any], dict[str, Any]]
+    categories: frozenset[str] = frozenset()  # string figures whose values are counted in the totals
+    check: Callable[[Any], None] | None = None  # refuses bad settings in the driver, before any task
+    bind: Callable[[Any, str, str], Any] | None = None  # (settings, out folder, root) → the settings tasks get
+
+
+def _plain(value: Any) -> Any:
+    """Settings as JSON values (paths as text), for fingerprints."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return str(value) if isinstance(value, Path) else value
+
+
+# --- inspect -----------------------------------------------------------------------------------
+
+def inspect_figures(path: str, options: InspectOptions) -> dict[str, Any]:
+    """One file's inspect figures, summed over its transcripts (the main one's window apart)."""
+    report = inspect_file(path, options)
+    ts = report["transcripts"]
+    tools: dict[str, dict[str, int]] = {}
+    by_role: dict[str, int] = {}
+    for t in ts:
+        for role, n in t["tokens"]["by_role"].items():
+            by_role[role] = by_role.get(role, 0) + n
+        for row in t["tools"]:
+            acc = tools.setdefault(row["name"], {"calls": 0, "argument_tokens": 0, "result_tokens": 0, "errors": 0})
+            for key in acc:
+                acc[key] += row[key]
+    main = next((t for t in ts if t["kind"] == "main"), ts[0])
+    return {
+        "format": report["format"], "records": report["records"], "skipped_lines": len(report["skipped_lines"]),
+        "transcripts": len(ts), "messages": sum(t["messages"] for t in ts),
+        "tool_calls": sum(t["tool_calls"] for t in ts), "tokens": sum(t["tokens"]["total"] for t in ts),
+        "estimated": sum(t["tokens"]["estimated"] for t in ts), "rounds": sum(len(t["rounds"]) for t in ts),
+        "compactions": sum(len(t["compactions"]) for t in ts),
+        "by_kind": {k: sum(t["tokens"]["by_kind"][k] for t in ts) for k in main["tokens"]["by_kind"]},
+        "by_role": by_role, "tools": tools,
+        "main": {"model": main["model"], "encoding": main["encoding"], "approximate": main["approximate"],
+                 "tokens": main["tokens"]["total"], "context_window": main["window"]["context_window"],
+                 "utilisation": main["window"]["utilisation"], "over_trigger": main["window"]["over_trigger"],
+                 "would_compact": main["span"]["would_compact"] if main["span"] else None},
+    }
+
+
+def _inspect_fingerprint(options: InspectOptions) -> dict[str, Any]:
+    return _plain({**asdict(options), "top": None})  # --top changes no batch figure
+
+
+# --- compact -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CompactTask:
+    """``tcompact compact``'s options plus where the batch writes: ``out``/<path below ``root``>."""
+
+    options: CompactOptions
+    out: str = ""
+    root: str = ""
+    strict: bool = False
+    retries: int = 2
+    concurrency: int = 4
+
+    def __post_init__(self) -> None:
+        for bad, message in ((self.retries < 0, "--max-retries must be 0 or more"),
+                             (self.concurrency < 1, "--concurrency must be 1 or more"),
+                             (self.options.timeout <= 0, "--timeout must be a positive number of seconds"),
+                             (self.options.summarizer_window is not None and self.options.summarizer_window < 1,
+                              "--summarizer-window must be 1 or more")):
+            if bad:
+                raise UsageError(message)
+
+    def check(self) -> None:
+        """Refuse bad options before any task runs, as ``tcompact compact`` does (the chain, its settings,
+        --to, the window, the encoding, the summariser and what it needs), and an unreadable replay folder."""
+        check_options(self.options)
+        if self.options.summarizer == "replay":
+            from ..summarizers.replay import ReplaySummarizer
+
+            ReplaySummarizer.from_folder(str(self.options.replay_dir))  # an empty or unreadable folder fails every file
+
+
+def mirror_output(path: str, *, out: str, root: str) -> Path:
+    """Where the compacted copy of ``path`` goes: its place below ``root``, under ``out``
+    (``_outside/`` + its absolute path when it is not below ``root``); a name not ending in
+    ``.jsonl`` gets ``.jsonl`` added, since the output is JSON Lines."""
+    rel = Path(path).relative_to(root) if Path(path).is_relative_to(root) else Path("_outside", path.lstrip("/"))
+    return Path(out) / (rel if rel.suffix == ".jsonl" else rel.with_name(rel.name + ".jsonl"))
+
+
+def _compact_paths(path: str, task: CompactTask) -> OutputPaths:
+    target = mirror_output(path, out=task.out, root=task.root)
+    return default_paths(target, output=target, dump_dir=None, store=None, report=None)
+
+
+def compact_figures(path: str, task: CompactTask) -> dict[str, Any]:
+    """Compact one file into the batch folder, as ``tcompact compact`` would write it, and return its figures.
+
+    Whatever an interrupted attempt left at this file's outputs is removed first: the batch
+    folder is the batch's own (``batch.json`` says so), and only a finished task has a result line.
+    """
+    from ..artifacts import make_folder, remove_paths
+
+    paths = _compact_paths(path, task)
+    remove_paths((paths.output, paths.dump_dir, paths.store, paths.report))
+    make_folder(paths.output.parent)
+    options = replace(task.options, offload_dir=str(paths.store.resolve()))
+    run = compact_file(path, options, context={"transient_retries": task.retries, "concurrency": task.concurrency})
+    written, problems = write_run(run, paths, force=False, source=Path(path), strict=task.strict)
+    if task.strict and problems:  # the same errors as `tcompact compact`
+        raise WorkFailed(f"the compaction breaks {len(problems)} invariant(s): {problems[0]}",
+                         hint="the compacted transcript was not written (--strict)")
+    if run.status == "failed":
+        where = "" if not run.calls else f"; the failed call(s) are dumped in {paths.dump_dir}"
+        raise WorkFailed(f"{run.message}", hint=f"the input is untouched{where}")
+    report = run.report
+    rel = Path(task.out)
+    return {
+        "status": report["status"], "reason": run.message, "format": report["source"]["format"], "output_format": report["output_format"],
+        "before": dict(report["before"]), "after": dict(report["after"]),
+        "calls": report["summarizer"]["calls"], "failed_calls": report["summarizer"]["failed_calls"],
+        "stages": [{"processor": s["processor"], "applied": s["applied"], "tokens_before": s["tokens_before"],
+                    "tokens_after": s["tokens_after"]} for s in report["stages"]],
+        "invariants": len(problems), "problems": problems,
+        "outputs": {"transcript": str(paths.output.relative_to(rel)) if paths.output in written else None,
+                    "report": str(paths.report.relative_to(rel)) if paths.report in written else None,
+                    "dumps": sum(p.parent == paths.dump_dir for p in written)},
+    }
+
+
+def _bind_compact(task: CompactTask, out: str, root: str) -> CompactTask:
+    return replace(task, out=out, root=root)
+
+
+def _compact_fingerprint(task: CompactTask) -> dict[str, Any]:
+    chain, settings = resolve_chain(task.options)
+    o = task.options
+    config = hashlib.sha256(Path(o.config).read_bytes()).hexdigest() if o.config else None
+    kept = {k: v for k, v in asdict(o).items()
+            if k not in ("api_key", "timeout", "offload_dir", "sets", "config", "trigger_ratio", "read")}
+    return _plain({**kept, "chain": [c.name for c in chain], "settings": [s.model_dump(mode="json") for s in settings],
+                   "config_sha256": config, "read": {**asdict(o.read), "keep_raw": None}, "strict": task.strict})
+
+
+# --- the registry ------------------------------------------------------------------------------
+
+KINDS: tuple[Kind, ...] = (
+    Kind("inspect", inspect_figures, _inspect_fingerprint, frozenset({"format", "model", "encoding"})),
+    Kind("compact", compact_figures, _compact_fingerprint, frozenset({"status", "format", "output_format"}),
+         check=CompactTask.check, bind=_bind_compact),
+)
+_BY_NAME = {k.name: k for k in KINDS}
+if len(_BY_NAME) != len(KINDS):
+    raise RuntimeError("two batch kinds share a name")
+
+
+def get_kind(name: str) -> Kind:
+    """The kind of this name; an unknown name is an error listing the known ones."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise UsageError(f"unknown batch kind {name!r}", hint=f"use one of: {', '.join(_BY_NAME)}") from None
+
+
+def fold(totals: dict[str, Any], figures: Mapping[str, Any], categories: frozenset[str]) -> dict[str, Any]:
+    """Add one file's figures to the totals: numbers are summed, ``True`` counted, category strings
+    counted per value, mappings added key by key; other values (free text, lists, ratios) are left out."""
+    for key, value in figures.items():
+        if isinstance(value, bool):
+            totals[key] = totals.get(key, 0) + int(value)
+        elif isinstance(value, int):
+            totals[key] = totals.get(key, 0) + value
+        elif isinstance(value, str) and key in categories:
+            counts = totals.setdefault(key, {})
+            counts[value] = counts.get(value, 0) + 1
+        elif isinstance(value, Mapping):
+            fold(totals.setdefault(key, {}), value, categories)
+    return totals

@@ -1,0 +1,181 @@
+"""``tcompact batch inspect|compact SOURCE… --out DIR``: one kind of task over a whole corpus."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ._help import Group
+from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, read_options
+
+batch_app = typer.Typer(
+    name="batch", no_args_is_help=True, cls=Group,
+    help="Inspect or compact a whole corpus, on a process pool or Ray.\n\nEvery file is one task; each task's "
+         "result is one line of DIR/results.jsonl, and the same command run again goes on where it stopped.")
+
+SourcesArg = Annotated[list[str], typer.Argument(
+    help="Folders, globs (quoted), transcript files, or manifests (one path per line; - reads one from stdin).",
+    show_default=False)]
+OutOpt = Annotated[Path, typer.Option("--out", help="The batch folder: results.jsonl, batch.json and the outputs "
+                                      "of compact (a re-run with the same options goes on from it).",
+                                      show_default=False)]
+EngineOpt = Annotated[str, typer.Option("--engine", help="pool (local processes) or ray.")]
+WorkersOpt = Annotated[int | None, typer.Option("--workers", help="Tasks at once: pool processes (default: the "
+                                                "cores); with ray, the CPUs of a local Ray, or at most this many "
+                                                "tasks on a cluster (default: all its CPUs).", show_default=False)]
+AddressOpt = Annotated[str | None, typer.Option("--address", help="The Ray cluster (default: RAY_ADDRESS, else a "
+                                                "local Ray started for the run).", show_default=False)]
+RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Run again the files whose recorded result failed.")]
+
+
+def _run(kind: str, sources: list[str], settings: Any, *, out: Path, engine: str, workers: int | None,
+         address: str | None, retry_failed: bool, json_out: bool) -> None:
+    from pydantic import ValidationError
+
+    from .. import render
+    from ..batch import BatchOptions, run_batch
+    from ..errors import UsageError
+    from ..render.batch_view import batch_progress, batch_summary
+
+    try:
+        options = BatchOptions(out=out, engine=engine, workers=workers, address=address, retry_failed=retry_failed)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise UsageError(f"--{err['loc'][0]}: {err['msg']}", hint="see 'tcompact batch --help'") from None
+    with batch_progress(kind, enabled=not json_out) as on_progress:
+        summary = run_batch(kind, sources, settings, options, on_progress=on_progress)
+    for note in summary["warnings"]:
+        render.warn(note)
+    if json_out:
+        render.print_json(summary)
+    else:
+        batch_summary(summary)
+    if summary["tasks"]["failed"]:
+        raise typer.Exit(1)
+
+
+@batch_app.command("inspect")
+def batch_inspect(
+    sources: SourcesArg,
+    out: OutOpt,
+    engine: EngineOpt = "pool",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
+    retry_failed: RetryOpt = False,
+    json_out: JsonOpt = False,
+    encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
+                                                 show_default=False)] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Count and size the window for this model.",
+                                              show_default=False)] = None,
+    context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
+                                                       show_default=False)] = None,
+    spans: Annotated[str | None, typer.Option("--spans", help="Also tell per file whether this compressor would "
+                                              "compact it: current-round, dialogue or round-level.",
+                                              show_default=False)] = None,
+    keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="Tail messages the span keeps.",
+                                                    show_default=False)] = None,
+    fmt: FormatOpt = None,
+    full_history: FullHistoryOpt = False,
+    skip_bad_lines: SkipBadLinesOpt = False,
+) -> None:
+    """Where the tokens go in every file of a corpus.
+
+    One result line per file, and totals over the corpus.
+
+    Example:
+
+    \b
+      tcompact batch inspect runs/ --out runs.inspect/ --workers 8
+    """
+    from ..inspection import InspectOptions
+
+    settings = InspectOptions(read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False),
+                              encoding=encoding, model=model, context_window=context_window, spans=spans,
+                              keep_recent=keep_recent)
+    _run("inspect", sources, settings, out=out, engine=engine, workers=workers, address=address,
+         retry_failed=retry_failed, json_out=json_out)
+
+
+@batch_app.command("compact")
+def batch_compact(
+    sources: SourcesArg,
+    out: OutOpt,
+    engine: EngineOpt = "pool",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
+    retry_failed: RetryOpt = False,
+    json_out: JsonOpt = False,
+    compressor: Annotated[str, typer.Option("-c", "--compressor", help="A compressor or a chain: -c truncate,dialogue."
+                                            )] = "dialogue",
+    summarizer: Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")
+                          ] = "extractive",
+    to: Annotated[str | None, typer.Option("--to", help="Output format: chat, claude-code or codex (default: "
+                                           "each input's).", show_default=False)] = None,
+    sets: Annotated[list[str] | None, typer.Option("--set", help="A setting, key=value or compressor.key=value "
+                                                   "(repeatable).", show_default=False)] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="TOML or JSON file with a table of settings per "
+                                                "compressor.", show_default=False)] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model: its encoding and window, and the model the "
+                                              "openai summariser calls.", show_default=False)] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
+                                                 "OPENAI_BASE_URL); the key comes from OPENAI_API_KEY.",
+                                                 show_default=False)] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt.")
+                       ] = 60.0,
+    max_retries: Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")] = 2,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Summariser calls at once within a file "
+                                             "(round-level).")] = 4,
+    request_mode: Annotated[str | None, typer.Option("--request-mode", help="openai: conversation (the default) or "
+                                                     "serialized.", show_default=False)] = None,
+    summarizer_window: Annotated[int | None, typer.Option("--summarizer-window", help="openai: the summariser "
+                                                          "model's context window in tokens (default: what the "
+                                                          "server reports).", show_default=False)] = None,
+    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers from.",
+                                                    show_default=False)] = None,
+    context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
+                                                       show_default=False)] = None,
+    trigger_ratio: Annotated[float | None, typer.Option("--trigger-ratio", help="Compact at this share of the "
+                                                        "window.", show_default=False)] = None,
+    encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
+                                                 show_default=False)] = None,
+    preserve: Annotated[str | None, typer.Option("--preserve", help="What the summaries must keep, in your words.",
+                                                 show_default=False)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Compact even below the trigger.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="A file whose output breaks an invariant fails (its "
+                                         "transcript is not written).")] = False,
+    fmt: FormatOpt = None,
+    full_history: FullHistoryOpt = False,
+    skip_bad_lines: SkipBadLinesOpt = False,
+) -> None:
+    """Compact every file of a corpus into the batch folder.
+
+    Each file's compacted transcript, dumps, offload store and report are written as
+    `tcompact compact` writes them, under --out at the file's place below the folder that holds
+    every input (the source tree mirrored). "Nothing to do" is a normal outcome; a file that fails
+    is a failed line.
+
+    Example:
+
+    \b
+      tcompact batch compact runs/ --out runs.compacted/ --engine ray
+    """
+    from ..batch import CompactTask
+    from ..compaction import CompactOptions
+
+    options = CompactOptions(
+        chain=compressor, sets=tuple(sets or ()), config=config.resolve() if config else None, summarizer=summarizer, model=model,
+        base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout, request_mode=request_mode,
+        summarizer_window=summarizer_window, replay_dir=replay_dir.resolve() if replay_dir else None, encoding=encoding, context_window=context_window,
+        trigger_ratio=trigger_ratio, force=force, to=to, preserve=preserve,
+        read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
+    settings = CompactTask(options=options, strict=strict, retries=max_retries, concurrency=concurrency)
+    _run("compact", sources, settings, out=out, engine=engine, workers=workers, address=address,
+         retry_failed=retry_failed, json_out=json_out)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command group to the app."""
+    app.add_typer(batch_app, name="batch")
