@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, TranscriptOpt, read_options
+from ._options import FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt, TranscriptOpt, read_options
 
 PathOpt = Annotated[Path | None, typer.Option(show_default=False)]
 
@@ -65,6 +65,7 @@ def compact(
     strict: Annotated[bool, typer.Option("--strict", help="Fail (exit 1, transcript not written) when the output "
                                          "breaks an invariant; the default warns.")] = False,
     json_out: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
     transcript: TranscriptOpt = None,
     fmt: FormatOpt = None,
     full_history: FullHistoryOpt = False,

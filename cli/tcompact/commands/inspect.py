@@ -7,13 +7,14 @@ from typing import Annotated
 
 import typer
 
-from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, TranscriptOpt, read_options
+from ._options import FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt, TranscriptOpt, read_options
 
 
 def inspect(
     paths: Annotated[list[Path], typer.Argument(help="Transcript files or folders (searched recursively).",
                                                 show_default=False)],
     json_out: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
     encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
                                                     show_default=False)] = None,
     model: Annotated[str | None, typer.Option("--model", help="Count and size the window for this model.",
