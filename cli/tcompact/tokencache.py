@@ -78,7 +78,7 @@ def shared_cache() -> TokenCache | None:
     cache = _SHARED.get(folder)
     if cache is None:
         cache = _SHARED[folder] = TokenCache(folder)
-    return cache if cache.usable else None
+    return cache if cache.ready() else None
 
 
 _HUGE = 1 << 22  # characters: a longer text is hashed in pieces, so no whole UTF-8 copy of it is made
@@ -154,6 +154,11 @@ class TokenCache:
         self._writable = False
         self.usable = True  # False after an OS error: the process goes on without the cache
         self.rebuilt = 0  # how often this process found the file damaged and replaced it
+        self.looked_up = self.found = self.added = 0  # keys asked for, found and written by this process
+
+    def ready(self) -> bool:
+        """Whether the table can be used (it is opened, made or repaired here on first use)."""
+        return self._open() is not None
 
     # ------------------------------------------------------------------ reading
 
@@ -181,7 +186,9 @@ class TokenCache:
                     os.pwrite(fd, now.to_bytes(4, "little"), offset + at + 20)
         except OSError:
             self._give_up()
-            return out + [None] * (len(keys) - len(out))
+            out += [None] * (len(keys) - len(out))
+        self.looked_up += len(keys)
+        self.found += sum(n is not None for n in out)
         return out
 
     # ------------------------------------------------------------------ writing
@@ -195,8 +202,9 @@ class TokenCache:
             with _Lock(self.folder / LOCK) as locked:
                 if not locked:
                     return 0
-                fd = self._current()
-                return self._write(fd, items)
+                written = self._write(self._current(), items)
+            self.added += written
+            return written
         except OSError:
             self._give_up()
             return 0
