@@ -18,6 +18,7 @@ and in the persistent cache shared by every tcompact process (:mod:`tcompact.tok
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -73,6 +74,7 @@ _CHUNKS_PER_WORKER = 4
 #: A text longer than this many characters is counted in pieces of about this size, in parallel
 #: (see :func:`pieces`).
 PIECE = 1 << 18
+_LOADING = threading.Lock()
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
@@ -179,13 +181,19 @@ class TokenCounter:
 
     @property
     def encoding(self) -> Any:
-        """The tiktoken encoding, loaded on first use."""
+        """The tiktoken encoding, loaded on first use (once, whichever summariser thread asks first)."""
         if self._encoding is None:
-            self._encoding = load_encoding(self.encoding_name)
-            # tiktoken's buffer encoder gives counts without building a Python list of token ids;
-            # it is internal API, so the public batch encoder is the fallback.
-            self._to_buffer = getattr(getattr(self._encoding, "_core_bpe", None), "encode_to_tiktoken_buffer", None)
+            with _LOADING:
+                if self._encoding is None:
+                    self._load()
         return self._encoding
+
+    def _load(self) -> None:
+        encoding = load_encoding(self.encoding_name)
+        # tiktoken's buffer encoder gives counts without building a Python list of token ids;
+        # it is internal API, so the public batch encoder is the fallback.
+        self._to_buffer = getattr(getattr(encoding, "_core_bpe", None), "encode_to_tiktoken_buffer", None)
+        self._encoding = encoding
 
     def _persistent(self) -> Any:
         if not self._store_resolved:
