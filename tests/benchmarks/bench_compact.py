@@ -163,6 +163,9 @@ class Compaction:
     def exponent(self, name: str) -> float:
         return slope([float(self.sizes[m]) for m in MULTIPLES], [self.on_scaled[name][m].seconds for m in MULTIPLES])
 
+    def cpu_exponent(self, name: str) -> float:
+        return slope([float(self.sizes[m]) for m in MULTIPLES], [self.on_scaled[name][m].cpu for m in MULTIPLES])
+
 
 def run_compaction(*, size_mb: float, mid_copies: int, repeat: int, names: list[str] | None, sources: Path,
                    keep: bool, warm: bool = False) -> Compaction:
@@ -229,12 +232,13 @@ def print_compaction(c: Compaction) -> None:
         rows.append([name, f"{r.seconds:.2f}", f"{c.ratio(name):.2f}x", f"{c.cpu_ratio(name):.2f}x",
                      "(ref)" if ref else goal(c.ratio(name) <= RATIO_GOAL),
                      *(f"{c.on_scaled[name][m].seconds:.2f}" for m in MULTIPLES), f"{c.exponent(name):.2f}",
-                     "(ref)" if ref else goal(c.exponent(name) <= EXPONENT_GOAL), f"{r.peak_mb:.0f}"])
+                     "(ref)" if ref else goal(c.exponent(name) <= EXPONENT_GOAL), f"{c.cpu_exponent(name):.2f}",
+                     f"{r.peak_mb:.0f}"])
     print(f"\nlarge file: {c.large_mb:.1f} MB ({c.lines} messages, {c.copies} copies); 1x = "
           f"{c.sizes[1] / 2**20:.1f} MB ({c.mid_copies} copies), 8x = {c.sizes[8] / 2**20:.1f} MB; median of "
           f"{c.repeat}; {'warm cache' if c.warm else '--no-cache'}\n")
     table(["command", "s@large", "/inspect", "cpu/insp", f"<={RATIO_GOAL:g}x", *(f"s@{m}x" for m in MULTIPLES),
-           "exponent", f"<={EXPONENT_GOAL:g}", "peakMB"], rows)
+           "exponent", f"<={EXPONENT_GOAL:g}", "cpu exp", "peakMB"], rows)
     results = []
     for name in c.names:
         rep = c.on_large[name].report

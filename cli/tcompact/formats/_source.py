@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import InputError
+from ..errors import InputError, NotATranscriptError
 from ..model import Record
 
 __all__ = ["ReadOptions", "ReadContext", "load_records", "parse_json", "gc_paused", "MAX_LINE_BYTES"]
@@ -152,7 +152,8 @@ def load_records(path: Path, ctx: ReadContext) -> tuple[list[Record], bool]:
         fh.seek(0)
         head = _first_content_line(fh, ctx)
         if head is None:
-            raise InputError("the file is empty", path=shown, hint="pass a transcript with at least one record")
+            raise NotATranscriptError("the file is empty", path=shown,
+                                      hint="pass a transcript with at least one record")
         shape, value = _first_line_shape(head[-1])
         if shape not in ("array", "partial", "document"):  # JSON Lines: read on, the first record parsed once
             lines = [*((raw, _UNPARSED) for raw in head[:-1]), (head[-1], value)]

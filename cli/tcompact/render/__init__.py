@@ -8,6 +8,7 @@ here too so that every command writes its output the same way. One module per vi
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -35,17 +36,25 @@ __all__ = [
 ]
 
 
-def console() -> Console:
-    """The stdout console (plain text when stdout is not a terminal)."""
+@functools.cache
+def _console_class() -> type[Console]:
+    """A console that leaves a closed pipe to the app (rich would exit 1 itself); made on first use."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    return _Console
+
+
+def console() -> Console:
+    """The stdout console (plain text when stdout is not a terminal)."""
+    return _console_class()(highlight=False, soft_wrap=True)
 
 
 def _err() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return _console_class()(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(document: Any) -> None:
