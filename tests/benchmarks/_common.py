@@ -276,6 +276,17 @@ def _copy_block(block: Any, n: int, tag: str) -> Any:
     return out
 
 
+def _later(stamp: str, days: int) -> str:
+    """An ISO 8601 time stamp ``days`` days later (as it was when it does not parse)."""
+    from datetime import datetime, timedelta
+
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    return (when + timedelta(days=days)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _copy_claude_record(d: dict[str, Any], n: int, ids: dict[str, str], session: str) -> dict[str, Any]:
     tag = f"[copy {n}]"
     out = dict(d)
@@ -284,6 +295,8 @@ def _copy_claude_record(d: dict[str, Any], n: int, ids: dict[str, str], session:
             out[key] = ids.setdefault(d[key], str(uuid.uuid5(uuid.NAMESPACE_URL, f"{d[key]}/{n}")))
     if "sessionId" in d:
         out["sessionId"] = session
+    if isinstance(d.get("timestamp"), str):  # each copy later than the one before, as in one long session
+        out["timestamp"] = _later(d["timestamp"], n)
     message = d.get("message")
     if isinstance(message, dict):
         message = dict(message)
