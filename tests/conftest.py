@@ -77,6 +77,21 @@ SESSION = [
     msg("assistant", "Added."),
 ]
 
+@pytest.fixture(scope="session")
+def _token_cache_dir(tmp_path_factory):
+    """One token cache folder for the whole test session, never the user's."""
+    return tmp_path_factory.mktemp("token-cache")
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_token_cache(_token_cache_dir, monkeypatch):
+    """Every test (and every tcompact process it starts) uses the session's temporary token cache, with
+    caching on: the user's cache folder is never read or written. A test that needs a cache of its
+    own sets TCOMPACT_CACHE_DIR itself; a ``--no-cache`` run inside a test is undone after it."""
+    monkeypatch.setenv("TCOMPACT_CACHE_DIR", str(_token_cache_dir))
+    monkeypatch.setenv("TCOMPACT_NO_CACHE", "")
+
+
 @pytest.fixture(scope="module")
 def counter():
     """A token counter (o200k_base), one per test module."""

@@ -192,7 +192,8 @@ def test_message_kind(message, kind):
 
 
 def test_each_distinct_text_is_tokenised_once_in_one_parallel_pass(ntok):
-    counter = TokenCounter()
+    counter = TokenCounter(cache=False)  # without the persistent cache, which could answer instead
+    counter.encoding  # noqa: B018  (loads the tokenizer, so that its encoder can be spied on)
     seen: list[str] = []
     encode = counter._to_buffer
 
@@ -217,3 +218,63 @@ def test_fast_counts_equal_the_public_batch_encoder(encoding):
     slow = TokenCounter()
     slow._to_buffer = None
     assert fast == slow._counts(texts) == [len(encoding.encode_ordinary(t)) for t in texts]
+
+
+# -- long texts are counted in pieces cut where tiktoken splits anyway ------------------------------
+
+_ATOMS = ["\n", "\r\n", " ", "  ", "\t", "a", "Zq", "word", "'s", "'LL", "1", "2024", ".", "...", "/", "{}", "é",
+          "Ünï", "日本", "🎉", "\u0301", "\n\n", " \n", "\ud800", "<|endoftext|>"]
+
+
+def _pieces_total(counter, text, size):
+    from tcompact.tokens import pieces
+
+    cuts = pieces(text, size)
+    assert cuts[0][0] == 0 and cuts[-1][1] == len(text)
+    assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:]))
+    return sum(counter.count(text[s:e]) for s, e in cuts), len(cuts)
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_pieces_add_up_to_the_whole_on_real_texts(name):
+    from conftest import REAL_FILES, SAMPLES, SHARED
+
+    from tcompact.formats import read_file
+    from tcompact.tokens import texts_of
+
+    paths = [*SAMPLES.glob("*.jsonl"), *(SHARED / f for f in REAL_FILES.values() if (SHARED / f).exists())]
+    counter = TokenCounter(name, cache=False)
+    cut = 0
+    for path in paths:
+        for t in read_file(path).transcripts:
+            for text in set(texts_of(t.messages)):
+                if len(text) > 64:
+                    total, n = _pieces_total(counter, text, 24)
+                    assert total == counter.count(text), (path.name, text[:80])
+                    cut += n > 1
+    assert cut > 50  # the texts were really cut
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_pieces_add_up_to_the_whole_on_any_text(name):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    counter = TokenCounter(name, cache=False)
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(st.lists(st.sampled_from(_ATOMS), min_size=1, max_size=120), st.integers(1, 8))
+    def check(atoms, size):
+        text = "".join(atoms)
+        assert _pieces_total(counter, text, size)[0] == counter.count(text)
+
+    check()
+
+
+def test_a_long_text_is_counted_in_parallel_pieces_with_the_same_count(encoding):
+    text = "".join(f"line {i}: {'x' * (i % 50)} done\n" for i in range(40_000))  # ~1.7 MB
+    counter = TokenCounter(cache=False)
+    assert counter.count(text) == len(encoding.encode_ordinary(text))
+    from tcompact.tokens import PIECE, pieces
+
+    assert len(pieces(text)) == len(text) // PIECE

@@ -148,5 +148,14 @@ _register()
 
 
 def main() -> None:
-    """Entry point of the ``tcompact`` script."""
+    """Entry point of the ``tcompact`` script.
+
+    A command is one short process whose data (records, messages, counts) holds no reference
+    cycles, so the cyclic garbage collector is turned off: each of its full passes walked every
+    record read again, a fifth of a cached ``inspect``; a whole run leaves under a thousand
+    cyclic objects behind (measured on a 40 MB session).
+    """
+    import gc
+
+    gc.disable()
     app(prog_name="tcompact")

@@ -77,13 +77,14 @@ def iter_dumps(result: CompressionResult, *, before: Sequence[Message], settings
         doc = _document(call, result, number=n, before=before, with_context=shared is None, settings=settings,
                         counter=counter, ctx=ctx, attempts=attempts)
         doc = redact_value({**doc, "run": {"id": run_id, "call": n, "calls": len(result.calls)}}, cache)
+        before_sha = None  # the run's context is hashed once, for the shared record and this dump's hashes
         if shared is None:
-            shared = {"in_call": n, "messages_sha256": digest(doc["context_before"]["messages"]),
-                      "total_tokens": result.tokens_before}
+            before_sha = digest(doc["context_before"]["messages"])
+            shared = {"in_call": n, "messages_sha256": before_sha, "total_tokens": result.tokens_before}
         else:
             doc["context_before"] = shared
         doc["redactions"] = sum(1 for raw, clean in cache.items() if raw != clean)
-        doc["hashes"] = content_hashes(doc)
+        doc["hashes"] = content_hashes(doc, context_before=before_sha)
         name = dump_name(int(call.started * 1000), result.processor, ctx.session)
         if name in used:  # calls started in the same millisecond (concurrent round-level calls)
             name = f"{name[:-5]}-{n}.json"
@@ -100,10 +101,12 @@ def digest(value: Any) -> str:
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def content_hashes(doc: Mapping[str, Any]) -> dict[str, str]:
-    """sha256 of the parts a replay rebuilds from: an edited dump no longer matches them."""
+def content_hashes(doc: Mapping[str, Any], *, context_before: str | None = None) -> dict[str, str]:
+    """sha256 of the parts a replay rebuilds from: an edited dump no longer matches them.
+    ``context_before``: the digest of the dump's context messages when it is known already."""
     after = doc.get("context_after") or {}
-    return {"context_before": digest((doc.get("context_before") or {}).get("messages")),
+    before = context_before if context_before is not None else digest((doc.get("context_before") or {}).get("messages"))
+    return {"context_before": before,
             "context_after": digest(after.get("messages")),
             "request": digest(doc.get("request")), "response": digest(doc.get("response")),
             "processor": digest(doc.get("processor"))}

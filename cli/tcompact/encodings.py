@@ -8,10 +8,14 @@ checked and loaded here and handed to ``tiktoken.Encoding`` directly, so tiktoke
 from __future__ import annotations
 
 import hashlib
+import marshal
+import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import InputError, UsageError
@@ -19,7 +23,7 @@ from .errors import InputError, UsageError
 if TYPE_CHECKING:
     import tiktoken
 
-__all__ = ["ENCODINGS", "encoding_for_model", "load_encoding"]
+__all__ = ["ENCODINGS", "encoding_for_model", "load_encoding", "fingerprint"]
 
 _ENDOFTEXT = "<|endoftext|>"
 # The split patterns and special tokens are tiktoken's (tiktoken_ext/openai_public.py, MIT);
@@ -107,10 +111,34 @@ def encoding_for_model(model: str | None) -> tuple[str, bool]:
 
 @cache
 def load_encoding(name: str) -> tiktoken.Encoding:
-    """Build a tiktoken encoding from the bundled rank file, checking its sha256 first."""
+    """Build a tiktoken encoding from the bundled rank file, checking its sha256 first.
+
+    The decoded rank table is kept in the token cache folder (:func:`tcompact.tokencache.read_blob`),
+    which saves most of the decoding on every later load; it is named after the rank file's
+    expected sha256, so a table built from any other file is never used.
+    """
+    spec = _spec(name)
+    ranks = _cached_ranks(name, spec)
+    if ranks is None:
+        ranks = _decode_ranks(_rank_file(spec))
+        from . import tokencache
+
+        tokencache.write_blob(_ranks_blob(name, spec), marshal.dumps(ranks))
+    import tiktoken
+
+    return tiktoken.Encoding(
+        name=name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=dict(spec.special_tokens)
+    )
+
+
+def _spec(name: str) -> _EncodingSpec:
     spec = ENCODINGS.get(name)
     if spec is None:
         raise UsageError(f"unknown encoding {name!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
+    return spec
+
+
+def _rank_file(spec: _EncodingSpec) -> bytes:
     data = resources.files("tcompact").joinpath("data", spec.file).read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest != spec.sha256:
@@ -118,11 +146,59 @@ def load_encoding(name: str) -> tiktoken.Encoding:
             f"tokenizer file {spec.file} is damaged (sha256 {digest[:12]}…, expected {spec.sha256[:12]}…)",
             hint="reinstall tcompact",
         )
-    import base64
+    return data
 
-    import tiktoken
 
-    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (ln.split() for ln in data.splitlines() if ln)}
-    return tiktoken.Encoding(
-        name=name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=dict(spec.special_tokens)
-    )
+def _decode_ranks(data: bytes) -> dict[bytes, int]:
+    from binascii import a2b_base64
+
+    return {a2b_base64(tok): int(rank) for tok, rank in (ln.split() for ln in data.splitlines() if ln)}
+
+
+def _ranks_blob(name: str, spec: _EncodingSpec) -> str:
+    return f"ranks-{name}-{spec.sha256[:16]}-{sys.implementation.cache_tag}.marshal"
+
+
+def _cached_ranks(name: str, spec: _EncodingSpec) -> dict[bytes, int] | None:
+    from . import tokencache
+
+    blob = tokencache.read_blob(_ranks_blob(name, spec))
+    if blob is None:
+        return None
+    try:
+        ranks = marshal.loads(blob)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return ranks if isinstance(ranks, dict) and ranks else None
+
+
+@cache
+def fingerprint(name: str) -> bytes:
+    """What a count with this encoding depends on: the ranks, the split pattern, the special tokens and
+    the tiktoken release (its regex engine's Unicode tables). Cached counts are keyed by it."""
+    spec = _spec(name)
+    parts = ("tcompact-count-v1", name, spec.sha256, spec.pat_str, repr(sorted(spec.special_tokens.items())),
+             _tiktoken_release())
+    return hashlib.sha256("\0".join(parts).encode()).digest()
+
+
+def _tiktoken_release() -> str:
+    """The installed tiktoken's version, read from its dist-info folder without importing it (importing
+    it takes longer than a cached run needs); else its compiled core's name, size and mtime."""
+    import importlib.util
+
+    found = importlib.util.find_spec("tiktoken")
+    if found is None or not found.origin:
+        return "missing"
+    package = Path(found.origin).parent
+    try:
+        infos = [e.name for e in os.scandir(package.parent)
+                 if e.name.startswith("tiktoken-") and e.name.endswith(".dist-info")]
+        if len(infos) == 1:
+            return infos[0][len("tiktoken-"):-len(".dist-info")]
+        for core in sorted(package.glob("_tiktoken*")):
+            st = core.stat()
+            return f"{core.name}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        pass
+    return "unknown"

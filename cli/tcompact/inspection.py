@@ -261,14 +261,20 @@ def _top(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: To
 
 def preview(text: str, width: int = _PREVIEW) -> str:
     """One line of at most ``width`` characters."""
-    flat = " ".join(text.split())
+    size = 8 * width
+    while True:  # flatten a head of the text long enough to show: a text of megabytes is never split whole
+        flat = " ".join(text[:size].split())  # the head's flattening is a prefix of the whole text's
+        if len(flat) > width or size >= len(text):
+            break
+        size *= 4
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def message_preview(m: Message) -> str:
     """A one-line preview: the text, else the tool calls, else the reasoning."""
-    if m.text.strip():
-        return preview(m.text)
+    text = m.text
+    if text and not text.isspace():  # as text.strip(), without copying a huge text
+        return preview(text)
     if m.tool_calls:
         return preview("; ".join(f"{c.name}({c.arguments})" for c in m.tool_calls))
     for r in m.reasoning:

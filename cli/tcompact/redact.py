@@ -141,25 +141,40 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("pass", "pwd", "secret", "key", "token"),
 )
 assert len(_NEEDLES) == len(PATTERNS)
-_SUBS = tuple((needles, pattern, _replace(kind), kind == "generic_secret")
+_SUBS = tuple((frozenset(needles), pattern, _replace(kind), kind == "generic_secret")
               for needles, (kind, pattern) in zip(_NEEDLES, PATTERNS, strict=True))
 # Where a generic assignment can start: the first letters of every name _SECRET_SUFFIX accepts. The
 # generic patterns are tried only at these positions instead of at every character.
 _GENERIC_STARTS = ("pass", "pwd", "private", "secret", "api", "access", "token")
 
 
+_ALL_NEEDLES = tuple(sorted({n for needles in _NEEDLES for n in needles}, key=len, reverse=True))
+
+
 def redact(text: str) -> str:
     """The text with every secret replaced by ``[REDACTED:<kind>]``."""
     low = text.lower()
+    present = _present(low)
+    starts: list[int] | None = None
     for needles, pattern, sub, positional in _SUBS:
-        if not any(n in low for n in needles):
+        if present.isdisjoint(needles):
             continue
         if positional and len(low) == len(text):
-            text = _sub_at(pattern, sub, text, _starts(low))
+            if starts is None:
+                starts = _starts(low)
+            new = _sub_at(pattern, sub, text, starts)
         else:
-            text = pattern.sub(sub, text)
-        low = text.lower()
+            new = pattern.sub(sub, text)
+        if new is not text and new != text:  # a replacement: look again (its label may hold a needle)
+            text, low, starts = new, new.lower(), None
+            present = _present(low)
     return text
+
+
+def _present(low: str) -> frozenset[str]:
+    """The needles that occur in ``low`` (each distinct needle is looked for once, however many
+    patterns share it)."""
+    return frozenset(n for n in _ALL_NEEDLES if n in low)
 
 
 def _starts(low: str) -> list[int]:

@@ -11,12 +11,14 @@ Per-message formula (documented in the README, "Token counting"):
 * encrypted reasoning: ``ceil(chars × 3/16)`` (base64 → bytes → ~4 bytes a token) — an estimate.
 
 Each distinct text is tokenised once: :meth:`TokenCounter.prime` batch-encodes every text of a
-message list in parallel and caches the counts.
+message list in parallel (long texts in pieces, :func:`pieces`) and caches the counts, in memory
+and in the persistent cache shared by every tcompact process (:mod:`tcompact.tokencache`).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -69,6 +71,11 @@ class MessageTokens:
 
 
 _CHUNKS_PER_WORKER = 4
+#: A text longer than this many characters is counted in pieces of about this size, in parallel
+#: (see :func:`pieces`).
+PIECE = 1 << 18
+_LOADING = threading.Lock()
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 @cache
@@ -80,68 +87,182 @@ def _pool() -> Any:
     return ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)), thread_name_prefix="tcompact-tok")
 
 
-def _slices(texts: Sequence[str], parts: int) -> list[Sequence[str]]:
-    """Contiguous slices of about equal total length, in order."""
-    goal = sum(map(len, texts)) / max(parts, 1)
-    out, start, size = [], 0, 0
-    for i, text in enumerate(texts):
-        size += len(text)
-        if size >= goal:
-            out.append(texts[start : i + 1])
-            start, size = i + 1, 0
-    if start < len(texts):
-        out.append(texts[start:])
+def pieces(text: str, size: int = PIECE) -> list[tuple[int, int]]:
+    """``(start, end)`` ranges covering ``text``, each about ``size`` characters, cut only where tiktoken
+    splits anyway, so that the counts of the pieces add up to the count of the text.
+
+    A cut goes between a line break and an ASCII letter. No alternative of the o200k or cl100k
+    split pattern matches a newline and then a letter (letter runs exclude line breaks; the
+    punctuation, number and whitespace runs exclude letters), and none looks behind, so the
+    pieces before such a point are the same as those of the text ending there, and the pieces
+    after it the same as those of the text starting there (the one lookahead, ``\\s+(?!\\S)``, and
+    cl100k's ``\\s++$`` both give way at a final whitespace run ending in a newline to
+    ``\\s*[\\r\\n]``, which matches the same run). A text without such a point stays whole.
+    """
+    n = len(text)
+    if n <= 2 * size:
+        return [(0, n)]
+    out, start = [], 0
+    while n - start > 2 * size:
+        cut = _cut_after(text, start + size, n - size)
+        if cut < 0:
+            break
+        out.append((start, cut))
+        start = cut
+    out.append((start, n))
     return out
 
 
-class TokenCounter:
-    """Counts tokens with one encoding, caching the count of every distinct text."""
+def _cut_after(text: str, pos: int, end: int) -> int:
+    """The first position in ``[pos, end)`` that follows a newline and holds an ASCII letter, or -1."""
+    while True:
+        i = text.find("\n", pos - 1, end - 1)
+        if i < 0:
+            return -1
+        if text[i + 1] in _LETTERS:
+            return i + 1
+        pos = i + 2
 
-    def __init__(self, encoding: str = "o200k_base", *, approximate: bool = False) -> None:
+
+def _slices(items: Sequence[tuple[int, int, int]], parts: int) -> list[Sequence[tuple[int, int, int]]]:
+    """Contiguous slices of ``(text, start, end)`` work items of about equal total length, in order."""
+    goal = sum(e - s for _, s, e in items) / max(parts, 1)
+    out, start, size = [], 0, 0
+    for i, (_, s, e) in enumerate(items):
+        size += e - s
+        if size >= goal:
+            out.append(items[start : i + 1])
+            start, size = i + 1, 0
+    if start < len(items):
+        out.append(items[start:])
+    return out
+
+
+def _parallel(keys_of: Any, salt: bytes, texts: list[str]) -> list[bytes]:
+    """``keys_of(salt, texts)`` computed in the thread pool for large batches (hashing releases the GIL)."""
+    total = sum(map(len, texts))
+    if total < 1 << 20 or len(texts) < 2:
+        return keys_of(salt, texts)
+    parts = _slices([(i, 0, len(t)) for i, t in enumerate(texts)], _pool()._max_workers * _CHUNKS_PER_WORKER)
+    batches = [[texts[i] for i, _, _ in part] for part in parts]
+    return [k for keys in _pool().map(lambda b: keys_of(salt, b), batches) for k in keys]
+
+
+class TokenCounter:
+    """Counts tokens with one encoding, caching the count of every distinct text.
+
+    Counts are looked up in the persistent cache first (:mod:`tcompact.tokencache`; ``cache``
+    True means the process's shared cache unless caching is off, False none, or a given
+    :class:`~tcompact.tokencache.TokenCache`), and the tokenizer is loaded only when some text is
+    not found there. ``tokenized`` counts the texts this counter had to tokenise.
+    """
+
+    def __init__(self, encoding: str = "o200k_base", *, approximate: bool = False, cache: Any = True) -> None:
+        if encoding not in ENCODINGS:
+            load_encoding(encoding)  # the one error for an unknown encoding
         self.encoding_name = encoding
         self.approximate = approximate
-        self._encoding = load_encoding(encoding)
         self._cache: dict[str, int] = {"": 0}
-        # tiktoken's buffer encoder gives counts without building a Python list of token ids;
-        # it is internal API, so the public batch encoder is the fallback.
-        self._to_buffer = getattr(getattr(self._encoding, "_core_bpe", None), "encode_to_tiktoken_buffer", None)
+        self._store_choice = cache
+        self._store_resolved = False
+        self._store: Any = None
+        self._encoding: Any = None
+        self._to_buffer: Any = None
+        self.tokenized = 0
 
     @classmethod
-    def for_model(cls, model: str | None, *, encoding: str | None = None) -> TokenCounter:
+    def for_model(cls, model: str | None, *, encoding: str | None = None, cache: Any = True) -> TokenCounter:
         """A counter for a model name; an explicit ``encoding`` wins (approximate unless it is the model's)."""
         enc, approximate = encoding_for_model(model)
         if encoding is not None:
             approximate = approximate or encoding != enc
             enc = encoding
-        return cls(enc, approximate=approximate)
+        return cls(enc, approximate=approximate, cache=cache)
+
+    @property
+    def encoding(self) -> Any:
+        """The tiktoken encoding, loaded on first use (once, whichever summariser thread asks first)."""
+        if self._encoding is None:
+            with _LOADING:
+                if self._encoding is None:
+                    self._load()
+        return self._encoding
+
+    def _load(self) -> None:
+        encoding = load_encoding(self.encoding_name)
+        # tiktoken's buffer encoder gives counts without building a Python list of token ids;
+        # it is internal API, so the public batch encoder is the fallback.
+        self._to_buffer = getattr(getattr(encoding, "_core_bpe", None), "encode_to_tiktoken_buffer", None)
+        self._encoding = encoding
+
+    def _persistent(self) -> Any:
+        if not self._store_resolved:
+            self._store_resolved = True
+            choice = self._store_choice
+            if choice is True:
+                from .tokencache import shared_cache
+
+                choice = shared_cache()
+            self._store = choice or None
+        return self._store
 
     def count(self, text: str) -> int:
         """Tokens of one text (no special tokens recognised)."""
         n = self._cache.get(text)
         if n is None:
+            if self._encoding is None and self._persistent() is not None:
+                self.prime((text,))  # a cached run never loads the tokenizer
+                return self._cache[text]
             n = self._cache[text] = self._counts([text])[0]
         return n
 
     def prime(self, texts: Iterable[str]) -> None:
-        """Tokenise every distinct, not yet counted text, in parallel."""
+        """Count every distinct, not yet counted text: from the persistent cache, else by tokenising
+        them in parallel (and keeping their counts there)."""
         cache = self._cache
         todo = [t for t in dict.fromkeys(texts) if t not in cache]
-        if todo:
+        if not todo:
+            return
+        store = self._persistent()
+        if store is None:
             cache.update(zip(todo, self._counts(todo)))
+            return
+        from .encodings import fingerprint
+        from .tokencache import text_keys
+
+        keys = _parallel(text_keys, fingerprint(self.encoding_name), todo)
+        found = store.lookup(keys)
+        missing = [i for i, n in enumerate(found) if n is None]
+        cache.update((t, n) for t, n in zip(todo, found) if n is not None)
+        if missing:
+            counts = self._counts([todo[i] for i in missing])
+            cache.update((todo[i], n) for i, n in zip(missing, counts))
+            store.store((keys[i], n) for i, n in zip(missing, counts))
 
     def _counts(self, texts: Sequence[str]) -> list[int]:
+        encoding = self.encoding
+        self.tokenized += len(texts)
         if self._to_buffer is None:
-            return [len(ids) for ids in self._encoding.encode_ordinary_batch(list(texts))]
-        if len(texts) == 1:
+            return [len(ids) for ids in encoding.encode_ordinary_batch(list(texts))]
+        items = [(i, s, e) for i, t in enumerate(texts) for s, e in pieces(t)]
+        if len(items) == 1:
             return [self._buffer_count(texts[0])]
-        parts = _slices(texts, _pool()._max_workers * _CHUNKS_PER_WORKER)
-        return [n for counts in _pool().map(self._buffer_counts, parts) for n in counts]
+        counts = [0] * len(texts)
+        parts = _slices(items, _pool()._max_workers * _CHUNKS_PER_WORKER)
+        for part, part_counts in zip(parts, _pool().map(lambda p: self._piece_counts(texts, p), parts)):
+            for (i, _, _), n in zip(part, part_counts):
+                counts[i] += n
+        return counts
 
-    def _buffer_counts(self, texts: Sequence[str]) -> list[int]:
-        return [self._buffer_count(t) for t in texts]
+    def _piece_counts(self, texts: Sequence[str], items: Sequence[tuple[int, int, int]]) -> list[int]:
+        out = []
+        for i, s, e in items:
+            text = texts[i]
+            out.append(self._buffer_count(text if e - s == len(text) else text[s:e], copied=e - s != len(text)))
+        return out
 
-    def _buffer_count(self, text: str) -> int:
-        if not text.isascii():
+    def _buffer_count(self, text: str, *, copied: bool = False) -> int:
+        if not copied and not text.isascii():
             # Handing a non-ASCII str to tiktoken makes CPython keep a UTF-8 copy inside that
             # str for as long as it lives; counting a throwaway copy keeps memory at 1x the text.
             text = text[:1] + text[1:]

@@ -73,7 +73,7 @@ from bench_compact import (
     timed,
     write_copies,
 )
-from bench_inspect import DEFAULT_SOURCES, OUT_DIR, load_base_messages, measure
+from _common import DEFAULT_SOURCES, OUT_DIR, load_base_messages, measure
 
 COMPRESSOR = "round-level"
 #: The pipeline's stages in order (README, "The round-level pipeline"); the report lists only those that ran.

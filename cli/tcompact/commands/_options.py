@@ -1,4 +1,4 @@
-"""Options shared by several commands (reading a transcript), declared once."""
+"""Options shared by several commands (reading a transcript, the token cache), declared once."""
 
 from __future__ import annotations
 
@@ -26,6 +26,24 @@ TranscriptOpt = Annotated[
                  show_default=False),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document to stdout instead of tables.")]
+
+
+def _no_cache(value: bool) -> bool:
+    """``--no-cache`` turns the token cache off for this process and the ones it starts."""
+    if value:
+        import os
+
+        from ..tokencache import NO_CACHE_ENV
+
+        os.environ[NO_CACHE_ENV] = "1"
+    return value
+
+
+NoCacheOpt = Annotated[
+    bool,
+    typer.Option("--no-cache", callback=_no_cache, help="Count every text afresh: neither read nor write the "
+                 "token cache (TCOMPACT_NO_CACHE=1 does the same)."),
+]
 
 
 def read_options(fmt: str | None, full_history: bool, skip_bad_lines: bool, *, keep_raw: bool):

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ._options import (FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, TranscriptOpt, read_options,
+from ._options import (FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt, TranscriptOpt, read_options,
                        with_selectors)
 
 PathOpt = Annotated[Path | None, typer.Option(show_default=False)]
@@ -76,6 +76,7 @@ def compact(
                                                  "even when it does not read back as the compacted messages (a "
                                                  "warning instead of a failure).")] = False,
     json_out: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
     transcript: TranscriptOpt = None,
     fmt: FormatOpt = None,
     full_history: FullHistoryOpt = False,

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ._options import (FormatOpt, FullHistoryOpt, GroupByOpt, JsonOpt, NoCostOpt, SkipBadLinesOpt, TranscriptOpt,
-                       read_options, with_selectors)
+from ._options import (FormatOpt, FullHistoryOpt, GroupByOpt, JsonOpt, NoCacheOpt, NoCostOpt, SkipBadLinesOpt,
+                       TranscriptOpt, read_options, with_selectors)
 
 
 @with_selectors
@@ -17,6 +17,7 @@ def inspect(
                                                        "none: the sessions on this machine.", show_default=False)
                      ] = None,
     json_out: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
     encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
                                                     show_default=False)] = None,
     model: Annotated[str | None, typer.Option("--model", help="Count and size the window for this model.",

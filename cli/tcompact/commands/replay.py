@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ._options import JsonOpt
+from ._options import JsonOpt, NoCacheOpt
 
 
 def replay(
@@ -30,6 +30,7 @@ def replay(
     dump_dir: Annotated[Path | None, typer.Option("--dump-dir", help="Where a re-run writes its dumps (default: "
                                                   "a replays/ folder next to the dump).", show_default=False)] = None,
     json_out: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Verify, re-run or tabulate compression dumps, offline.
 

@@ -16,7 +16,7 @@ from ..model import Record, SourceFile, Transcript
 from . import chat, claude_code, codex, trajectories, writers
 from ._merge import join_lines
 from .writers import Rendered
-from ._source import ReadContext, ReadOptions, load_records
+from ._source import ReadContext, ReadOptions, gc_paused, load_records
 
 __all__ = [
     "FORMATS",
@@ -40,7 +40,11 @@ _TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
 
 def read_file(path: str | Path, options: ReadOptions | None = None) -> SourceFile:
     """Read one transcript file; raises InputError with file:line on bad input."""
-    options = options or ReadOptions()
+    with gc_paused():
+        return _read_file(path, options or ReadOptions())
+
+
+def _read_file(path: str | Path, options: ReadOptions) -> SourceFile:
     if options.format is not None and options.format not in FORMATS:
         raise UsageError(f"unknown format {options.format!r}", hint=f"use one of: {', '.join(FORMATS)}")
     p = Path(path)

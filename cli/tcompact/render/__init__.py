@@ -8,13 +8,14 @@ here too so that every command writes its output the same way. One module per vi
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported on first use: a --json run never draws anything
+    from rich.console import Console
 
 __all__ = [
     "print_json",
@@ -35,20 +36,25 @@ __all__ = [
 ]
 
 
-class _Console(Console):
-    """A console that leaves a closed pipe to the app (rich would exit 1 itself)."""
+@functools.cache
+def _console_class() -> type[Console]:
+    """A console that leaves a closed pipe to the app (rich would exit 1 itself); made on first use."""
+    from rich.console import Console
 
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    return _Console
 
 
 def console() -> Console:
     """The stdout console (plain text when stdout is not a terminal)."""
-    return _Console(highlight=False, soft_wrap=True)
+    return _console_class()(highlight=False, soft_wrap=True)
 
 
 def _err() -> Console:
-    return _Console(stderr=True, highlight=False, soft_wrap=True)
+    return _console_class()(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(document: Any) -> None:
@@ -60,6 +66,8 @@ def print_json(document: Any) -> None:
 
 def warn(message: str) -> None:
     """One warning line on stderr."""
+    from rich.text import Text
+
     _err().print(Text(f"Warning: {message}"))
 
 
@@ -68,6 +76,8 @@ def warn_skipped(report: Mapping[str, Any]) -> None:
     for f in report["files"]:
         warn_skipped_lines(f["path"], [(s["line"], s["reason"]) for s in f["skipped_lines"]])
     for e in report["errors"]:
+        from rich.text import Text
+
         _err().print(Text(f"Error: {e['error']}"))
 
 
@@ -83,8 +93,8 @@ def warn_skipped_lines(path: str, skipped: Sequence[tuple[int, str]]) -> None:
 @contextlib.contextmanager
 def file_progress(*, enabled: bool) -> Iterator[Callable[[int, int, Path], None] | None]:
     """A progress bar over files, shown on a terminal when there are several files."""
-    err = _err()
-    if not enabled or not err.is_terminal:
+    err = _err() if enabled else None
+    if err is None or not err.is_terminal:
         yield None
         return
     from rich.progress import Progress
@@ -122,6 +132,16 @@ def write_stdout(data: bytes) -> None:
     sys.stdout.buffer.flush()
 
 
-from .compact_view import compact_report, compressors_table  # noqa: E402  (views use the helpers above)
-from .replay_view import check_dict, replay_checks, replay_table, rerun_dict, rerun_view  # noqa: E402
-from .inspect_view import inspect_report  # noqa: E402
+_VIEWS = {"compact_report": "compact_view", "compressors_table": "compact_view", "check_dict": "replay_view",
+          "replay_checks": "replay_view", "replay_table": "replay_view", "rerun_dict": "replay_view",
+          "rerun_view": "replay_view", "inspect_report": "inspect_view"}
+
+
+def __getattr__(name: str) -> Any:
+    """The views, imported on first use (they import rich)."""
+    module = _VIEWS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{module}", __name__), name)

@@ -52,11 +52,12 @@ class PromptParts:
                               if i not in inside) or "(none)"
         protected = "\n".join(serialize(i, messages[i], marker=marker)
                               for i in range(protected_start, len(messages))) or "(none)"
+        self.blocks = {b.block_id: _target(messages, b, marker) for b in targets}
+        counter.prime([reference, protected, *self.blocks.values()])  # one parallel pass, not one text at a time
         self.reference, self.protected = (
             (reference, protected) if context_max_tokens is None else
             (cap_text(t, context_max_tokens, counter=counter, head_ratio=head_ratio, marker=truncated_marker)
              for t in (reference, protected)))
-        self.blocks = {b.block_id: _target(messages, b, marker) for b in targets}
         self.counter = counter
         self.costs = {k: counter.count(v) + 1 for k, v in self.blocks.items()}
         self._base: int | None = None
