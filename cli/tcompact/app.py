@@ -100,7 +100,7 @@ def _root(
 
 
 def _register() -> None:
-    from .commands import compact, compressors, convert, inspect, replay, restore
+    from .commands import compact, compressors, convert, eval, inspect, replay, restore
 
     inspect.register(app)
     compact.register(app)
@@ -108,6 +108,7 @@ def _register() -> None:
     compressors.register(app)
     restore.register(app)
     convert.register(app)
+    eval.register(app)
 
 
 _register()

@@ -26,7 +26,7 @@ from .summarizers.base import Summarizer
 from .tokens import TokenCounter
 from .windows import resolve_window
 
-__all__ = ["CompactOptions", "Stage", "CompactionRun", "compact_file", "make_summarizer"]
+__all__ = ["CompactOptions", "Stage", "CompactionRun", "compact_file", "compact_source", "make_summarizer"]
 
 
 @dataclass(frozen=True)
@@ -118,11 +118,17 @@ def make_summarizer(options: CompactOptions, counter: TokenCounter) -> Summarize
 def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summarizer | None = None,
                  context: dict[str, Any] | None = None) -> CompactionRun:
     """Run the chain over one transcript of ``path``; ``summarizer`` overrides the one the options name."""
-    chain = parse_chain(options.chain)
-    sets = options.sets if options.trigger_ratio is None else (*_ratio_sets(chain, options.trigger_ratio), *options.sets)
-    settings = chain_settings(chain, sets=sets, config=options.config)
-    fmt = _output_format(options)
+    _chain(options)  # a bad chain or setting is an error before the file is read
+    _output_format(options)
     source = read_file(path, replace(options.read, keep_raw=True))
+    return compact_source(source, options, summarizer=summarizer, context=context)
+
+
+def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: Summarizer | None = None,
+                   context: dict[str, Any] | None = None) -> CompactionRun:
+    """Run the chain over one transcript of a file already read (with its raw records kept)."""
+    chain, settings = _chain(options)
+    fmt = _output_format(options)
     original = source.transcript(options.transcript)
     fmt = fmt or (source.format if source.format in WRITABLE else "chat")
     counter = TokenCounter.for_model(options.model or original.model, encoding=options.encoding)
@@ -177,6 +183,12 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     return CompactionRun(status=status, message=message, source=source, transcript=original, messages=tuple(final),
                          stages=tuple(stages), output=output, output_format=fmt, blobs=blobs, report=report,
                          dump_context=dctx, counter=ctx.counter)
+
+
+def _chain(options: CompactOptions) -> tuple[list[Compressor], list[Settings]]:
+    chain = parse_chain(options.chain)
+    sets = options.sets if options.trigger_ratio is None else (*_ratio_sets(chain, options.trigger_ratio), *options.sets)
+    return chain, chain_settings(chain, sets=sets, config=options.config)
 
 
 def _ratio_sets(chain: Sequence[Compressor], ratio: float) -> list[str]:

@@ -11,12 +11,14 @@ import typer
 from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, TranscriptOpt, read_options
 
 PathOpt = Annotated[Path | None, typer.Option(show_default=False)]
+#: The chain ``compact`` runs when -c is not given (chosen with ``tcompact eval``; README, "Default chain").
+DEFAULT_CHAIN = "dialogue"
 
 
 def compact(
     path: Annotated[Path, typer.Argument(help="The transcript to compact.", show_default=False)],
     compressor: Annotated[str, typer.Option("-c", "--compressor", help="A compressor, or a chain run in order: "
-                                            "-c truncate,dialogue. See `tcompact compressors`.")] = "dialogue",
+                                            "-c truncate,dialogue. See `tcompact compressors`.")] = DEFAULT_CHAIN,
     summarizer: Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")
                           ] = "extractive",
     output: Annotated[Path | None, typer.Option("-o", "--output", help="The compacted transcript (default: "

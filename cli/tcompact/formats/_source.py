@@ -19,7 +19,7 @@ import orjson
 from ..errors import InputError
 from ..model import Record
 
-__all__ = ["ReadOptions", "ReadContext", "load_records", "parse_json", "MAX_LINE_BYTES"]
+__all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "parse_json", "MAX_LINE_BYTES"]
 
 MAX_LINE_BYTES = 256 * 1024 * 1024
 #: Deepest nesting of a record tcompact reads: orjson writes at most 255 levels, and a message
@@ -129,19 +129,31 @@ def load_records(path: Path, ctx: ReadContext) -> tuple[list[Record], bool]:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=shown, hint="check the permissions") from None
     with fh:
-        _check_encoding(fh.read(4), shown)
+        return _load(fh, ctx)
+
+
+def load_bytes(data: bytes, ctx: ReadContext) -> tuple[list[Record], bool]:
+    """Records of a transcript held in memory (``ctx.path`` names it in errors), as :func:`load_records`."""
+    import io
+
+    return _load(io.BytesIO(data), ctx)
+
+
+def _load(fh: Any, ctx: ReadContext) -> tuple[list[Record], bool]:
+    shown = ctx.path
+    _check_encoding(fh.read(4), shown)
+    fh.seek(0)
+    first = _first_content_line(fh, ctx)
+    if first is None:
+        raise InputError("the file is empty", path=shown, hint="pass a transcript with at least one record")
+    shape = _first_line_shape(first)
+    fh.seek(0)
+    if shape in ("array", "partial", "document"):
+        doc = _try_document(fh, ctx, strict=shape != "document")
+        if doc is not None:
+            return doc, True
         fh.seek(0)
-        first = _first_content_line(fh, ctx)
-        if first is None:
-            raise InputError("the file is empty", path=shown, hint="pass a transcript with at least one record")
-        shape = _first_line_shape(first)
-        fh.seek(0)
-        if shape in ("array", "partial", "document"):
-            doc = _try_document(fh, ctx, strict=shape != "document")
-            if doc is not None:
-                return doc, True
-            fh.seek(0)
-        return _read_lines(fh, ctx), False
+    return _read_lines(fh, ctx), False
 
 
 def _check_encoding(head: bytes, shown: str) -> None:
