@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
+from ..markers import CONTINUATION
 from ..model import Message
 from ..redact import redact
 from ..rounds import is_real_user
@@ -27,8 +28,8 @@ from .reinjection import recovered_context
 
 __all__ = ["Full", "FullSettings", "SUMMARY_INTRO"]
 
-SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. The summary "
-                 "below covers the earlier portion of the conversation.")
+SUMMARY_INTRO = (f"{CONTINUATION} that ran out of context. The summary below covers the earlier portion of the "
+                 "conversation.")
 
 
 class FullSettings(PrefixSettings):

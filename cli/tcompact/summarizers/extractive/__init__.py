@@ -31,10 +31,10 @@ import time
 from ...tokens import TokenCounter
 from ..base import SummarizerError, SummaryRequest, SummaryResponse
 from ..contracts import SECTIONS
-from .blocks import summarize_blocks
-from .budget import _fit
-from .extraction import _Extraction
-from .sections import _sections
+from .blocks.writer import summarize_blocks
+from .blocks.budget import _fit
+from .scan.extraction import Scan
+from .snapshot.sections import _sections
 
 __all__ = ["ExtractiveSummarizer"]
 
@@ -58,7 +58,7 @@ class ExtractiveSummarizer:
         if titles is None:
             raise SummarizerError("api_request_error", f"unknown summary contract {request.contract!r}",
                                   hint=f"choose one of: {', '.join(SECTIONS)}")
-        facts = _Extraction(request.messages, request.body)
+        facts = Scan(request.messages, request.body)
         sections = _sections(request.contract, titles, x=facts, budget=request.target_tokens)
         text = _fit(sections, request.target_tokens, counter=self.counter)
         return SummaryResponse(text=text, usage=None, model="extractive", latency_s=time.perf_counter() - started)

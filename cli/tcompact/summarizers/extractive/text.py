@@ -17,7 +17,7 @@ _TAIL = 6000  # … and from the end
 _COMMAND_TAG = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F]+")
-_MD_NOISE = re.compile(r"\*\*|__|^#+\s*|^\s*(?:[-*+]|\d+[.)])\s+|^>\s*")
+MD_NOISE = re.compile(r"\*\*|__|^#+\s*|^\s*(?:[-*+]|\d+[.)])\s+|^>\s*")
 _MD_CLEAN = re.compile(r"(?m)\*\*|__|^\s*#+\s*|^\s*(?:---+|===+|\*\*\*+)\s*$")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _FLUFF = re.compile(r"(?i)^(?:(?:now,?\s+)?let(?:'s| me| us)\b|i'll now\b|ok(?:ay)?[,.!]?$|sure[,.!]?$)")
@@ -27,7 +27,7 @@ _INFORMATIVE = re.compile(
     r"return|exist|not\b|no\b|never|only|none|cannot|can't|doesn't|isn't|won't|unless|without|supports?|"
     r"handles?|contains?|defaults?|expects?|means|shows?)", re.IGNORECASE)
 _TECHNICAL = re.compile(r"[`/_=()0-9]|(?-i:[a-z][A-Z])")
-_SENTENCE_SPLIT = re.compile(  # the cheap look-behind first: most positions fail there
+SENTENCE_SPLIT = re.compile(  # the cheap look-behind first: most positions fail there
     r"(?<=[。！？])|(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)\s+(?=[A-Z0-9`\"'(\[*_])")
 _STAGE_DIRECTION = re.compile(r"\*[^*].*[^*]\*|_[^_].*[^_]_")  # *nods approvingly*
 _MD_NOISE_STARTS = ("#", ">", "-", "*", "+")  # a line with noise starts so (or blank, or a digit) or has ** or __
@@ -35,31 +35,31 @@ _MD_CLEAN_MARKS = ("**", "__", "#", "---", "===")  # every match of _MD_CLEAN ha
 _ODD_CASES = ("\u0130", "\u0131", "\u017f")  # İ ı ſ: re.IGNORECASE matches them as i and s; lower() does not
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     """Whitespace (newlines included) collapsed to single spaces."""
     return " ".join(text.split())
 
 
-def _cut(text: str, limit: int) -> str:
+def cut(text: str, limit: int) -> str:
     """The text cut to ``limit`` characters with an ellipsis."""
     return text if len(text) <= limit else text[: max(limit - 1, 1)].rstrip() + "…"
 
 
-def _cut_marked(text: str, limit: int) -> str:
+def cut_marked(text: str, limit: int) -> str:
     """The text cut to ``limit`` characters with a marker saying how much was cut."""
     if len(text) <= limit:
         return text
     return f"{text[:limit].rstrip()} […{len(text) - limit:,} more chars cut]"
 
 
-def _window(text: str) -> str:
+def window(text: str) -> str:
     """Head and tail of a long text (what is scanned of big tool results)."""
     if len(text) <= _HEAD + _TAIL:
         return text
     return text[:_HEAD] + "\n" + text[-_TAIL:]
 
 
-def _lowered(text: str) -> str | None:
+def lowered(text: str) -> str | None:
     """The text in lower case, to look for the words a case-insensitive pattern needs; None when it has
     letters such a pattern takes for others (İ, ı, ſ)."""
     if not text.isascii() and any(c in text for c in _ODD_CASES):
@@ -67,24 +67,24 @@ def _lowered(text: str) -> str | None:
     return text.lower()
 
 
-def _words_in(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
+def words_in(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
     """Those of ``words`` (lower case) the text may hold in any case: a quick test that never misses a
     match of a case-insensitive pattern that needs one of them."""
-    lower = _lowered(text)
+    lower = lowered(text)
     return words if lower is None else tuple(word for word in words if word in lower)
 
 
-def _field(text: str, limit: int) -> str:
+def resume_field(text: str, limit: int) -> str:
     """A Resume field: one line, no semicolons, cut."""
-    return _cut(_one_line(text[: limit * 4 + 100]).replace(";", ","), limit) or "(none)"
+    return cut(one_line(text[: limit * 4 + 100]).replace(";", ","), limit) or "(none)"
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
     """A text in typographic quotes (marks the user's or a file's own words)."""
     return f"“{text}”"
 
 
-def _user_text(message: Message) -> str:
+def user_text(message: Message) -> str:
     """A real user message as the user typed it (a slash command shown as ``/name args``)."""
     text = message.text.strip()
     name = _COMMAND_TAG.search(text)
@@ -94,29 +94,29 @@ def _user_text(message: Message) -> str:
     return text
 
 
-def _clean(text: str) -> str:
+def clean(text: str) -> str:
     """Markdown emphasis, rules, heading marks and emoji removed; whitespace collapsed."""
-    text = _no_emoji(text)
+    text = no_emoji(text)
     if any(map(text.__contains__, _MD_CLEAN_MARKS)):
         text = _MD_CLEAN.sub(" ", text)
-    return _one_line(text)
+    return one_line(text)
 
 
-def _no_emoji(text: str) -> str:
+def no_emoji(text: str) -> str:
     """The text without emoji."""
     return text if text.isascii() else _EMOJI.sub("", text)
 
 
-def _unmarked(line: str) -> str:
+def unmarked(line: str) -> str:
     """A line without markdown emphasis and heading, list or quote marks (twice: marks can be nested)."""
     first = line[:1]
     if first in _MD_NOISE_STARTS or first.isspace() or first.isdigit() or "**" in line or "__" in line:
-        once, found = _MD_NOISE.subn("", line)
-        return _MD_NOISE.sub("", once) if found else once
+        once, found = MD_NOISE.subn("", line)
+        return MD_NOISE.sub("", once) if found else once
     return line
 
 
-def _lines(text: str) -> Iterable[str]:
+def prose_lines(text: str) -> Iterable[str]:
     """Prose lines of assistant text: code blocks, tables, headings, rules and stage directions skipped."""
     fenced = False
     for raw in text.splitlines():
@@ -128,45 +128,45 @@ def _lines(text: str) -> Iterable[str]:
             continue
         if line[0] in "*_" and _STAGE_DIRECTION.fullmatch(line):
             continue
-        line = _unmarked(_no_emoji(line)).strip()
+        line = unmarked(no_emoji(line)).strip()
         if line:
             yield line
 
 
-def _word_count(text: str) -> int:
+def word_count(text: str) -> int:
     """Words of a text; CJK characters count as half a word each (those scripts use no spaces)."""
     return max(len(text.split()), len(_CJK.findall(text)) // 2 if not text.isascii() else 0)
 
 
-def _informative(sentence: str) -> bool:
+def informative(sentence: str) -> bool:
     """Whether a sentence says something: not a lead-in, a question, a heading or excited chatter."""
-    words = _word_count(sentence)
+    words = word_count(sentence)
     return not (words < 4 or words > 80 or sentence.endswith((":", "?")) or _FLUFF.match(sentence)
                 or not _INFORMATIVE.search(sentence)
                 or (sentence.endswith("!") and not _TECHNICAL.search(sentence)))
 
 
-def _sentences(text: str) -> Iterable[str]:
+def sentences(text: str) -> Iterable[str]:
     """Informative sentences of assistant prose (lead-ins, questions, menus and chatter skipped)."""
-    for line in _lines(text):
+    for line in prose_lines(text):
         if line.startswith("["):  # menu options: [d] Done …
             continue
-        for sentence in _SENTENCE_SPLIT.split(line):
+        for sentence in SENTENCE_SPLIT.split(line):
             sentence = sentence.strip(" -*")
-            if _informative(sentence):
+            if informative(sentence):
                 yield sentence
 
 
-def _reply_context(reply: str, previous: str) -> str:
+def reply_context(reply: str, previous: str) -> str:
     """What a terse reply ('d', '2', 'yes') answers: the option it picks, else the question asked."""
     token = reply.strip().strip(".").lower()
     if 0 < len(token) <= 12:
         option = re.compile(r"(?i)(?:^|[\s*(\[])\[?\(?" + re.escape(token) + r"(?:\]|\)|\.|:|\s+[-–—])")
         for line in previous.splitlines():
-            clean = line.strip().lstrip("-*• ").strip()
-            if option.match(" " + clean.replace("**", "")):
-                return "it picks the option " + _quote(_cut(_clean(clean), 200))
-    questions = [s for s in _SENTENCE_SPLIT.split(_clean(previous[-3000:])) if s.rstrip().endswith("?")]
+            stripped = line.strip().lstrip("-*• ").strip()
+            if option.match(" " + stripped.replace("**", "")):
+                return "it picks the option " + quote(cut(clean(stripped), 200))
+    questions = [s for s in SENTENCE_SPLIT.split(clean(previous[-3000:])) if s.rstrip().endswith("?")]
     if questions:
-        return "it answers " + _quote(_cut(questions[-1], 200))
-    return "which ended " + _quote(_cut(_clean(previous[-600:]), 240))
+        return "it answers " + quote(cut(questions[-1], 200))
+    return "which ended " + quote(cut(clean(previous[-600:]), 240))

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ...model import Message
-from ...rounds import INJECTED_PREFIXES
-from .text import _cut
+from ....model import Message
+from ....rounds import INJECTED_PREFIXES
+from ..text import cut
 
 _CHECKPOINT_PREFIXES = (
     "<memory_block", "[CURRENT_ROUND_MEMORY_BLOCK]", "[DIALOGUE_MEMORY_BLOCK]", "[ROUND_LEVEL_MEMORY_BLOCK]",
@@ -36,14 +36,14 @@ _STALE_LINE = re.compile(
     r"edited after the last test run|the latest request (?:has no|is not|was answered)|latest request\b")
 
 
-def _is_checkpoint(message: Message) -> bool:
+def is_checkpoint(message: Message) -> bool:
     """Whether an injected message holds an earlier checkpoint (a memory block, a compact summary)."""
     text = message.text
     head = text.lstrip()[:200]
     return head.startswith(_CHECKPOINT_PREFIXES) or (message.internal and "<state_snapshot>" in text[:20000])
 
 
-def _carry(text: str) -> list[tuple[str, str]]:
+def carry(text: str) -> list[tuple[str, str]]:
     """The still-useful lines of an earlier checkpoint, each with the category it belongs to.
 
     Numbered headings decide the category (``_CARRY_MAP``); the old resume line, "(none)" lines,
@@ -102,7 +102,7 @@ def _carried_line(line: str, title: str) -> str | None:
             or line.startswith(("<", "Summary:", "Analysis:", *INJECTED_PREFIXES))
             or ("relevant files" in title and not bullet)):  # a directory tree: its structure cannot be carried
         return None
-    return _cut(line, 300)
+    return cut(line, 300)
 
 
 def _deduplicated(found: Sequence[tuple[str, str, str]]) -> list[tuple[str, str]]:

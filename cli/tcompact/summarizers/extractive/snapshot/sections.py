@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .budget import _Item
-from .content import _Content
-from .extraction import _Extraction
-from .files import _file_lines, _file_notes, _noted_paths, _tree
-from .history import _carried, _concepts, _critical, _decision_items, _facts, _work
-from .plan import _next_step, _todos
+from ..blocks.budget import _Item
+from ..blocks.content import _Content
+from ..scan.extraction import Scan
+from ..blocks.files import _file_lines, _file_notes, _noted_paths, _tree
+from ..blocks.history import _carried, _concepts, _critical, _decision_items, _facts, _work
+from ..scan.plan import next_step, todos
 
 #: Drop order when over budget (higher tiers go first). Resume line, active task and the user's
 #: requests (tier 0) are only ever shortened, or as a last resort the oldest requests dropped.
@@ -32,7 +32,7 @@ _TIERS = {
 _Sections = dict[str, list[_Item]]
 
 
-def _sections(contract: str, titles: Sequence[str], *, x: _Extraction, budget: int
+def _sections(contract: str, titles: Sequence[str], *, x: Scan, budget: int
               ) -> list[tuple[str, list[_Item]]]:
     """Items of every section of a contract, in the contract's order."""
     c = _Content(x, budget)
@@ -72,7 +72,7 @@ def _current(c: _Content) -> _Sections:
         "Active Task": _items(("active", c.active()), ("carried_requests", _carried(x, "requests"))),
         "Constraints and Preferences": _items(("constraints", c.constraints()),
                                               ("carried_requests", _carried(x, "constraints"))),
-        "Completed Work in This Active Segment": _items(("work_current", _todos(x, ("completed", "done"))),
+        "Completed Work in This Active Segment": _items(("work_current", todos(x, ("completed", "done"))),
                                                         ("work_current", _work(x, current)),
                                                         ("history", _work(x, earlier)),
                                                         ("carried_history", _carried(x, "history"))),
@@ -99,7 +99,7 @@ def _dialogue(c: _Content) -> _Sections:
                                                         ("carried_requests", _carried(x, "requests"))),
         "Learned User Requirements, Preferences, and Acceptance Criteria": _items(
             ("constraints", c.constraints()), ("carried_requests", _carried(x, "constraints"))),
-        "Historical Work Performed": _items(("history", _work(x, c.body_rounds)), ("history", _todos(x)),
+        "Historical Work Performed": _items(("history", _work(x, c.body_rounds)), ("history", todos(x)),
                                             ("carried_history", _carried(x, "history"))),
         "Key Technical Concepts and Codebase Understanding": _items(("concepts", _concepts(x)),
                                                                     ("file_notes", _file_notes(x))),
@@ -123,7 +123,7 @@ def _round(c: _Content) -> _Sections:
     return {
         "Active Task and Success Criteria": _items(("active", c.active(False)),
                                                    ("constraints", _latest_request_constraints(c))),
-        "Current Execution State": _items(("current", _todos(x)), ("current", c.current())),
+        "Current Execution State": _items(("current", todos(x)), ("current", c.current())),
         "Immediate Resume Point and Next Useful Step": _items(("resume_point", c.resume_point()),
                                                               ("next", c.pending())),
         "Current Task Facts, Decisions, Evidence, and Fixes": _items(*_decision_items(x, current),
@@ -158,7 +158,7 @@ def _full(c: _Content) -> _Sections:
     """The full-compaction contract: intent, code, errors, problem solving, user messages, next step."""
     x = c.x
     noted = _noted_paths(x)
-    step = _next_step(x)
+    step = next_step(x)
     return {
         "Primary Request and Intent": _items(("active", c.active(False)),
                                              ("carried_requests", _carried(x, "requests"))),
@@ -167,7 +167,7 @@ def _full(c: _Content) -> _Sections:
         "Errors and Fixes": _items(("fixes", c.fixes), ("facts", _facts(x)), ("carried_facts", _carried(x, "facts"))),
         "Problem Solving": _items(*_decision_items(x), ("carried_history", _carried(x, "history"))),
         "All User Messages": _items(("requests", c.requests(False)), ("carried_requests", _carried(x, "constraints"))),
-        "Pending Tasks": _items(("pending", _todos(x, ("pending", "in_progress", "in-progress", "todo"))),
+        "Pending Tasks": _items(("pending", todos(x, ("pending", "in_progress", "in-progress", "todo"))),
                                 ("carried_pending", _carried(x, "pending"))),
         "Current Work": _items(("current", c.current())),
         "Optional Next Step": _items(("next", [(step, 0)] if step != "(none)" else [])),

@@ -9,16 +9,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .extraction import _MAX_FILES, _File
-from .text import _quote
+from ..scan.extraction import MAX_FILES, FileState
+from ..text import quote
 
 if TYPE_CHECKING:
-    from .extraction import _Extraction
+    from ..scan.extraction import Scan
 
 _STATUS_OPS = ("created", "written", "edited", "deleted", "moved", "read", "searched")
 
 
-def _file_status(info: _File) -> str:
+def _file_status(info: FileState) -> str:
     """A file's operations: created, edited ×3, read, a failed op that never succeeded, …"""
     parts = []
     for op in _STATUS_OPS:
@@ -31,7 +31,7 @@ def _file_status(info: _File) -> str:
     return ", ".join(parts) or "touched"
 
 
-def _weight(info: _File) -> int:
+def _weight(info: FileState) -> int:
     """0 for changed files, 1 for read ones, 2 for ones only searched."""
     ops = info.ops
     if ops.get("created") or ops.get("written") or ops.get("edited") or ops.get("deleted"):
@@ -41,27 +41,27 @@ def _weight(info: _File) -> int:
     return 2 if not info.failed else 1
 
 
-def _ranked_files(x: _Extraction, rounds: set[int] | None = None, *, searched: bool = True) -> list[_File]:
+def _ranked_files(x: Scan, rounds: set[int] | None = None, *, searched: bool = True) -> list[FileState]:
     """Files by importance: changed ones first, then read, then only searched; newest first."""
     files = [f for f in x.files.values()
              if (rounds is None or f.rounds & rounds) and (searched or set(f.ops) - {"searched"} or f.failed)]
     files.sort(key=lambda f: (_weight(f), -f.last))
-    return files[:_MAX_FILES]
+    return files[:MAX_FILES]
 
 
-def _file_lines(x: _Extraction, rounds: set[int] | None = None, *, exclude: set[str] | frozenset[str] = frozenset()
+def _file_lines(x: Scan, rounds: set[int] | None = None, *, exclude: set[str] | frozenset[str] = frozenset()
                 ) -> list[tuple[str, int]]:
     """One Artifact Trail line per file: its path and what was done to it."""
     files = [f for f in _ranked_files(x, rounds) if f.path not in exclude]
     return [(f"{f.path} — {_file_status(f)}", rank) for rank, f in enumerate(files)]
 
 
-def _noted_paths(x: _Extraction) -> set[str]:
+def _noted_paths(x: Scan) -> set[str]:
     """Paths that get a note (a gist or symbols), so a plain status line for them would repeat it."""
     return {f.path for f in _ranked_files(x, searched=False) if f.gist or f.symbols}
 
 
-def _file_notes(x: _Extraction, rounds: set[int] | None = None) -> list[tuple[str, int]]:
+def _file_notes(x: Scan, rounds: set[int] | None = None) -> list[tuple[str, int]]:
     """What a file is about: its doc line and the symbols it defines or got."""
     out = []
     for f in _ranked_files(x, rounds, searched=False):
@@ -69,14 +69,14 @@ def _file_notes(x: _Extraction, rounds: set[int] | None = None) -> list[tuple[st
             continue
         text = f"{f.path} ({_file_status(f)})"
         if f.gist:
-            text += f": {_quote(f.gist)}"
+            text += f": {quote(f.gist)}"
         if f.symbols:
             text += "; symbols: " + ", ".join(f"`{s}`" for s in f.symbols)
         out.append((text, len(out)))
     return out
 
 
-def _tree(x: _Extraction, rounds: set[int] | None = None) -> list[tuple[str, int]]:
+def _tree(x: Scan, rounds: set[int] | None = None) -> list[tuple[str, int]]:
     """The touched files as an indented tree under their common folders."""
     files = _ranked_files(x, rounds, searched=False)
     if not files:
@@ -90,7 +90,7 @@ def _tree(x: _Extraction, rounds: set[int] | None = None) -> list[tuple[str, int
     return [(line, n) for n, line in enumerate(lines)]
 
 
-def _nested(files: Sequence[_File]) -> dict[str, dict[str, Any]]:
+def _nested(files: Sequence[FileState]) -> dict[str, dict[str, Any]]:
     """Files as nested dicts under their root ('/', '~/' or './'): folders end with '/', files map to status."""
     groups: dict[str, dict[str, Any]] = {}
     for f in sorted(files, key=lambda f: f.path):

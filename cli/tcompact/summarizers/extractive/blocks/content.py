@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .calls import _Action
-from .extraction import _Extraction
+from ..tools.calls import Action
+from ..scan.extraction import Scan
 from .history import _outcome
-from .plan import _in_progress, _next_step, _todos
-from .text import _clean, _cut, _cut_marked, _field, _one_line, _quote, _reply_context, _word_count
+from ..scan.plan import in_progress, next_step, todos
+from ..text import clean, cut, cut_marked, one_line, quote, reply_context, resume_field, word_count
 
 _REQUEST_CHARS = 1500  # a user request longer than this is cut with a marker
 _MAX_COMMANDS = 300
@@ -28,7 +28,7 @@ _OPEN_STATUSES = ("pending", "in_progress", "in-progress", "todo", "not_started"
 class _Content:
     """The texts of every kind of item that needs more than one look at the extraction."""
 
-    def __init__(self, x: _Extraction, budget: int) -> None:
+    def __init__(self, x: Scan, budget: int) -> None:
         self.x = x
         self.current_round = x.round
         self.body_rounds = ({r for _, r, _ in x.requests} | {a.round for a in x.actions}
@@ -45,7 +45,7 @@ class _Content:
 
     def request_text(self, text: str, limit: int | None = None) -> str:
         """A request quoted verbatim (long ones cut with a marker; continuation lines indented)."""
-        return _quote(_cut_marked(text, limit or self.request_chars).replace("\n", "\n  "))
+        return quote(cut_marked(text, limit or self.request_chars).replace("\n", "\n  "))
 
     def requests(self, with_outcome: bool, rounds: set[int] | None = None) -> list[tuple[str, int]]:
         """The body's real user messages in order (oldest ranked for dropping first)."""
@@ -67,7 +67,7 @@ class _Content:
         where = "" if index >= x.start else " (the message itself is kept above this summary)"
         out = [(f"Latest request{where}: {self.request_text(text, _REQUEST_CHARS)}", 0)]
         if len(text) < 40 and x.previous_text:
-            out.append((f"It replies to the assistant's previous message: {_reply_context(text, x.previous_text)}", 1))
+            out.append((f"It replies to the assistant's previous message: {reply_context(text, x.previous_text)}", 1))
         substantive = [(i, t) for i, t in x.substantive if i != index]
         if substantive and len(text) < 80:
             out.append((f"Original task: {self.request_text(substantive[0][1], 600)}", 2))
@@ -104,16 +104,16 @@ class _Content:
         for text in sources:
             for part in _USER_SPLIT.split(text[:20000]):
                 part = part.strip(" -*•")
-                if 3 <= _word_count(part) <= 80 and _CONSTRAINT_CUES.search(part) and part.lower() not in seen:
+                if 3 <= word_count(part) <= 80 and _CONSTRAINT_CUES.search(part) and part.lower() not in seen:
                     seen[part.lower()] = None
-                    found.append(_quote(_cut(_one_line(part), 300)))
+                    found.append(quote(cut(one_line(part), 300)))
         return [(line, len(found) - 1 - n) for n, line in enumerate(found)]
 
     # the state to resume from
 
     def active_item(self) -> str:
         """The Resume line's 'active': the todo in progress, else the last tool action."""
-        current = _in_progress(self.x)
+        current = in_progress(self.x)
         if current:
             return f"in_progress todo: {current}"
         last = self.x.last_action()
@@ -122,14 +122,14 @@ class _Content:
     def resume_line(self, limit: int = 200) -> str:
         """The one-line resume point, each field cut to about ``limit`` characters."""
         x = self.x
-        request = _field(x.last_request[1], limit) if x.last_request else "(none)"
+        request = resume_field(x.last_request[1], limit) if x.last_request else "(none)"
         return (f"last request: {request}; answered: {'yes' if self.answered else 'no'}; "
-                f"active: {_field(self.active_item(), limit + 20)}; next: {_field(_next_step(x), limit)}")
+                f"active: {resume_field(self.active_item(), limit + 20)}; next: {resume_field(next_step(x), limit)}")
 
     def current(self) -> list[tuple[str, int]]:
         """The state right before the checkpoint: todo in progress, recent actions, last test, last text."""
         out = []
-        current = _in_progress(self.x)
+        current = in_progress(self.x)
         if current:
             out.append((f"in progress (todo): {current}", 0))
         out += [("recent: " + text, rank + 1) for text, rank in _last_actions(self.x.actions)]
@@ -138,7 +138,7 @@ class _Content:
             out.append((f"latest test run: {_describe(tests[-1])}", 1))
         last = self.x.last_assistant
         if last is not None and last.text.strip():
-            out.append((f"last assistant message: {_quote(_cut(_clean(last.text), 300))}", 2))
+            out.append((f"last assistant message: {quote(cut(clean(last.text), 300))}", 2))
         return out
 
     def resume_point(self) -> list[tuple[str, int]]:
@@ -149,10 +149,10 @@ class _Content:
             text = f"last action: {_describe(last)}"
             if last.answered and not last.failed and last.first_line and not last.summary and last.command \
                     and not last.quiet:
-                text += f"; output began: {_quote(_cut(last.first_line, 160))}"
+                text += f"; output began: {quote(cut(last.first_line, 160))}"
             out.append((text, 0))
         if self.answered and self.x.last_assistant is not None:
-            out.append((f"the latest request was answered: {_quote(_cut(_clean(self.x.last_assistant.text), 240))}",
+            out.append((f"the latest request was answered: {quote(cut(clean(self.x.last_assistant.text), 240))}",
                         1))
         elif self.x.last_request is not None:
             out.append(("the latest request is not answered yet; continue from the last action", 1))
@@ -160,8 +160,8 @@ class _Content:
 
     def pending(self) -> list[tuple[str, int]]:
         """The next step and the unfinished plan items."""
-        out = _todos(self.x, _OPEN_STATUSES)
-        step = _next_step(self.x)
+        out = todos(self.x, _OPEN_STATUSES)
+        step = next_step(self.x)
         if step != "(none)":
             out.insert(0, (f"next step: {step}", 0))
         return out
@@ -178,7 +178,7 @@ class _Content:
         return out
 
 
-def _describe(action: _Action) -> str:
+def _describe(action: Action) -> str:
     """An action with its outcome: ok (test summary or exit code) or failed (exit code and error)."""
     if not action.answered:
         return f"{action.label} (no result yet)"
@@ -189,7 +189,7 @@ def _describe(action: _Action) -> str:
     return f"{action.label} → ok" + (f" ({detail})" if detail else "")
 
 
-def _last_actions(actions: Sequence[_Action], limit: int = 6) -> list[tuple[str, int]]:
+def _last_actions(actions: Sequence[Action], limit: int = 6) -> list[tuple[str, int]]:
     """The most recent distinct actions with their outcome (repeats counted), newest first."""
     out: list[list] = []
     for action in reversed(actions[-limit * 8:]):
@@ -203,7 +203,7 @@ def _last_actions(actions: Sequence[_Action], limit: int = 6) -> list[tuple[str,
     return [(text + (f" (×{n} in a row)" if n > 1 else ""), rank) for rank, (text, n) in enumerate(out)]
 
 
-def _test_coverage(actions: Sequence[_Action]) -> list[tuple[str, int]]:
+def _test_coverage(actions: Sequence[Action]) -> list[tuple[str, int]]:
     """The latest test run and the edits made after it, or the edits no test run followed at all."""
     tests = [a for a in actions if a.test and a.answered]
     edits = [a for a in actions if a.kind == "edit" or any(op in ("edited", "created", "written")
@@ -220,16 +220,16 @@ def _test_coverage(actions: Sequence[_Action]) -> list[tuple[str, int]]:
     return out
 
 
-def _fixes(actions: Sequence[_Action]) -> list[tuple[str, int]]:
+def _fixes(actions: Sequence[Action]) -> list[tuple[str, int]]:
     """Failures a later successful call fixed, each with that fix (the newest ranked to stay)."""
-    fixes = [f"{a.label} failed ({a.error}); fixed by a later successful {_cut(a.resolved_by, 120)}"
+    fixes = [f"{a.label} failed ({a.error}); fixed by a later successful {cut(a.resolved_by, 120)}"
              for a in actions if a.failed and a.resolved_by is not None]
     return [(text, len(fixes) - 1 - n) for n, text in enumerate(fixes)]
 
 
-def _unfixed(actions: Sequence[_Action]) -> list[tuple[str, int]]:
+def _unfixed(actions: Sequence[Action]) -> list[tuple[str, int]]:
     """Failures never fixed, grouped by what was attempted, the newest first."""
-    grouped: dict[tuple[str, str], list[_Action]] = {}
+    grouped: dict[tuple[str, str], list[Action]] = {}
     for action in actions:
         if action.failed and action.resolved_by is None:
             grouped.setdefault(action.keys[0] if action.keys else ("", action.label), []).append(action)
@@ -237,7 +237,7 @@ def _unfixed(actions: Sequence[_Action]) -> list[tuple[str, int]]:
     return [(_failure_line(group), rank) for rank, group in enumerate(failed)]
 
 
-def _failure_line(group: Sequence[_Action]) -> str:
+def _failure_line(group: Sequence[Action]) -> str:
     """A repeated failure as one line: the last attempt, how often, its exit code and error."""
     last = group[-1]
     times = f" ×{len(group)}" if len(group) > 1 else ""
@@ -246,9 +246,9 @@ def _failure_line(group: Sequence[_Action]) -> str:
     return f"{last.label}{tool} → {code}{last.error}"
 
 
-def _commands(actions: Sequence[_Action]) -> list[tuple[str, int]]:
+def _commands(actions: Sequence[Action]) -> list[tuple[str, int]]:
     """Distinct commands with their last outcome: failures, then test runs, then the rest."""
-    seen: dict[str, list[_Action]] = {}
+    seen: dict[str, list[Action]] = {}
     for action in actions:
         if action.kind != "command" or (action.quiet and not action.failed and action.paths):
             continue
@@ -259,7 +259,7 @@ def _commands(actions: Sequence[_Action]) -> list[tuple[str, int]]:
     return [(text, rank) for rank, (_, _, text) in enumerate(lines)]
 
 
-def _command_line(group: Sequence[_Action]) -> tuple[int, int, str]:
+def _command_line(group: Sequence[Action]) -> tuple[int, int, str]:
     """(importance, index, line) of a command run one or more times, by its last run."""
     last = group[-1]
     times = f" ×{len(group)}" if len(group) > 1 else ""

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...redact import redact
-from ...tokens import TokenCounter
-from .text import _cut
+from ....redact import redact
+from ....tokens import TokenCounter
+from ..text import cut
 
 _ITEM_CHARS = 400  # items other than the essential ones are cut to this many characters
 
@@ -51,7 +51,7 @@ def _render_text(sections: Sequence[tuple[str, Sequence[_Item]]]) -> str:
 
 def _prepare(item: _Item, limit: int | None, *, counter: TokenCounter) -> None:
     """Set an item's rendered line (cut to ``limit``, redacted) and its token cost."""
-    text = item.text if limit is None else _cut(item.text, limit)
+    text = item.text if limit is None else cut(item.text, limit)
     text = redact(text)
     item.line = text if item.raw else "- " + text
     item.cost = counter.count(item.line) + 1
@@ -67,7 +67,7 @@ def _render_lines(items: Sequence[_Item]) -> None:
     """Cut the non-essential items and render every line once (redacted)."""
     for item in items:
         limit = None if item.tier == 0.0 or item.raw else _ITEM_CHARS
-        item.text = item.text if limit is None else _cut(item.text, limit)
+        item.text = item.text if limit is None else cut(item.text, limit)
         item.line = redact(item.text) if item.raw else "- " + redact(item.text)
 
 

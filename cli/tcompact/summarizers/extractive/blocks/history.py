@@ -10,31 +10,31 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .text import _clean, _cut, _lines, _one_line, _quote, _word_count
+from ..text import clean, cut, prose_lines, one_line, quote, word_count
 
 if TYPE_CHECKING:
-    from .calls import _Action
-    from .extraction import _Extraction
+    from ..tools.calls import Action
+    from ..scan.extraction import Scan
 
 _WORK_OPS = ("created", "written", "edited", "deleted", "read", "searched")
 
 
-def _outcome(x: _Extraction, rnd: int) -> str:
+def _outcome(x: Scan, rnd: int) -> str:
     """What came of a round: answered or in progress, with the first line of its last text."""
     last = x.round_text.get(rnd)
     if last is None:
         return "no answer in this part"
     text, tools = last
-    first = next((ln for ln in _lines(text) if _word_count(ln) >= 3), None)
+    first = next((ln for ln in prose_lines(text) if word_count(ln) >= 3), None)
     if first is None:
-        first = _clean(text)
+        first = clean(text)
     state = "answered" if not tools else "in progress"
-    return f"{state}: {_cut(_one_line(first), 200)}"
+    return f"{state}: {cut(one_line(first), 200)}"
 
 
-def _work(x: _Extraction, rounds: Iterable[int]) -> list[tuple[str, int]]:
+def _work(x: Scan, rounds: Iterable[int]) -> list[tuple[str, int]]:
     """One line per round: what was created, edited, read and run, and how the round ended."""
-    by_round: dict[int, list[_Action]] = {}
+    by_round: dict[int, list[Action]] = {}
     for action in x.actions:
         by_round.setdefault(action.round, []).append(action)
     requests = {rnd: text for _, rnd, text in x.requests}
@@ -46,12 +46,12 @@ def _work(x: _Extraction, rounds: Iterable[int]) -> list[tuple[str, int]]:
         actions = by_round.get(rnd, [])
         if not actions and rnd not in x.round_text:
             continue
-        label = f"round {rnd}" + (f" ({_quote(_cut(_one_line(requests[rnd]), 60))})" if rnd in requests else "")
+        label = f"round {rnd}" + (f" ({quote(cut(one_line(requests[rnd]), 60))})" if rnd in requests else "")
         out.append((f"{label}: {_round_work(actions)}; {_outcome(x, rnd)}", len(wanted) - 1 - len(out)))
     return out
 
 
-def _round_work(actions: Sequence[_Action]) -> str:
+def _round_work(actions: Sequence[Action]) -> str:
     """The files a round touched by operation, the commands it ran and its failed calls."""
     files: dict[str, Counter] = {}
     for a in actions:
@@ -78,13 +78,13 @@ def _file_parts(files: Mapping[str, Counter]) -> list[str]:
     return parts
 
 
-def _decision_items(x: _Extraction, rounds: set[int] | None = None, *, latest: int = 5) -> list[tuple[str, list]]:
+def _decision_items(x: Scan, rounds: set[int] | None = None, *, latest: int = 5) -> list[tuple[str, list]]:
     """Decisions as item groups: the newest few kept longer than the rest."""
     found = _decisions(x, rounds)
     return [("latest_decisions", found[:latest]), ("decisions", found[latest:])]
 
 
-def _decisions(x: _Extraction, rounds: set[int] | None = None) -> list[tuple[str, int]]:
+def _decisions(x: Scan, rounds: set[int] | None = None) -> list[tuple[str, int]]:
     """Informative assistant sentences, the newest first, deduplicated."""
     seen: dict[str, None] = {}
     out: list[tuple[str, int]] = []
@@ -95,11 +95,11 @@ def _decisions(x: _Extraction, rounds: set[int] | None = None) -> list[tuple[str
         if key in seen:
             continue
         seen[key] = None
-        out.append((_cut(sentence, 300), len(out)))
+        out.append((cut(sentence, 300), len(out)))
     return out
 
 
-def _facts(x: _Extraction, rounds: set[int] | None = None) -> list[tuple[str, int]]:
+def _facts(x: Scan, rounds: set[int] | None = None) -> list[tuple[str, int]]:
     """Test results of the body, the newest first."""
     out = []
     for action in reversed(x.actions):
@@ -111,7 +111,7 @@ def _facts(x: _Extraction, rounds: set[int] | None = None) -> list[tuple[str, in
     return out
 
 
-def _concepts(x: _Extraction) -> list[tuple[str, int]]:
+def _concepts(x: Scan) -> list[tuple[str, int]]:
     """The backticked terms the assistant used most."""
     terms = [t for t, n in x.terms.most_common(40) if n >= 2 or len(x.terms) < 15][:24]
     if not terms:
@@ -119,7 +119,7 @@ def _concepts(x: _Extraction) -> list[tuple[str, int]]:
     return [("terms the assistant relied on: " + ", ".join(f"`{t}`" for t in terms), 0)]
 
 
-def _critical(x: _Extraction) -> list[tuple[str, int]]:
+def _critical(x: Scan) -> list[tuple[str, int]]:
     """The working directory and where offloaded or cleared tool output can be recovered."""
     out = []
     if x.cwd:
@@ -129,7 +129,7 @@ def _critical(x: _Extraction) -> list[tuple[str, int]]:
     return out
 
 
-def _carried(x: _Extraction, category: str) -> list[tuple[str, int]]:
+def _carried(x: Scan, category: str) -> list[tuple[str, int]]:
     """Lines of an earlier checkpoint of one category, marked as earlier."""
     lines = x.carried.get(category, [])
     return [(f"[earlier] {line}", n) for n, line in enumerate(lines)]
