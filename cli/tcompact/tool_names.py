@@ -22,6 +22,7 @@ __all__ = [
     "PLAN_MODE",
     "SKILL",
     "AGENT",
+    "FINISH",
     "EDITOR",
     "is_plan_tool",
     "kind_of",
@@ -53,24 +54,26 @@ PLAN_MODE = frozenset({"exitplanmode", "exit_plan_mode"})
 SKILL = frozenset({"skill"})
 #: Tools that start a sub-agent; their results are reports, not errors or file contents.
 AGENT = frozenset({"task", "agent", "spawn_agent", "subagent", "dispatch_agent"})
+#: Tools that end the task (SWE-agent's submit, Cline's attempt_completion, …): a successful call answers it.
+FINISH = frozenset({"submit", "finish", "task_complete", "attempt_completion", "complete_task", "final_answer"})
 #: Editor tools with a ``command`` sub-command (view / create / str_replace / insert / undo_edit).
 EDITOR = frozenset({"str_replace_editor", "str_replace_based_edit_tool"})
 
 _KINDS = (("shell", SHELL), ("read", READ), ("edit", EDIT), ("write", WRITE), ("search", SEARCH),
           ("patch", PATCH), ("todo", TODO), ("plan_mode", PLAN_MODE), ("skill", SKILL), ("agent", AGENT),
-          ("editor", EDITOR))
+          ("finish", FINISH), ("editor", EDITOR))
 
 
 def kind_of(name: str) -> str:
     """What a tool of this name does: shell, read, edit, write, search, patch, todo, plan_mode, skill,
-    agent, editor — or "other"."""
+    agent, finish, editor — or "other"."""
     lname = name.lower()
     for kind, names in _KINDS:
         if lname in names:
             return kind
-    return "todo" if "todo" in lname else "other"
+    return "todo" if "todo" in lname or lname.endswith("_plan") else "other"
 
 
 def is_plan_tool(name: str) -> bool:
-    """Whether a tool sets the todo list or plan (any name with "todo" in it counts)."""
+    """Whether a tool sets the todo list or plan (any name with "todo" in it, or ending in "_plan", counts)."""
     return kind_of(name) == "todo"

@@ -31,10 +31,9 @@ import time
 from ...tokens import TokenCounter
 from ..base import SummarizerError, SummaryRequest, SummaryResponse
 from ..contracts import SECTIONS
-from .blocks.writer import summarize_blocks
-from .blocks.budget import _fit
-from .scan.extraction import Scan
-from .snapshot.sections import _sections
+from .blocks import summarize_blocks
+from .scan import Scan
+from .snapshot import instruction, write_snapshot
 
 __all__ = ["ExtractiveSummarizer"]
 
@@ -58,7 +57,7 @@ class ExtractiveSummarizer:
         if titles is None:
             raise SummarizerError("api_request_error", f"unknown summary contract {request.contract!r}",
                                   hint=f"choose one of: {', '.join(SECTIONS)}")
-        facts = Scan(request.messages, request.body)
-        sections = _sections(request.contract, titles, x=facts, budget=request.target_tokens)
-        text = _fit(sections, request.target_tokens, counter=self.counter)
+        scan = Scan(request.messages, request.body)
+        text = write_snapshot(scan, request.contract, titles, budget=request.target_tokens, counter=self.counter,
+                              preserve=instruction(request.prompt))
         return SummaryResponse(text=text, usage=None, model="extractive", latency_s=time.perf_counter() - started)

@@ -17,8 +17,10 @@ _TAIL = 6000  # … and from the end
 _COMMAND_TAG = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F]+")
-MD_NOISE = re.compile(r"\*\*|__|^#+\s*|^\s*(?:[-*+]|\d+[.)])\s+|^>\s*")
-_MD_CLEAN = re.compile(r"(?m)\*\*|__|^\s*#+\s*|^\s*(?:---+|===+|\*\*\*+)\s*$")
+MD_NOISE = re.compile(r"^#+\s*|^\s*(?:[-*+]|\d+[.)])\s+|^>\s*")  # heading, list and quote marks
+_EMPHASIS = re.compile(r"\*\*[ \t]*([^*\n]+?)[ \t]*\*\*")  # **bold** (``__`` is never touched: it is part of names)
+_CODE_SPAN = re.compile(r"(`[^`\n]*`)")
+_MD_CLEAN = re.compile(r"(?m)^\s*#+\s*|^\s*(?:---+|===+|\*\*\*+)\s*$")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _FLUFF = re.compile(r"(?i)^(?:(?:now,?\s+)?let(?:'s| me| us)\b|i'll now\b|ok(?:ay)?[,.!]?$|sure[,.!]?$)")
 _INFORMATIVE = re.compile(
@@ -27,11 +29,13 @@ _INFORMATIVE = re.compile(
     r"return|exist|not\b|no\b|never|only|none|cannot|can't|doesn't|isn't|won't|unless|without|supports?|"
     r"handles?|contains?|defaults?|expects?|means|shows?)", re.IGNORECASE)
 _TECHNICAL = re.compile(r"[`/_=()0-9]|(?-i:[a-z][A-Z])")
-SENTENCE_SPLIT = re.compile(  # the cheap look-behind first: most positions fail there
-    r"(?<=[。！？])|(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)\s+(?=[A-Z0-9`\"'(\[*_])")
+_ENDS = frozenset(".!?")
+_CJK_ENDS = frozenset("。！？")
+_OPENERS = {"“": "”", "(": ")", "[": "]", "‘": "’"}
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "mr", "mrs", "ms", "dr", "no", "fig", "approx", "incl"})
 _STAGE_DIRECTION = re.compile(r"\*[^*].*[^*]\*|_[^_].*[^_]_")  # *nods approvingly*
-_MD_NOISE_STARTS = ("#", ">", "-", "*", "+")  # a line with noise starts so (or blank, or a digit) or has ** or __
-_MD_CLEAN_MARKS = ("**", "__", "#", "---", "===")  # every match of _MD_CLEAN has one of these
+_MD_NOISE_STARTS = ("#", ">", "-", "*", "+")  # a line with noise starts so (or blank, or a digit)
+_MD_CLEAN_MARKS = ("#", "---", "===", "***")  # every match of _MD_CLEAN has one of these
 _ODD_CASES = ("\u0130", "\u0131", "\u017f")  # İ ı ſ: re.IGNORECASE matches them as i and s; lower() does not
 
 
@@ -95,11 +99,19 @@ def user_text(message: Message) -> str:
 
 
 def clean(text: str) -> str:
-    """Markdown emphasis, rules, heading marks and emoji removed; whitespace collapsed."""
+    """Bold marks, rules, heading marks and emoji removed; whitespace collapsed. Code spans, ``__`` and
+    every other character of names and paths stay as they are."""
     text = no_emoji(text)
     if any(map(text.__contains__, _MD_CLEAN_MARKS)):
         text = _MD_CLEAN.sub(" ", text)
-    return one_line(text)
+    return one_line(unbold(text))
+
+
+def unbold(text: str) -> str:
+    """``**bold**`` outside code spans made plain."""
+    if "**" not in text:
+        return text
+    return "".join(piece if piece.startswith("`") else _EMPHASIS.sub(r"\1", piece) for piece in _CODE_SPAN.split(text))
 
 
 def no_emoji(text: str) -> str:
@@ -108,12 +120,12 @@ def no_emoji(text: str) -> str:
 
 
 def unmarked(line: str) -> str:
-    """A line without markdown emphasis and heading, list or quote marks (twice: marks can be nested)."""
+    """A line without bold marks and heading, list or quote marks (twice: marks can be nested)."""
     first = line[:1]
-    if first in _MD_NOISE_STARTS or first.isspace() or first.isdigit() or "**" in line or "__" in line:
+    if first in _MD_NOISE_STARTS or first.isspace() or first.isdigit():
         once, found = MD_NOISE.subn("", line)
-        return MD_NOISE.sub("", once) if found else once
-    return line
+        line = MD_NOISE.sub("", once) if found else once
+    return unbold(line)
 
 
 def prose_lines(text: str) -> Iterable[str]:
@@ -146,12 +158,54 @@ def informative(sentence: str) -> bool:
                 or (sentence.endswith("!") and not _TECHNICAL.search(sentence)))
 
 
+def split_sentences(line: str) -> list[str]:
+    """The sentences of one line of prose. A stop ends a sentence only outside quotes, brackets and code
+    spans, before a blank and a capital, digit, quote or mark — not after e.g., i.e., etc., vs. or an
+    initial —, so quoted speech and attributions stay whole; CJK stops end one anywhere outside quotes."""
+    out: list[str] = []
+    start, closing, code, straight = 0, [], False, False
+    n = len(line)
+    for i, ch in enumerate(line):
+        if ch == "`":
+            code = not code
+        elif code:
+            continue
+        elif ch == '"' or (closing and ch == closing[-1]):
+            if ch == '"':
+                straight = not straight
+            else:
+                closing.pop()
+            if not closing and not straight and i and line[i - 1] in _ENDS and _ends_here(line, i, n):
+                out.append(line[start:i + 1].strip())  # a quoted sentence that ends the sentence
+                start = i + 1
+        elif ch in _OPENERS:
+            closing.append(_OPENERS[ch])
+        elif not closing and not straight and (ch in _CJK_ENDS or (ch in _ENDS and _ends_here(line, i, n))):
+            out.append(line[start:i + 1].strip())
+            start = i + 1
+    rest = line[start:].strip()
+    if rest:
+        out.append(rest)
+    return [s for s in out if s]
+
+
+def _ends_here(line: str, i: int, n: int) -> bool:
+    """Whether the stop at ``i`` ends a sentence (a blank, then a sentence start, follows it)."""
+    if i + 2 >= n or not line[i + 1].isspace():
+        return False
+    nxt = line[i + 2:].lstrip()[:1]
+    if not nxt or not (nxt.isupper() or nxt.isdigit() or nxt in "`\"'([*_“"):
+        return False
+    word = line[:i].rsplit(None, 1)[-1].lower().lstrip("(\"'“") if line[:i].strip() else ""
+    return word not in _ABBREVIATIONS and not (len(word) == 1 and word.isalpha())
+
+
 def sentences(text: str) -> Iterable[str]:
     """Informative sentences of assistant prose (lead-ins, questions, menus and chatter skipped)."""
     for line in prose_lines(text):
         if line.startswith("["):  # menu options: [d] Done …
             continue
-        for sentence in SENTENCE_SPLIT.split(line):
+        for sentence in split_sentences(line):
             sentence = sentence.strip(" -*")
             if informative(sentence):
                 yield sentence
@@ -163,10 +217,10 @@ def reply_context(reply: str, previous: str) -> str:
     if 0 < len(token) <= 12:
         option = re.compile(r"(?i)(?:^|[\s*(\[])\[?\(?" + re.escape(token) + r"(?:\]|\)|\.|:|\s+[-–—])")
         for line in previous.splitlines():
-            stripped = line.strip().lstrip("-*• ").strip()
+            stripped = line.strip().lstrip("-• ").strip()
             if option.match(" " + stripped.replace("**", "")):
                 return "it picks the option " + quote(cut(clean(stripped), 200))
-    questions = [s for s in SENTENCE_SPLIT.split(clean(previous[-3000:])) if s.rstrip().endswith("?")]
+    questions = [s for s in split_sentences(clean(previous[-3000:])) if s.rstrip().endswith("?")]
     if questions:
         return "it answers " + quote(cut(questions[-1], 200))
     return "which ended " + quote(cut(clean(previous[-600:]), 240))

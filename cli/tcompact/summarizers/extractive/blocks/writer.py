@@ -34,6 +34,7 @@ from ....model import Message
 from ....redact import redact
 from ....rounds import is_real_user
 from ....tokens import TokenCounter
+from ....tool_names import is_plan_tool
 from ...base import Block, SummaryRequest
 from .budget import _count_lines, _drop_until_fit, _Estimate, _Item, _render_lines, _shorten_until_fit
 from ..scan.extraction import CWD_PATTERNS
@@ -151,8 +152,7 @@ def _backgrounds(messages: Sequence[Message], starts: Sequence[int]) -> dict[int
 
 def _sets_plan(m: Message) -> bool:
     """Whether an assistant message sets the plan (TodoWrite / update_plan with a list of items)."""
-    return any("todo" in c.name.lower() or "plan" in c.name.lower() for c in m.tool_calls) and \
-        plan_of(m.tool_calls) is not None
+    return any(is_plan_tool(c.name) for c in m.tool_calls) and plan_of(m.tool_calls) is not None
 
 
 def _cwd(text: str) -> str:

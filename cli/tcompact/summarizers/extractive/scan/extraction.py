@@ -41,6 +41,7 @@ class FileState:
     gist: str = ""
     symbols: list[str] = field(default_factory=list)
     rounds: set[int] = field(default_factory=set)
+    last_op: str = ""  # the latest operation that succeeded
 
     def note(self, action: Action, op: str) -> None:
         """Count one operation of an action on this file and keep its gist and symbols."""
@@ -48,6 +49,7 @@ class FileState:
             self.failed[op] += 1
         else:
             self.ops[op] += 1
+            self.last_op = op
         self.last = action.index
         self.rounds.add(action.round)
         if action.gist and not self.gist:
@@ -81,12 +83,12 @@ class Scan:
         self._assistant_text = ""
         self._open_file: str | None = None
         self._calls: dict[str, Action] = {}
-        self._prose_texts: list[tuple[int, int, str]] = []  # (index, round, text) of the assistant prose
+        self.prose: list[tuple[int, int, str]] = []  # (index, round, text) of the assistant texts, in order
         self._newest: list[tuple[int, int, str]] = []  # (index, round, sentence) read so far, newest first
         self.round = 0  # real user messages so far; after the scan, the current round
         self._scan_context()
         self._scan_body()
-        self._unread = len(self._prose_texts)  # prose texts not yet read for sentences (the oldest ones)
+        self._unread = len(self.prose)  # prose texts not yet read for sentences (the oldest ones)
         self._gather_files()
         _resolve_failures(self.actions)
 
@@ -178,7 +180,7 @@ class Scan:
         text = m.text.strip()
         self._assistant_text = text
         self.round_text[self.round] = (text, bool(m.tool_calls))
-        self._prose_texts.append((i, self.round, text))
+        self.prose.append((i, self.round, text))
         for term in _BACKTICK.findall(text[:20000]):
             self.terms[term.strip()] += 1
 
@@ -249,7 +251,7 @@ class Scan:
         """Add the sentences of the next older prose text that has some; False when none is left or there are enough."""
         while self._unread and len(self._newest) < _MAX_SENTENCES:
             self._unread -= 1
-            i, rnd, text = self._prose_texts[self._unread]
+            i, rnd, text = self.prose[self._unread]
             found = [(i, rnd, s) for s in sentences(window(text) if len(text) > 20000 else text)]
             if found:
                 self._newest += reversed(found[len(self._newest) - _MAX_SENTENCES:])
@@ -261,7 +263,8 @@ class Scan:
         return self.actions[-1] if self.actions else None
 
     def answered(self) -> bool:
-        """Whether the last real user message is followed by a final assistant text without tool calls."""
+        """Whether the last real user message is answered: by a final assistant text without tool calls, or
+        by a successful call of a tool that ends the task (submit) with nothing but its result after it."""
         if self.last_request is None:
             return False
         last = None
@@ -269,7 +272,11 @@ class Scan:
             if self.messages[i].role == "assistant":
                 last = self.messages[i]
                 break
-        return last is not None and bool(last.text.strip()) and not last.tool_calls
+        if last is not None and bool(last.text.strip()) and not last.tool_calls:
+            return True
+        final = self.actions[-1] if self.actions else None
+        return final is not None and final.finishes and final.index > self.last_request[0] and \
+            not any(self.messages[i].role == "assistant" for i in range(final.index + 1, self.stop))
 
 
 def _absolute(path: str, cwd: str) -> str:

@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ....model import ToolCall
+from ....tool_names import is_plan_tool
 from ..tools.calls import call_args
-from ..text import MD_NOISE, SENTENCE_SPLIT, clean, cut, prose_lines, one_line
+from ..text import MD_NOISE, clean, cut, one_line, prose_lines, split_sentences
 
 if TYPE_CHECKING:
     from .extraction import Scan
@@ -26,8 +27,7 @@ def plan_of(calls: Sequence[ToolCall]) -> tuple[list[tuple[str, str]], str] | No
     """The (items, explanation) of the last TodoWrite / update_plan call among ``calls``, if any."""
     plan = None
     for call in calls:
-        lname = call.name.lower()
-        if "todo" not in lname and "plan" not in lname:
+        if not is_plan_tool(call.name):
             continue
         args, _ = call_args(call)
         items = args.get("todos", args.get("plan", args.get("items")))
@@ -96,7 +96,7 @@ def _stated_next_step(text: str) -> str:
     """The last sentence of the text that announces what comes next, else '(none)'."""
     found = ""
     for line in prose_lines(text):
-        for sentence in SENTENCE_SPLIT.split(line):
+        for sentence in split_sentences(line):
             if _NEXT_CUES.search(sentence) and len(sentence.split()) >= 3:
                 found = sentence
     found = re.sub(r"(?i)^\W*next(?: steps?)?\s*[:,\-–]\s*", "", clean(found))

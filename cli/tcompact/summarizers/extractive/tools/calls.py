@@ -15,21 +15,11 @@ from typing import Any
 import orjson
 
 from ....model import ToolCall
+from ....tool_names import EDIT, EDITOR, READ, SEARCH, SHELL, WRITE, is_plan_tool
 from .outputs import _gist, _symbols
 from .shell import _command_label, _file_ops, _normalise_command, _segments, _test_run
 from ..text import cut, one_line
 
-_SHELL_TOOLS = frozenset({
-    "bash", "shell", "exec_command", "run_command", "execute_command", "terminal", "run_terminal_cmd",
-    "local_shell", "shell_command", "run_shell_command", "execute_bash", "cmd", "powershell", "run",
-})
-_READ_TOOLS = frozenset({"read", "read_file", "readfile", "view", "view_file", "open", "open_file", "cat",
-                         "get_file", "notebookread", "read_notebook", "fetch_file"})
-_EDIT_TOOLS = frozenset({"edit", "multiedit", "str_replace", "edit_file", "notebookedit", "insert", "replace",
-                         "apply_diff", "replace_in_file", "search_replace", "edit_notebook", "patch_file"})
-_WRITE_TOOLS = frozenset({"write", "write_file", "writefile", "create", "create_file", "new_file", "save_file"})
-_SEARCH_TOOLS = frozenset({"grep", "glob", "find_file", "search_file", "search_dir", "search", "rg", "ls", "list_dir",
-                           "list_files", "find", "codebase_search", "file_search", "grep_search"})
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "target_file", "filepath")
 _PRIMARY_KEYS = _PATH_KEYS + ("command", "cmd", "url", "query", "pattern", "title", "description", "skill",
                               "subagent_type", "prompt")
@@ -70,6 +60,9 @@ class Action:
     cwd: str = ""  # working directory when the call was made, if known
     workdir: str = ""  # a working directory the call itself sets (it holds for later calls too)
     opens: str | None = None  # the file the call makes SWE-agent's open file
+    error_lines: tuple[str, ...] = ()  # error statements anywhere in the result, verbatim
+    outcome: str = ""  # the line of the result that says how it ended (commands)
+    finishes: bool = False  # a tool that ends the task (submit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +105,10 @@ def _shell_command(name: str, args: Mapping[str, Any], *, raw: str, call_type: s
         if len(value) >= 3 and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and value[1].startswith("-"):
             return value[-1]
         return shlex.join(value)
-    shell = name in _SHELL_TOOLS or call_type == "local_shell"
+    shell = name in SHELL or call_type == "local_shell"
     if isinstance(value, str) and (shell or ("command" in args and not any(k in args for k in _PATH_KEYS))):
         return value
-    if not args and name in _SHELL_TOOLS and raw.strip():
+    if not args and name in SHELL and raw.strip():
         return raw.strip()
     return None
 
@@ -123,7 +116,7 @@ def _shell_command(name: str, args: Mapping[str, Any], *, raw: str, call_type: s
 def classify(index: int, call: ToolCall, *, round_: int, open_file: str | None) -> Action | None:
     """Classify a tool call: shell command, patch, read, edit/write, search, test tool or other."""
     lname = call.name.lower()
-    if "todo" in lname or lname == "update_plan":
+    if is_plan_tool(lname):
         return None  # the plan is read separately
     args, raw = call_args(call)
     c = _Call(index, round_, call.name, args, raw)
@@ -198,13 +191,13 @@ def _patch_action(c: _Call, patch: str) -> Action:
 
 def _kind(lname: str, sub: str) -> tuple[str, str]:
     """(action kind, file operation) of a non-shell tool by its name or editor sub-command."""
-    if lname in _READ_TOOLS or sub == "view":
+    if lname in READ or sub == "view":
         return "read", "read"
-    if lname in _EDIT_TOOLS or sub in ("str_replace", "insert", "undo_edit"):
+    if lname in EDIT or sub in ("str_replace", "insert", "undo_edit"):
         return "edit", "edited"
-    if lname in _WRITE_TOOLS or sub == "create":
+    if lname in WRITE or sub == "create":
         return "edit", "created"
-    if lname in _SEARCH_TOOLS:
+    if lname in SEARCH:
         return "search", "searched"
     if "test" in lname:
         return "command", ""
@@ -215,7 +208,7 @@ def _tool_action(c: _Call, open_file: str | None) -> Action:
     """A non-shell, non-patch call: file read or edit, search, test tool or anything else."""
     args, lname = c.args, c.lname
     path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k].strip()), None)
-    editor = lname in ("str_replace_editor", "str_replace_based_edit_tool")
+    editor = lname in EDITOR
     sub = str(args.get("command", "")).lower() if editor else ""
     if path is None and lname in ("edit", "insert") and open_file and ("search" in args or "text" in args
                                                                        or "replace" in args):

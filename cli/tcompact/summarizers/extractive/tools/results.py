@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 
+from ....tool_names import AGENT, kind_of
 from .calls import Action
+from .errors import error_lines, outcome_line
 from .outputs import _command_failed, _exit_code, _first_lines, _gist, _key_error, _symbols, _test_summary, _tool_failed
 from ..text import cut
 
-_REPORT_TOOLS = frozenset({"task", "agent", "spawn_agent", "subagent", "dispatch_agent"})  # answers are reports
 _DATA_FILES = re.compile(r"(?i)\.(?:jsonl?|csv|tsv|log|lock|vtt|srt|svg|xml|min\.js|map|bin|txt|out|ndjson)$")
 _LINE_NUMBERS = re.compile(r"(?m)^\s*\d+(?:→|\t|:|\s{2})")
 
@@ -34,6 +35,10 @@ def record_result(action: Action, text: str, *, window: str, is_error: bool) -> 
         action.error = _key_error(window)
     elif not action.gist and action.partial is False:
         _note_read(action, head)
+    action.error_lines = tuple(error_lines(text))
+    if action.kind == "command" and not failed:
+        action.outcome = summary or outcome_line(text)
+    action.finishes = kind_of(action.name) == "finish" and not failed
     _created_or_updated(action, head)
 
 
@@ -41,7 +46,7 @@ def _silent_failure(action: Action, window: str, *, summary: str) -> bool:
     """Whether a result without error flag or exit code still says the call failed."""
     if action.kind == "command" and not action.quiet:
         return _command_failed(window, summary)
-    refusable = action.kind == "other" and action.name.lower() not in _REPORT_TOOLS
+    refusable = action.kind == "other" and action.name.lower() not in AGENT  # a sub-agent's answer is a report
     return _tool_failed(window[:4000], refusable=refusable)
 
 

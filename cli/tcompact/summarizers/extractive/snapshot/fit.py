@@ -1,0 +1,91 @@
+"""Choosing the items that fit the summary's budget, and rendering the ``<state_snapshot>``.
+
+Every item is one fact with a priority (0 is kept first) and its place in the session. Items are
+taken by priority, the newest first within one, while they fit; an item that does not fit is
+passed over and smaller ones still get their chance, so the budget is used, not abandoned at the
+first large item. Each section then lists its items in the order they happened. A section says
+how many of its items the budget left out only when some were, and "(none)" only when it never
+had any. The user's messages have a budget of their own (they are chosen in :mod:`.users`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ....redact import redact
+from ....tokens import TokenCounter
+
+__all__ = ["Item", "render", "fit"]
+
+_DROPPED = "- (+{n} more left out for the budget)"
+
+
+@dataclass(slots=True)
+class Item:
+    """One fact: its section ``kind``, text, ``priority`` (0 first), ``order`` (message index) and round.
+
+    ``block`` items are rendered as they are (several lines); others as one ``- `` bullet. ``own``
+    items are paid from their own budget (the user's messages), not the summary's."""
+
+    kind: str
+    text: str
+    priority: int
+    order: int = 0
+    round: int = 0
+    block: bool = False
+    own: bool = False
+    keep: bool = False
+    cost: int = 0
+
+    @property
+    def line(self) -> str:
+        """The rendered text of the item."""
+        return self.text if self.block else f"- {self.text}"
+
+
+def render(sections: Sequence[tuple[str, Sequence[Item]]], *, dropped: dict[str, int] | None = None) -> str:
+    """The snapshot: numbered headings, kept items in session order, drop markers, "(none)"."""
+    dropped = dropped or {}
+    parts = ["<state_snapshot>"]
+    for n, (title, items) in enumerate(sections, start=1):
+        parts.append(f"{n}. {title}")
+        kept = sorted((item for item in items if item.keep), key=lambda item: (item.order, item.priority))
+        parts.extend(item.line for item in kept)
+        left_out = dropped.get(title, 0) + sum(1 for item in items if not item.keep and not item.own)
+        if left_out:
+            parts.append(_DROPPED.format(n=left_out))
+        elif not kept:
+            parts.append("(none)")
+        parts.append("")
+    parts[-1] = "</state_snapshot>"
+    return "\n".join(parts)
+
+
+def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter: TokenCounter,
+        dropped: dict[str, int] | None = None) -> str:
+    """The rendered snapshot with the items that fit ``budget`` tokens (own-budget items always kept)."""
+    items = [item for _, entries in sections for item in entries]
+    for item in items:
+        item.text = redact(item.text)
+    counter.prime(item.line for item in items)
+    for item in items:
+        item.cost = counter.count(item.line) + 1
+        item.keep = item.own
+    skeleton = counter.count(render([(title, []) for title, _ in sections])) + 12 * len(sections)
+    left = budget - skeleton - sum(item.cost for item in items if item.own)
+    for item in sorted((i for i in items if not i.own), key=lambda i: (i.priority, -i.order)):
+        if item.cost <= left:
+            item.keep = True
+            left -= item.cost
+    text = render(sections, dropped=dropped)
+    over = counter.count(text) - budget - sum(item.cost for item in items if item.own)
+    optional = sorted((i for i in items if i.keep and not i.own), key=lambda i: (-i.priority, i.order))
+    while over > 0 and optional:  # the estimate was low (tokens merge across lines): give up the least
+        item = optional.pop(0)
+        item.keep = False
+        over -= item.cost
+        if over <= 0:
+            text = render(sections, dropped=dropped)
+            over = counter.count(text) - budget - sum(i.cost for i in items if i.own)
+    return render(sections, dropped=dropped)
