@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import FakeSummarizer, call, msg
 
@@ -229,9 +231,12 @@ def test_full_keeps_user_messages_newest_first_within_the_budget():
     roles = [m.role for m in result.messages]
     assert roles == ["system", "user", "user", "user", "user"]
     first, second, third, handoff = result.messages[1:]
-    assert first.text.startswith("first request please please")
-    assert "[... the rest of this message (" in first.text and first.text.endswith(
-        "tokens) was cut by tcompact full to fit the user-message budget ...]")
+    # the overflowing request keeps its head and its tail, cut at blanks, around the marker
+    head, marker, tail = re.fullmatch(r"(first request (?:please )*please)\n(\[… [\d,]+ tokens in the middle of "
+                                      r"this message: that part was cut by tcompact full to fit the user-message "
+                                      r"budget …\])\n((?:please )+)", first.text).groups()
+    assert 600 < len(head) < 1400 and 300 < len(tail) < 1000 and len(head) > len(tail)
+    assert int(re.search(r"[\d,]+", marker).group().replace(",", "")) > 100
     assert (second.text, third.text) == ("second request", "third request")
     assert handoff.text == f"{SUMMARY_INTRO}\n\n1. Active Task\nfix it"
     assert list(fake.calls[0].body) == list(range(1, 8)) and fake.calls[0].contract == "full"

@@ -37,6 +37,7 @@ class Item:
     own: bool = False
     keep: bool = False
     cost: int = 0
+    shorter: tuple[str, ...] = ()  # shorter forms of the text, tried in turn when the item does not fit
 
     @property
     def line(self) -> str:
@@ -66,18 +67,30 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
         dropped: dict[str, int] | None = None) -> str:
     """The rendered snapshot with the items that fit ``budget`` tokens (own-budget items always kept)."""
     items = [item for _, entries in sections for item in entries]
+    owner = {id(item): title for title, entries in sections for item in entries}
     for item in items:
         item.text = redact(item.text)
     counter.prime(item.line for item in items)
     for item in items:
         item.cost = counter.count(item.line) + 1
         item.keep = item.own
-    skeleton = counter.count(render([(title, []) for title, _ in sections])) + 12 * len(sections)
+    marker = counter.count(_DROPPED.format(n=99)) + 1
+    skeleton = counter.count(render([(title, []) for title, _ in sections]))
     left = budget - skeleton - sum(item.cost for item in items if item.own)
+    marked = {title for title, n in (dropped or {}).items() if n}
+    left -= marker * len(marked)
     for item in sorted((i for i in items if not i.own), key=lambda i: (i.priority, -i.order)):
+        for text in item.shorter if item.cost > left else ():
+            item.text = text
+            item.cost = counter.count(item.line) + 1
+            if item.cost <= left:
+                break
         if item.cost <= left:
             item.keep = True
             left -= item.cost
+        elif owner[id(item)] not in marked:  # the section will say that something was left out
+            marked.add(owner[id(item)])
+            left -= marker
     text = render(sections, dropped=dropped)
     over = counter.count(text) - budget - sum(item.cost for item in items if item.own)
     optional = sorted((i for i in items if i.keep and not i.own), key=lambda i: (-i.priority, i.order))
