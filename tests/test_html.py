@@ -309,7 +309,7 @@ def test_compact_html_links_dumps_and_shows_calls_blocks_and_checks(runner, tmp_
     specs = charts_of(document)
     assert specs["waterfall"]["data"][0]["y"] == [11796, -6694, 5102]
     assert len(specs["latency"]["data"][0]["y"]) == 1
-    assert "<summary>message 1: memory_block_dialogue (3,485 characters, 877 tokens)</summary>" in document
+    assert "<summary>message 1: memory_block_dialogue (3,485 characters, 873 tokens)</summary>" in document
     assert document.count("<details>") == 1
     assert "✓ the written transcript reads back as the compacted messages" in document
 
