@@ -14,7 +14,9 @@ from tcompact.formats import read_file
 CHAT = SAMPLES / "chat_tool_session.jsonl"
 CLAUDE = SAMPLES / "claude_code_session.jsonl"
 CODEX = SAMPLES / "codex_rollout.jsonl"
-SNAPSHOT = "<coverage_check>ok</coverage_check><state_snapshot>\n1. Active Task\nexport fix\n</state_snapshot>"
+# a fake summary naming some facts of what it replaces (one keeping none of them is refused as no benefit)
+SNAPSHOT = ("<coverage_check>ok</coverage_check><state_snapshot>\n1. Active Task\nexport fix in rosterkit/export.py "
+            "and tests/test_export.py\n</state_snapshot>")
 KEY = "sk-proj-TESTKEY1234567890abcdefTESTKEY1234567890"
 
 
@@ -165,7 +167,7 @@ def test_compressors_command_lists_every_setting():
     dialogue = next(r for r in rows if r["name"] == "dialogue")
     assert [(f["name"], f["default"]) for f in dialogue["settings"]] == [
         ("trigger_context_ratio", 0.8), ("min_target_context_ratio", 0.1), ("summary_max_tokens", 8000),
-        ("summary_ratio", 0.1)]
+        ("summary_ratio", 0.13)]
     assert all(f["description"] for r in rows for f in r["settings"])
     text = CliRunner().invoke(app, ["compressors"]).stdout
     assert "dialogue: summarise completed earlier rounds into a <memory_block_dialogue> handoff (uses a summariser)" \
@@ -194,7 +196,8 @@ def test_openai_summary_with_retry_after_and_dumps(runner, tmp_path, server):
     first, second = dumps_in(tmp_path / "dumps")
     assert (first["call"]["status"], first["error"]["kind"], first["error"]["retry_after"]) == (
         "failed", "rate_limit", 0.2)
-    assert second["response"]["extracted_summary"] == "1. Active Task\nexport fix"
+    assert second["response"]["extracted_summary"] == ("1. Active Task\nexport fix in rosterkit/export.py and "
+                                                       "tests/test_export.py")
     assert second["response"]["usage"] == {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
     assert [a["error_kind"] for a in second["attempts"]] == ["rate_limit", None]
     assert server.requests[0].body == server.requests[1].body  # the same request again
@@ -288,4 +291,4 @@ def test_without_strict_a_broken_invariant_is_a_warning(runner, tmp_path, monkey
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl"])
     assert result.exit_code == 0
     assert result.stderr == "Warning: invariant: the output does not read back as the compacted messages\n"
-    assert len(read_file(tmp_path / "out.jsonl").transcripts[0].messages) == 17  # of 18: the last line is lost
+    assert len(read_file(tmp_path / "out.jsonl").transcripts[0].messages) == 16  # of 17: the last line is lost

@@ -82,7 +82,9 @@ def test_dialogue_reinjects_read_files_but_not_todos():
     msgs[1] = A("", ("c1", "read_file", {"path": "parser.py"}), ("t1", "TodoWrite", {"todos": [
         {"content": "fix bug", "status": "pending", "activeForm": "Fixing bug"}]}))
     msgs.insert(3, T("t1", "ok"))
-    result, _ = run("dialogue", msgs, FakeSummarizer(SNAPSHOT))
+    # the files read get what is left of the re-injection budget (about a quarter of the summary's): a summary
+    # as large as what it replaces leaves room for this one
+    result, _ = run("dialogue", msgs, FakeSummarizer(SNAPSHOT), summary_ratio=1.0)
     assert result.applied
     assert result.messages[1].text == (
         "<recovered_context>\n<instruction>\nThese sections restore context or state that may have been compacted "

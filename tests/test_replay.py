@@ -163,13 +163,13 @@ def test_rerun_against_an_openai_endpoint_writes_a_linked_dump(runner, tmp_path,
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-0000000000000000000000")
     (tmp_path / "prompt.md").write_text("Summarise in one line.")
     with FakeOpenAI() as server:
-        server.enqueue(ok("<state_snapshot>CSV export fixed; --encoding added.</state_snapshot>"))
+        server.enqueue(ok("<state_snapshot>CSV export fixed in rosterkit/export.py; --encoding added.</state_snapshot>"))
         result = runner.invoke(app, ["replay", f"dumps/{dump.name}", "--summarizer", "openai", "--model", "m",
                                      "--base-url", server.base_url, "--prompt", "prompt.md", "--json"])
         sent = server.requests
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["new"]["summary"] == "CSV export fixed; --encoding added."
+    assert doc["new"]["summary"] == "CSV export fixed in rosterkit/export.py; --encoding added."
     assert doc["recorded"]["summary"].startswith("1. Historical User Requests and Outcomes")
     assert doc["new"]["accepted"] is True and doc["new"]["tokens_after"] < doc["recorded"]["tokens_after"]
     assert sent[0].body["messages"][-1] == {"role": "user", "content": "Summarise in one line."}
@@ -185,7 +185,7 @@ def test_table_over_a_folder_of_mixed_dumps(runner, tmp_path, monkeypatch):
     compact(runner, SAMPLES / "codex_rollout.jsonl", "full", tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-0000000000000000000000")
     with FakeOpenAI() as server:
-        server.enqueue(FakeOpenAI.error(503, "Service Unavailable"), ok("<state_snapshot>short</state_snapshot>"))
+        server.enqueue(FakeOpenAI.error(503, "Service Unavailable"), ok("<state_snapshot>short: fixed invoice_app/totals.py</state_snapshot>"))
         result = runner.invoke(app, ["compact", str(SAMPLES / "claude_code_session.jsonl"), "-c", "current-round",
                                      "--force", "--summarizer", "openai", "--model", "m", "--base-url", server.base_url,
                                      "-o", "claude.jsonl", "--dump-dir", "dumps"])

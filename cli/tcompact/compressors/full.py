@@ -94,7 +94,7 @@ class Full(Compressor):
         new = tuple(head + replacement + tail)
         after = counter.total(new)
         replaced = [messages[i] for i in span.body if messages[i].role not in ("system", "developer")]
-        verdict = benefit(replaced, replacement, before=before, after=after, counter=counter)
+        verdict = benefit(replaced, replacement, summary=summary, before=before, after=after, counter=counter)
         figures = {"facts_kept": verdict.facts_kept, "tokens_kept": verdict.tokens_kept}
         if not verdict.accepted:
             return unchanged(self.name, messages, verdict.reason, before, span=span, calls=calls,

@@ -7,7 +7,7 @@ re-injection (§6) → benefit check (§2.8): the new list must have fewer token
 (:mod:`._benefit`), the summary must keep at least its share of the facts of what it replaces —,
 else the original stays. The summary's budget is ``summary_ratio`` of the tokens it replaces
 (at least 512 tokens or half of what it replaces, at most ``summary_max_tokens``), the re-injected state
-at most half of that again.
+at most a quarter of that again.
 Deliberate fixes: an empty summary is rejected; overflow shrinks stay tool-aligned.
 """
 
@@ -40,7 +40,7 @@ class PrefixSettings(Settings):
     min_target_context_ratio: float = Field(0.1, ge=0, lt=1, description="Only when the part to compress is at "
                                             "least this share of the window.")
     summary_max_tokens: int = Field(8000, ge=256, le=200_000, description="Token budget of the summary.")
-    summary_ratio: float = Field(0.1, gt=0, le=1, description="The summary's budget as a share of the tokens it "
+    summary_ratio: float = Field(0.13, gt=0, le=1, description="The summary's budget as a share of the tokens it "
                                  "replaces (at least 512, at most summary_max_tokens); the user's messages quoted "
                                  "in it have a budget of their own.")
 
@@ -57,9 +57,9 @@ def summary_budget(settings: PrefixSettings, body_tokens: int) -> int:
 
 
 def reinjection_chars(target: int) -> int:
-    """Characters the re-injected state may take next to a summary of ``target`` tokens (about half as many
-    tokens again)."""
-    return target * 2
+    """Characters the re-injected state may take next to a summary of ``target`` tokens (about a quarter as
+    many tokens again)."""
+    return target
 
 
 def pinned(messages: Sequence[Message], body: range) -> list[Message]:
@@ -138,7 +138,7 @@ class PrefixCompressor(Compressor):
         new = tuple(prefix + kept + replacement + tail)
         after = ctx.counter.total(new)
         replaced = [messages[i] for i in span.body if messages[i].role not in ("system", "developer")]
-        verdict = benefit(replaced, replacement, before=before, after=after, counter=ctx.counter)
+        verdict = benefit(replaced, replacement, summary=summary, before=before, after=after, counter=ctx.counter)
         figures = {"facts_kept": verdict.facts_kept, "tokens_kept": verdict.tokens_kept}
         if not verdict.accepted:
             return unchanged(self.name, messages, verdict.reason, before, span=span, calls=calls,
