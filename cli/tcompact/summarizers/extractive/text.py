@@ -29,6 +29,19 @@ _INFORMATIVE = re.compile(
     r"return|exist|not\b|no\b|never|only|none|cannot|can't|doesn't|isn't|won't|unless|without|supports?|"
     r"handles?|contains?|defaults?|expects?|means|shows?)", re.IGNORECASE)
 _TECHNICAL = re.compile(r"[`/_=()0-9]|(?-i:[a-z][A-Z])")
+_DECISION = re.compile(
+    r"(?i)\b(?:decided|decision|decide to|chose|choose to|opted|opt for|going with|go with|settled on|"
+    r"(?:we|i)(?:'ll| will| are going to| am going to) (?:use|keep|go with|switch|pin|drop|store|cache|"
+    r"move|rename|replace|implement|add|remove|skip|stick)|instead of|rather than|in favou?r of|"
+    r"switch(?:ed)? to|pinn?(?:ed)? (?:to|at)|the plan is to|we should use|better to use)\b")
+_CORRECTION = re.compile(
+    r"(?i)^(?:actually|correction|update|wait|oops|on second thought|scratch that)\b|"
+    r"\b(?:i was wrong|that was wrong|i misread|i mis-?spoke|turns out|was mistaken|not correct after all|"
+    r"is actually|was actually|i stand corrected|contrary to what i said)\b")
+_FINDING = re.compile(
+    r"(?i)\b(?:found|root cause|the (?:issue|problem|bug|cause|reason) (?:is|was)|caused by|because|confirmed|"
+    r"verified|the fix|fails? (?:because|when|with)|works now|now passes|is missing|does not exist|"
+    r"doesn't exist|returns?|expects?|requires?)\b")
 _ENDS = frozenset(".!?")
 _CJK_ENDS = frozenset("。！？")
 _OPENERS = {"“": "”", "(": ")", "[": "]", "‘": "’"}
@@ -224,3 +237,14 @@ def reply_context(reply: str, previous: str) -> str:
     if questions:
         return "it answers " + quote(cut(questions[-1], 200))
     return "which ended " + quote(cut(clean(previous[-600:]), 240))
+
+
+def classify_sentence(sentence: str) -> str:
+    """"correction", "decision", "finding" or "note"."""
+    if _CORRECTION.search(sentence):
+        return "correction"
+    if _DECISION.search(sentence):
+        return "decision"
+    if _FINDING.search(sentence):
+        return "finding"
+    return "note"

@@ -22,7 +22,7 @@ from ..scan.extraction import Scan
 from .files import _file_lines
 from .history import _critical, _round_work
 from ..scan.plan import in_progress, next_step, plan_of
-from ..text import clean, cut, cut_marked, prose_lines, one_line, quote, reply_context, user_text, word_count
+from ..text import classify_sentence, clean, cut, cut_marked, prose_lines, one_line, quote, reply_context, user_text, word_count
 
 #: Drop tiers of the block sections (higher goes first; the user's requirements are tier 0).
 TIER_FINAL, TIER_OPEN, TIER_FAILED, TIER_WORK, TIER_FILES, TIER_COMMANDS = 1.0, 1.0, 2.0, 3.0, 3.2, 3.4
@@ -238,17 +238,20 @@ def _work_done(x: Scan, c: _Content, answer: int | None, *, plan_changed: bool) 
     if x.actions:
         out.append((_round_work(x.actions), TIER_WORK))
     out += [(t, TIER_WORK + 0.1) for t, _ in c.fixes]
+    out += [(f"{a.label} went on, but its output reported: {line}", TIER_WORK + 0.05) for a in x.actions
+            if not a.failed for line in a.error_lines]
     seen: set[str] = set()
-    found = []
+    found, decided = [], []
     for index, _, sentence in x.newest_sentences():
         key = sentence.lower()
         if index == answer or key in seen:
             continue
         seen.add(key)
-        found.append((cut(sentence, 300), TIER_WORK + 0.6))
-        if len(found) >= _MAX_DECISIONS:
-            break
-    out += found
+        if classify_sentence(sentence) in ("decision", "correction"):  # every decision, before other findings
+            decided.append((cut(sentence, 300), TIER_WORK + 0.3))
+        elif len(found) < _MAX_DECISIONS:
+            found.append((cut(sentence, 300), TIER_WORK + 0.6))
+    out += decided[::-1] + found
     return out + _carried(x, "history", TIER_WORK + 0.8) + _carried(x, "facts", TIER_WORK + 0.8)
 
 

@@ -14,39 +14,15 @@ from __future__ import annotations
 
 import re
 from ..scan import Scan
-from ..text import clean, cut, informative, prose_lines, split_sentences
+from ..text import classify_sentence, clean, cut, informative, prose_lines, split_sentences
 from .fit import Item
 
-__all__ = ["statement_items", "answer_items", "concept_items", "classify_sentence", "final_answer"]
+__all__ = ["statement_items", "answer_items", "concept_items", "final_answer"]
 
-_DECISION = re.compile(
-    r"(?i)\b(?:decided|decision|decide to|chose|choose to|opted|opt for|going with|go with|settled on|"
-    r"(?:we|i)(?:'ll| will| are going to| am going to) (?:use|keep|go with|switch|pin|drop|store|cache|"
-    r"move|rename|replace|implement|add|remove|skip|stick)|instead of|rather than|in favou?r of|"
-    r"switch(?:ed)? to|pinn?(?:ed)? (?:to|at)|the plan is to|we should use|better to use)\b")
-_CORRECTION = re.compile(
-    r"(?i)^(?:actually|correction|update|wait|oops|on second thought|scratch that)\b|"
-    r"\b(?:i was wrong|that was wrong|i misread|i mis-?spoke|turns out|was mistaken|not correct after all|"
-    r"is actually|was actually|i stand corrected|contrary to what i said)\b")
-_FINDING = re.compile(
-    r"(?i)\b(?:found|root cause|the (?:issue|problem|bug|cause|reason) (?:is|was)|caused by|because|confirmed|"
-    r"verified|the fix|fails? (?:because|when|with)|works now|now passes|is missing|does not exist|"
-    r"doesn't exist|returns?|expects?|requires?)\b")
 _SUBJECT = re.compile(r"`[^`\n]+`|[\w./-]*[/._][\w./-]+|\b[a-z]+[A-Z]\w*\b|\b\w*\d\w*\b|“[^”]+”|\"[^\"\n]+\"")
 _FENCE = re.compile(r"(?ms)^[ \t]*(```|~~~)[^\n]*\n.*?^[ \t]*\1[ \t]*$")
 _ANSWER_CHARS = 800
 _CODE_CHARS = 3000  # a code block longer than this is left out whole
-
-
-def classify_sentence(sentence: str) -> str:
-    """"correction", "decision", "finding" or "note"."""
-    if _CORRECTION.search(sentence):
-        return "correction"
-    if _DECISION.search(sentence):
-        return "decision"
-    if _FINDING.search(sentence):
-        return "finding"
-    return "note"
 
 
 def _subjects(sentence: str) -> set[str]:

@@ -120,5 +120,7 @@ def command_line(group: Sequence[Action]) -> tuple[int, int, str]:
         outcome = "ok" + (f" (exit {last.exit_code})" if last.exit_code is not None else "")
     if last.summary:
         outcome += f", {last.summary}"
+    elif last.outcome and not last.failed and not last.quiet:
+        outcome += f": {last.outcome}"
     importance = 0 if last.failed else (1 if last.test else (3 if last.quiet else 2))
     return importance, last.index, f"{last.label}{times} → {outcome}"
