@@ -33,7 +33,7 @@ __all__ = ["CompactOptions", "Stage", "CompactionRun", "compact_file", "compact_
 class CompactOptions:
     """Everything ``tcompact compact`` can be told."""
 
-    chain: str = "dialogue"
+    chain: str = "full"  # the default of ``tcompact compact`` (commands/compact.py DEFAULT_CHAIN)
     sets: tuple[str, ...] = ()
     config: Path | None = None
     summarizer: str = "extractive"

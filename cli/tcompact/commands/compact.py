@@ -12,13 +12,15 @@ from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, Trans
 
 PathOpt = Annotated[Path | None, typer.Option(show_default=False)]
 #: The chain ``compact`` runs when -c is not given (chosen with ``tcompact eval``; README, "Default chain").
-DEFAULT_CHAIN = "dialogue"
+DEFAULT_CHAIN = "full"
 
 
 def compact(
     path: Annotated[Path, typer.Argument(help="The transcript to compact.", show_default=False)],
     compressor: Annotated[str, typer.Option("-c", "--compressor", help="A compressor, or a chain run in order: "
-                                            "-c truncate,dialogue. See `tcompact compressors`.")] = DEFAULT_CHAIN,
+                                            "-c truncate,dialogue. The default, full, keeps the most of what "
+                                            "`tcompact eval` plants (README, \"Default chain\"). See `tcompact "
+                                            "compressors`.")] = DEFAULT_CHAIN,
     summarizer: Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")
                           ] = "extractive",
     output: Annotated[Path | None, typer.Option("-o", "--output", help="The compacted transcript (default: "
