@@ -59,7 +59,8 @@ def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, pre
     items += preserved_items(x, preserve)
     answers = answer_items(x) if contract != "dialogue" else []
     items += answers
-    items += statement_items(x, shown="\n".join(i.text for i in answers if i.kind == "answer"))
+    shown = "\n".join(i.text for i in items if i.kind in ("answer", "user"))  # sentences already quoted there
+    items += statement_items(x, shown=shown)
     items += failure_items(x) + error_items(x) + file_items(x) + command_items(x)
     items += state_items(x, answered=answered) + concept_items(x)
     items += round_items(x, sorted({r for _, r, _ in x.requests} | {a.round for a in x.actions}))

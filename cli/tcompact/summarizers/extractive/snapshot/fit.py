@@ -76,7 +76,7 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
         item.keep = item.own
     marker = counter.count(_DROPPED.format(n=99)) + 1
     skeleton = counter.count(render([(title, []) for title, _ in sections]))
-    left = budget - skeleton - sum(item.cost for item in items if item.own)
+    left = budget - skeleton  # own-budget items (the user's messages) are paid from their own budget
     marked = {title for title, n in (dropped or {}).items() if n}
     left -= marker * len(marked)
     for item in sorted((i for i in items if not i.own), key=lambda i: (i.priority, -i.order)):

@@ -34,7 +34,7 @@ _PRIORITY = {"decision": 1, "correction": 1, "finding": 2, "note": 3}
 
 def statement_items(x: Scan, *, shown: str = "") -> list[Item]:
     """The assistant's sentences of the body as items, once each, corrections replacing what they correct;
-    sentences standing in ``shown`` (the final answer's opening, kept as it is) are left out."""
+    sentences standing in ``shown`` (the final answer's opening, the outcome of a request) are left out."""
     seen: set[str] = set()
     out: list[Item] = []
     subjects: list[set[str]] = []

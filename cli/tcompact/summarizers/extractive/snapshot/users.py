@@ -1,6 +1,7 @@
 """The user's messages in a snapshot: verbatim, within their own budget, each with what came of it.
 
-Each real user message of the summarised part is quoted whole between ``<user_message>`` tags —
+Each real user message of the summarised part is quoted whole — one line in quotes, several lines
+between ``<user_message>`` tags —
 newest first while :data:`~tcompact.user_messages.DEFAULT_BUDGET` tokens last, the one that
 overflows cut head and tail around a marker, older ones left out and counted — followed by how
 its round ended. A constraint the user stated in a message that could not be quoted whole is
@@ -25,6 +26,7 @@ CONSTRAINT_CUES = re.compile(
     r"(?i)\b(?:must|should(?:n't)?|don'?t|do not|never|always|only|prefer|avoid|make sure|without|please|"
     r"need(?:s)? to|has to|have to|not acceptable|no longer|instead of|at most|at least|max(?:imum)?|keep|"
     r"constraint|rule|require[sd]?)\b")
+_OUTCOME_CHARS = 120  # of the answer that ended a request's round
 _USER_SPLIT = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)\s+|\n+")
 
 
@@ -35,7 +37,7 @@ def outcome(x: Scan, rnd: int) -> str:
         return "no answer in this part"
     text, tools = last
     first = next((ln for ln in prose_lines(text) if word_count(ln) >= 3), None) or clean(text)
-    return f"{'answered' if not tools else 'in progress'}: {quote(cut(one_line(first), 200))}"
+    return f"{'answered' if not tools else 'in progress'}: {quote(cut(one_line(first), _OUTCOME_CHARS))}"
 
 
 def _chosen(x: Scan, counter: TokenCounter) -> list[str | None]:
@@ -47,12 +49,15 @@ def user_items(x: Scan, counter: TokenCounter, *, with_outcome: bool = True) -> 
     """The body's real user messages as items (own budget), and how many the budget left out."""
     out = []
     chosen = _chosen(x, counter)
-    for n, ((index, rnd, _), text) in enumerate(zip(x.requests, chosen, strict=True), start=1):
+    for (index, rnd, _), text in zip(x.requests, chosen, strict=True):
         if text is None:
             continue
-        body = f'<user_message n="{n}" round="{rnd}">\n{text}\n</user_message>'
+        if "\n" in text.strip() or "”" in text:  # several lines: a block, the text between the tags as it is
+            body = f'<user_message round="{rnd}">\n{text}\n</user_message>'
+        else:
+            body = f"- [round {rnd}] “{text.strip()}”"
         if with_outcome:
-            body += f"\n→ {outcome(x, rnd)}"
+            body += f"\n  → {outcome(x, rnd)}"
         out.append(Item("user", body, 0, order=index, round=rnd, block=True, own=True))
     return out, sum(1 for text in chosen if text is None)
 

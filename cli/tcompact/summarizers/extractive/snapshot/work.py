@@ -149,7 +149,7 @@ def round_items(x: Scan, rounds: Sequence[int]) -> list[Item]:
     out = []
     for rnd in sorted(set(rounds)):
         actions = by_round.get(rnd, [])
-        if not actions and rnd not in x.round_text:
+        if not actions:  # a round of talk only: its request and answer are listed with the user's messages
             continue
         changed = {p for a in actions for p, op in a.paths if op in _CHANGES}
         read = {p for a in actions for p, op in a.paths if op == "read"} - changed
