@@ -20,6 +20,7 @@ _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F]+")
 MD_NOISE = re.compile(r"^#+\s*|^\s*(?:[-*+]|\d+[.)])\s+|^>\s*")  # heading, list and quote marks
 _EMPHASIS = re.compile(r"\*\*[ \t]*([^*\n]+?)[ \t]*\*\*")  # **bold** (``__`` is never touched: it is part of names)
 _CODE_SPAN = re.compile(r"(`[^`\n]*`)")
+_BOLD_CODE = re.compile(r"\*\*(`[^`\n]*`)\*\*")  # **`name`**
 _MD_CLEAN = re.compile(r"(?m)^\s*#+\s*|^\s*(?:---+|===+|\*\*\*+)\s*$")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _FLUFF = re.compile(r"(?i)^(?:(?:now,?\s+)?let(?:'s| me| us)\b|i'll now\b|ok(?:ay)?[,.!]?$|sure[,.!]?$)")
@@ -124,6 +125,7 @@ def unbold(text: str) -> str:
     """``**bold**`` outside code spans made plain."""
     if "**" not in text:
         return text
+    text = _BOLD_CODE.sub(r"\1", text)
     return "".join(piece if piece.startswith("`") else _EMPHASIS.sub(r"\1", piece) for piece in _CODE_SPAN.split(text))
 
 

@@ -91,14 +91,19 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
         elif owner[id(item)] not in marked:  # the section will say that something was left out
             marked.add(owner[id(item)])
             left -= marker
-    text = render(sections, dropped=dropped)
-    over = counter.count(text) - budget - sum(item.cost for item in items if item.own)
+    over = _spent(sections, dropped, counter) - budget
     optional = sorted((i for i in items if i.keep and not i.own), key=lambda i: (-i.priority, i.order))
     while over > 0 and optional:  # the estimate was low (tokens merge across lines): give up the least
         item = optional.pop(0)
         item.keep = False
         over -= item.cost
         if over <= 0:
-            text = render(sections, dropped=dropped)
-            over = counter.count(text) - budget - sum(i.cost for i in items if i.own)
+            over = _spent(sections, dropped, counter) - budget
     return render(sections, dropped=dropped)
+
+
+def _spent(sections: Sequence[tuple[str, Sequence[Item]]], dropped: dict[str, int] | None,
+           counter: TokenCounter) -> int:
+    """Tokens of the snapshot without its own-budget items (what the summary's budget pays for)."""
+    return counter.count(render([(title, [i for i in items if not i.own]) for title, items in sections],
+                                dropped=dropped))

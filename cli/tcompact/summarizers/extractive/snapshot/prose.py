@@ -45,14 +45,16 @@ def statement_items(x: Scan, *, shown: str = "") -> list[Item]:
             for sentence in split_sentences(line):
                 sentence = sentence.strip(" -*")
                 key = sentence.lower()
-                if key in seen or not informative(sentence) or (shown and sentence in shown):
+                if key in seen or not informative(sentence):
                     continue
                 seen.add(key)
                 kind = classify_sentence(sentence)
                 about = _subjects(sentence)
-                if kind == "correction" and about:
+                if kind == "correction" and about:  # also when the correction itself is quoted elsewhere
                     keep = [n for n, item in enumerate(out) if not (subjects[n] & about and item.kind != "note")]
                     out, subjects = [out[n] for n in keep], [subjects[n] for n in keep]
+                if shown and sentence in shown:
+                    continue
                 out.append(Item(kind, cut(sentence, 600), _PRIORITY[kind], order=index, round=rnd))
                 subjects.append(about)
     return out

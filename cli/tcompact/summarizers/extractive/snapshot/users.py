@@ -71,7 +71,7 @@ def constraint_items(x: Scan, counter: TokenCounter, *, quoted: bool = True) -> 
     for (index, rnd, text), kept in zip(x.requests, chosen, strict=True):
         if kept == text:
             continue
-        for part in _USER_SPLIT.split(text[:20000]):
+        for part in _USER_SPLIT.split(text[:200_000]):
             part = part.strip(" -*•")
             if 3 <= word_count(part) <= 80 and CONSTRAINT_CUES.search(part) and part.lower() not in seen \
                     and (kept is None or part not in kept):
@@ -92,7 +92,7 @@ def active_items(x: Scan, requests: Sequence[Item], *, kept_above: bool) -> list
         return []
     index, text = x.last_request
     out = []
-    if index < x.start or kept_above:
+    if index < x.start or (kept_above and not any(item.order == index for item in requests)):
         out.append(Item("active", "The latest request is the last user message before this summary; it is "
                                   "kept verbatim there.", 0, order=index))
     elif not any(item.order == index for item in requests):
@@ -104,7 +104,8 @@ def active_items(x: Scan, requests: Sequence[Item], *, kept_above: bool) -> list
                                   f"{reply_context(text, x.previous_text)}", 0, order=index))
     first = next(((i, t) for i, t in x.substantive if i != index), None)
     if first is not None and len(text) < 80 and not any(item.order == first[0] for item in requests):
-        out.append(Item("active", f"Original task: {quote(cut(one_line(first[1]), 600))}", 0, order=first[0]))
+        limit = 200 if kept_above else 600  # a reminder of a message kept above, else the task itself
+        out.append(Item("active", f"Original task: {quote(cut(one_line(first[1]), limit))}", 0, order=first[0]))
     state = "answered" if x.answered() else "not answered yet; the work is in progress"
     out.append(Item("active", f"Status: {state}.", 0, order=x.stop))
     return out

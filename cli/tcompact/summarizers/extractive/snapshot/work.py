@@ -9,6 +9,7 @@ of output that says so. Identifiers, paths, commands and error lines are copied 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..scan import FileState, Scan, in_progress, next_step
@@ -24,6 +25,7 @@ _STATUS_OPS = ("created", "written", "edited", "deleted", "moved", "read", "sear
 _CHANGES = ("created", "written", "edited", "deleted", "moved")
 _COMMAND_CHARS = 400  # a command line is shown whole up to this, else cut (a heredoc, a script)
 _OPEN = ("pending", "in_progress", "in-progress", "todo", "not_started", "active")
+_PYTEST_E = re.compile(r"^E\s+")  # pytest's mark before an error line (the key error is shown without it)
 
 
 def _label(action: Action) -> str:
@@ -36,7 +38,7 @@ def _label(action: Action) -> str:
 
 def _also(action: Action, shown: str) -> list[str]:
     """The error lines of an action's output other than the one already shown, as sub-lines."""
-    return [f"\n  {line}" for line in action.error_lines if line not in shown]
+    return [f"\n  {line}" for line in action.error_lines if _PYTEST_E.sub("", line) not in shown]
 
 
 def failure_items(x: Scan) -> list[Item]:
@@ -98,7 +100,7 @@ def command_items(x: Scan) -> list[Item]:
     out = []
     for group in command_groups(x.actions):
         last = group[-1]
-        if last.failed and last.resolved_by is None:
+        if last.failed:  # listed with the failed attempts, or with the fix that followed
             continue
         times = f" ×{len(group)}" if len(group) > 1 else ""
         if not last.answered:
@@ -134,7 +136,8 @@ def state_items(x: Scan, *, answered: bool) -> list[Item]:
         if last.outcome and not last.summary:
             text += f"; its output ended with: {quote(last.outcome)}"
         out.append(Item("resume_point", text, 1, order=last.index, round=last.round))
-    out += [Item("test", line, 2, order=x.stop) for line, _ in test_coverage(x.actions)]
+    out += [Item("test", line, 2, order=x.stop) for line, _ in test_coverage(x.actions)
+            if not (last is not None and last.test and line.startswith("latest test run"))]  # the last action says it
     if not answered and x.last_request is not None:
         out.append(Item("test", "the latest request has no final answer yet", 2, order=x.stop))
     return out
