@@ -23,6 +23,7 @@ import orjson
 
 from ..model import Message
 from ..redact import redact
+from ..summarizers.extractive.text import split_sentences
 from ..summarizers.extractive.tools import error_lines
 from ..tokens import TokenCounter
 
@@ -35,9 +36,9 @@ MIN_FACTS = 8
 _EMPTY_LINE = re.compile(r"(?i)^(?:\d{1,2}\.\s+.{1,90}|#+\s.*|\(?(?:none|omitted|n/a)\)?\.?|-\s*\(?(?:none|omitted|n/a)\)?\.?|"
                          r"-\s*\(\+\d+[^)]*\)|</?[\w_-]+>|[^:\n]{1,60}:)$")
 
-_FACT = re.compile(r"`[^`\n]{2,80}`|[\w@~-]*[/_.][\w./@~-]*\w|\b[a-z]+[A-Z]\w*|\b\d[\d.,:]*\d\b")
+_FACT = re.compile(r"`[^`\n]{2,80}`|[\w@~-]*[/_.][\w./@~-]*\w|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b\d[\d.,:]*\d\b")
 _ARGUMENT_CHARS = 300
-_SENTENCE = re.compile(r"[^.!?\n]{20,300}[.!?]?")
+_REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
 
 
 @dataclass(frozen=True)
@@ -89,10 +90,11 @@ def facts(messages: Iterable[Message]) -> tuple[set[str], set[str]]:
     tokens: set[str] = set()
     sentences: set[str] = set()
     for role, text in _texts(messages):
-        text = redact(text)  # a secret is never kept, so it is no fact a summary could lose
+        text = _REDACTED.sub(" ", redact(text))  # a secret is never kept, so it is no fact a summary could lose
         tokens |= _tokens(text)
         if role == "user":
-            sentences.update(s.strip() for s in _SENTENCE.findall(text[:50_000]) if len(s.split()) >= 4)
+            sentences.update(s for line in text[:50_000].splitlines() for s in split_sentences(line.strip())
+                             if len(s.split()) >= 4 and len(s) <= 300)
     return {t for t in tokens if len(t) >= 3}, sentences
 
 
