@@ -121,6 +121,30 @@ def test_inspect_json(runner, ntok):
                                 "skipped_lines": 0}
 
 
+def test_inspect_spans_show_what_compact_uses(runner):
+    # issue 13 item 6: --spans round-level kept 4 recent messages and used the 0.8 trigger, where
+    # compact -c round-level keeps 0 and acts at trigger_total_tokens (230,000)
+    def span(*args):
+        result = runner.invoke(app, ["inspect", "s.jsonl", "--json", "--context-window", "100", *args])
+        assert result.exit_code == 0, result.stderr
+        t = orjson.loads(result.stdout)["files"][0]["transcripts"][0]["span"]
+        return (t["keep_recent"], [t[p]["messages"] for p in ("prefix", "body", "tail")], t["would_compact"])
+
+    assert span("--spans", "round-level") == (0, [0, 7, 0], False)
+    compacted = runner.invoke(app, ["compact", "s.jsonl", "-c", "round-level", "--context-window", "100", "--json"])
+    assert orjson.loads(compacted.stdout)["stages"][0]["reason"] == "below the threshold (83 < 230,000 tokens)"
+    assert span("--spans", "round-level", "--keep-recent", "2") == (2, [0, 5, 2], False)
+    assert span("--spans", "current-round") == (0, [6, 1, 0], False)  # a body of 6 tokens: under 0.1 × 100
+    assert span("--spans", "full", "--keep-recent", "1") == (1, [1, 5, 1], True)
+    refused = runner.invoke(app, ["inspect", "s.jsonl", "--spans", "dialogue", "--keep-recent", "2"])
+    assert (refused.exit_code, refused.stderr) == (2, "Error: --keep-recent does not apply to dialogue, whose span "
+                                                      "keeps no number of recent messages — leave --keep-recent out\n")
+    refused = runner.invoke(app, ["inspect", "s.jsonl", "--keep-recent", "2"])
+    assert (refused.exit_code, refused.stderr) == (
+        2, "Error: --keep-recent sets the raw tail of a --spans layout, and no --spans was given — add --spans with "
+           "one of: current-round, dialogue, round-level, full\n")
+
+
 def test_inspect_model_sets_encoding_and_window(runner):
     report = orjson.loads(runner.invoke(app, ["inspect", "s.jsonl", "--json", "--model", "gpt-4"]).stdout)
     t = report["files"][0]["transcripts"][0]
@@ -202,6 +226,23 @@ def test_python_dash_m_and_version():
     assert out.returncode == 0 and "inspect" in out.stdout and "convert" in out.stdout
 
 
+def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status():
+    # issue 13 item 11: `tcompact inspect f | head -2` was an internal error and exit 1; it ends as a
+    # Unix tool that SIGPIPE ended does: no output on stderr, status 141 (128 + 13)
+    import os
+
+    chat = str(SAMPLES / "chat_tool_session.jsonl")
+    commands = [["inspect", chat], ["convert", chat, "--to", "codex"], ["--version"], []]  # rich, stdout, echo, help
+    started = []
+    for args in commands:  # all at once; each reader is closed before the command writes
+        read, write = os.pipe()
+        os.close(read)
+        started.append(subprocess.Popen([sys.executable, "-m", "tcompact", *args], stdout=write,
+                                        stderr=subprocess.PIPE, cwd=REPO))
+        os.close(write)
+    assert [(p.wait(), p.stderr.read()) for p in started] == [(141, b"")] * len(commands)
+
+
 def test_help_does_not_import_the_heavy_modules():
     code = ("import sys; from tcompact.app import app; "
             "print(sorted(m for m in ('tiktoken', 'openai', 'tcompact.inspection', 'rich.table') if m in sys.modules))")
@@ -239,6 +280,73 @@ def test_folder_scan_passes_over_files_that_are_no_transcripts(runner, tmp_path)
     assert (result.exit_code, result.stderr) == (
         2, "Error: no transcripts found: 2 file(s) are not transcripts (first: proj/package.json: cannot tell the "
            "format (first record has keys: name, version)) — pass transcript files or folders that hold them\n")
+
+
+def test_folder_scan_inside_the_folder_with_an_offload_store_and_a_missing_path(runner, tmp_path):
+    # issue 13 item 12: `inspect . --json > report.json` met the shell's new empty file; an offload
+    # store's blobs were read as chat transcripts; one missing path aborted the run
+    import shutil
+
+    shutil.copy(SAMPLES / "claude_code_session.jsonl", tmp_path / "claude.jsonl")
+    assert runner.invoke(app, ["compact", "claude.jsonl", "-c", "offload", "--force", "-o", "off.jsonl",
+                               "--set", "large_message_tokens=200", "--set", "protected_tools=[]"]).exit_code == 0
+    (tmp_path / "off.report.json").unlink()
+    (tmp_path / "report.json").write_bytes(b"")  # what `> report.json` leaves while inspect runs
+    result = runner.invoke(app, ["inspect", ".", "--json"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    report = orjson.loads(result.stdout)
+    blobs = sorted(p.name for p in (tmp_path / "off.offload").iterdir())
+    assert [f["path"] for f in report["files"]] == ["claude.jsonl", "off.jsonl", "s.jsonl"]
+    assert report["not_transcripts"] == [
+        *({"path": f"off.offload/{name}", "reason": "an original that `tcompact compact -c offload` moved out, not "
+                                                    "a transcript"} for name in blobs),
+        {"path": "report.json", "reason": "the file is empty"}]
+    assert len(blobs) == 3
+    result = runner.invoke(app, ["inspect", "s.jsonl", "gone.jsonl", "claude.jsonl", "--json"])
+    assert (result.exit_code, result.stderr) == (2, "Error: gone.jsonl: no such file or folder — check the path\n")
+    report = orjson.loads(result.stdout)
+    assert [f["path"] for f in report["files"]] == ["s.jsonl", "claude.jsonl"]
+    assert report["errors"] == [{"path": "gone.jsonl", "error": "gone.jsonl: no such file or folder — check the path"}]
+    # one row per context: a sub-agent has its own window, so its row has its own figures
+    result = runner.invoke(app, ["inspect", "s.jsonl", "claude.jsonl"])
+    assert [line.rstrip() for line in result.stdout.splitlines()] == [
+        "Transcripts",
+        "┏━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━┳━━━━━━━┳━━━━━━━━┳━━━━━━━━┓",
+        "┃ file                   ┃ format      ┃ msgs ┃ calls ┃ tokens ┃ window ┃",
+        "┡━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━╇━━━━━━━╇━━━━━━━━╇━━━━━━━━┩",
+        "│ s.jsonl                │ chat        │    7 │     1 │     83 │   0.0% │",
+        "│ claude.jsonl           │ claude-code │   18 │     8 │  2,928 │   1.5% │",
+        "│   + sidechain-26dd4578 │   subagent  │    8 │     3 │    783 │   0.4% │",
+        "├────────────────────────┼─────────────┼──────┼───────┼────────┼────────┤",
+        "│ 2 files, 3 transcripts │             │   33 │    12 │  3,794 │        │",
+        "└────────────────────────┴─────────────┴──────┴───────┴────────┴────────┘",
+    ]
+
+
+def test_provider_usage_that_predates_a_compaction_says_so(runner, tmp_path):
+    # issue 13 item 16: after a compaction, inspect compared the new context with the file's stale
+    # usage ("130,533 reported vs 10,557 counted") as if they were figures of the same context
+    assert runner.invoke(app, ["compact", str(SAMPLES / "codex_rollout.jsonl"), "-c", "dialogue", "--force",
+                               "-o", "out.jsonl"]).exit_code == 0
+    lines = (tmp_path / "out.jsonl").read_bytes().splitlines()
+    assert [orjson.loads(lines[n - 1])["payload"]["type"] for n in (48, 51)] == ["token_count", "context_compacted"]
+    compacted = 51  # the compacted line (50) and its context_compacted event
+
+    def usage():
+        result = runner.invoke(app, ["inspect", "out.jsonl", "--json"])
+        t = orjson.loads(result.stdout)["files"][0]["transcripts"][0]
+        tail = runner.invoke(app, ["inspect", "out.jsonl"]).stdout.splitlines()[-1]
+        return t["provider_usage"]["last_line"], t["provider_usage"]["predates_compaction"], tail
+
+    assert usage() == (48, compacted, "  context at the last request: 15,652 reported, before the compaction at line "
+                                      f"{compacted}; 1,618 counted by tcompact now (the usage predates the compaction)")
+    # Codex resumed and reported a request after the compaction: the figures are of the new context
+    event = {"timestamp": "2099-01-01T00:00:00.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+        "last_token_usage": {"input_tokens": 2500, "output_tokens": 10}, "total_token_usage": {"input_tokens": 9}}}}
+    (tmp_path / "out.jsonl").write_bytes(b"\n".join(lines) + b"\n" + orjson.dumps(event) + b"\n")
+    assert usage() == (len(lines) + 1, None, "  context at the last request: 2,500 reported vs 1,618 counted by "
+                                             "tcompact (the provider also counts the system prompt and tool "
+                                             "definitions)")
 
 
 def test_memory_blocks_of_earlier_compactions_are_listed(runner, tmp_path):

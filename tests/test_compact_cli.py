@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import orjson
 import pytest
 from conftest import SAMPLES
@@ -34,24 +36,38 @@ def dumps_in(folder):
 
 
 def test_nothing_to_do_is_exit_0_and_writes_nothing(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl"])
-    assert (result.exit_code, result.stderr) == (0, "")
-    assert [line.rstrip() for line in result.stdout.splitlines()] == [
-        f"{CHAT} · chat · window 200,000 · o200k_base, approximate",
-        "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (--force compacts anyway)",
-        "Stages",
-        "┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
-        "┃ compressor ┃          tokens ┃ messages ┃ calls ┃ outcome                    ┃",
-        "┡━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
-        "│ full       │ 11,796 → 11,796 │  33 → 33 │     0 │ below the threshold        │",
-        "│            │                 │          │       │ (11,796 < 160,000 tokens)  │",
-        "└────────────┴─────────────────┴──────────┴───────┴────────────────────────────┘",
-        "Wrote 1 file(s)",
-    ]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.report.json"]
-    report = orjson.loads((tmp_path / "out.report.json").read_bytes())
-    assert (report["status"], report["outputs"]["transcript"], report["summarizer"]["calls"]) == (
-        "nothing to do", None, 0)
+    # issue 13 item 10: the report was written anyway, so the same command failed the second time
+    for _ in range(2):
+        result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl"])
+        assert (result.exit_code, result.stderr) == (0, "")
+        assert [line.rstrip() for line in result.stdout.splitlines()] == [
+            f"{CHAT} · chat · window 200,000 · o200k_base, approximate",
+            "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (full: below the threshold "
+            "(11,796 < 160,000 tokens); --force compacts anyway)",
+            "Stages",
+            "┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+            "┃ compressor ┃          tokens ┃ messages ┃ calls ┃ outcome                    ┃",
+            "┡━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
+            "│ full       │ 11,796 → 11,796 │  33 → 33 │     0 │ below the threshold        │",
+            "│            │                 │          │       │ (11,796 < 160,000 tokens)  │",
+            "└────────────┴─────────────────┴──────────┴───────┴────────────────────────────┘",
+        ]
+        assert list(tmp_path.iterdir()) == []
+    report = orjson.loads(runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl", "--json"]).stdout)
+    assert (report["status"], report["reason"], report["written"], report["summarizer"]["calls"]) == (
+        "nothing to do", "full: below the threshold (11,796 < 160,000 tokens); --force compacts anyway", [], 0)
+
+
+def test_nothing_to_do_when_forced_says_the_real_reason(runner, tmp_path):
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--force", "--set", "max_chars=1000000",
+                                 "--set", "max_lines=100000"])
+    assert (result.exit_code, result.stdout.splitlines()[1]) == (
+        0, "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (truncate: no tool output over "
+           "the limits)")
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "offload,round-level", "-o", "out.jsonl", "--json"])
+    assert orjson.loads(result.stdout)["reason"] == ("offload: below the threshold; round-level: below the threshold "
+                                                     "(11,796 < 230,000 tokens); --force compacts anyway")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_forced_dialogue_writes_transcript_dump_and_report(runner, tmp_path):
@@ -142,7 +158,7 @@ def test_unknown_compressor_and_bad_settings(runner):
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--trigger-ratio", "0.5"])
     assert (result.exit_code, result.stderr) == (
         2, "Error: --trigger-ratio applies to no compressor of the chain — it sets trigger_context_ratio of "
-           "current-round, dialogue and full\n")
+           "current-round, dialogue, round-level and full\n")
     result = runner.invoke(app, ["compact", str(CHAT), "--summarizer", "openai"])
     assert (result.exit_code, result.stderr) == (
         2, "Error: --summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model\n")
@@ -286,9 +302,101 @@ def test_strict_refuses_an_output_that_does_not_read_back(runner, tmp_path, monk
         ["the output does not read back as the compacted messages"], None)
 
 
-def test_without_strict_a_broken_invariant_is_a_warning(runner, tmp_path, monkeypatch):
+def test_a_strict_failure_with_json_prints_the_report(runner, tmp_path, monkeypatch):
+    # issue 13 item 13: stdout was empty on a --strict failure (a summariser failure prints the JSON)
     _corrupting(monkeypatch)
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl"])
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--strict", "-o", "out.jsonl",
+                                 "--report", "r.json", "--json"])
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == (
+        1, "Error: the compaction breaks 1 invariant(s): the output does not read back as the compacted messages "
+           "— the compacted transcript was not written (--strict)")
+    report = orjson.loads(result.stdout)
+    (dump,) = (tmp_path / "out.dumps").iterdir()
+    assert (report["status"], report["invariants"], report["written"]) == (
+        "compacted", ["the output does not read back as the compacted messages"], [f"out.dumps/{dump.name}", "r.json"])
+
+
+def test_an_output_that_does_not_read_back_fails_and_replaces_nothing(runner, tmp_path, monkeypatch):
+    _corrupting(monkeypatch)
+    (tmp_path / "out.jsonl").write_bytes(b"kept\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+                                 "--report", "r.json"])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "Warning: invariant: the output does not read back as the compacted messages",
+        "Error: out.jsonl: the compaction was not written: the output does not read back as the compacted messages "
+        "— nothing was replaced; the report says why (--allow-read-back-mismatch writes it anyway)",
+    ]
+    assert (tmp_path / "out.jsonl").read_bytes() == b"kept\n"
+    report = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert (report["invariants"], report["outputs"]["transcript"]) == (
+        ["the output does not read back as the compacted messages"], None)
+
+
+def test_allow_read_back_mismatch_writes_it_with_a_warning_and_json_says_so(runner, tmp_path, monkeypatch):
+    _corrupting(monkeypatch)
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+                                 "--allow-read-back-mismatch", "--json", "--report", "r.json"])
     assert result.exit_code == 0
     assert result.stderr == "Warning: invariant: the output does not read back as the compacted messages\n"
     assert len(read_file(tmp_path / "out.jsonl").transcripts[0].messages) == 16  # of 17: the last line is lost
+    printed = orjson.loads(result.stdout)
+    report = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert printed["invariants"] == report["invariants"] == ["the output does not read back as the compacted messages"]
+
+
+def test_compact_to_another_format_warns_what_it_leaves_out_and_reports_what_it_wrote(runner, tmp_path):
+    # issue 13 item 4: --to chat from Codex dropped the encrypted reasoning silently and the report's
+    # "after" still counted it. The input is copied in: truncate's markers name it, and so their tokens
+    # must not depend on where the checkout lies.
+    shutil.copyfile(CODEX, tmp_path / "rollout.jsonl")
+    result = runner.invoke(app, ["compact", "rollout.jsonl", "-c", "truncate", "--set", "max_lines=8", "--force",
+                                 "--to", "chat", "-o", "out.jsonl", "--json"])
+    assert result.exit_code == 0
+    notes = ["24 record(s) that are not messages stay behind: event_msg/token_count ×9, event_msg/agent_reasoning "
+             "×4, turn_context ×2, event_msg/task_started ×2, event_msg/user_message ×2, event_msg/agent_message ×2, "
+             "event_msg/task_complete ×2, event_msg/patch_apply_end ×1",
+             "4 encrypted reasoning item(s) are opaque and cannot be carried over"]
+    assert result.stderr == "".join(f"Warning: {n}\n" for n in notes)
+    report = orjson.loads(result.stdout)
+    assert (report["notes"], report["after"], report["stages"][0]["tokens_after"]) == (
+        notes, {"messages": 21, "tokens": 2454}, 3966)  # 3966: with the encrypted items' 1,512 estimated tokens
+    inspected = runner.invoke(app, ["inspect", "out.jsonl", "--json"])
+    assert orjson.loads(inspected.stdout)["files"][0]["transcripts"][0]["tokens"]["total"] == 2454
+    same = runner.invoke(app, ["compact", "rollout.jsonl", "-c", "truncate", "--set", "max_lines=8", "--force",
+                               "-o", "same.jsonl", "--json"])
+    assert (same.stderr, orjson.loads(same.stdout)["notes"], orjson.loads(same.stdout)["after"]["tokens"]) == (
+        "", [], 3966)
+
+
+def test_options_are_checked_before_the_input_and_the_outputs(runner, tmp_path):
+    # issue 13 item 14: a typo in -c was reported as "output file exists already"; one message named
+    # three options; the --trigger-ratio hint left out round-level
+    (tmp_path / "out.jsonl").write_text("{}\n")
+    for args, message in (
+        (["-c", "dialgue"], "unknown compressor 'dialgue' — use one of: truncate, offload, micro, current-round, "
+                            "dialogue, round-level, full"),
+        (["--max-retries", "-1"], "--max-retries must be 0 or more"),
+        (["--timeout", "0"], "--timeout must be a positive number of seconds"),
+        (["--concurrency", "0"], "--concurrency must be 1 or more"),
+        (["-c", "truncate", "--trigger-ratio", "0.5"], "--trigger-ratio applies to no compressor of the chain — it "
+                                                       "sets trigger_context_ratio of current-round, dialogue, "
+                                                       "round-level and full"),
+        (["--context-window", "0"], "--context-window must be a positive number of tokens"),
+        (["--encoding", "p50k"], "unknown encoding 'p50k' — use one of: o200k_base, cl100k_base"),
+        (["--summarizer", "openai"], "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model"),
+        # issue 13 item 15: options of another summariser are refused, not ignored
+        (["--request-mode", "serialized"], "--request-mode is an option of the openai summariser, and the summariser "
+                                           "is extractive — add --summarizer openai, or leave --request-mode out"),
+        (["--replay-dir", "dumps"], "--replay-dir is an option of the replay summariser, and the summariser is "
+                                    "extractive — add --summarizer replay, or leave --replay-dir out"),
+    ):
+        result = runner.invoke(app, ["compact", "missing.jsonl", "-o", "out.jsonl", *args])
+        assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n"), args
+    result = runner.invoke(app, ["compact", "missing.jsonl", "-o", "out.jsonl"])  # then the input
+    assert (result.exit_code, result.stderr) == (2, "Error: missing.jsonl: no such file — pass the transcript file "
+                                                    "to compact\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl"])  # then the outputs
+    assert (result.exit_code, result.stderr) == (2, "Error: out.jsonl: the output file exists already — pass --force "
+                                                    "to overwrite it, or choose another path\n")
+    assert (tmp_path / "out.jsonl").read_text() == "{}\n"

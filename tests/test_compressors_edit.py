@@ -63,6 +63,43 @@ def test_truncate_by_characters_and_by_tokens():
     assert counter.count(cut) <= 200 < counter.count(words)
 
 
+def test_truncate_over_both_limits_states_the_whole_cut_once():
+    # issue 13 item 1: over max_lines and max_chars, the marker counted only the second cut and
+    # left a fragment of the first marker in the kept tail
+    text = "".join(f"row {i:03d} " + "x" * 40 + "\n" for i in range(600))  # 600 lines, 29,400 chars
+    out = truncate_text(text, settings("truncate", max_lines=256, max_chars=1000, head_ratio=0.4), ctx(),
+                        where="s.jsonl:9")
+    assert out == (text[:400] + "\n[... tcompact truncated 579 lines / 28,400 characters of 29,400 here; the full "
+                   "output is in s.jsonl:9 ...]\n" + text[-600:])
+
+
+@pytest.mark.parametrize("key", ["codemie", "codex"])
+def test_truncate_markers_on_real_sessions_count_what_was_cut_from_the_original(key):
+    from conftest import real_file
+
+    from tcompact.formats import read_file
+
+    (main, *_) = read_file(real_file(key)).transcripts
+    result = get("truncate").compress(main.messages, settings("truncate"), ctx())
+    checked = 0
+    for old, new in zip(main.messages, result.messages, strict=True):
+        if new.text == old.text:
+            continue
+        # the defaults: the head is the first 102 lines and the tail the last 154; when they hold
+        # more than 10,240 characters, at most 4,096 and 6,144 of them; the marker counts the rest
+        text, lines = old.text, old.text.splitlines(keepends=True)
+        head, tail = ("".join(lines[:102]), "".join(lines[-154:])) if len(lines) > 256 else (text, text)
+        if len(lines) <= 256 or len(head) + len(tail) > 10240:
+            head, tail = head[:4096], tail[-6144:]
+        cut = text[len(head):len(text) - len(tail)]
+        marker = (f"[... tcompact truncated {cut.count(chr(10)):,} lines / {len(cut):,} characters of "
+                  f"{len(text):,} here; the full output is in session.jsonl:7 ...]")
+        assert new.text == (head + ("" if head.endswith("\n") else "\n") + marker
+                            + ("" if tail.startswith("\n") else "\n") + tail)
+        checked += 1
+    assert checked == {"codemie": 6, "codex": 21}[key]
+
+
 def test_truncate_compressor_touches_only_big_tool_outputs_outside_keep_recent():
     big = "".join(f"{i}\n" for i in range(600))
     msgs = session([("bash", big), ("bash", "small"), ("grep", big)])
@@ -162,6 +199,83 @@ def test_offload_then_restore_is_byte_identical(tmp_path, name):
     assert back.read_bytes() == src.read_bytes()
     result = runner.invoke(app, ["restore", str(out), "-o", str(tmp_path / "back2.jsonl")])  # paths in markers
     assert result.exit_code == 0 and (tmp_path / "back2.jsonl").read_bytes() == src.read_bytes()
+
+
+_BIG = "".join(f"collected item {i}\n" for i in range(400))
+_DOC = [msg("system", "You are a coding agent."), msg("user", "run the tests"),
+        msg("assistant", "", tool_calls=[call("c1", "bash", {"cmd": "pytest"})]),
+        msg("tool", _BIG, tool_call_id="c1"), msg("assistant", "All 400 pass."), msg("user", "thanks")]
+
+
+@pytest.mark.parametrize("name, doc", [
+    ("array.json", _DOC),
+    ("wrapped.json", {"messages": _DOC}),
+    ("run.traj", {"trajectory": [], "history": _DOC, "info": {}}),
+    ("results.json", [{"task_id": 7, "trial": 0, "reward": 1.0, "info": {}, "traj": _DOC}]),
+])
+def test_offload_then_restore_of_a_json_document_gives_its_chat_file(tmp_path, name, doc):
+    # issue 13 item 2: a one-document input has no lines of its own; its blobs held "raw": [] and
+    # restore said "no offload markers in this transcript" over a file full of them
+    from typer.testing import CliRunner
+
+    from tcompact.app import app
+
+    src = tmp_path / name
+    src.write_bytes(orjson.dumps(doc))
+    out, back, chat = tmp_path / "out.jsonl", tmp_path / "back.jsonl", tmp_path / "chat.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(app, ["compact", str(src), "-c", "offload", "--force", "-o", str(out),
+                                 "--set", "large_message_tokens=200"])
+    assert result.exit_code == 0, result.stderr
+    (blob,) = (tmp_path / "out.offload").iterdir()
+    assert orjson.loads(blob.read_bytes())["messages"] == [_DOC[3]]
+    assert out.read_bytes().count(b"[[OFFLOAD: handle=") == 1
+    result = runner.invoke(app, ["restore", str(out), "-o", str(back)])
+    assert (result.exit_code, result.stdout) == (0, f"Restored 1 offloaded line(s) into {back}\n")
+    assert runner.invoke(app, ["convert", str(src), "--to", "chat", "-o", str(chat)]).exit_code == 0
+    assert back.read_bytes() == chat.read_bytes() == b"".join(orjson.dumps(m) + b"\n" for m in _DOC)
+
+
+def test_restore_refuses_an_original_it_cannot_place(tmp_path):
+    from typer.testing import CliRunner
+
+    from tcompact.app import app
+
+    out = tmp_path / "out.jsonl"
+    runner = CliRunner()
+    assert runner.invoke(app, ["compact", str(SAMPLES / "claude_code_session.jsonl"), "-c", "offload", "--force",
+                               "-o", str(out), "--to", "codex", "--set", "large_message_tokens=200",
+                               "--set", "protected_tools=[]"]).exit_code == 0
+    blob = min((tmp_path / "out.offload").iterdir(), key=lambda p: p.stem[-6:])  # the first in the file
+    result = runner.invoke(app, ["restore", str(out), "-o", str(tmp_path / "back.jsonl")])
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: {out}: the offloaded original {blob.stem} (claude-code) cannot be put back into a codex file "
+           "— restore the file the compaction wrote, in the format it wrote\n")
+
+
+def test_restore_skips_bad_lines_as_compact_did(tmp_path):
+    # issue 13 item 17: a file compacted with --skip-bad-lines could not be restored
+    from typer.testing import CliRunner
+
+    from tcompact.app import app
+
+    src = jsonl(tmp_path / "s.jsonl", [msg("user", "run"), "{not json",
+                                       msg("assistant", "", tool_calls=[call("c1", "bash", {})]),
+                                       msg("tool", _BIG, tool_call_id="c1"), msg("assistant", "ok")])
+    out, back = tmp_path / "out.jsonl", tmp_path / "back.jsonl"
+    runner = CliRunner()
+    assert runner.invoke(app, ["compact", str(src), "-c", "offload", "--force", "-o", str(out), "--skip-bad-lines",
+                               "--set", "large_message_tokens=200"]).exit_code == 0
+    result = runner.invoke(app, ["restore", str(out), "-o", str(back)])
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: {out}:2: not valid JSON (unexpected character, expected a string key at column 2) — fix or "
+           "remove that line, or pass --skip-bad-lines to read on without it\n")
+    result = runner.invoke(app, ["restore", str(out), "-o", str(back), "--skip-bad-lines"])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        0, f"Restored 1 offloaded line(s) into {back}\n",
+        f"Warning: {out}: skipped 1 bad line(s) (2); line 2: not valid JSON (unexpected character, expected a "
+        "string key at column 2)\n")
+    assert back.read_bytes() == src.read_bytes()
 
 
 def test_restore_errors(tmp_path):

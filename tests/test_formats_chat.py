@@ -33,7 +33,7 @@ def test_chat_jsonl_reads_every_field(tmp_path):
     assert [r.text for r in last.reasoning] == ["It was an off-by-one."]
     assert dict(last.extra) == {"finish_reason": "stop", "usage": {"prompt_tokens": 900, "completion_tokens": 40}}
     assert t.provider_usage == {"source": "chat", "requests": 1, "input_tokens": 900, "output_tokens": 40,
-                                "last_context_tokens": 900}
+                                "last_context_tokens": 900, "last_line": 6}
 
 
 def test_message_dict_round_trip_keeps_unknown_keys():
@@ -85,6 +85,35 @@ def test_jsonl_of_message_lists_gives_one_episode_per_line(tmp_path):
     sf = read_file(jsonl(tmp_path / "e.jsonl", [{"messages": SESSION[:2]}, {"messages": SESSION}]))
     assert [(t.id, t.kind, len(t.messages)) for t in sf.transcripts] == [("line-1", "episode", 2),
                                                                          ("line-2", "episode", 6)]
+
+
+def test_compacting_one_episode_rewrites_its_line_only(tmp_path):
+    # issue 13 item 3: the compacted episode was written as flat lines followed by both original
+    # episode lines, so the file read back as three transcripts, the original among them
+    from typer.testing import CliRunner
+
+    from tcompact.app import app
+
+    big = "".join(f"collected item {i}\n" for i in range(400))
+    episode = [msg("user", "run"), msg("assistant", "", tool_calls=[{"id": "c1", "name": "bash", "arguments": {}}]),
+               msg("tool", big, tool_call_id="c1"), msg("assistant", "ok")]
+    first = b'{"id": "ep1", "messages": [{"role": "user", "content": "hi"}]}\n'
+    src = jsonl(tmp_path / "e.jsonl", [first, {"id": "ep2", "messages": episode, "reward": 1}])
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["compact", str(src), "-c", "truncate", "--force", "--transcript", "line-2",
+                                      "-o", str(out), "--set", "max_lines=20"])
+    assert result.exit_code == 0, result.stderr
+    line1, line2 = out.read_bytes().splitlines(keepends=True)
+    assert line1 == first
+    cut = orjson.loads(line2)
+    assert list(cut) == ["id", "messages", "reward"] and (cut["id"], cut["reward"]) == ("ep2", 1)
+    assert cut["messages"][:2] + cut["messages"][3:] == episode[:2] + episode[3:]  # unchanged items as they were
+    assert cut["messages"][2]["content"].startswith("collected item 0\n")
+    assert (f"[... tcompact truncated 380 lines / 7,126 characters of 7,490 here; the full output is in {src}:2 ...]"
+            in cut["messages"][2]["content"])
+    back = read_file(out)
+    assert [(t.id, len(t.messages)) for t in back.transcripts] == [("line-1", 1), ("line-2", 4)]
+    assert render(back.transcript("line-2"), "chat", source=back).data == out.read_bytes()  # unchanged: as is
 
 
 def test_swe_agent_trajectory(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 from conftest import jsonl
 
@@ -97,6 +98,7 @@ def test_provider_usage_keeps_the_last_line_of_each_reply(tmp_path, request_id):
     assert sf.transcripts[0].provider_usage == {
         "source": "claude-code", "requests": 2, "lines": 4, "input_tokens": 13, "cache_read_input_tokens": 300,
         "cache_creation_input_tokens": 5, "output_tokens": 32, "last_context_tokens": 203,
+        "last_line": 8,
     }
 
 
@@ -217,3 +219,65 @@ def test_wrong_shape_is_an_error_naming_the_line(tmp_path):
     sf = read_file(path, ReadOptions(skip_bad_lines=True))
     assert sf.skipped == ((4, 'assistant line without a "message" object'),)
     assert [len(m.tool_calls) for m in sf.transcripts[0].messages if m.role == "assistant"] == [1, 0]
+
+
+def progress_session():
+    """Six messages, then a progress record dated a second after the last one and parented to message 2
+    (seen in a real sub-agent file): it is not a message, so it must not end the context."""
+    ts = [f"2026-01-05T10:00:0{n}.000Z" for n in range(6)]
+    records = [user("m0", None, "Fix the parser", ts[0])]
+    for n in range(1, 6):
+        records.append(assistant(f"m{n}", f"m{n - 1}", f"msg_{n}", [{"type": "text", "text": f"step {n}"}],
+                                 usage(1, 0, 0, 1), ts[n], request=f"req{n}") if n % 2 else
+                       user(f"m{n}", f"m{n - 1}", f"go on {n}", ts[n]))
+    records.append(line("progress", "p1", "m2", None, "2026-01-05T10:00:06.000Z", data={"type": "hook_progress"}))
+    return records
+
+
+def test_a_newer_progress_record_does_not_end_the_context(tmp_path):
+    (main,) = read_file(jsonl(tmp_path / "p.jsonl", progress_session())).transcripts
+    assert [m.text for m in main.messages] == ["Fix the parser", "step 1", "go on 2", "step 3", "go on 4", "step 5"]
+    assert main.notes == ("1 record(s) that are not messages (progress) are newer than the last message but do "
+                          "not end the context, which ends at line 6: lines 7",)
+
+
+def test_a_newer_progress_record_in_a_real_session_cuts_nothing(tmp_path):
+    from conftest import real_file
+
+    src = real_file("drmaciver")
+    lines = src.read_bytes().splitlines()
+    parent = orjson.loads(lines[34])["uuid"]
+    extra = line("progress", "p-late", parent, None, "2026-12-31T00:00:00.000Z", data={"type": "hook_progress"})
+    (main,) = read_file(jsonl(tmp_path / "d.jsonl", [*lines, extra])).transcripts
+    (before,) = read_file(src).transcripts
+    assert len(main.messages) == len(before.messages) == 80
+    assert main.notes[-1].startswith("1 record(s) that are not messages (progress) are newer than the last message")
+
+
+def test_message_lines_left_outside_for_another_reason_are_named(tmp_path):
+    records = [
+        user("u1", None, "hello", "2026-01-05T10:00:00.000Z"),
+        assistant("a1", "u1", "msg_1", [{"type": "text", "text": "hi"}], usage(1, 0, 0, 1), "2026-01-05T10:00:01.000Z"),
+        user("x1", None, "a tree of its own", "2026-01-05T09:00:00.000Z"),  # not connected, older
+        user("u1", None, "same uuid again", "2026-01-05T10:00:02.000Z"),
+        {k: v for k, v in user("nouuid", "a1", "no uuid", "2026-01-05T10:00:03.000Z").items() if k != "uuid"},
+    ]
+    (main,) = read_file(jsonl(tmp_path / "s.jsonl", records)).transcripts
+    assert [m.text for m in main.messages] == ["hello", "hi"]
+    assert main.notes == (
+        "1 message line(s) outside the active context, neither before a compaction nor on an abandoned branch "
+        "(not connected to the chain that ends at line 2): lines 3",
+        "line 4 (user) repeats the uuid of line 1 and is not read",
+        "line 5 (user) has no uuid and is not read",
+    )
+
+
+def test_a_tie_on_the_newest_time_resumes_the_first_leaf_in_file_order(tmp_path):
+    records = [
+        user("u1", None, "hello", "2026-01-05T10:00:00.000Z"),
+        assistant("a1", "u1", "msg_1", [{"type": "text", "text": "first"}], usage(1, 0, 0, 1), "2026-01-05T10:00:05.000Z"),
+        assistant("a2", "u1", "msg_2", [{"type": "text", "text": "second"}], usage(1, 0, 0, 1),
+                  "2026-01-05T10:00:05.000Z", request="req2"),
+    ]
+    (main,) = read_file(jsonl(tmp_path / "t.jsonl", records)).transcripts
+    assert [m.text for m in main.messages] == ["hello", "first"]  # as Claude Code 2.0.76 picks it

@@ -95,6 +95,7 @@ def test_provider_usage_from_token_count_events(tmp_path):
                  "reasoning_output_tokens": 0, "total_tokens": 1540},
         "model_context_window": 272000,
         "last_context_tokens": 1500,
+        "last_line": 18,
     }
 
 

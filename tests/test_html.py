@@ -91,9 +91,9 @@ def test_small_session_charts_have_exact_numbers(tmp_path):
 
     spans = specs["spans"]["data"]
     assert [(d["name"], d["y"], d["x"], d["customdata"]) for d in spans] == [
-        ("preserved prefix", ["current-round", "dialogue", "round-level"], [77, 0, 0], [6, 0, 0]),
-        ("compressible body", ["current-round", "dialogue", "round-level"], [6, 64, 21], [1, 5, 2]),
-        ("protected tail", ["current-round", "dialogue", "round-level"], [0, 19, 62], [0, 2, 5]),
+        ("preserved prefix", ["current-round", "dialogue", "round-level", "full"], [77, 0, 0, 10], [6, 0, 0, 1]),
+        ("compressible body", ["current-round", "dialogue", "round-level", "full"], [6, 64, 83, 73], [1, 5, 7, 6]),
+        ("protected tail", ["current-round", "dialogue", "round-level", "full"], [0, 19, 0, 0], [0, 2, 0, 0]),
     ]
     assert hi.tool_rows(t["tools"]) == [["run_tests", 1, 6, 20, 1, 0]]
 
@@ -143,6 +143,8 @@ def test_provider_usage_chart_of_the_codex_sample():
     assert specs["usage"]["data"][0]["y"] == [15652, 4428]
     assert hi.usage_chart(None, 10) is None
     assert hi.usage_chart({"source": "chat", "requests": 2}, 10) is None
+    stale = hi.usage_chart({**t["provider_usage"], "predates_compaction": 51}, 2109)  # issue 13 item 16
+    assert stale["data"][0]["x"] == ["provider-reported, before the compaction at line 51", "counted by tcompact"]
 
 
 def test_many_files_page_has_one_small_chart_per_file():
@@ -354,7 +356,7 @@ def test_compact_html_on_a_dry_run_is_the_only_file_written(runner, tmp_path):
                                  "--set", "target_total_tokens=50", "--force", "--dry-run", "--html", "r.html"])
     assert result.exit_code == 0, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]
-    assert "Dry run: nothing was written.\nWrote the HTML report: r.html\n" in result.stdout
+    assert "Dry run: no transcript, dump or report was written.\nWrote the HTML report: r.html\n" in result.stdout
     document = (tmp_path / "r.html").read_text(encoding="utf-8")
     # every invariant holds (the system prompt alone is over the 50-token target, so hard truncation keeps
     # the last request's first 512 tokens); a dry run reads nothing back, so that check is not listed

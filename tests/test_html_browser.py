@@ -80,9 +80,9 @@ def test_inspect_page(browser, tmp_path):
     cli("inspect", str(CHAT), "--html", str(tmp_path / "inspect.html"))
     opened = Opened(browser, tmp_path / "inspect.html")
     page = opened.page
-    # the numbers of test_html: 33 messages, 3 rounds × 5 kinds, 3 span layouts × 3 parts
-    assert page.evaluate(_DRAWN) == {"cumulative": [33, 2, 2, 2], "kinds-by-round": [3] * 5, "spans": [3, 3, 3]}
-    assert page.evaluate(_MARKS) == {"cumulative": 33, "kinds-by-round": 15, "spans": 9}
+    # the numbers of test_html: 33 messages, 3 rounds × 5 kinds, 4 span layouts × 3 parts
+    assert page.evaluate(_DRAWN) == {"cumulative": [33, 2, 2, 2], "kinds-by-round": [3] * 5, "spans": [4, 4, 4]}
+    assert page.evaluate(_MARKS) == {"cumulative": 33, "kinds-by-round": 15, "spans": 12}
     assert page.get_by_text("11,796", exact=True).first.is_visible()
 
     def tool_column(n: int) -> list[str]:

@@ -80,7 +80,7 @@ def test_claude_usage_figures_pinned():
     (main, side1, side2) = read_file(real_file("ccviewer")).transcripts
     assert main.provider_usage == {"source": "claude-code", "requests": 10, "lines": 16, "input_tokens": 64,
                                    "cache_read_input_tokens": 190261, "cache_creation_input_tokens": 26074,
-                                   "output_tokens": 2003, "last_context_tokens": 26080}
+                                   "output_tokens": 2003, "last_context_tokens": 26080, "last_line": 53}
     assert (side1.parent_tool_call, side2.parent_tool_call) == ("toolu_014YF9TXhDRR7BnpasNJ7gjC",
                                                                 "toolu_01LKfUwrsnof18CpWZQcJH44")
     # codemie's assistant lines carry no requestId (Bedrock ids): message.id alone identifies a reply

@@ -81,23 +81,21 @@ def test_a_later_call_without_its_first_dump_or_with_another_runs_is_refused(run
     alone.mkdir()
     shutil.copy(second, alone / second.name)
     result = runner.invoke(app, ["replay", "alone", "--verify"])
-    assert (result.exit_code, result.stderr) == (2, f"Error: alone/{second.name}: the messages before this run are in "
-                                                    f"its call 1, whose dump is not in alone — keep the dumps of a "
-                                                    "run together in one folder\n")
+    assert (result.exit_code, result.stdout) == (2, f"FAILED {second.name}: the messages before this run are in its "
+                                                    "call 1, whose dump is not in alone — keep the dumps of a run "
+                                                    "together in one folder\n1 dump(s): 0 OK, 0 mismatched, 1 failed\n")
     edit(second, lambda d: d["context_before"].update(in_call=2))  # names itself: no messages there
     result = runner.invoke(app, ["replay", "dumps", "--verify"])
-    assert (result.exit_code, result.stderr) == (2, f"Error: dumps/{second.name}: field context_before does not match "
-                                                    f"the messages of call 2 ({second.name}) — the dumps of this run "
-                                                    "were edited or mixed with another run's; compact again to get new "
-                                                    "ones\n")
+    assert (result.exit_code, result.stdout.splitlines()[1]) == (
+        2, f"FAILED {second.name}: field context_before does not match the messages of call 2 ({second.name}) — the "
+           "dumps of this run were edited or mixed with another run's; compact again to get new ones")
     edit(second, lambda d: d["context_before"].update(in_call=1))
     edit(first, lambda d: d["context_before"]["messages"][1].update(content="I never said that") or
          d.update(hashes=content_hashes(d)))
     result = runner.invoke(app, ["replay", "dumps", "--verify"])
-    assert (result.exit_code, result.stderr) == (2, f"Error: dumps/{second.name}: field context_before does not match "
-                                                    f"the messages of call 1 ({first.name}) — the dumps of this run "
-                                                    "were edited or mixed with another run's; compact again to get new "
-                                                    "ones\n")
+    assert (result.exit_code, result.stdout.splitlines()[1]) == (
+        2, f"FAILED {second.name}: field context_before does not match the messages of call 1 ({first.name}) — the "
+           "dumps of this run were edited or mixed with another run's; compact again to get new ones")
 
 
 def test_schema_1_dumps_are_still_read(runner, tmp_path):
@@ -120,9 +118,14 @@ def test_an_edited_dump_is_named_with_its_field(runner, tmp_path):
     (dump,) = (tmp_path / "dumps").iterdir()
     edit(dump, lambda d: d["context_before"]["messages"][1].update(content="I never said that"))
     result = runner.invoke(app, ["replay", "dumps"])
-    assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == (f"Error: dumps/{dump.name}: field context_before does not match its recorded hash — "
-                             "the dump was edited after it was written; compact again to get a new one\n")
+    assert (result.exit_code, result.stderr) == (2, "")
+    assert result.stdout == (f"FAILED {dump.name}: field context_before does not match its recorded hash — the dump "
+                             "was edited after it was written; compact again to get a new one\n"
+                             "1 dump(s): 0 OK, 0 mismatched, 1 failed\n")
+    result = runner.invoke(app, ["replay", "dumps", "--table"])  # a table needs every dump whole
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: dumps/{dump.name}: field context_before does not match its recorded hash — the dump was edited "
+           "after it was written; compact again to get a new one\n")
 
 
 def test_a_result_that_no_longer_rebuilds_is_a_mismatch(runner, tmp_path):
@@ -137,9 +140,61 @@ def test_a_result_that_no_longer_rebuilds_is_a_mismatch(runner, tmp_path):
     result = runner.invoke(app, ["replay", "dumps", "--verify"])
     assert result.exit_code == 1
     first, summary = result.stdout.splitlines()
-    assert first.startswith(f'MISMATCH {dump.name}: context_after.messages[1]: expected {{"role":"user","content":'
-                            '"a different memory block"}, got {"role":"user","content":"<memory_block_dialogue>')
+    assert first == (f'MISMATCH {dump.name}: context_after.messages[1].content: expected "a different memory block", '
+                     'got "<memory_block_dialogue>\\n<meaning>\\nThis is a compressed handoff o…"')
     assert summary == "1 dump(s): 0 OK, 1 mismatched"
+
+
+def codex_with_fake_keys(path):
+    """A Codex rollout whose tool outputs are test files holding fake API keys (six rounds, two reads each)."""
+    def line(typ, payload):
+        return {"timestamp": "2026-01-01T00:00:00.000Z", "type": typ, "payload": payload}
+
+    keys = ('OPENAI_API_KEY = "sk-proj-' + "Fake0Key1For2Tests3Only4" * 2 + '"\nAWS_ACCESS_KEY_ID = "AKIA'
+            'FAKETESTKEY12345"\nGITHUB_TOKEN = "ghp_fakeTestToken0123456789abcdefghijABCD"\n')
+    out = [line("session_meta", {"id": "019f0000-0000-7000-8000-000000000005", "cwd": "/src/app",
+                                 "base_instructions": {"text": "You are Codex, a coding agent."}}),
+           line("turn_context", {"cwd": "/src/app", "model": "gpt-5-codex"})]
+    for r in range(6):
+        out.append(line("response_item", {"type": "message", "role": "user",
+                                          "content": [{"type": "input_text", "text": f"Round {r}: make it pass"}]}))
+        for k in range(2):
+            cid = f"call_{r}_{k}"
+            out.append(line("response_item", {"type": "function_call", "name": "shell", "call_id": cid,
+                                              "arguments": json.dumps({"command": ["cat", f"tests/test_{r}_{k}.py"]})}))
+            body = "import client\n\n" + keys + "".join(f"\ndef test_{r}_{k}_{i}():\n    assert client.call({i}) == "
+                                                        f"{2 * i}\n" for i in range(40))
+            out.append(line("response_item", {"type": "function_call_output", "call_id": cid,
+                                              "output": json.dumps({"output": body, "metadata": {"exit_code": 0}})}))
+        out.append(line("response_item", {"type": "message", "role": "assistant",
+                                          "content": [{"type": "output_text", "text": f"Round {r} passes."}]}))
+    path.write_text("".join(json.dumps(o) + "\n" for o in out))
+    return path
+
+
+def test_round_level_dumps_with_redacted_secrets_verify(runner, tmp_path):
+    # issue 13 item 5: the round-level prompt states current_context_window_tokens, counted on the
+    # original texts; the rebuild counted the redacted ones, and verify reported a false MISMATCH
+    compact(runner, codex_with_fake_keys(tmp_path / "keys.jsonl"), "round-level", tmp_path)
+    (dump,) = (tmp_path / "dumps").iterdir()
+    doc = orjson.loads(dump.read_bytes())
+    assert (doc["redactions"], doc["request"]["stage"]) == (13, "l0_to_l1")
+    assert "- current_context_window_tokens: 12565\n" in doc["request"]["messages_sent"][1]["content"]
+    result = runner.invoke(app, ["replay", "dumps", "--verify"])
+    assert (result.exit_code, result.stdout) == (0, f"OK {dump.name} (token figures not compared: 13 redacted "
+                                                    "text(s))\n1 dump(s): 1 OK, 0 mismatched\n")
+
+    def change(d):  # a request the rebuild does not make: the first differing field and both values
+        sent = d["request"]["messages_sent"][1]
+        sent["content"] = sent["content"].replace("- phase: l0_to_l1", "- phase: l1_to_l2")
+        d["hashes"] = content_hashes(d)
+
+    edit(dump, change)
+    result = runner.invoke(app, ["replay", "dumps", "--verify"])
+    assert (result.exit_code, result.stdout) == (1, (
+        f'MISMATCH {dump.name}: request.messages_sent[1].content: expected "…ression Task]\\n- phase: l1_to_l2\\n'
+        '- target_summary_tokens: #\\n- kee…", got "…ression Task]\\n- phase: l0_to_l1\\n- target_summary_tokens: '
+        '#\\n- kee…"\n1 dump(s): 0 OK, 1 mismatched\n'))
 
 
 @pytest.mark.parametrize(("content", "message"), [
@@ -154,7 +209,25 @@ def test_a_result_that_no_longer_rebuilds_is_a_mismatch(runner, tmp_path):
 def test_bad_dumps_give_one_line(runner, tmp_path, content, message):
     (tmp_path / "d.json").write_bytes(content)
     result = runner.invoke(app, ["replay", "d.json"])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, f"FAILED d.json: {message}\n1 dump(s): 0 OK, 0 mismatched, 1 failed\n", "")
+    result = runner.invoke(app, ["replay", "d.json", "--table"])
     assert (result.exit_code, result.stderr) == (2, f"Error: d.json: {message}\n")
+
+
+def test_one_damaged_dump_is_one_failed_line_among_the_others(runner, tmp_path):
+    # issue 13 item 13: one damaged dump stopped the verification of the whole folder
+    first, second = _two_call_run(runner, tmp_path)
+    compact(runner, SAMPLES / "codex_rollout.jsonl", "dialogue", tmp_path)
+    (tmp_path / "dumps" / "0_cut.json").write_bytes(b'{"schema_version": 2, "processor"')
+    result = runner.invoke(app, ["replay", "dumps", "--verify", "--json"])
+    assert result.exit_code == 2
+    checks = orjson.loads(result.stdout)["checks"]
+    assert [(c["dump"], c["ok"], c["error"]) for c in checks] == [
+        ("0_cut.json", False, "not a valid JSON dump (unexpected end of data at line 1) — the dump is truncated or "
+                              "damaged; compact again to get a new one"),
+        *((c["dump"], True, None) for c in checks[1:])]
+    assert first.name in {c["dump"] for c in checks} and second.name in {c["dump"] for c in checks} and len(checks) == 4
 
 
 def test_rerun_against_an_openai_endpoint_writes_a_linked_dump(runner, tmp_path, monkeypatch):
@@ -180,6 +253,26 @@ def test_rerun_against_an_openai_endpoint_writes_a_linked_dump(runner, tmp_path,
     assert runner.invoke(app, ["replay", "dumps/replays", "--verify"]).exit_code == 0  # the new dump verifies too
 
 
+def test_a_rerun_shows_the_new_summary_redacted(runner, tmp_path, monkeypatch):
+    # issue 13 item 7: a secret the model returned was printed as new.summary, unredacted
+    compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
+    (dump,) = (tmp_path / "dumps").iterdir()
+    secret = "sk-proj-" + "Leak3dByTheM0del" * 3
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-0000000000000000000000")
+    with FakeOpenAI() as server:
+        for _ in range(2):
+            server.enqueue(ok(f"<state_snapshot>Deploy with OPENAI_API_KEY={secret} next.</state_snapshot>"))
+        as_json = runner.invoke(app, ["replay", f"dumps/{dump.name}", "--summarizer", "openai", "--model", "m",
+                                      "--base-url", server.base_url, "--json"])
+        as_table = runner.invoke(app, ["replay", f"dumps/{dump.name}", "--summarizer", "openai", "--model", "m",
+                                       "--base-url", server.base_url, "--dump-dir", "again"])
+    assert (as_json.exit_code, as_table.exit_code) == (0, 0)
+    assert json.loads(as_json.stdout)["new"]["summary"] == "Deploy with OPENAI_API_KEY=[REDACTED:openai_key] next."
+    assert "│ summary  │ 1. Historical User Requests" in as_table.stdout and "[REDACTED:openai_key]" in as_table.stdout
+    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*.json"))
+    assert secret not in as_json.stdout + as_table.stdout and secret.encode() not in written
+
+
 def test_table_over_a_folder_of_mixed_dumps(runner, tmp_path, monkeypatch):
     compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
     compact(runner, SAMPLES / "codex_rollout.jsonl", "full", tmp_path)
@@ -197,7 +290,7 @@ def test_table_over_a_folder_of_mixed_dumps(runner, tmp_path, monkeypatch):
                    ("current-round", "ok", 2, ["server_unstable"], True),
                    ("dialogue", "ok", 1, [], True), ("full", "ok", 1, [], True)]
     text = runner.invoke(app, ["replay", "dumps", "--table"]).stdout
-    assert text.splitlines()[-2].split() == ["total", "4", "dumps", "1", "failed", "3/4"]
+    assert text.splitlines()[-1].split() == ["total", "4", "dumps", "1", "failed", "3/4"]
     assert runner.invoke(app, ["replay", "dumps", "--verify"]).exit_code == 0
 
 
@@ -213,3 +306,20 @@ def test_replay_options(runner, tmp_path):
     result = runner.invoke(app, ["replay", "empty"])
     assert (result.exit_code, result.stderr) == (2, "Error: empty: no dumps in this folder — pass a folder written by "
                                                     "--dump-dir\n")
+
+
+def test_rerun_options_that_would_be_ignored_are_refused(runner, tmp_path):
+    # issue 13 item 15: --prompt with the extractive summariser gave the identical summary, silently
+    (tmp_path / "prompt.md").write_text("Summarise in one line.")
+    for args, message in (
+        (["--summarizer", "extractive", "--prompt", "prompt.md"],
+         "--prompt does not apply to the extractive summariser, which builds its summary from the transcript and "
+         "reads no prompt — re-run with --summarizer openai to try a prompt"),
+        (["--summarizer", "extractive", "--model", "m"],
+         "--model is an option of the openai summariser — add --summarizer openai, or leave it out"),
+        (["--prompt", "prompt.md"], "--prompt applies to a re-run, and no --summarizer was given — add --summarizer "
+                                    "extractive or openai"),
+        (["--summarizer", "replay"], "--summarizer 'replay' cannot re-run a dump — use extractive or openai"),
+    ):
+        result = runner.invoke(app, ["replay", "no-such-dump.json", *args])  # options are checked first
+        assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n"), args

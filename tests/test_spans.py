@@ -142,13 +142,35 @@ def test_dialogue_nothing_when_the_last_real_user_is_first():
 # ---- §5 round level ----------------------------------------------------------------------------
 
 
-def test_round_level_keeps_the_newest_four_tool_safe():
+def test_round_level_keeps_the_newest_n_tool_safe():
     msgs = [U("a"), A(text="b"), U("c"), A("t1"), T("t1"), A("t2"), T("t2"), A(text="end")]
-    assert ranges(round_level_span(msgs)) == ([], [0, 1, 2], [3, 4, 5, 6, 7])
+    assert ranges(round_level_span(msgs, keep_recent=4)) == ([], [0, 1, 2], [3, 4, 5, 6, 7])
     assert ranges(build_span("round-level", msgs, keep_recent=2)) == ([], [0, 1, 2, 3, 4], [5, 6, 7])
     assert ranges(build_span("round-level", msgs, keep_recent=1)) == ([], [0, 1, 2, 3, 4, 5, 6], [7])
-    assert ranges(build_span("round-level", msgs)) == ranges(round_level_span(msgs))
-    assert ranges(build_span("dialogue", msgs, keep_recent=7)) == ranges(dialogue_span(msgs))
+
+
+def test_every_span_is_the_one_its_compressor_uses():
+    # issue 13 item 6: the preview kept 4 recent messages for round-level, the compressor 0
+    from tcompact.compressors import get
+    from tcompact.errors import UsageError
+    from tcompact.spans import keep_recent_default, span_names
+
+    msgs = [Message(role="system", content="sys"), U("a"), A(text="b"), U("c"), A("t1"), T("t1"), A("t2"), T("t2"), A(text="end")]
+    assert span_names() == ["current-round", "dialogue", "round-level", "full"]
+    assert [keep_recent_default(n) for n in span_names()] == [0, None, 0, 0]
+    assert {n: ranges(build_span(n, msgs)) for n in span_names()} == {
+        "current-round": ([0, 1, 2, 3], [4, 5, 6, 7, 8], []), "dialogue": ([], [0, 1, 2], [3, 4, 5, 6, 7, 8]),
+        "round-level": ([], [0, 1, 2, 3, 4, 5, 6, 7, 8], []), "full": ([0], [1, 2, 3, 4, 5, 6, 7, 8], [])}
+    for name in span_names():
+        compressor = get(name)
+        settings = compressor.settings_model()
+        assert build_span(name, msgs) == compressor.span(msgs, settings)
+    assert ranges(build_span("full", msgs, keep_recent=1)) == ([0], [1, 2, 3, 4, 5, 6, 7], [8])
+    with pytest.raises(UsageError, match="--keep-recent does not apply to dialogue, whose span keeps no number of "
+                                         "recent messages"):
+        build_span("dialogue", msgs, keep_recent=7)
+    with pytest.raises(UsageError, match="truncate has no span layout"):
+        build_span("truncate", msgs)
 
 
 # ---- legal cut points and pairing -------------------------------------------------------------

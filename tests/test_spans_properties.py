@@ -51,8 +51,10 @@ def test_legal_cut_points_are_exactly_the_cuts_no_pair_crosses(messages):
 @settings(max_examples=300, deadline=None)
 @given(transcripts(), st.integers(min_value=0, max_value=8))
 def test_every_span_tail_starts_at_a_legal_cut(messages, keep):
-    for name in ("current-round", "dialogue", "round-level"):
-        span = build_span(name, messages, keep_recent=keep)
+    from tcompact.spans import keep_recent_default, span_names
+
+    for name in span_names():
+        span = build_span(name, messages, keep_recent=None if keep_recent_default(name) is None else keep)
         assert span.prefix.start == 0
         assert span.prefix.stop == span.body.start and span.body.stop == span.tail.start
         assert span.tail.stop == len(messages) or (not span.tail and span.tail.start == len(messages))

@@ -3,28 +3,44 @@
 Every failure reaches the user as a single ``Error: …`` line on stderr with a non-zero exit code:
 tcompact's own errors (exit 2 for bad input or options, 1 for failed work), the parser's usage
 errors (exit 2), and — as a last resort — unexpected exceptions (exit 70, with the traceback only
-when TCOMPACT_DEBUG is set). Commands are imported lazily so ``--help`` stays fast.
+when TCOMPACT_DEBUG is set). A reader that closes stdout early ends the command quietly with
+exit 141, as SIGPIPE ends a Unix tool. Commands are imported lazily so ``--help`` stays fast.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import typer
 from typer.core import TyperGroup
 
 from . import __version__
+from .commands._help import HelpContext
 from .errors import TcompactError
 
 __all__ = ["app", "main"]
 
 _INTERNAL_ERROR = 70
+#: A reader that closed stdout early (``tcompact inspect f | head -2``): the command ends quietly
+#: with the status a shell reports for a Unix tool that SIGPIPE ended (``yes | head -1``): 128 + 13.
+CLOSED_PIPE = 141
 
 
 def _fail(message: str, code: int) -> typer.Exit:
     typer.echo(f"Error: {' '.join(message.split())}", err=True)
     return typer.Exit(code)
+
+
+def _closed_pipe() -> typer.Exit:
+    """End quietly: stdout goes to /dev/null, so that the interpreter's last flush fails no more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's capture): nothing to silence
+        pass
+    return typer.Exit(CLOSED_PIPE)
 
 
 def _is_usage_error(exc: BaseException) -> bool:
@@ -42,10 +58,20 @@ def _usage_message(exc: Any) -> str:
 class _Group(TyperGroup):
     """Turns every exception into one error line and an exit code."""
 
+    context_class = HelpContext  # the help of every command as commands/_help.py writes it
+
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().make_context(*args, **kwargs)
+        except BrokenPipeError:  # the help, or --version, written to a closed pipe
+            raise _closed_pipe() from None
         except Exception as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # bare `tcompact`: the help, and no error line
+                try:
+                    typer.echo(exc.ctx.get_help())  # type: ignore[attr-defined]
+                except BrokenPipeError:
+                    raise _closed_pipe() from None
+                raise typer.Exit(0) from None
             if _is_usage_error(exc):
                 raise _fail(_usage_message(exc), getattr(exc, "exit_code", 2)) from None
             raise
@@ -57,6 +83,8 @@ class _Group(TyperGroup):
             raise _fail(str(exc), exc.exit_code) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
+        except BrokenPipeError:
+            raise _closed_pipe() from None
         except Exception as exc:
             if type(exc).__name__ == "NoArgsIsHelpError" or type(exc).__name__ == "Exit":
                 raise
@@ -76,9 +104,10 @@ app = typer.Typer(
     name="tcompact",
     help="Inspect, compact and replay AI-agent session transcripts (Claude Code, Codex, OpenAI chat, SWE-agent).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
+    rich_markup_mode=None,  # plain help: texts rewrapped to the terminal, [brackets] shown as written
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
 )
 
 
@@ -101,6 +130,7 @@ def _root(
 
 def _register() -> None:
     from .commands import compact, compressors, convert, eval, inspect, replay, restore
+    from .commands._help import Command
 
     inspect.register(app)
     compact.register(app)
@@ -109,6 +139,8 @@ def _register() -> None:
     restore.register(app)
     convert.register(app)
     eval.register(app)
+    for info in app.registered_commands:  # usage and arguments by metavar (commands/_help.py)
+        info.cls = Command
 
 
 _register()

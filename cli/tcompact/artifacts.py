@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .errors import OutputError
 
-__all__ = ["write_bytes", "write_json", "make_folder"]
+__all__ = ["write_bytes", "write_json", "make_folder", "remove"]
 
 
 def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: tuple[str | Path, ...] = (),
@@ -106,3 +106,12 @@ def make_folder(folder: str | Path) -> Path:
         raise OutputError(f"cannot create the folder: {exc.strerror}", path=str(path),
                           hint="choose another place or fix the permissions") from None
     return path
+
+
+def remove(path: str | Path) -> None:
+    """Delete a file tcompact wrote (a restored backup); a file already gone is fine."""
+    try:
+        Path(path).unlink(missing_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot remove: {exc.strerror}", path=str(path), hint="check the folder's permissions") \
+            from None

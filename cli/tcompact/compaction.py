@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .compressors import chain_settings, parse_chain
+from .compressors._summarize import TRIGGER_REASONS
 from .compressors.base import CompressionResult, Compressor, Context, Settings
 from .dump import DumpContext, iter_dumps, safe_name
+from .encodings import ENCODINGS
 from .errors import UsageError
 from .formats import WRITABLE, ReadOptions, Rendered, read_file, render
 from .formats.chat import message_to_dict
@@ -26,7 +28,11 @@ from .summarizers.base import Summarizer
 from .tokens import TokenCounter
 from .windows import resolve_window
 
-__all__ = ["CompactOptions", "Stage", "CompactionRun", "compact_file", "compact_source", "make_summarizer"]
+__all__ = ["CompactOptions", "Stage", "CompactionRun", "check_options", "compact_file", "compact_source",
+           "make_summarizer"]
+
+#: The summariser backends.
+SUMMARIZERS = ("extractive", "openai", "replay")
 
 
 @dataclass(frozen=True)
@@ -41,7 +47,7 @@ class CompactOptions:
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 60.0
-    request_mode: str = "conversation"
+    request_mode: str | None = None  # openai only; None: conversation
     replay_dir: Path | None = None
     encoding: str | None = None
     context_window: int | None = None
@@ -93,31 +99,64 @@ class CompactionRun:
                                   ctx=self.dump_context)
 
 
+def check_options(options: CompactOptions) -> None:
+    """Refuse a bad option before any file is read or output probed (a typo in ``-c`` is named as
+    such, not as an output that exists): the chain and its settings, the output format, the
+    window, the encoding and what the summariser needs."""
+    chain = parse_chain(options.chain)
+    chain_settings(chain, sets=_sets(chain, options), config=options.config)
+    _output_format(options)
+    if options.context_window is not None and options.context_window <= 0:
+        raise UsageError("--context-window must be a positive number of tokens")
+    if options.encoding is not None and options.encoding not in ENCODINGS:
+        raise UsageError(f"unknown encoding {options.encoding!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
+    _summarizer_options(options, used=any(c.uses_summarizer for c in chain))
+
+
+def _summarizer_options(options: CompactOptions, *, used: bool) -> None:
+    """The summariser is known, has what it needs, and is the one its options are for."""
+    name = options.summarizer
+    if name not in SUMMARIZERS:
+        raise UsageError(f"unknown summariser {name!r}", hint=f"use {', '.join(SUMMARIZERS[:-1])} or {SUMMARIZERS[-1]}")
+    for given, option, owner in ((options.request_mode, "--request-mode", "openai"),
+                                 (options.base_url, "--base-url", "openai"),
+                                 (options.replay_dir, "--replay-dir", "replay")):
+        if given is not None and name != owner:
+            raise UsageError(f"{option} is an option of the {owner} summariser, and the summariser is {name}",
+                             hint=f"add --summarizer {owner}, or leave {option} out")
+    if options.request_mode is not None:
+        from .summarizers.openai_compat import MODES
+
+        if options.request_mode not in MODES:
+            raise UsageError(f"unknown --request-mode {options.request_mode!r}", hint=f"use {' or '.join(MODES)}")
+    if used and name == "openai" and not options.model:
+        raise UsageError("--summarizer openai needs --model", hint="e.g. --model gpt-4o-mini or your vLLM model")
+    if used and name == "replay" and options.replay_dir is None:
+        raise UsageError("--summarizer replay needs --replay-dir", hint="point it at a folder of dumps")
+
+
 def make_summarizer(options: CompactOptions, counter: TokenCounter) -> Summarizer:
     """The summariser backend the options name."""
+    _summarizer_options(options, used=True)
     if options.summarizer == "extractive":
         from .summarizers.extractive import ExtractiveSummarizer
 
         return ExtractiveSummarizer(counter)
     if options.summarizer == "openai":
-        if not options.model:
-            raise UsageError("--summarizer openai needs --model", hint="e.g. --model gpt-4o-mini or your vLLM model")
         from .summarizers.openai_compat import OpenAISummarizer
 
-        return OpenAISummarizer(model=options.model, base_url=options.base_url, api_key=options.api_key,
-                                timeout=options.timeout, mode=options.request_mode)
-    if options.summarizer == "replay":
-        if options.replay_dir is None:
-            raise UsageError("--summarizer replay needs --replay-dir", hint="point it at a folder of dumps")
-        from .summarizers.replay import ReplaySummarizer
+        mode = {"mode": options.request_mode} if options.request_mode else {}
+        return OpenAISummarizer(model=str(options.model), base_url=options.base_url, api_key=options.api_key,
+                                timeout=options.timeout, **mode)
+    from .summarizers.replay import ReplaySummarizer
 
-        return ReplaySummarizer.from_folder(options.replay_dir)
-    raise UsageError(f"unknown summariser {options.summarizer!r}", hint="use extractive, openai or replay")
+    return ReplaySummarizer.from_folder(str(options.replay_dir))
 
 
 def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summarizer | None = None,
                  context: dict[str, Any] | None = None) -> CompactionRun:
     """Run the chain over one transcript of ``path``; ``summarizer`` overrides the one the options name."""
+    check_options(options)
     _chain(options)  # a bad chain or setting is an error before the file is read
     _output_format(options)
     source = read_file(path, replace(options.read, keep_raw=True))
@@ -165,6 +204,8 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     status = "failed" if failed else "compacted" if applied else "nothing to do"
     message = (f"{failed.compressor.name}: {failed.result.reason}" if failed else
                "; ".join(f"{s.compressor.name}: {s.result.reason}" for s in stages))
+    if status == "nothing to do" and not ctx.force and any(s.result.reason.startswith(TRIGGER_REASONS) for s in stages):
+        message += "; --force compacts anyway"
     session = _session(source, original)
     info = {"path": source.path, "format": source.format, "sha256": _sha256(source), "transcript": original.id}
     dctx = DumpContext(session=session, source=info, window=ctx.window,
@@ -179,7 +220,11 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     blobs = tuple(_blob(source, b) for s in stages if s.result.applied for b in s.result.blobs)
     report = compact_report(source=info, stages=stages, status=status, window=ctx.window, counter=ctx.counter,
                             summarizer=getattr(summarizer, "name", None), output_format=fmt)
+    report["reason"] = message
     report["invariants"] = violations(original.messages, final, stages) if applied else []
+    report["notes"] = list(output.notes) if output is not None else []  # what the output format leaves out
+    if output is not None and output.written is not None:  # the figure of what the file holds
+        report["after"]["tokens"] = ctx.counter.total(output.written.messages)
     return CompactionRun(status=status, message=message, source=source, transcript=original, messages=tuple(final),
                          stages=tuple(stages), output=output, output_format=fmt, blobs=blobs, report=report,
                          dump_context=dctx, counter=ctx.counter)
@@ -187,16 +232,26 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
 
 def _chain(options: CompactOptions) -> tuple[list[Compressor], list[Settings]]:
     chain = parse_chain(options.chain)
-    sets = options.sets if options.trigger_ratio is None else (*_ratio_sets(chain, options.trigger_ratio), *options.sets)
-    return chain, chain_settings(chain, sets=sets, config=options.config)
+    return chain, chain_settings(chain, sets=_sets(chain, options), config=options.config)
+
+
+def _sets(chain: Sequence[Compressor], options: CompactOptions) -> tuple[str, ...]:
+    """The ``--set`` options, after those ``--trigger-ratio`` stands for."""
+    return options.sets if options.trigger_ratio is None else (*_ratio_sets(chain, options.trigger_ratio),
+                                                               *options.sets)
 
 
 def _ratio_sets(chain: Sequence[Compressor], ratio: float) -> list[str]:
-    hits = [f"{c.name}.trigger_context_ratio={ratio}" for c in chain
-            if "trigger_context_ratio" in c.settings_model.model_fields]
+    def has(c: type[Compressor] | Compressor) -> bool:
+        return "trigger_context_ratio" in c.settings_model.model_fields
+
+    hits = [f"{c.name}.trigger_context_ratio={ratio}" for c in chain if has(c)]
     if not hits:
+        from .compressors import REGISTRY
+
+        having = [c.name for c in REGISTRY if has(c)]
         raise UsageError("--trigger-ratio applies to no compressor of the chain",
-                         hint="it sets trigger_context_ratio of current-round, dialogue and full")
+                         hint=f"it sets trigger_context_ratio of {', '.join(having[:-1])} and {having[-1]}")
     return hits
 
 

@@ -18,7 +18,7 @@ from .errors import InputError, NotATranscriptError, TcompactError, UsageError
 from .formats import ReadOptions, find_files, read_file
 from .model import Message, SourceFile, ToolCall, ToolIndex, Transcript, index_tool_calls
 from .rounds import split_rounds
-from .spans import KEEP_RECENT_DEFAULT, SPAN_BUILDERS, Span, build_span
+from .spans import Span, build_span, keep_recent_default, span_names
 from .tokens import ENCODINGS, KINDS, MessageTokens, TokenCounter, encoding_for_model, texts_of
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
 
@@ -43,10 +43,17 @@ class InspectOptions:
     def __post_init__(self) -> None:
         if self.encoding is not None and self.encoding not in ENCODINGS:
             raise UsageError(f"unknown encoding {self.encoding!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
-        if self.spans is not None and self.spans not in SPAN_BUILDERS:
-            raise UsageError(f"unknown span layout {self.spans!r}", hint=f"use one of: {', '.join(SPAN_BUILDERS)}")
+        if self.spans is not None and self.spans not in span_names():
+            raise UsageError(f"unknown span layout {self.spans!r}", hint=f"use one of: {', '.join(span_names())}")
         if self.keep_recent is not None and self.keep_recent < 0:
             raise UsageError("--keep-recent must be 0 or more")
+        if self.keep_recent is not None:
+            if self.spans is None:
+                raise UsageError("--keep-recent sets the raw tail of a --spans layout, and no --spans was given",
+                                 hint=f"add --spans with one of: {', '.join(span_names())}")
+            from .compressors import get
+
+            get(self.spans).preview_settings(self.keep_recent)  # refused where the span keeps no recent messages
         if self.context_window is not None and self.context_window <= 0:
             raise UsageError("--context-window must be a positive number of tokens")
         if self.top < 0:
@@ -59,10 +66,15 @@ def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = 
     options = options or InspectOptions()
     paths = list(paths)
     named = {Path(p) for p in paths if not Path(p).is_dir()}
-    files = find_files(paths)
     reports: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     passed_over: list[dict[str, Any]] = []
+    files: list[Path] = []
+    for raw in paths:  # a missing path, or a folder without transcript files, is one error among the rest
+        try:
+            files += find_files([raw])
+        except TcompactError as exc:
+            _report_or_raise(exc, Path(raw), errors, alone=len(paths) == 1)
     for n, path in enumerate(files):
         if on_file:
             on_file(n, len(files), path)
@@ -75,7 +87,7 @@ def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = 
                 passed_over.append({"path": str(path), "reason": exc.what})
         except TcompactError as exc:
             _report_or_raise(exc, path, errors, alone=len(files) == 1)
-    if on_file:
+    if on_file and files:
         on_file(len(files), len(files), files[-1])
     if not reports and not errors:
         first = passed_over[0]
@@ -117,7 +129,8 @@ def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any
         counted.append((t, counter))
     for counter in counters.values():  # one parallel pass over every text of the file
         counter.prime(text for t, c in counted if c is counter for text in texts_of(t.messages))
-    transcripts = [_transcript(t, c, [c.message(m) for m in t.messages], options) for t, c in counted]
+    transcripts = [_transcript(t, c, [c.message(m) for m in t.messages], options, usage=_usage(t, source))
+                   for t, c in counted]
     return {
         "path": source.path,
         "format": source.format,
@@ -136,7 +149,7 @@ def _encoding(t: Transcript, options: InspectOptions) -> tuple[str, bool]:
 
 
 def _transcript(t: Transcript, counter: TokenCounter, counts: list[MessageTokens],
-                options: InspectOptions) -> dict[str, Any]:
+                options: InspectOptions, *, usage: dict[str, Any] | None) -> dict[str, Any]:
     total = sum(c.total for c in counts)
     tools = index_tool_calls(t.messages)
     window = _window(t, total, options)
@@ -164,7 +177,7 @@ def _transcript(t: Transcript, counter: TokenCounter, counts: list[MessageTokens
              "pre_tokens": c.pre_tokens}
             for c in t.compactions
         ],
-        "provider_usage": dict(t.provider_usage) if t.provider_usage else None,
+        "provider_usage": usage,
         "window": window,
         "span": _span(t.messages, counts, total, options, window["context_window"]),
         "notes": [_name(n, 300) for n in t.notes],
@@ -266,6 +279,27 @@ def message_preview(m: Message) -> str:
     return f"[{len(m.images)} image(s)]" if m.images else ""
 
 
+def _usage(t: Transcript, source: SourceFile) -> dict[str, Any] | None:
+    """The provider usage, and ``predates_compaction``: the line of the newest compaction made after
+    the last request that reported usage (its figures are then the context before that compaction)."""
+    if not t.provider_usage:
+        return None
+    usage = {"last_line": None, **t.provider_usage}
+    at = usage["last_line"]
+    lines = {c.line for c in t.compactions if c.line is not None}
+    after = None
+    if at is not None and lines:
+        stamps = {r.line: r.data.get("timestamp") for r in source.records
+                  if (r.line in lines or r.line == at) and isinstance(r.data, dict)}
+
+        def later(line: int) -> bool:  # by time where both lines say when they were written, else by place
+            mine, theirs = stamps.get(line), stamps.get(at)
+            return mine > theirs if isinstance(mine, str) and isinstance(theirs, str) else line > at
+
+        after = max((line for line in lines if later(line)), default=None)
+    return {**usage, "predates_compaction": after}
+
+
 def _window(t: Transcript, total: int, options: InspectOptions) -> dict[str, Any]:
     recorded = (t.provider_usage or {}).get("model_context_window")
     w = resolve_window(context_window=options.context_window, model=options.model, file_model=t.model,
@@ -289,7 +323,7 @@ def _span(messages: Sequence[Message], counts: Sequence[MessageTokens], total: i
     if options.spans is None:
         return None
     span = build_span(options.spans, messages, keep_recent=options.keep_recent)
-    keep = options.keep_recent if options.keep_recent is not None else KEEP_RECENT_DEFAULT.get(options.spans)
+    keep = options.keep_recent if options.keep_recent is not None else keep_recent_default(options.spans)
 
     def part(r: range) -> dict[str, Any]:
         return {"start": r.start, "end": r.stop, "messages": len(r), "tokens": sum(c.total for c in counts[r.start:r.stop])}
@@ -301,14 +335,18 @@ def _span(messages: Sequence[Message], counts: Sequence[MessageTokens], total: i
         "prefix": part(span.prefix),
         "body": body,
         "tail": part(span.tail),
-        "would_compact": _would_compact(span, total, body["tokens"], window),
+        "would_compact": _would_compact(options.spans, span, total, body["tokens"], window),
     }
 
 
-def _would_compact(span: Span, total: int, body_tokens: int, window: int) -> bool:
-    """The trigger of spec §2.2: over 0.8 of the window and a body of at least 0.1 of it."""
-    return (not span.empty and total >= ratio_threshold(window, TRIGGER_RATIO)
-            and body_tokens >= int(window * MIN_TARGET_RATIO))
+def _would_compact(name: str, span: Span, total: int, body_tokens: int, window: int) -> bool:
+    """Whether the compressor, with its default settings, would act (its own trigger: spec §2.2's
+    0.8 / 0.1 ratios, round-level's trigger_total_tokens)."""
+    from .compressors import get
+
+    compressor = get(name)
+    return compressor.acts(total, body_tokens, window=window, settings=compressor.preview_settings(),
+                           empty=span.empty)
 
 
 def _totals(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:

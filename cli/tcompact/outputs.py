@@ -69,13 +69,16 @@ def check_paths(paths: OutputPaths, *, source: Path, force: bool) -> None:
         os.unlink(probe)
 
 
-def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path, strict: bool = False
-              ) -> tuple[list[Path], list[str]]:
+def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path, strict: bool = False,
+              allow_mismatch: bool = False) -> tuple[list[Path], list[str]]:
     """Write what the run produced, and say which invariants it breaks (README, "Invariants").
 
     Failed runs write their dumps and report only; so do runs that break an invariant under
-    ``strict``. The transcript is read back before it takes its place: an output that does not
-    read as the compacted messages is a violation too.
+    ``strict``. "Nothing to do" writes nothing but the dumps of the summariser calls it made (a
+    result refused as no smaller), so that the same command can run again. The transcript is read
+    back before it takes its place: an output that does not read as the compacted messages is a
+    violation too, and it is not written (nothing replaced) unless ``allow_mismatch``; the caller
+    tells by ``paths.output`` missing from what was written.
     """
     written: list[Path] = []
     problems = list(run.report.get("invariants") or [])
@@ -92,15 +95,15 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
             problem = _read_back(tmp, run)
             if problem:
                 problems.append(problem)
-                if strict:
+                if strict or not allow_mismatch:
                     raise WorkFailed(problem, path=str(paths.output), hint="nothing was written in its place")
 
         try:
             written.append(write_bytes(paths.output, run.output.data, force=force, inputs=(source,),
                                        check=reads_back))
-        except WorkFailed:  # strict: the command fails on ``problems``
+        except WorkFailed:  # the command fails on ``problems``
             transcript = False
-    if paths.report is not None:
+    if paths.report is not None and run.status != "nothing to do":  # nothing to do writes no report
         report = {**run.report, "outputs": {"transcript": str(paths.output) if transcript else None,
                                             "dumps": [str(p) for p in written if p.parent == paths.dump_dir],
                                             "offload_store": str(paths.store) if run.blobs else None}}

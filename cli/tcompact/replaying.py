@@ -21,11 +21,13 @@ import orjson
 from .compressors import get
 from .compressors.base import CompressionResult, Context
 from .dump import READABLE_SCHEMAS, content_hashes, digest, message_dict, message_from_dict
+from .differences import first_difference
 from .errors import InputError
 from .model import Message
+from .redact import redact
 from .summarizers.base import Summarizer, SummaryRequest, SummaryResponse
 from .summarizers.contracts import extract_snapshot
-from .summarizers.replay import ReplaySummarizer, fingerprint
+from .summarizers.replay import ReplaySummarizer, fingerprint, without_token_figures
 from .tokens import TokenCounter
 
 __all__ = ["Dump", "load_dumps", "Check", "verify", "rebuild", "rerun", "Rerun", "table_rows", "messages_of"]
@@ -47,8 +49,9 @@ class Dump:
         return self.path.name
 
 
-def load_dumps(paths: Iterable[str | Path]) -> list[Dump]:
-    """Read dumps (files, or every ``*.json`` of folders); each is checked before use."""
+def load_dumps(paths: Iterable[str | Path], *, failed: list[Check] | None = None) -> list[Dump]:
+    """Read dumps (files, or every ``*.json`` of folders); each is checked before use. A dump that
+    cannot be used raises, or, when ``failed`` is given, becomes a failed :class:`Check` there."""
     files: list[Path] = []
     for raw in paths:
         p = Path(raw)
@@ -61,10 +64,22 @@ def load_dumps(paths: Iterable[str | Path]) -> list[Dump]:
             files.append(p)
         else:
             raise InputError("no such file or folder", path=str(p), hint="check the path")
-    return _with_shared_context([_load(f) for f in files])
+    dumps = []
+    for f in files:
+        try:
+            dumps.append(_load(f))
+        except InputError as exc:
+            _fail_or_raise(f, exc, failed)
+    return _with_shared_context(dumps, failed)
 
 
-def _with_shared_context(dumps: list[Dump]) -> list[Dump]:
+def _fail_or_raise(path: Path, exc: InputError, failed: list[Check] | None) -> None:
+    if failed is None:
+        raise exc
+    failed.append(Check(Dump(path, {}), False, error=f"{exc.what} — {exc.hint}" if exc.hint else exc.what))
+
+
+def _with_shared_context(dumps: list[Dump], failed: list[Check] | None = None) -> list[Dump]:
     """Dumps whose ``context_before`` names another call of their run get that call's messages.
 
     The named dump is taken from those given, else from the dump's own folder; its messages must
@@ -75,28 +90,33 @@ def _with_shared_context(dumps: list[Dump]) -> list[Dump]:
     checked: set[tuple[str, int]] = set()
     out = []
     for d in dumps:
-        ref = d.doc["context_before"]
-        if "messages" in ref:
-            out.append(d)
-            continue
-        key = (d.doc["run"]["id"], ref.get("in_call"))
-        source = given.get(key)
-        if source is None:
-            path = _sibling(d.path, key, folders)
-            if path is None:
-                raise InputError(f"the messages before this run are in its call {key[1]}, whose dump is not in "
-                                 f"{d.path.parent}", path=str(d.path),
-                                 hint="keep the dumps of a run together in one folder")
-            source = given[key] = _load(path)
-        if key not in checked:
-            held = source.doc["context_before"].get("messages")
-            if held is None or digest(held) != ref.get("messages_sha256"):
-                raise InputError(f"field context_before does not match the messages of call {key[1]} "
-                                 f"({source.name})", path=str(d.path), hint="the dumps of this run were edited or "
-                                 "mixed with another run's; compact again to get new ones")
-            checked.add(key)
-        out.append(Dump(d.path, {**d.doc, "context_before": source.doc["context_before"]}))
+        try:
+            out.append(d if "messages" in d.doc["context_before"] else _shared(d, given, folders, checked))
+        except InputError as exc:
+            _fail_or_raise(d.path, exc, failed)
     return out
+
+
+def _shared(d: Dump, given: dict[tuple[str, int], Dump], folders: dict[Path, dict[tuple[str, int], Path]],
+            checked: set[tuple[str, int]]) -> Dump:
+    ref = d.doc["context_before"]
+    key = (d.doc["run"]["id"], ref.get("in_call"))
+    source = given.get(key)
+    if source is None:
+        path = _sibling(d.path, key, folders)
+        if path is None:
+            raise InputError(f"the messages before this run are in its call {key[1]}, whose dump is not in "
+                             f"{d.path.parent}", path=str(d.path),
+                             hint="keep the dumps of a run together in one folder")
+        source = given[key] = _load(path)
+    if key not in checked:
+        held = source.doc["context_before"].get("messages")
+        if held is None or digest(held) != ref.get("messages_sha256"):
+            raise InputError(f"field context_before does not match the messages of call {key[1]} "
+                             f"({source.name})", path=str(d.path), hint="the dumps of this run were edited or "
+                             "mixed with another run's; compact again to get new ones")
+        checked.add(key)
+    return Dump(d.path, {**d.doc, "context_before": source.doc["context_before"]})
 
 
 def _sibling(path: Path, key: tuple[str, int], folders: dict[Path, dict[tuple[str, int], Path]]) -> Path | None:
@@ -163,6 +183,7 @@ class Check:
     expected: Any = None
     got: Any = None
     note: str = ""
+    error: str = ""  # the dump could not be read or its run rebuilt: what, and what to do
 
 
 def _runs(dumps: Sequence[Dump]) -> dict[str, list[Dump]]:
@@ -198,23 +219,36 @@ def rebuild(doc: Mapping[str, Any], summarizer: Summarizer, *, path: Path | None
 def verify(dumps: Sequence[Dump]) -> list[Check]:
     """Check every dump by rebuilding its run from the recorded answers.
 
-    The answers of the run's calls that were not given are read from the dumps beside them.
+    The answers of the run's calls that were not given are read from the dumps beside them. A run
+    that cannot be rebuilt (a dump beside it unreadable, a stored message of the wrong shape) gives
+    each of its dumps a failed check with the error; the other runs are checked as usual.
     """
     checks: list[Check] = []
     folders: dict[Path, dict[tuple[str, int], Path]] = {}
     for run in _runs(dumps).values():
-        answers = [d.doc for d in run]
-        have = {d.doc["run"]["call"] for d in run}
-        total = run[0].doc["run"].get("calls")
-        for n in range(1, total + 1 if isinstance(total, int) and total < 100_000 else 1):
-            path = None if n in have else _sibling(run[0].path, (run[0].doc["run"]["id"], n), folders)
-            if path is not None:
-                answers.append(_load(path).doc)
-        replay = ReplaySummarizer(answers, origin="the run's dumps")
-        recorder = _Recorder(replay)
-        result = rebuild(run[0].doc, recorder, path=run[0].path)
-        checks += [_check(d, result, recorder.requests) for d in run]
+        try:
+            checks += _verify_run(run, folders)
+        except InputError as exc:  # a run that cannot be rebuilt fails its dumps, not the others
+            failed: list[Check] = []
+            for d in run:
+                _fail_or_raise(d.path, exc, failed)
+            checks += failed
     return checks
+
+
+def _verify_run(run: Sequence[Dump], folders: dict[Path, dict[tuple[str, int], Path]]) -> list[Check]:
+    answers = [d.doc for d in run]
+    have = {d.doc["run"]["call"] for d in run}
+    total = run[0].doc["run"].get("calls")
+    for n in range(1, total + 1 if isinstance(total, int) and total < 100_000 else 1):
+        path = None if n in have else _sibling(run[0].path, (run[0].doc["run"]["id"], n), folders)
+        if path is not None:
+            answers.append(_load(path).doc)
+    redacted = any(d.get("redactions") for d in answers)
+    replay = ReplaySummarizer(answers, origin="the run's dumps", blind=redacted)
+    recorder = _Recorder(replay)
+    result = rebuild(run[0].doc, recorder, path=run[0].path)
+    return [_check(d, result, recorder.requests, redacted=redacted) for d in run]
 
 
 class _Recorder:
@@ -231,35 +265,53 @@ class _Recorder:
         return self.inner.summarize(request)
 
 
-def _check(dump: Dump, result: CompressionResult, requests: Sequence[SummaryRequest]) -> Check:
+def _check(dump: Dump, result: CompressionResult, requests: Sequence[SummaryRequest], *, redacted: bool) -> Check:
     doc = dump.doc
-    recorded = fingerprint(doc["request"]["messages_sent"], str(doc["request"]["contract"]))
-    sent = {fingerprint(r.wire_messages(), r.contract) for r in requests}
-    if recorded not in sent:
-        return Check(dump, False, "request.messages_sent", "the recorded request", "a different request")
+    recorded = fingerprint(doc["request"]["messages_sent"], str(doc["request"]["contract"]), blind=redacted)
+    if recorded not in {fingerprint(r.wire_messages(), r.contract, blind=redacted) for r in requests}:
+        return _request_difference(dump, requests, redacted=redacted)
     if doc.get("response"):
         got = extract_snapshot(doc["response"]["raw_content"])
         if got != doc["response"]["extracted_summary"]:
-            return Check(dump, False, "response.extracted_summary", doc["response"]["extracted_summary"], got)
+            return _differs(dump, "response.extracted_summary", doc["response"]["extracted_summary"], got)
+    note = f"token figures not compared: {doc['redactions']} redacted text(s)" if doc.get("redactions") else ""
     if doc.get("context_after") is not None:
-        return _check_after(dump, result)
-    return Check(dump, True)
+        return _check_after(dump, result, note=note)
+    return Check(dump, True, note=note)
 
 
-def _check_after(dump: Dump, result: CompressionResult) -> Check:
+def _request_difference(dump: Dump, requests: Sequence[SummaryRequest], *, redacted: bool) -> Check:
+    """The first difference between the recorded request and the one the rebuild made at its place."""
+    doc, n = dump.doc, dump.doc["run"]["call"]
+    if n > len(requests):
+        return Check(dump, False, "request", f"call {n} of the run", f"{len(requests)} call(s) made")
+    rebuilt = requests[n - 1]
+    want = {"contract": doc["request"]["contract"], "messages_sent": doc["request"]["messages_sent"]}
+    have = {"contract": rebuilt.contract, "messages_sent": _redacted(rebuilt.wire_messages(), doc)}
+    if redacted:
+        want, have = without_token_figures(want), without_token_figures(have)
+    found = first_difference(want, have, "request")
+    return Check(dump, False, *(found or ("request", "the recorded request", "another call's request")))
+
+
+def _redacted(value: Any, doc: Mapping[str, Any]) -> Any:
+    """``value`` redacted as the dump's texts were, when secret redaction changed any of them."""
+    if not doc.get("redactions"):
+        return value
+    from .redact import redact_value
+
+    return redact_value(value)
+
+
+def _check_after(dump: Dump, result: CompressionResult, *, note: str) -> Check:
     doc = dump.doc
     expected = doc["context_after"]["messages"]
-    got = [message_dict(m) for m in result.messages]
-    if doc.get("redactions"):
-        from .redact import redact_value
-
-        got = redact_value(got)
+    got = _redacted([message_dict(m) for m in result.messages], doc)
     if got != expected:
-        index = next((i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b), min(len(got),
-                                                                                                  len(expected)))
-        return Check(dump, False, f"context_after.messages[{index}]", _short(expected, index), _short(got, index))
+        found = first_difference(expected, got, "context_after.messages")
+        return Check(dump, False, *(found or ("context_after.messages", "the recorded messages", "others")))
     if doc.get("redactions"):
-        return Check(dump, True, note=f"token figures not compared: {doc['redactions']} redacted text(s)")
+        return Check(dump, True, note=note)
     for field, want, have in (("benefit.tokens_before", doc["benefit"]["tokens_before"], result.tokens_before),
                               ("benefit.tokens_after", doc["benefit"]["tokens_after"], result.tokens_after)):
         if want != have:
@@ -267,11 +319,9 @@ def _check_after(dump: Dump, result: CompressionResult) -> Check:
     return Check(dump, True)
 
 
-def _short(items: Sequence[Any], index: int) -> str:
-    if index >= len(items):
-        return f"(no message; {len(items)} in all)"
-    text = orjson.dumps(items[index]).decode()
-    return text if len(text) <= 120 else text[:119] + "…"
+def _differs(dump: Dump, field: str, want: Any, have: Any) -> Check:
+    found = first_difference(want, have, field)
+    return Check(dump, False, *(found or (field, want, have)))
 
 
 def table_rows(dumps: Sequence[Dump]) -> list[dict[str, Any]]:
@@ -333,4 +383,5 @@ def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> R
         new["replayed_from"] = {"dump": dump.name, "run": doc["run"]["id"]}
     recorded = (doc.get("response") or {}).get("extracted_summary") or ""
     last = next((c.response for c in reversed(result.calls) if c.response is not None), None)
-    return Rerun(dump, result, dumps, recorded, extract_snapshot(last.text) if last else "")
+    # the new answer is shown on the terminal and in --json: redacted as the dump that holds it is
+    return Rerun(dump, result, dumps, recorded, redact(extract_snapshot(last.text)) if last else "")

@@ -8,7 +8,7 @@ that providers reject. The builders follow openjiuwen-spec §3-5 and the tail ex
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .model import Message, index_tool_calls
@@ -21,8 +21,9 @@ __all__ = [
     "dialogue_span",
     "round_level_span",
     "legal_cut_points",
-    "SPAN_BUILDERS",
+    "span_names",
     "build_span",
+    "keep_recent_default",
 ]
 
 
@@ -91,8 +92,10 @@ def dialogue_span(messages: Sequence[Message]) -> Span:
     return Span.from_cuts(n, 0, split)
 
 
-def round_level_span(messages: Sequence[Message], *, keep_recent: int = 4) -> Span:
-    """Forked RoundLevelCompressor: compress all but the newest ``keep_recent`` messages (spec §5)."""
+def round_level_span(messages: Sequence[Message], *, keep_recent: int) -> Span:
+    """All but the newest ``keep_recent`` messages, the tail grown to keep tool pairs (spec §5's split;
+    the round-level pipeline keeps ``keep_recent_messages``, 0 by default, where spec §5's forked
+    compressor keeps 4)."""
     n = len(messages)
     split = max(n - adjust_keep_recent_for_tool_boundaries(messages, keep_recent), 0)
     return Span.from_cuts(n, 0, split)
@@ -115,20 +118,31 @@ def legal_cut_points(messages: Sequence[Message]) -> list[int]:
     return cuts
 
 
-SPAN_BUILDERS: dict[str, Callable[..., Span]] = {
-    "current-round": current_round_span,
-    "dialogue": dialogue_span,
-    "round-level": round_level_span,
-}
+def span_names() -> list[str]:
+    """The compressors that have a span (``inspect --spans``), in registry order."""
+    from .compressors import REGISTRY
+    from .compressors.base import Compressor
 
-#: keep_recent default of each builder that has one (spec §0.1).
-KEEP_RECENT_DEFAULT = {"current-round": 0, "round-level": 4}
+    return [c.name for c in REGISTRY if c.span is not Compressor.span]
 
 
 def build_span(name: str, messages: Sequence[Message], *, keep_recent: int | None = None) -> Span:
-    """Build the span of compressor ``name``; ``keep_recent`` None means that compressor's default."""
-    builder = SPAN_BUILDERS[name]
-    if name not in KEEP_RECENT_DEFAULT:
-        return builder(messages)
-    keep = KEEP_RECENT_DEFAULT[name] if keep_recent is None else keep_recent
-    return builder(messages, keep_recent=keep)
+    """The span compressor ``name`` uses with its default settings (``keep_recent`` newest messages
+    kept raw instead of its default): the compressor is asked, so this is the layout it compacts."""
+    from .compressors import get
+    from .errors import UsageError
+
+    compressor = get(name)
+    span = compressor.span(messages, compressor.preview_settings(keep_recent))
+    if span is None:
+        raise UsageError(f"{name} has no span layout", hint=f"use one of: {', '.join(span_names())}")
+    return span
+
+
+def keep_recent_default(name: str) -> int | None:
+    """The raw tail compressor ``name`` keeps by default (None when its span has no such setting)."""
+    from .compressors import get
+
+    compressor = get(name)
+    field = compressor.keep_recent_setting
+    return None if field is None else getattr(compressor.preview_settings(), field)

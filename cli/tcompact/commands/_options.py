@@ -36,3 +36,56 @@ def read_options(fmt: str | None, full_history: bool, skip_bad_lines: bool, *, k
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint=f"use one of: {', '.join(FORMATS)}")
     return ReadOptions(format=fmt, full_history=full_history, skip_bad_lines=skip_bad_lines, keep_raw=keep_raw)
+
+
+# ---- the session selectors: inspect, compact and restore take them (and eval can), declared once here
+
+SessionOpt = Annotated[
+    str | None,
+    typer.Option("--session", help="A session on this machine: its id (a unique prefix is enough) or 'last'.",
+                 show_default=False),
+]
+LastOpt = Annotated[int | None, typer.Option("--last", help="The newest N sessions.", show_default=False)]
+ProjectOpt = Annotated[
+    str | None,
+    typer.Option("--project", help="Sessions whose recorded working directory is PATH or inside it.",
+                 show_default=False),
+]
+AgentOpt = Annotated[str | None, typer.Option("--agent", help="Only claude or only codex sessions.",
+                                              show_default=False)]
+SinceOpt = Annotated[str | None, typer.Option("--since", help="Sessions active at or after this date: YYYYMMDD or "
+                                              "ISO 8601.", show_default=False)]
+UntilOpt = Annotated[str | None, typer.Option("--until", help="Sessions active at or before this date (a day: all of "
+                                              "it): YYYYMMDD or ISO 8601.", show_default=False)]
+TimezoneOpt = Annotated[str | None, typer.Option("--timezone", help="Time zone of dates and days, e.g. UTC or "
+                                                 "Europe/Paris (default: local).", show_default=False)]
+GroupByOpt = Annotated[str, typer.Option("--group-by", help="One row per session, project, day (of last activity), "
+                                         "model or tool, with totals.")]
+NoCostOpt = Annotated[bool, typer.Option("--no-cost", help="Leave out the cost (and the price table).")]
+
+SELECTOR_OPTIONS = (("session", SessionOpt), ("last", LastOpt), ("project", ProjectOpt), ("agent", AgentOpt),
+                    ("since", SinceOpt), ("until", UntilOpt), ("timezone", TimezoneOpt))
+
+
+def with_selectors(command):
+    """Give a command the session selectors: its ``selector`` parameter receives them as one
+    :class:`tcompact.sessions.Selector` (validated here, at the boundary)."""
+    import functools
+    import inspect
+
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.name != "selector"]
+    added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+             for name, annotation in SELECTOR_OPTIONS]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs):
+        from ..sessions import make_selector
+
+        values = {name: kwargs.pop(name, None) for name, _ in SELECTOR_OPTIONS}
+        return command(selector=make_selector(**values), **kwargs)
+
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + added
+    wrapper.__signature__ = signature.replace(parameters=params)
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper

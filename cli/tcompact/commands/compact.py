@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, TranscriptOpt, read_options
+from ._options import (FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, TranscriptOpt, read_options,
+                       with_selectors)
 
 PathOpt = Annotated[Path | None, typer.Option(show_default=False)]
 #: The chain ``compact`` runs when -c is not given (chosen with ``tcompact eval``; README, "Default chain").
 DEFAULT_CHAIN = "full"
 
 
+@with_selectors
 def compact(
-    path: Annotated[Path, typer.Argument(help="The transcript to compact.", show_default=False)],
+    path: Annotated[Path | None, typer.Argument(help="The transcript to compact (none: the session --session "
+                                                "names).", show_default=False)] = None,
     compressor: Annotated[str, typer.Option("-c", "--compressor", help="A compressor, or a chain run in order: "
                                             "-c truncate,dialogue. The default, full, keeps the most of what "
                                             "`tcompact eval` plants (README, \"Default chain\"). See `tcompact "
@@ -47,9 +51,9 @@ def compact(
     max_retries: Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")] = 2,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Summariser calls run at once (round-level).")
                            ] = 4,
-    request_mode: Annotated[str, typer.Option("--request-mode", help="openai: send the conversation as chat "
-                                              "messages (conversation) or as one serialised text (serialized).")
-                            ] = "conversation",
+    request_mode: Annotated[str | None, typer.Option("--request-mode", help="openai: send the conversation as "
+                                                     "chat messages (conversation, the default) or as one "
+                                                     "serialised text (serialized).", show_default=False)] = None,
     replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers "
                                                     "from.", show_default=False)] = None,
     context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
@@ -68,11 +72,19 @@ def compact(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would happen; write nothing.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail (exit 1, transcript not written) when the output "
                                          "breaks an invariant; the default warns.")] = False,
+    allow_mismatch: Annotated[bool, typer.Option("--allow-read-back-mismatch", help="Write the compacted transcript "
+                                                 "even when it does not read back as the compacted messages (a "
+                                                 "warning instead of a failure).")] = False,
     json_out: JsonOpt = False,
     transcript: TranscriptOpt = None,
     fmt: FormatOpt = None,
     full_history: FullHistoryOpt = False,
     skip_bad_lines: SkipBadLinesOpt = False,
+    fork: Annotated[bool, typer.Option("--fork", help="Write the result as a new session of the agent and print "
+                                       "the command that resumes it.")] = False,
+    in_place: Annotated[bool, typer.Option("--in-place", help="Replace the session, keeping a backup that "
+                                           "`tcompact restore --session ID` brings back.")] = False,
+    selector=None,
 ) -> None:
     """Compact a transcript with a compressor or a chain of them.
 
@@ -81,35 +93,73 @@ def compact(
     normal outcome: exit 0, nothing written. A summariser failure leaves the input untouched,
     writes the failed dumps and exits 1.
 
-    Example: tcompact compact session.jsonl -c truncate,dialogue -o out.jsonl --report report.json
+    A session of this machine is named with --session ID (or last) instead of a PATH; --fork writes
+    the result as a new session of its agent, --in-place replaces it (keeping a backup).
+
+    Examples:
+
+    \b
+      tcompact compact session.jsonl -c truncate,dialogue -o out.jsonl
+      tcompact compact rollout.jsonl -c full --summarizer openai --model M
+      tcompact compact --session last --fork
     """
     from .. import render
-    from ..compaction import CompactOptions, compact_file
-    from ..errors import UsageError
+    from ..compaction import CompactOptions, check_options, compact_file
+    from ..errors import InputError, UsageError
     from ..outputs import check_paths, default_paths, write_run
 
-    if max_retries < 0 or timeout <= 0 or concurrency < 1:
-        raise UsageError("--max-retries must be 0 or more, --timeout positive and --concurrency 1 or more")
+    for bad, message in ((max_retries < 0, "--max-retries must be 0 or more"),
+                         (timeout <= 0, "--timeout must be a positive number of seconds"),
+                         (concurrency < 1, "--concurrency must be 1 or more")):
+        if bad:
+            raise UsageError(message)
+    options = CompactOptions(
+        chain=compressor, sets=tuple(sets or ()), config=config, summarizer=summarizer, model=model,
+        base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout, request_mode=request_mode,
+        replay_dir=replay_dir,
+        encoding=encoding, context_window=context_window, trigger_ratio=trigger_ratio, force=force, to=to,
+        transcript=transcript, preserve=preserve,
+        read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
+    check_options(options)  # options, then the input, then the outputs: each error names its own cause
+    into = original = None
+    if fork or in_place or path is None or selector.narrows:  # a stored session (README, "Sessions on this machine")
+        from ._sessions import session_to_compact
+
+        path, into, original, output = session_to_compact(path, selector, fork=fork, in_place=in_place,
+                                                          output=output, to=to)
+        if into is not None:
+            from ..sessions.fork import output_paths
+
+            output, dump_dir, report, offload_dir = output_paths(into, dump_dir=dump_dir, report=report,
+                                                                 offload_dir=offload_dir, dry_run=dry_run)
     paths = default_paths(path, output=output, dump_dir=dump_dir, store=offload_dir, report=report)
+    options = replace(options, offload_dir=str(paths.store.resolve()))
+    if not path.is_file():
+        raise InputError("no such file" if not path.exists() else "is a folder", path=str(path),
+                         hint="pass the transcript file to compact")
     if not dry_run:
         check_paths(paths, source=path, force=force)
     if html is not None:
         from ..render.html_common import check_target
 
         check_target(html, force=force, keep=(path, paths.output, paths.report))
-    options = CompactOptions(
-        chain=compressor, sets=tuple(sets or ()), config=config, summarizer=summarizer, model=model,
-        base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout, request_mode=request_mode,
-        replay_dir=replay_dir,
-        encoding=encoding, context_window=context_window, trigger_ratio=trigger_ratio, force=force, to=to,
-        transcript=transcript, preserve=preserve, offload_dir=str(paths.store.resolve()),
-        read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
     run = compact_file(path, options, context={"transient_retries": max_retries, "concurrency": concurrency})
+    if into is not None:
+        from ..sessions.fork import with_new_ids
+
+        run = with_new_ids(run, into)
     render.warn_skipped_lines(str(path), run.source.skipped)
+    for note in run.report["notes"]:
+        render.warn(note)
     written, problems = ([], list(run.report.get("invariants") or [])) if dry_run else \
-        write_run(run, paths, force=force, source=path, strict=strict)
+        write_run(run, paths, force=force, source=path, strict=strict, allow_mismatch=allow_mismatch)
     for problem in problems:
         render.warn(f"invariant: {problem}")
+    resumed = None
+    if into is not None and not dry_run:
+        from ..sessions.fork import finish
+
+        resumed = finish(into, run, written, original=original)
     page = None
     if html is not None:  # after the run's outputs, so that it can link them; a dry run writes only the page
         from ..render.html_compact import write_compact_html
@@ -117,17 +167,27 @@ def compact(
         page = write_compact_html(run, html, written=written, problems=problems, paths=paths, dry_run=dry_run,
                                   force=force)
         written = [*written, page]
+    if json_out:  # printed when the run fails (--strict, not written, summariser) too
+        render.print_json({**run.report, "invariants": problems, "written": [str(p) for p in written],
+                           "dry_run": dry_run, **({"session": resumed} if into is not None else {})})
+    else:
+        render.compact_report(run.report, written=written, output=paths.output, dry_run=dry_run)
+        if resumed is not None:
+            from ..render.sessions_view import resume_lines
+
+            resume_lines(resumed)
+        if page is not None:
+            render.console().print(f"Wrote the HTML report: {page}", markup=False)
     if strict and problems:
         from ..errors import WorkFailed
 
         raise WorkFailed(f"the compaction breaks {len(problems)} invariant(s): {problems[0]}",
                          hint="the compacted transcript was not written (--strict)")
-    if json_out:
-        render.print_json({**run.report, "written": [str(p) for p in written], "dry_run": dry_run})
-    else:
-        render.compact_report(run.report, written=written, output=paths.output, dry_run=dry_run)
-        if page is not None:
-            render.console().print(f"Wrote the HTML report: {page}", markup=False)
+    if run.status == "compacted" and not dry_run and paths.output not in written:
+        from ..errors import WorkFailed
+
+        raise WorkFailed(f"the compaction was not written: {problems[-1]}", path=str(paths.output),
+                         hint="nothing was replaced; the report says why (--allow-read-back-mismatch writes it anyway)")
     if run.status == "failed":
         from ..errors import WorkFailed
 

@@ -8,9 +8,15 @@ from ._options import JsonOpt
 
 
 def compressors(json_out: JsonOpt = False) -> None:
-    """List the compressors, what each does, and its settings with their defaults.
+    """List the compressors with their settings and defaults.
 
-    Example: tcompact compressors --json
+    One entry per compressor: what it does, whether it calls a summariser, and every setting
+    with its default and meaning (set them with compact --set or --config).
+
+    Example:
+
+    \b
+      tcompact compressors --json
     """
     from .. import render
     from ..compressors import describe

@@ -23,12 +23,17 @@ def convert(
     full_history: FullHistoryOpt = False,
     skip_bad_lines: SkipBadLinesOpt = False,
 ) -> None:
-    """Convert a transcript to chat JSONL, a Claude Code session or a Codex rollout.
+    """Convert a transcript to chat, Claude Code or Codex.
+
+    Writes chat JSONL, a Claude Code session or a Codex rollout, to stdout or -o FILE.
 
     Chat is always possible. When the target cannot represent part of the input (Claude Code has
     no system messages), the command stops and lists what would be lost; --lossy converts anyway.
 
-    Example: tcompact convert rollout.jsonl --to chat -o session.chat.jsonl
+    Example:
+
+    \b
+      tcompact convert rollout.jsonl --to chat -o session.chat.jsonl
     """
     from .. import render
     from ..conversion import convert_file

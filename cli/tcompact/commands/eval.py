@@ -14,7 +14,7 @@ from .compact import DEFAULT_CHAIN
 
 def eval_(
     paths: Annotated[list[Path], typer.Argument(help="Session files or folders (searched recursively).",
-                                                show_default=False)],
+                                                show_default=False, metavar="PATH")],
     chains: Annotated[list[str] | None, typer.Option("-c", "--compressor", help="A compressor or chain to "
                                                      "evaluate (repeatable; default: every compressor and the "
                                                      "default chain of compact).", show_default=False)] = None,
@@ -44,7 +44,7 @@ def eval_(
     full_history: FullHistoryOpt = False,
     skip_bad_lines: SkipBadLinesOpt = False,
 ) -> None:
-    """Measure what each compressor keeps: plant canaries in copies of sessions, compact, look for them.
+    """Measure what each compressor keeps of planted canaries.
 
     In a copy of each session (nothing is written) it plants seeded facts — an error line inside
     a tool output, a file written, a command run and its outcome, a user constraint, a user
@@ -53,7 +53,11 @@ def eval_(
     model would see, the tokens against the original, tool-pairing violations and whether the
     last real request was kept.
 
-    Example: tcompact eval ~/.claude/projects/-home-me-app/ -c full -c truncate,dialogue --seed 7
+    Examples:
+
+    \b
+      tcompact eval ~/.claude/projects/-home-me-app/
+      tcompact eval session.jsonl -c full -c truncate,dialogue --seed 7 --json
     """
     from pydantic import ValidationError
 

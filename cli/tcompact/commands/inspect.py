@@ -7,12 +7,15 @@ from typing import Annotated
 
 import typer
 
-from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, TranscriptOpt, read_options
+from ._options import (FormatOpt, FullHistoryOpt, GroupByOpt, JsonOpt, NoCostOpt, SkipBadLinesOpt, TranscriptOpt,
+                       read_options, with_selectors)
 
 
+@with_selectors
 def inspect(
-    paths: Annotated[list[Path], typer.Argument(help="Transcript files or folders (searched recursively).",
-                                                show_default=False)],
+    paths: Annotated[list[Path] | None, typer.Argument(help="Transcript files or folders (searched recursively); "
+                                                       "none: the sessions on this machine.", show_default=False)
+                     ] = None,
     json_out: JsonOpt = False,
     encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
                                                     show_default=False)] = None,
@@ -20,11 +23,12 @@ def inspect(
                                                  show_default=False)] = None,
     context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
                                                           show_default=False)] = None,
-    spans: Annotated[str | None, typer.Option("--spans", help="Show the span layout of a compressor: "
-                                                 "current-round, dialogue or round-level.",
+    spans: Annotated[str | None, typer.Option("--spans", help="Show the span layout a compressor uses: "
+                                                 "current-round, dialogue, round-level or full.",
                                                  show_default=False)] = None,
-    keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="Tail messages the span keeps "
-                                                       "(default: the compressor's).", show_default=False)] = None,
+    keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="With --spans: tail messages the "
+                                                       "span keeps raw (default: the compressor's).",
+                                                    show_default=False)] = None,
     top: Annotated[int, typer.Option("--top", help="How many of the largest messages to list.")] = 10,
     html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report with charts "
                                               "(needs tcompact[html]; replaces an existing page).",
@@ -33,6 +37,9 @@ def inspect(
     fmt: FormatOpt = None,
     full_history: FullHistoryOpt = False,
     skip_bad_lines: SkipBadLinesOpt = False,
+    group_by: GroupByOpt = "session",
+    no_cost: NoCostOpt = False,
+    selector=None,
 ) -> None:
     """Show where the tokens of one or many transcripts go.
 
@@ -40,16 +47,22 @@ def inspect(
     compactions found, provider-reported usage next to our count, and the context-window use
     with the 0.8 trigger and 0.1 minimum-target lines. Several files: one row per file and totals.
 
-    Example: tcompact inspect session.jsonl --model gpt-5 --spans dialogue --html report.html
+    With no PATH: one row per session of Claude Code and Codex on this machine, newest first, with
+    its provider-reported usage and cost; the selectors narrow it, --session shows one in detail.
+
+    Examples:
+
+    \b
+      tcompact inspect session.jsonl --model gpt-5 --spans dialogue
+      tcompact inspect ~/.claude/projects/ --html report.html
+      tcompact inspect --last 5
     """
     from .. import render
     from ..inspection import InspectOptions, inspect_paths
+    from ._sessions import check_no_path, list_or_pick
 
-    if html is not None:  # a report page is a view: it replaces an older page, never an input
-        from ..render.html_common import check_target
-
-        check_target(html, force=True, keep=paths)
-
+    check_no_path(paths, selector, group_by=group_by, what="PATH")
+    session = None
     options = InspectOptions(
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False),
         encoding=encoding,
@@ -59,12 +72,30 @@ def inspect(
         keep_recent=keep_recent,
         top=top,
     )
+    if not paths:
+        session = list_or_pick(selector, options, group_by=group_by, cost=not no_cost, json_out=json_out,
+                               transcript=transcript, html=html)
+        if session is None:
+            return
+        paths = list(session.files)
+    if html is not None:  # a report page is a view: it replaces an older page, never an input
+        from ..render.html_common import check_target
+
+        check_target(html, force=True, keep=paths)
     with render.file_progress(enabled=not json_out) as on_file:
         report = inspect_paths(paths, options, on_file=on_file)
+    if session is not None:
+        from ..sessions.report import session_detail
+
+        report = session_detail(session, report, read=options.read, cost=not no_cost, timezone_name=selector.timezone)
     if json_out:
         render.print_json(report)
     else:
         render.inspect_report(report, transcript=transcript)
+        if session is not None:
+            from ..render.sessions_view import session_lines
+
+            session_lines(report["session"])
     if html is not None:
         from ..render.html_inspect import write_inspect_html
 

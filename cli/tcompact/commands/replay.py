@@ -31,37 +31,75 @@ def replay(
                                                   "a replays/ folder next to the dump).", show_default=False)] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Verify dumps, re-run one against another backend or prompt, or tabulate a folder of them.
+    """Verify, re-run or tabulate compression dumps, offline.
 
     Verifying rebuilds each compaction from its dumps alone — no transcript needed — and exits 1
-    on any mismatch. Re-running shows the recorded and the new summary side by side and writes the
-    new dump, linked to the original.
+    on any mismatch (2 when a dump cannot be read). Re-running sends one dump's request to another
+    backend or with another prompt, shows the recorded and the new summary side by side and writes
+    the new dump, linked to the original. --table gives one row per dump.
 
-    Example: tcompact replay dumps/ --verify
+    Examples:
+
+    \b
+      tcompact replay dumps/ --verify
+      tcompact replay dumps/DUMP.json --summarizer openai --model M
     """
     from .. import render
     from ..errors import UsageError
     from ..replaying import load_dumps
 
-    dumps = load_dumps(paths)
     if sum(bool(x) for x in (verify, table, summarizer)) > 1:
         raise UsageError("choose one of --verify, --table and --summarizer")
+    _check_rerun_options(summarizer, model=model, base_url=base_url, prompt=prompt, dump_dir=dump_dir)
+    if not table and summarizer is None:
+        _verify(paths, json_out=json_out)
+        return
+    dumps = load_dumps(paths)
     if table:
         from ..replaying import table_rows
 
         rows = table_rows(dumps)
         render.print_json({"dumps": rows}) if json_out else render.replay_table(rows)
         return
-    if summarizer is not None:
-        _rerun(dumps, summarizer=summarizer, model=model, base_url=base_url, prompt=prompt, timeout=timeout,
-               dump_dir=dump_dir, json_out=json_out)
-        return
-    from ..replaying import verify as check
+    _rerun(dumps, summarizer=summarizer or "", model=model, base_url=base_url, prompt=prompt, timeout=timeout,
+           dump_dir=dump_dir, json_out=json_out)
 
-    checks = check(dumps)
+
+def _verify(paths: list[Path], *, json_out: bool) -> None:
+    """One line per dump: a damaged dump, or a run that cannot be rebuilt, fails its own lines only."""
+    from .. import render
+    from ..replaying import load_dumps, verify
+
+    failed: list = []
+    dumps = load_dumps(paths, failed=failed)
+    checks = sorted([*verify(dumps), *failed], key=lambda c: str(c.dump.path))
     render.print_json({"checks": [render.check_dict(c) for c in checks]}) if json_out else render.replay_checks(checks)
+    if any(c.error for c in checks):
+        raise typer.Exit(2)
     if not all(c.ok for c in checks):
         raise typer.Exit(1)
+
+
+def _check_rerun_options(summarizer: str | None, *, model: str | None, base_url: str | None, prompt: Path | None,
+                         dump_dir: Path | None) -> None:
+    """Options of a re-run are refused where they would be ignored."""
+    from ..errors import UsageError
+
+    if summarizer is None:
+        given = [o for o, v in (("--model", model), ("--base-url", base_url), ("--prompt", prompt),
+                                ("--dump-dir", dump_dir)) if v is not None]
+        if given:
+            raise UsageError(f"{given[0]} applies to a re-run, and no --summarizer was given",
+                             hint="add --summarizer extractive or openai")
+        return
+    if summarizer not in ("extractive", "openai"):
+        raise UsageError(f"--summarizer {summarizer!r} cannot re-run a dump", hint="use extractive or openai")
+    if summarizer == "extractive" and prompt is not None:
+        raise UsageError("--prompt does not apply to the extractive summariser, which builds its summary from the "
+                         "transcript and reads no prompt", hint="re-run with --summarizer openai to try a prompt")
+    if summarizer == "extractive" and (model is not None or base_url is not None):
+        raise UsageError(f"{'--model' if model is not None else '--base-url'} is an option of the openai summariser",
+                         hint="add --summarizer openai, or leave it out")
 
 
 def _rerun(dumps, *, summarizer: str, model: str | None, base_url: str | None, prompt: Path | None,

@@ -7,28 +7,53 @@ from typing import Annotated
 
 import typer
 
-from ._options import FormatOpt
+from ._options import FormatOpt, SkipBadLinesOpt, with_selectors
 
 
+@with_selectors
 def restore(
-    path: Annotated[Path, typer.Argument(help="A transcript compacted with -c offload.", show_default=False)],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the restored transcript.",
-                                         show_default=False)],
+    path: Annotated[Path | None, typer.Argument(help="A transcript compacted with -c offload.", show_default=False)
+                    ] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Where to write the restored transcript.",
+                                                show_default=False)] = None,
     store: Annotated[Path | None, typer.Option("--store", help="The offload store folder (default: the paths "
                                                "in the markers).", show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
     fmt: FormatOpt = None,
+    skip_bad_lines: SkipBadLinesOpt = False,
+    selector=None,
 ) -> None:
-    """Rebuild the original transcript from a compacted one and its offload store.
+    """Put offloaded originals back into a compacted transcript.
 
-    Example: tcompact restore out.jsonl --store out.offload -o original.jsonl
+    Rebuilds the original transcript from one compacted with -c offload and its offload store. Lines
+    skipped as malformed (--skip-bad-lines) are written back as they are.
+
+    With --session ID instead: put back the session that `compact --in-place` replaced, from the
+    backup kept next to it (--force restores even when the agent wrote to the session since).
+
+    Examples:
+
+    \b
+      tcompact restore out.jsonl --store out.offload -o original.jsonl
+      tcompact restore --session last
     """
     from .. import render
+
+    if path is None or selector.narrows:
+        from ._sessions import restore_session
+
+        return restore_session(path, selector, output=output, force=force)
     from ..artifacts import write_bytes
     from ..restore import restore_file
     from ._options import read_options
 
-    data, count = restore_file(path, store=store, read=read_options(fmt, False, False, keep_raw=True))
+    if output is None:
+        from ..errors import UsageError
+
+        raise UsageError("Missing option '-o' / '--output'", hint="say where to write the restored transcript")
+    data, count, skipped = restore_file(path, store=store,
+                                        read=read_options(fmt, False, skip_bad_lines, keep_raw=True))
+    render.warn_skipped_lines(str(path), skipped)
     write_bytes(output, data, force=force, inputs=(path,))
     render.console().print(f"Restored {count} offloaded line(s) into {output}")
 

@@ -20,11 +20,15 @@ from ..summarizers.base import TRANSIENT_KINDS, SummaryRequest, SummaryResponse,
 from ..windows import ratio_threshold
 from .base import CallRecord, Context
 
-__all__ = ["OVERFLOW_BUDGETS", "trigger_reason", "Summary", "summarize", "shrink_span"]
+__all__ = ["OVERFLOW_BUDGETS", "TRIGGER_REASONS", "trigger_reason", "Summary", "summarize", "shrink_span"]
 
 OVERFLOW_BUDGETS = (0.85, 0.65, 0.5)
 _RETRIABLE = TRANSIENT_KINDS | {"empty_response"}
 _MAX_RETRY_AFTER = 60.0
+
+
+#: How the reasons of a compressor left below its trigger begin (``--force`` acts anyway).
+TRIGGER_REASONS = ("below the threshold", "the compressible part is below the minimum target")
 
 
 def trigger_reason(total: int, body_tokens: int, *, window: int, trigger_ratio: float, min_target_ratio: float,

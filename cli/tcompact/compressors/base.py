@@ -112,13 +112,40 @@ def unchanged(name: str, messages: Sequence[Message], reason: str, tokens: int, 
 
 
 class Compressor:
-    """Base class: subclasses set ``name``, ``description``, ``settings_model`` and implement ``compress``."""
+    """Base class: subclasses set ``name``, ``description``, ``settings_model`` and implement ``compress``.
+
+    A compressor that replaces the body of a span also implements :meth:`span` and :meth:`acts`,
+    the ones its ``compress`` uses, and names the setting of its raw tail (``keep_recent_setting``):
+    ``inspect --spans`` asks the compressor through them, so the preview is the layout it uses.
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
     settings_model: ClassVar[type[Settings]]
     uses_summarizer: ClassVar[bool] = False
+    #: the setting holding how many newest messages its span keeps raw (None: it has none)
+    keep_recent_setting: ClassVar[str | None] = None
 
     def compress(self, messages: Sequence[Message], settings: Settings, ctx: Context) -> CompressionResult:
         """Compress ``messages``; never raises for "nothing to do" or summariser failures."""
         raise NotImplementedError
+
+    def span(self, messages: Sequence[Message], settings: Settings) -> Span | None:
+        """The preserved prefix, compressed body and protected tail; None when it has no span (it
+        acts on tool results one by one)."""
+        return None
+
+    def acts(self, total: int, body_tokens: int, *, window: int, settings: Settings, empty: bool) -> bool:
+        """Whether, unforced, it compacts ``total`` tokens whose span body holds ``body_tokens``."""
+        return False
+
+    def preview_settings(self, keep_recent: int | None = None) -> Settings:
+        """Its default settings, with ``keep_recent`` as the raw tail when given."""
+        if keep_recent is None:
+            return self.settings_model()
+        if self.keep_recent_setting is None:
+            from ..errors import UsageError
+
+            raise UsageError(f"--keep-recent does not apply to {self.name}, whose span keeps no number of recent "
+                             "messages", hint="leave --keep-recent out")
+        return self.settings_model(**{self.keep_recent_setting: keep_recent})

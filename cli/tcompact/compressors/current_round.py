@@ -31,6 +31,7 @@ class CurrentRound(PrefixCompressor):
     name = "current-round"
     description = "summarise the work after the last real user message into a <memory_block_current> snapshot"
     settings_model = CurrentRoundSettings
+    keep_recent_setting = "keep_recent_messages"
     contract = "current"
     tag = "memory_block_current"
     meaning = ("This is a compressed summary of work already performed after the latest user request. It is not a "

@@ -26,7 +26,7 @@ from ._benefit import benefit
 from ._edit import with_text
 from ._summarize import summarize, trigger_reason
 from .base import CompressionResult, Compressor, Context, Settings, unchanged
-from .prefix import PrefixSettings, pinned, preserve_appendix, reinjection_chars, summary_budget
+from .prefix import PrefixCompressor, PrefixSettings, pinned, preserve_appendix, reinjection_chars, summary_budget
 from .reinjection import recovered_context
 
 __all__ = ["Full", "FullSettings", "SUMMARY_INTRO"]
@@ -50,15 +50,22 @@ class Full(Compressor):
     description = "full compaction: one handoff summary + the real user messages verbatim within a budget + state"
     settings_model = FullSettings
     uses_summarizer = True
+    keep_recent_setting = "keep_recent_messages"
     builders = ("plan", "skills", "todo", "read_file")
+    acts = PrefixCompressor.acts  # the same trigger ratios
+
+    def span(self, messages: Sequence[Message], settings: Settings) -> Span:
+        """Everything after the leading system prompt, but the newest ``keep_recent_messages``."""
+        assert isinstance(settings, FullSettings)
+        start = next((i for i, m in enumerate(messages) if m.role not in ("system", "developer")), len(messages))
+        keep = adjust_keep_recent_for_tool_boundaries(messages, settings.keep_recent_messages)
+        return Span.from_cuts(len(messages), start, max(start, len(messages) - keep))
 
     def compress(self, messages: Sequence[Message], settings: Settings, ctx: Context) -> CompressionResult:
         assert isinstance(settings, FullSettings)
         counter = ctx.counter
         before = counter.total(messages)
-        start = next((i for i, m in enumerate(messages) if m.role not in ("system", "developer")), len(messages))
-        keep = adjust_keep_recent_for_tool_boundaries(messages, settings.keep_recent_messages)
-        span = Span.from_cuts(len(messages), start, max(start, len(messages) - keep))
+        span = self.span(messages, settings)
         body_tokens = sum(counter.message(messages[i]).total for i in span.body)
         why = trigger_reason(before, body_tokens, window=ctx.window, trigger_ratio=settings.trigger_context_ratio,
                              min_target_ratio=settings.min_target_context_ratio, force=ctx.force, empty=span.empty)

@@ -94,6 +94,11 @@ class PrefixCompressor(Compressor):
         """The prefix / body / tail split."""
         raise NotImplementedError
 
+    def acts(self, total: int, body_tokens: int, *, window: int, settings: Settings, empty: bool) -> bool:
+        assert isinstance(settings, PrefixSettings)
+        return trigger_reason(total, body_tokens, window=window, trigger_ratio=settings.trigger_context_ratio,
+                              min_target_ratio=settings.min_target_context_ratio, force=False, empty=empty) is None
+
     def compress(self, messages: Sequence[Message], settings: Settings, ctx: Context) -> CompressionResult:
         assert isinstance(settings, PrefixSettings)
         counter = ctx.counter

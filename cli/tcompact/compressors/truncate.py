@@ -74,14 +74,22 @@ def truncate_text(text: str, settings: TruncateSettings, ctx: Context, *, where:
         return text
     if settings.max_tokens is not None:
         return _by_tokens(text, settings, ctx, where)
+    # both limits cut the original once: the kept head ends at the earlier of the two head cuts and
+    # the kept tail starts at the later of the two tail cuts, so one marker states the whole cut
+    head_end, tail_start = len(text), 0  # overlapping: everything kept
     lines = text.splitlines(keepends=True)
     if len(lines) > settings.max_lines:
         head_n = max(1, int(settings.max_lines * settings.head_ratio))
-        text = _join(text, lines[:head_n], lines[len(lines) - (settings.max_lines - head_n):], where)
-    if len(text) > settings.max_chars:
+        head_end = sum(map(len, lines[:head_n]))
+        tail_start = len(text) - sum(map(len, lines[len(lines) - (settings.max_lines - head_n):]))
+    kept = len(text) if head_end >= tail_start else head_end + len(text) - tail_start
+    if kept > settings.max_chars:
         head_c = int(settings.max_chars * settings.head_ratio)
-        text = _join(text, [text[:head_c]], [text[len(text) - (settings.max_chars - head_c):]], where)
-    return text
+        head_end = min(head_end, head_c)
+        tail_start = max(tail_start, len(text) - (settings.max_chars - head_c))
+    if head_end >= tail_start:
+        return text
+    return _join(text, [text[:head_end]], [text[tail_start:]], where)
 
 
 def _by_tokens(text: str, settings: TruncateSettings, ctx: Context, where: str) -> str:

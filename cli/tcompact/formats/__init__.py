@@ -89,6 +89,9 @@ def _read_jsonl(fmt: str, records: Sequence[Record], ctx: ReadContext) -> tuple[
 def _read_document(record: Record, ctx: ReadContext) -> tuple[str, list[Transcript], dict, dict]:
     value = record.data
     fmt = ctx.options.format
+    if isinstance(value, dict) and "offload_handle" in value:  # what `compact -c offload` moved out
+        raise NotATranscriptError("an original that `tcompact compact -c offload` moved out, not a transcript",
+                                  path=ctx.path, hint="`tcompact restore` puts it back into its transcript")
     if fmt is None:
         if trajectories.is_swe_agent(value):
             fmt = trajectories.SWE_AGENT

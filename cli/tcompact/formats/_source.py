@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import InputError
+from ..errors import InputError, NotATranscriptError
 from ..model import Record
 
 __all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "parse_json", "MAX_LINE_BYTES"]
@@ -145,7 +145,7 @@ def _load(fh: Any, ctx: ReadContext) -> tuple[list[Record], bool]:
     fh.seek(0)
     first = _first_content_line(fh, ctx)
     if first is None:
-        raise InputError("the file is empty", path=shown, hint="pass a transcript with at least one record")
+        raise NotATranscriptError("the file is empty", path=shown, hint="pass a transcript with at least one record")
     shape = _first_line_shape(first)
     fh.seek(0)
     if shape in ("array", "partial", "document"):

@@ -143,7 +143,7 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
             continue
         if "role" not in d:
             if isinstance(d.get("messages"), list):
-                episodes.append(_episode(d, d["messages"], rec, ctx, f"line-{rec.line}"))
+                episodes.append(_episode(d, d["messages"], rec, ctx, _episode_id(rec), line=rec.line))
                 continue
             kind = d.get("type")
             key = kind if isinstance(kind, str) and kind else "(record without role)" if not kind else \
@@ -161,6 +161,10 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
     return out, unknown, {}
 
 
+def _episode_id(rec: Record) -> str:
+    return f"line-{rec.line}"
+
+
 def read_document(record: Record, ctx: ReadContext) -> list[Transcript]:
     """A JSON array of messages, or an object with a ``messages`` list."""
     value = record.data
@@ -169,22 +173,24 @@ def read_document(record: Record, ctx: ReadContext) -> list[Transcript]:
 
 
 def _episode(holder: Mapping[str, Any], items: list[Any], rec: Record, ctx: ReadContext, tid: str,
-             *, kind: str = "episode") -> Transcript:
-    messages = parse_items(items, rec, ctx, "messages")
+             *, kind: str = "episode", line: int | None = None) -> Transcript:
+    messages = parse_items(items, rec, ctx, "messages", line=line)
     model = holder.get("model") if isinstance(holder.get("model"), str) else None
     return Transcript(id=tid, kind=kind, messages=messages, model=model, provider_usage=usage_of(messages),
                       compactions=memory_blocks(messages))
 
 
-def parse_items(items: list[Any], rec: Record, ctx: ReadContext, where: str) -> tuple[Message, ...]:
-    """Messages of a list inside a JSON value; a bad item is rejected as ``where[j]``."""
+def parse_items(items: list[Any], rec: Record, ctx: ReadContext, where: str, *, line: int | None = None
+                ) -> tuple[Message, ...]:
+    """Messages of a list inside a JSON value; a bad item is rejected as ``where[j]``. ``line`` is
+    the file line that holds them all (an episode of a JSON Lines file)."""
     out = []
     for j, item in enumerate(items):
         if not isinstance(item, dict):
             ctx.reject(rec, "expected a message object", where=f"{where}[{j}]")
             continue
         try:
-            out.append(parse_message(item, meta={"item": j}))
+            out.append(parse_message(item, meta={"item": j} if line is None else {"item": j, "line": line}))
         except ShapeError as exc:
             ctx.reject(rec, str(exc), where=f"{where}[{j}]")
     return tuple(out)
@@ -193,7 +199,7 @@ def parse_items(items: list[Any], rec: Record, ctx: ReadContext, where: str) -> 
 def usage_of(messages: Sequence[Message]) -> dict[str, Any] | None:
     """Provider usage recorded on assistant messages (OpenAI ``usage`` or openJiuwen ``usage_metadata``)."""
     inputs = outputs = requests = 0
-    last_input = None
+    last_input = last_line = None
     for m in messages:
         u = m.extra.get("usage_metadata") or m.extra.get("usage")
         if m.role != "assistant" or not isinstance(u, dict):
@@ -205,11 +211,11 @@ def usage_of(messages: Sequence[Message]) -> dict[str, Any] | None:
         requests += 1
         inputs += i
         outputs += o
-        last_input = i
+        last_input, last_line = i, m.meta.get("line")
     if not requests:
         return None
     return {"source": "chat", "requests": requests, "input_tokens": inputs, "output_tokens": outputs,
-            "last_context_tokens": last_input}
+            "last_context_tokens": last_input, "last_line": last_line}
 
 
 def dumps_line(d: Any) -> bytes:
@@ -229,4 +235,25 @@ def write(transcript: Transcript, original: Transcript | None, records: Sequence
 
     if original is None or not records:
         return [line for m in transcript.messages for line in render(m)]
+    if original.kind == "episode":
+        return _write_episode(transcript, original, records)
     return merge_records(records, original.messages, transcript.messages, render)
+
+
+def _write_episode(transcript: Transcript, original: Transcript, records: Sequence[Record]) -> list[bytes]:
+    """Every record as it was, the episode's own line holding the new messages (each unchanged
+    message as its original item) and every other key of that line."""
+    lines = [r.raw or b"" for r in records]
+    if transcript.messages == original.messages:
+        return lines
+    at = next(i for i, r in enumerate(records) if r.data is not None and _episode_id(r) == original.id)
+    items = records[at].data["messages"]
+    kept = {m.meta.get("item"): m for m in original.messages}
+
+    def item(m: Message) -> Any:
+        j = m.meta.get("item")
+        return items[j] if j is not None and kept.get(j) == m else message_to_dict(m)
+
+    eol = b"\r\n" if lines[at].endswith(b"\r\n") else b"\n" if lines[at].endswith(b"\n") else b""
+    lines[at] = dumps_line({**records[at].data, "messages": [item(m) for m in transcript.messages]})[:-1] + eol
+    return lines

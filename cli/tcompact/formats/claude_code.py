@@ -16,19 +16,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from ..model import Compaction, Message, Record, Transcript
 from ._source import ReadContext
+from .claude_chain import MESSAGE_TYPES, Line, groups, leaf, line_of, outside_notes, root, walk
 from .claude_messages import assistant_message, blocks, compaction, model_of, provider_usage, user_messages
 
 __all__ = ["NAME", "sniff", "read_records"]
 
 NAME = "claude-code"
-MESSAGE_TYPES = frozenset({"user", "assistant"})
 KNOWN_TYPES = MESSAGE_TYPES | {
     "system",
     "summary",
@@ -55,25 +55,10 @@ def sniff(record: Mapping[str, Any]) -> bool:
                                     or "messageId" in record)
 
 
-@dataclass
-class _Line:
-    """A line with a uuid, and what the chain walk needs of it."""
-
-    index: int
-    uuid: str
-    parent: str | None
-    logical_parent: str | None
-    kind: str
-    subtype: str | None
-    sidechain: bool
-    agent: str | None
-    timestamp: str
-    message_id: str | None
-
-
 def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
     """Build the main transcript and one per sub-agent from the lines of a session file."""
-    lines: dict[str, _Line] = {}
+    lines: dict[str, Line] = {}
+    left: list[str] = []  # message lines that no chain can hold
     unknown: dict[str, int] = {}
     session_ids: dict[str, None] = {}
     clock = ""  # lines without a timestamp count as written when the line before them was
@@ -96,9 +81,14 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
             session_ids.setdefault(d["sessionId"])
         uuid = d.get("uuid")
         if isinstance(uuid, str) and uuid not in lines:
-            lines[uuid] = _line(i, uuid, d, clock)
-    groups = _groups(lines)
-    transcripts = [_transcript(key, members, lines, records, ctx) for key, members in groups.items()]
+            lines[uuid] = line_of(i, uuid, d, clock)
+        elif kind in MESSAGE_TYPES:
+            why = (f"repeats the uuid of line {records[lines[uuid].index].line}" if isinstance(uuid, str)
+                   else "has no uuid")
+            left.append(f"line {rec.line} ({kind}) {why} and is not read")
+    transcripts = [_transcript(key, members, lines, records, ctx) for key, members in groups(lines).items()]
+    if left and transcripts:  # told on the file's first transcript (the main one when there is one)
+        transcripts[0] = replace(transcripts[0], notes=(*transcripts[0].notes, *left))
     meta = {"session_ids": list(session_ids)}
     return _link_subagents(transcripts), unknown, meta
 
@@ -117,87 +107,9 @@ def _valid_message_line(rec: Record, ctx: ReadContext) -> bool:
     return True
 
 
-def _line(i: int, uuid: str, d: Mapping[str, Any], clock: str) -> _Line:
-    message = d.get("message") if isinstance(d.get("message"), dict) else {}
-    parent = d.get("parentUuid")
-    logical = d.get("logicalParentUuid")
-    return _Line(
-        index=i,
-        uuid=uuid,
-        parent=parent if isinstance(parent, str) else None,
-        logical_parent=logical if isinstance(logical, str) else None,
-        kind=d["type"] if isinstance(d.get("type"), str) else "",
-        subtype=d.get("subtype") if isinstance(d.get("subtype"), str) else None,
-        sidechain=d.get("isSidechain") is True,
-        agent=d.get("agentId") if isinstance(d.get("agentId"), str) else None,
-        timestamp=d.get("timestamp") if isinstance(d.get("timestamp"), str) else clock,
-        message_id=message.get("id") if d.get("type") == "assistant" and isinstance(message.get("id"), str) else None,
-    )
-
-
-def _groups(lines: Mapping[str, _Line]) -> dict[str, list[_Line]]:
-    """Main-chain lines under "main"; sidechain lines under their agentId or their root's uuid."""
-    groups: dict[str, list[_Line]] = defaultdict(list)
-    root_of: dict[str, str] = {}
-    for ln in lines.values():
-        if not ln.sidechain:
-            groups["main"].append(ln)
-        elif ln.agent:
-            groups[f"agent-{ln.agent}"].append(ln)
-        else:
-            groups[f"sidechain-{_root(ln, lines, root_of, sidechain_only=True)[:8]}"].append(ln)
-    if "main" in groups:
-        return {"main": groups.pop("main"), **groups}
-    return dict(groups)
-
-
-def _root(ln: _Line, lines: Mapping[str, _Line], memo: dict[str, str], *, sidechain_only: bool = False) -> str:
-    """The uuid of the top of ``ln``'s tree segment (a root, a compact boundary, or a dangling parent)."""
-    path = []
-    cur: _Line | None = ln
-    while cur is not None and cur.uuid not in memo:
-        path.append(cur.uuid)
-        nxt = lines.get(cur.parent) if cur.parent else None
-        ok = nxt is not None and (nxt.sidechain or not sidechain_only) and nxt.uuid not in path
-        cur = nxt if ok else None
-    root = memo[cur.uuid] if cur is not None else path[-1]
-    for u in path:
-        memo[u] = root
-    return root
-
-
-def _newest_leaf(members: Sequence[_Line]) -> _Line:
-    with_children = {ln.parent for ln in members if ln.parent}
-    leaves = [ln for ln in members if ln.uuid not in with_children] or list(members)
-    return max(leaves, key=lambda ln: (ln.timestamp, ln.index))
-
-
-def _walk(leaf: _Line, lines: Mapping[str, _Line], full_history: bool) -> tuple[list[_Line], list[str]]:
-    """The chain from the root (or the last boundary) to ``leaf``, oldest first, and notes."""
-    chain: list[_Line] = []
-    notes: list[str] = []
-    seen: set[str] = set()
-    cur: _Line | None = leaf
-    while cur is not None and cur.uuid not in seen:
-        seen.add(cur.uuid)
-        chain.append(cur)
-        nxt_id = cur.parent
-        if cur.subtype == "compact_boundary":
-            if not full_history:
-                break
-            nxt_id = cur.logical_parent or cur.parent
-        if nxt_id is None:
-            break
-        cur = lines.get(nxt_id)
-        if cur is None:
-            notes.append(f"chain stops at a parent that is not in the file ({nxt_id})")
-    chain.reverse()
-    return chain, notes
-
-
-def _transcript(key: str, members: list[_Line], lines: Mapping[str, _Line], records: Sequence[Record],
+def _transcript(key: str, members: list[Line], lines: Mapping[str, Line], records: Sequence[Record],
                 ctx: ReadContext) -> Transcript:
-    chain, notes = _walk(_newest_leaf(members), lines, ctx.options.full_history)
+    chain, notes = walk(leaf(members, lines), lines, ctx.options.full_history)
     by_message_id, results_for = _siblings(chain, members, lines, records)
     order = _emission_order(chain, records, by_message_id, results_for)
     messages: list[Message] = []
@@ -224,11 +136,12 @@ def _transcript(key: str, members: list[_Line], lines: Mapping[str, _Line], reco
         compactions=tuple(compactions),
         provider_usage=provider_usage(members, records, chain),
         parent_tool_call=None,
-        notes=tuple(notes),
+        notes=(*notes, *outside_notes(members, lines, chain, {i for m in messages for i in m.source},
+                                      {ln.index: records[ln.index].line for ln in members})),
     )
 
 
-def _siblings(chain: Sequence[_Line], members: Sequence[_Line], lines: Mapping[str, _Line],
+def _siblings(chain: Sequence[Line], members: Sequence[Line], lines: Mapping[str, Line],
               records: Sequence[Record]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
     """Lines of each reply (by message.id) and result lines of each tool_use id.
 
@@ -236,11 +149,11 @@ def _siblings(chain: Sequence[_Line], members: Sequence[_Line], lines: Mapping[s
     their re-chained copies, which share message ids.
     """
     memo: dict[str, str] = {}
-    roots = {_root(ln, lines, memo) for ln in chain}
+    roots = {root(ln, lines, memo) for ln in chain}
     by_message_id: dict[str, list[int]] = defaultdict(list)
     results_for: dict[str, list[int]] = defaultdict(list)
     for ln in members:
-        if _root(ln, lines, memo) not in roots:
+        if root(ln, lines, memo) not in roots:
             continue
         if ln.message_id:
             by_message_id[ln.message_id].append(ln.index)
@@ -251,7 +164,7 @@ def _siblings(chain: Sequence[_Line], members: Sequence[_Line], lines: Mapping[s
     return by_message_id, results_for
 
 
-def _emission_order(chain: Sequence[_Line], records: Sequence[Record], by_message_id: Mapping[str, list[int]],
+def _emission_order(chain: Sequence[Line], records: Sequence[Record], by_message_id: Mapping[str, list[int]],
                     results_for: Mapping[str, list[int]]) -> list[list[int]]:
     """Units to turn into messages: each reply's lines together, each followed by its results."""
     on_chain = {ln.index for ln in chain}

@@ -157,16 +157,17 @@ def provider_usage(members: Sequence[Any], records: Sequence[Record], chain: Seq
         return None
     keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
     totals = {k: sum(_int(u.get(k)) for u in last.values()) for k in keys}
-    context = None
+    context = at = None
     for ln in reversed(chain):
         if ln.message_id:
             for (mid, _), u in last.items():
                 if mid == ln.message_id:
                     context = _int(u.get("input_tokens")) + _int(u.get("cache_read_input_tokens")) + _int(
                         u.get("cache_creation_input_tokens"))
+                    at = records[ln.index].line
             break
     return {"source": "claude-code", "requests": len(last), "lines": lines_with_usage, **totals,
-            "last_context_tokens": context}
+            "last_context_tokens": context, "last_line": at}
 
 
 def _int(value: Any) -> int:

@@ -54,6 +54,7 @@ class _Reader:
         self.meta: dict[str, Any] = {}
         self.compactions: list[Compaction] = []
         self.usage: list[Mapping[str, Any]] = []
+        self.usage_line: int | None = None  # the file line of the last token_count
         self.model: str | None = None
 
     def read(self) -> Transcript:
@@ -71,7 +72,7 @@ class _Reader:
                 getattr(self, f"_{kind}")(rec.data["payload"], i, rec)
         self._flush()
         return Transcript(id="main", kind="main", messages=tuple(self.messages), model=self.model,
-                          compactions=tuple(self.compactions), provider_usage=_usage(self.usage))
+                          compactions=tuple(self.compactions), provider_usage=_usage(self.usage, self.usage_line))
 
     def _active(self, i: int) -> bool:
         """Whether line ``i`` belongs to the context the model has now (see the module docstring)."""
@@ -100,6 +101,7 @@ class _Reader:
         kind = p.get("type")
         if kind == "token_count" and isinstance(p.get("info"), dict):
             self.usage.append(p["info"])
+            self.usage_line = rec.line
         elif kind == "context_compacted":
             index = len(self.messages) if self._active(i) else None
             self.compactions.append(Compaction(kind="codex_context_compacted", index=index, line=rec.line))
@@ -302,7 +304,7 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def _usage(infos: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def _usage(infos: Sequence[Mapping[str, Any]], line: int | None = None) -> dict[str, Any] | None:
     if not infos:
         return None
     last = infos[-1]
@@ -321,4 +323,5 @@ def _usage(infos: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         "last": last_usage,
         "model_context_window": window if _count(window) > 0 else None,
         "last_context_tokens": last_usage["input_tokens"] if last_usage else None,
+        "last_line": line,
     }

@@ -7,9 +7,8 @@ Two layouts, chosen by what changed:
   other byte stays. ``tcompact restore`` can then give the original back byte for byte.
 * **compaction** — messages were replaced by a summary: the original lines all stay (as Claude
   Code and Codex keep them), and after them come, for Claude Code, a ``compact_boundary`` line
-  (``parentUuid`` null, ``logicalParentUuid``, ``compactMetadata`` with trigger and preTokens)
-  and the new context as a fresh chain — the summary as an ``isCompactSummary`` user line, kept
-  lines copied with new uuids; for Codex, a ``compacted`` line whose ``replacement_history`` is
+  and the new context as a fresh chain (:mod:`tcompact.formats.claude_compact` says what the
+  real clients need of it); for Codex, a ``compacted`` line whose ``replacement_history`` is
   the new context (original payloads reused, so encrypted reasoning survives), then a
   ``context_compacted`` event. Both files read back with our reader as the new messages.
 """
@@ -17,18 +16,17 @@ Two layouts, chosen by what changed:
 from __future__ import annotations
 
 import copy
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import Message, Record, SourceFile, Transcript
 from .chat import dumps_line
-from .claude_write import claude_message_body, claude_result_content
+from .claude_compact import compaction_lines
+from .claude_write import claude_result_content
 from .codex_write import codex_call_kinds, codex_items
 
 __all__ = ["one_to_one", "claude_lines", "codex_lines", "SUMMARY_PREFIX"]
 
-_NAMESPACE = uuid.UUID("0d6a0c7e-2f35-4b4e-9a57-1f0f5f3ab0c1")
 #: Codex's prefix for a local compaction summary (FORMATS.md §1).
 SUMMARY_PREFIX = "Another language model started to solve this problem and produced a summary of its thinking process."
 
@@ -51,7 +49,8 @@ def _changed_by_record(original: Sequence[Message], new: Sequence[Message]) -> d
 # ---- Claude Code -------------------------------------------------------------------------------
 
 
-def claude_lines(source: SourceFile, original: Transcript, new: Transcript, *, now: str, pre_tokens: int) -> list[bytes]:
+def claude_lines(source: SourceFile, original: Transcript, new: Transcript, *, now: str, pre_tokens: int
+                 ) -> list[bytes]:
     """The file lines of a changed Claude Code transcript (layout chosen as the module says)."""
     records = source.records
     changed = _changed_by_record(original.messages, new.messages) if one_to_one(original.messages, new.messages) else {}
@@ -62,62 +61,7 @@ def claude_lines(source: SourceFile, original: Transcript, new: Transcript, *, n
     lines = [r.raw or b"" for r in records]
     if lines and not lines[-1].endswith(b"\n"):
         lines[-1] += b"\n"
-    env = _envelope(records, original)
-    boundary = str(uuid.uuid5(_NAMESPACE, f"{env.get('sessionId')}/{now}/{pre_tokens}/{len(records)}"))
-    last = _last_uuid(records, original)
-    lines.append(dumps_line({"parentUuid": None, "logicalParentUuid": last, **env, "type": "system",
-                             "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
-                             "timestamp": now, "uuid": boundary, "level": "info",
-                             "compactMetadata": {"trigger": "manual", "preTokens": pre_tokens}}))
-    lines.extend(_claude_chain(records, original, new.messages, env=env, parent=boundary, now=now))
-    return lines
-
-
-def _claude_chain(records: Sequence[Record], original: Transcript, messages: Sequence[Message], *,
-                  env: Mapping[str, Any], parent: str, now: str) -> list[bytes]:
-    originals = {m.source: m for m in original.messages if m.source}
-    done: set[int] = set()
-    renamed: dict[str, str] = {}
-    out: list[dict[str, Any]] = []
-    for n, m in enumerate(messages):
-        kept = m.source and originals.get(m.source) == m and all(records[i].data for i in m.source)
-        if kept:
-            for i in m.source:
-                if i in done:
-                    continue
-                done.add(i)
-                d = copy.deepcopy(records[i].data)
-                new_uuid = str(uuid.uuid5(_NAMESPACE, f"{parent}/{d.get('uuid')}"))
-                renamed[str(d.get("uuid"))] = new_uuid
-                d.update(parentUuid=parent, uuid=new_uuid, isSidechain=False)
-                if d.get("sourceToolAssistantUUID") in renamed:
-                    d["sourceToolAssistantUUID"] = renamed[d["sourceToolAssistantUUID"]]
-                out.append(d)
-                parent = new_uuid
-            continue
-        new_uuid = str(uuid.uuid5(_NAMESPACE, f"{parent}/new/{n}"))
-        out.append(_claude_new_line(m, env=env, parent=parent, uuid_=new_uuid, now=now))
-        parent = new_uuid
-    # the reader resumes from the newest leaf: the new chain's last line must be at least as new as
-    # every line of the file (a copied line keeps its own time, which an older line may pass)
-    newest = max((r.data["timestamp"] for r in records if r.data and isinstance(r.data.get("timestamp"), str)),
-                 default=None)
-    if out and newest is not None and isinstance(out[-1].get("timestamp"), str) and out[-1]["timestamp"] < newest:
-        out[-1]["timestamp"] = max(now, newest)
-    return [dumps_line(d) for d in out]
-
-
-def _claude_new_line(m: Message, *, env: Mapping[str, Any], parent: str, uuid_: str, now: str) -> dict[str, Any]:
-    kind, body = claude_message_body(m)
-    d: dict[str, Any] = {"parentUuid": parent, **env, "type": kind, "message": body}
-    if m.meta.get("memory_block") or m.text.startswith("This session is being continued"):
-        d.update(isCompactSummary=True, isVisibleInTranscriptOnly=True)
-    elif kind == "user" and m.role == "user":
-        d["isMeta"] = True
-    if isinstance(m.extra.get("metadata"), dict):
-        d["metadata"] = dict(m.extra["metadata"])  # compress_level of a round-level memory block
-    d.update(uuid=uuid_, timestamp=now)
-    return d
+    return [*lines, *compaction_lines(records, original, new.messages, now=now, pre_tokens=pre_tokens)]
 
 
 def _is_result_line(data: Mapping[str, Any] | None) -> bool:
@@ -142,19 +86,6 @@ def _claude_results(data: Mapping[str, Any], messages: Sequence[Message]) -> dic
     for block, m in zip(blocks, messages, strict=False):
         block["content"] = claude_result_content(m)
     return d
-
-
-def _envelope(records: Sequence[Record], original: Transcript) -> dict[str, Any]:
-    for m in reversed(original.messages):
-        for i in reversed(m.source):
-            d = records[i].data or {}
-            return {k: d[k] for k in ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch") if k in d}
-    return {"isSidechain": False, "userType": "external"}
-
-
-def _last_uuid(records: Sequence[Record], original: Transcript) -> str | None:
-    indices = [i for m in original.messages for i in m.source]
-    return (records[max(indices)].data or {}).get("uuid") if indices else None
 
 
 # ---- Codex -------------------------------------------------------------------------------------

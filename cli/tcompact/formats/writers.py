@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -36,6 +36,9 @@ class Rendered:
     data: bytes
     losses: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    #: the transcript as the file holds it, when that is less than what was given (encrypted
+    #: reasoning, which no writer can carry into another format); None when it is all of it
+    written: Transcript | None = None
 
 
 def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None, now: str | None = None,
@@ -58,11 +61,24 @@ def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None
         return Rendered(join_lines(compacted.codex_lines(source, original, transcript, now=when)))
     session = str(uuid.uuid5(_NAMESPACE, f"{source.path if source else ''}/{transcript.id}"))
     notes = tuple(_notes(transcript, source))
+    written = _without_encrypted(transcript)
     if fmt == "chat":
-        return Rendered(join_lines(chat.write(transcript, None, None)), (), notes)
+        return Rendered(join_lines(chat.write(transcript, None, None)), (), notes, written)
     build = claude_session if fmt == "claude-code" else codex_rollout
     lines, losses = build(transcript, now=when, session=session)
-    return Rendered(join_lines(lines), tuple(losses), notes)
+    return Rendered(join_lines(lines), tuple(losses), notes, written)
+
+
+def _without_encrypted(t: Transcript) -> Transcript | None:
+    """The transcript without its encrypted reasoning (None when it has none): the generated lines
+    of every format carry readable reasoning only."""
+    if not any(r.encrypted_chars for m in t.messages for r in m.reasoning):
+        return None
+    messages = tuple(
+        replace(m, reasoning=tuple(replace(r, encrypted_chars=0) for r in m.reasoning
+                                               if r.text)) if any(r.encrypted_chars for r in m.reasoning) else m
+        for m in t.messages)
+    return replace(t, messages=messages)
 
 
 def _need_raw(source: SourceFile) -> None:

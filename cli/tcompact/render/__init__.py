@@ -35,13 +35,20 @@ __all__ = [
 ]
 
 
+class _Console(Console):
+    """A console that leaves a closed pipe to the app (rich would exit 1 itself)."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def console() -> Console:
     """The stdout console (plain text when stdout is not a terminal)."""
-    return Console(highlight=False, soft_wrap=True)
+    return _Console(highlight=False, soft_wrap=True)
 
 
 def _err() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return _Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(document: Any) -> None:

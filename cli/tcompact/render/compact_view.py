@@ -24,7 +24,7 @@ def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], output
         f"({_pct(saved, before['tokens'])} saved), {before['messages']:,} → {after['messages']:,} "
         "messages",
         "nothing to do": f"Nothing to do: {before['tokens']:,} tokens, {before['messages']:,} messages; "
-        "the transcript stays as it is (--force compacts anyway)",
+        f"the transcript stays as it is ({report['reason']})",
         "failed": "Compaction failed; the input is untouched",
     }[report["status"]]
     approx = ", approximate" if report["approximate"] else ""
@@ -60,8 +60,9 @@ def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], output
         usage = sm["usage"] or {}
         extra = f", {usage.get('total_tokens', 0):,} tokens used" if usage else ""
         out.print(Text(f"Summariser {sm['name']}: {sm['calls']} call(s), {sm['failed_calls']} failed{extra}"))
-    if dry_run:
-        out.print(Text("Dry run: nothing was written."))
+    if dry_run:  # with --html the page is the one file written, said after this line
+        out.print(Text("Dry run: no transcript, dump or report was written." if written else
+                       "Dry run: nothing was written."))
     elif written:
         out.print(
             Text(
@@ -77,10 +78,12 @@ def compressors_table(rows: Sequence[Mapping[str, Any]]) -> None:
         uses = " (uses a summariser)" if row["uses_summarizer"] else ""
         out.print(Text(f"{row['name']}: {row['description']}{uses}", style="bold"))
         table = Table(show_header=True, box=None, padding=(0, 2))
-        for col in ("setting", "default", "description"):
-            table.add_column(col, overflow="fold")
+        # a setting name is what --set needs: never cut; a long default folds, the description wraps
+        table.add_column("setting", no_wrap=True, min_width=max((len(f["name"]) for f in row["settings"]), default=7))
+        table.add_column("default", overflow="fold", max_width=20)
+        table.add_column("description", overflow="fold")
         for f in row["settings"]:
-            table.add_row(f["name"], _default(f["default"]), f["description"])
+            table.add_row(Text(f["name"]), Text(_default(f["default"])), Text(f["description"]))
         out.print(table)
         out.print()
 

@@ -134,7 +134,9 @@ def usage_chart(usage: Mapping[str, Any] | None, counted: int) -> dict[str, Any]
     last = (usage or {}).get("last_context_tokens")
     if not isinstance(last, int):
         return None
-    data = [{"type": "bar", "x": ["provider-reported", "counted by tcompact"], "y": [last, counted],
+    stale = (usage or {}).get("predates_compaction")
+    reported = "provider-reported" if stale is None else f"provider-reported, before the compaction at line {stale}"
+    data = [{"type": "bar", "x": [reported, "counted by tcompact"], "y": [last, counted],
              "marker": {"color": ["#7c3aed", "#2563eb"]}, "hovertemplate": "%{x}: %{y:,} tokens<extra></extra>"}]
     layout = {"margin": {"l": 70, "r": 20, "t": 20, "b": 40}, "yaxis": {"title": {"text": "tokens"}}}
     return {"data": data, "layout": layout}
@@ -239,14 +241,14 @@ def load_transcript(f: Mapping[str, Any], options: Any, wanted: str | None = Non
 def file_charts(t: Mapping[str, Any], messages: Sequence[Message], counts: Sequence[MessageTokens], options: Any
                 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The chart specs of one transcript's page (by element id) and the span layouts drawn."""
-    from ..spans import SPAN_BUILDERS
+    from ..spans import span_names
 
     totals = [c.total for c in counts]
     specs: dict[str, Any] = {
         "cumulative": cumulative_chart(totals, [message_kind(m) for m in messages], t["window"], t["compactions"]),
         "kinds-by-round": kinds_by_round_chart(t["rounds"], [c.by_kind for c in counts]),
     }
-    names = [options.spans] if getattr(options, "spans", None) else list(SPAN_BUILDERS)
+    names = [options.spans] if getattr(options, "spans", None) else span_names()
     layouts = span_layouts(messages, totals, names, getattr(options, "keep_recent", None))
     specs["spans"] = span_chart(layouts)
     usage = usage_chart(t["provider_usage"], t["tokens"]["total"])

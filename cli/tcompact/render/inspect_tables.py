@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -147,7 +148,15 @@ def usage_lines(out: Console, usage: Mapping[str, Any] | None, counted: int) -> 
             )
         )
     last = usage.get("last_context_tokens")
-    if last is not None:
+    stale = usage.get("predates_compaction")
+    if last is not None and stale is not None:
+        out.print(
+            Text(
+                f"  context at the last request: {last:,} reported, before the compaction at line {stale:,}; "
+                f"{counted:,} counted by tcompact now (the usage predates the compaction)"
+            )
+        )
+    elif last is not None:
         out.print(
             Text(
                 f"  context at the last request: {last:,} reported vs {counted:,} counted by tcompact "
@@ -174,19 +183,22 @@ def span_table(out: Console, span: Mapping[str, Any]) -> None:
 
 
 def transcripts_table(out: Console, ts: Sequence[Mapping[str, Any]]) -> None:
-    table = Table(title="Transcripts in this file", title_justify="left")
-    for col in ("id", "kind", "messages", "tool calls", "tokens", "started by"):
-        table.add_column(
-            col,
-            justify="right" if col in ("messages", "tool calls", "tokens") else "left",
-        )
+    # the ids are what --transcript needs: never cut (a light box leaves them room at 80 columns);
+    # the call that started a sub-agent folds
+    table = Table(title="Transcripts in this file (--transcript ID shows one)", title_justify="left",
+                  box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), show_edge=False, pad_edge=False)
+    table.add_column("id", no_wrap=True, min_width=max(len(t["id"]) for t in ts))
+    table.add_column("kind", no_wrap=True)
+    for col in ("msgs", "calls", "tokens"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("started by", overflow="fold")
     for t in ts:
         table.add_row(
-            t["id"],
+            Text(t["id"]),
             t["kind"],
             _n(t["messages"]),
             _n(t["tool_calls"]),
             _n(t["tokens"]["total"]),
-            t["parent_tool_call"] or "",
+            Text(t["parent_tool_call"] or ""),
         )
     out.print(table)

@@ -54,16 +54,11 @@ def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mappi
         ts = f["transcripts"]
         main = next((t for t in ts if t["kind"] == "main"), ts[0])
         name = os.path.relpath(f["path"], root) if root not in ("", ".") else f["path"]
-        if len(ts) > 1:
-            name += f" (+{len(ts) - 1})"
-        table.add_row(
-            name,
-            f["format"],
-            _n(sum(t["messages"] for t in ts)),
-            _n(sum(t["tool_calls"] for t in ts)),
-            _n(sum(t["tokens"]["total"] for t in ts)),
-            f"{100 * main['window']['utilisation']:.1f}%",
-        )
+        # one row per context: a sub-agent or an episode has its own window, so its figures are its own
+        for t in [main, *(x for x in ts if x is not main)]:
+            label, kind = (name, f["format"]) if t is main else (f"  + {t['id']}", f"  {t['kind']}")
+            table.add_row(label, kind, _n(t["messages"]), _n(t["tool_calls"]), _n(t["tokens"]["total"]),
+                          f"{100 * t['window']['utilisation']:.1f}%")
     table.add_section()
     table.add_row(
         f"{totals['files']} files, {totals['transcripts']} transcripts",
@@ -74,8 +69,6 @@ def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mappi
         "",
     )
     out.print(table)
-    if any(len(f["transcripts"]) > 1 for f in files):
-        out.print(Text("(+N): the file holds N more transcripts (sub-agents or episodes), counted in its row"))
 
 
 def _file_detail(out: Console, f: Mapping[str, Any], wanted: str | None) -> None:

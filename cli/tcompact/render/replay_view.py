@@ -18,39 +18,47 @@ __all__ = ["replay_checks", "check_dict", "replay_table", "rerun_view", "rerun_d
 def check_dict(c: Any) -> dict[str, Any]:
     """A verification result as JSON."""
     return {"dump": c.dump.name, "ok": c.ok, "field": c.field or None,
-            "expected": c.expected if not c.ok else None, "got": c.got if not c.ok else None, "note": c.note or None}
+            "expected": c.expected if not c.ok else None, "got": c.got if not c.ok else None, "note": c.note or None,
+            "error": c.error or None}
 
 
 def replay_checks(checks: Sequence[Any]) -> None:
-    """One line per dump (OK, or MISMATCH with the first difference) and a summary line."""
+    """One line per dump (OK; MISMATCH with the first difference; FAILED when it cannot be read or its
+    run rebuilt) and a summary line."""
     out = console()
     for c in checks:
         if c.ok:
             out.print(Text(f"OK {c.dump.name}" + (f" ({c.note})" if c.note else "")))
+        elif c.error:
+            out.print(Text(f"FAILED {c.dump.name}: {c.error}"))
         else:
             out.print(Text(f"MISMATCH {c.dump.name}: {c.field}: expected {c.expected}, got {c.got}"))
-    bad = sum(1 for c in checks if not c.ok)
-    out.print(Text(f"{len(checks)} dump(s): {len(checks) - bad} OK, {bad} mismatched"))
+    failed = sum(1 for c in checks if c.error)
+    bad = sum(1 for c in checks if not c.ok) - failed
+    out.print(Text(f"{len(checks)} dump(s): {len(checks) - bad - failed} OK, {bad} mismatched"
+                   + (f", {failed} failed" if failed else "")))
 
 
 def replay_table(rows: Sequence[Mapping[str, Any]]) -> None:
     """One row per dump and the totals."""
     out = console()
     table = Table(title="Compression dumps (--json for their file names)", title_justify="left",
-                  box=box.SIMPLE_HEAD, padding=(0, 1))
-    widths = {"time": 8, "tokens": 13, "saved": 5, "latency": 6, "tries": 5, "errors": 8, "accepted": 8}
-    for col in ("time", "processor", "stage", "tokens", "saved", "latency", "tries", "errors", "accepted"):
-        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=widths.get(col),
+                  box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), show_edge=False, pad_edge=False)
+    # no header and no figure is ever cut: the stage goes under its processor, error kinds wrap
+    for col in ("time", "processor / stage", "tokens", "saved", "latency", "tries", "errors", "accepted"):
+        wraps = col in ("processor / stage", "errors")
+        table.add_column(col, no_wrap=not wraps, min_width=13 if col.startswith("processor") else len(col.split()[0]),
                          justify="right" if col in ("tokens", "saved", "latency", "tries") else "left")
     for r in rows:
         latency = "—" if r["latency_s"] is None else f"{r['latency_s']:.2f}s"
         tokens = f"{_n(r['tokens_before'])}→{_n(r['tokens_after'])}"
-        table.add_row(_clock(r["time"]), r["processor"], r["stage"] or "", tokens, f"{100 * r['reduction_ratio']:.0f}%",
-                      latency, str(r["attempts"]), ",".join(r["error_kinds"]), "yes" if r["accepted"] else "no")
+        table.add_row(_clock(r["time"]), Text(" ".join(x for x in (r["processor"], r["stage"]) if x)), tokens,
+                      f"{100 * r['reduction_ratio']:.0f}%", latency, str(r["attempts"]),
+                      Text(", ".join(r["error_kinds"])), "yes" if r["accepted"] else "no")
     table.add_section()
     accepted = sum(1 for r in rows if r["accepted"])
     failed = sum(1 for r in rows if r["status"] == "failed")
-    table.add_row("total", f"{len(rows)} dumps", "", "", "", "", "", f"{failed} failed", f"{accepted}/{len(rows)}")
+    table.add_row("total", f"{len(rows)} dumps", "", "", "", "", f"{failed} failed", f"{accepted}/{len(rows)}")
     out.print(table)
 
 

@@ -29,6 +29,7 @@ from ...errors import UsageError
 from ...markers import ROUND_LEVEL_MARKER
 from ...model import Message
 from ...rounds import last_real_user_index
+from ...spans import Span, round_level_span
 from ...windows import ratio_threshold
 from ..base import CallRecord, CompressionResult, Compressor, Context, Settings, unchanged
 from .phase import Phase, PhaseResult, run_phase
@@ -81,11 +82,22 @@ class RoundLevel(Compressor):
                    "stops once under target")
     settings_model = RoundLevelSettings
     uses_summarizer = True
+    keep_recent_setting = "keep_recent_messages"
+
+    def span(self, messages: Sequence[Message], settings: Settings) -> Span:
+        """All but the newest ``keep_recent_messages`` (tool-aligned): what the first stages work on."""
+        assert isinstance(settings, RoundLevelSettings)
+        return round_level_span(messages, keep_recent=settings.keep_recent_messages)
+
+    def acts(self, total: int, body_tokens: int, *, window: int, settings: Settings, empty: bool) -> bool:
+        """At the threshold, whatever the body (the pipeline has no minimum body)."""
+        assert isinstance(settings, RoundLevelSettings)
+        return total >= _threshold(settings, window)
 
     def compress(self, messages: Sequence[Message], settings: Settings, ctx: Context) -> CompressionResult:
         assert isinstance(settings, RoundLevelSettings)
         before = ctx.counter.total(messages)
-        threshold = _threshold(settings, ctx)
+        threshold = _threshold(settings, ctx.window)
         if not ctx.force and before < threshold:
             return unchanged(self.name, messages, f"below the threshold ({before:,} < {threshold:,} tokens)", before)
         run = _Run(messages, settings, ctx)
@@ -103,13 +115,13 @@ class RoundLevel(Compressor):
                                  notes=tuple(f"{s['stage']}: {s['reason']}" for s in run.stages))
 
 
-def _threshold(settings: RoundLevelSettings, ctx: Context) -> int:
+def _threshold(settings: RoundLevelSettings, window: int) -> int:
     if settings.trigger_context_ratio is None:
         return settings.trigger_total_tokens
-    threshold = ratio_threshold(ctx.window, settings.trigger_context_ratio)
+    threshold = ratio_threshold(window, settings.trigger_context_ratio)
     if settings.target_total_tokens >= threshold:
         raise UsageError(f"round-level target_total_tokens ({settings.target_total_tokens:,}) must be below the "
-                         f"trigger ({settings.trigger_context_ratio} × {ctx.window:,} = {threshold:,} tokens)",
+                         f"trigger ({settings.trigger_context_ratio} × {window:,} = {threshold:,} tokens)",
                          hint="lower target_total_tokens or raise trigger_context_ratio")
     return threshold
 

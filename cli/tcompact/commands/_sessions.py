@@ -1,0 +1,88 @@
+"""``inspect`` without a PATH: the sessions on this machine (a listing, or one session in detail)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..sessions import Selector
+
+
+def check_no_path(paths: list[Path] | None, selector: Selector, *, group_by: str, what: str) -> None:
+    """Selectors name sessions of the stores: refuse them next to a PATH."""
+    if paths and (selector.narrows or selector.timezone or group_by != "session"):
+        from ..errors import UsageError
+
+        raise UsageError(f"{what} and the session selectors (--session, --last, --project, --agent, --since, "
+                         "--until, --timezone, --group-by) exclude each other",
+                         hint="leave out the PATH to select among the sessions on this machine "
+                              "(CLAUDE_CONFIG_DIR and CODEX_HOME point at other stores)")
+
+
+def list_or_pick(selector: Selector, options, *, group_by: str, cost: bool, json_out: bool,
+                 transcript: str | None, html: Path | None):
+    """List the selected sessions (returns None), or return the one ``--session`` names, for the
+    detailed view that ``inspect FILE`` draws."""
+    from .. import render
+    from ..errors import UsageError
+    from ..render.sessions_view import sessions_table
+    from ..sessions import find_sessions
+    from ..sessions.report import SessionsOptions, sessions_report
+
+    sessions = find_sessions(selector)
+    if selector.session is not None and group_by == "session":
+        return sessions[0]
+    if html is not None or transcript is not None:
+        raise UsageError("--html and --transcript show one session in detail",
+                         hint="name it with --session ID (or --session last)")
+    listing = SessionsOptions(inspect=options, group_by=group_by, cost=cost, timezone=selector.timezone)
+    with render.file_progress(enabled=not json_out) as on_file:
+        doc = sessions_report(sessions, listing, on_file=on_file)
+    if json_out:
+        render.print_json(doc)
+    else:
+        sessions_table(doc)
+    for e in doc["errors"]:
+        render.warn(e["error"])
+    if doc["errors"]:
+        raise typer.Exit(2)
+    return None
+
+
+def session_to_compact(path: Path | None, selector: Selector, *, fork: bool, in_place: bool, output: Path | None,
+                       to: str | None):
+    """(the file to compact, the fork / in-place plan or None, the bytes it holds now, the output).
+
+    A session compacted without --fork / --in-place is written to the current folder unless -o
+    says otherwise, never into the agent's store (where the agent would list it as a session)."""
+    from ..errors import UsageError
+    from ..sessions import one_session
+    from ..sessions.fork import FORK, IN_PLACE, check_options, plan
+    from ..sessions.stores import read_bytes
+
+    if fork and in_place:
+        raise UsageError("--fork and --in-place exclude each other", hint="choose one of them")
+    if path is not None and selector.narrows:
+        raise UsageError("a PATH and --session (or the other selectors) exclude each other",
+                         hint="name the session one way")
+    session = one_session(path, selector)
+    if not (fork or in_place):
+        return session.files[0], None, None, output or Path(f"{session.id}.compacted.jsonl")
+    into = plan(session, FORK if fork else IN_PLACE)
+    check_options(into, output=output, to=to)
+    return into.source, into, read_bytes(into.source), None
+
+
+def restore_session(path: Path | None, selector: Selector, *, output: Path | None, force: bool) -> None:
+    """``restore --session ID``: the newest in-place backup of the session goes back in its place."""
+    from .. import render
+    from ..errors import UsageError
+    from ..sessions import one_session
+    from ..sessions.fork import restore_backup
+
+    if path is not None or output is not None:
+        raise UsageError("--session restores an in-place compaction where it was: PATH and -o do not apply",
+                         hint="leave them out, or restore an offload with `tcompact restore FILE -o OUT`")
+    main, backup = restore_backup(one_session(None, selector), force=force)
+    render.console().print(f"Restored {main} from {backup.name}", markup=False)

@@ -1,0 +1,182 @@
+"""The data behind ``tcompact inspect`` with no PATH: one row per session, group-bys and totals.
+
+Each session's files are read and counted as ``inspect FILE`` counts them; the row adds up its
+transcripts (sub-agents included), takes the context-window use of its main transcript at the
+end, and sums the provider-reported usage of its requests (:mod:`tcompact.sessions.usage`)
+with their cost (:mod:`tcompact.pricing`). A request found in several sessions of the list (a
+fork or a resumed copy holds its parent's history) is counted once, in the session that was
+active first; the later ones count it under ``copied_requests``. The result is a JSON-ready
+dict (README, "Sessions --json schema"); :mod:`tcompact.render.sessions_view` draws it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone, tzinfo
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import NotATranscriptError, TcompactError, UsageError
+from ..formats import ReadOptions, read_file
+from ..inspection import InspectOptions, inspect_source
+from .select import zone
+from .stores import Session
+from .groups import GROUPS, group_rows, usage_sums
+from .usage import Request, requests_of
+
+__all__ = ["SessionsOptions", "sessions_report", "session_row", "session_detail", "GROUPS", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+_OLDEST = datetime.min.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class SessionsOptions:
+    """How to count and show the sessions."""
+
+    inspect: InspectOptions = field(default_factory=InspectOptions)
+    group_by: str = "session"
+    cost: bool = True
+    timezone: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.group_by not in GROUPS:
+            raise UsageError(f"--group-by: unknown grouping {self.group_by!r}", hint=f"use one of: {', '.join(GROUPS)}")
+
+
+@dataclass
+class _Read:
+    """One session read: its file reports and requests, or why a file could not be read."""
+
+    session: Session
+    files: list[dict[str, Any]]
+    requests: list[Request]
+    errors: list[dict[str, str]]
+    passed_over: list[dict[str, str]]
+    copied: int = 0
+
+
+def sessions_report(sessions: Sequence[Session], options: SessionsOptions,
+                    on_file: Callable[[int, int, Path], None] | None = None) -> dict[str, Any]:
+    """The sessions listing: rows newest first, the chosen group-by, totals, errors."""
+    tz = zone(options.timezone)
+    inspect = replace(options.inspect, top=0, spans=None)
+    reads = _read_all(sessions, inspect, on_file)
+    _drop_copies(reads)
+    kept = [r for r in reads if r.files]
+    rows = [session_row(r.session, r.files, r.requests, tz=tz, cost=options.cost, copied=r.copied) for r in kept]
+    prices = _prices() if options.cost else None
+    doc: dict[str, Any] = {
+        "tool": "tcompact", "version": __version__, "schema_version": SCHEMA_VERSION, "view": "sessions",
+        "group_by": options.group_by, "timezone": _zone_name(tz), "prices": prices, "sessions": rows,
+        "groups": None, "totals": None,
+        "errors": [e for r in reads for e in r.errors],
+        "not_transcripts": [p for r in reads for p in r.passed_over],
+    }
+    doc["groups"], doc["totals"] = group_rows(options.group_by, rows, kept, tz=tz, cost=options.cost)
+    return doc
+
+
+def _read_all(sessions: Sequence[Session], inspect: InspectOptions,
+              on_file: Callable[[int, int, Path], None] | None) -> list[_Read]:
+    total = sum(len(s.files) for s in sessions)
+    done = 0
+    reads = []
+    for s in sessions:
+        read = _Read(s, [], [], [], [])
+        for path in s.files:
+            if on_file:
+                on_file(done, total, path)
+            done += 1
+            try:
+                source = read_file(path, inspect.read)
+            except NotATranscriptError as exc:
+                read.passed_over.append({"path": str(path), "reason": exc.what})
+                continue
+            except TcompactError as exc:
+                read.errors.append({"path": str(path), "error": str(exc)})
+                continue
+            read.files.append(inspect_source(source, inspect))
+            read.requests.extend(requests_of(source.format, source.records) or ())
+        reads.append(read)
+    if on_file and total:
+        on_file(total, total, sessions[-1].files[-1])
+    return reads
+
+
+def _drop_copies(reads: list[_Read]) -> None:
+    """Count each request once: in the session active first (and once within a session)."""
+    seen: set[tuple[Any, ...]] = set()
+    for read in sorted(reads, key=lambda r: (r.session.first or _OLDEST, r.session.id)):
+        unique: dict[tuple[Any, ...], Request] = {}
+        for req in read.requests:
+            unique[req.key] = req
+        kept = [req for key, req in unique.items() if key not in seen]
+        read.copied = len(unique) - len(kept)
+        seen.update(unique)
+        read.requests = kept
+
+
+def session_row(s: Session, files: Sequence[dict[str, Any]], requests: Sequence[Request], *, tz: tzinfo,
+                cost: bool, copied: int = 0) -> dict[str, Any]:
+    """One session's row (README, "Sessions --json schema")."""
+    transcripts = [t for f in files for t in f["transcripts"]]
+    main = next((t for t in transcripts if t["kind"] == "main"), transcripts[0] if transcripts else None)
+    models: dict[str, int] = {}
+    for req in requests:
+        if req.model:
+            models[req.model] = models.get(req.model, 0) + 1
+    for t in transcripts:
+        if t["model"] and t["model"] not in models:
+            models[t["model"]] = 0
+    row: dict[str, Any] = {
+        "agent": s.agent, "id": s.id, "project": s.project,
+        "first_activity": _iso(s.first, tz), "last_activity": _iso(s.last, tz),
+        "models": sorted(models, key=lambda m: (-models[m], m)),
+        "files": [str(p) for p in s.files], "transcripts": len(transcripts),
+        "messages": sum(t["messages"] for t in transcripts),
+        "tool_calls": sum(t["tool_calls"] for t in transcripts),
+        "tokens": sum(t["tokens"]["total"] for t in transcripts),
+        "context": _context(main),
+        "usage": {**usage_sums(requests), "copied_requests": copied} if requests or copied else None,
+    }
+    if cost:
+        from ..pricing import price
+
+        row["cost"] = price(requests).as_dict() if requests else None
+    return row
+
+
+def _context(main: dict[str, Any] | None) -> dict[str, Any] | None:
+    if main is None:
+        return None
+    w = main["window"]
+    return {"tokens": w["tokens"], "context_window": w["context_window"], "utilisation": w["utilisation"]}
+
+
+def _iso(when: datetime | None, tz: tzinfo) -> str | None:
+    return when.astimezone(tz).isoformat(timespec="milliseconds") if when else None
+
+
+def _zone_name(tz: tzinfo) -> str:
+    return getattr(tz, "key", None) or datetime.now(tz).tzname() or "local"
+
+
+def _prices() -> dict[str, str]:
+    from ..pricing import PRICES_PACKAGE, prices_version
+
+    return {"package": PRICES_PACKAGE, "version": prices_version()}
+
+
+def session_detail(session: Session, report: dict[str, Any], *, read: ReadOptions, cost: bool,
+                   timezone_name: str | None) -> dict[str, Any]:
+    """An ``inspect`` report of the session's files with the session's row under ``session``."""
+    requests: dict[tuple[Any, ...], Request] = {}
+    for f in report["files"]:
+        source = read_file(f["path"], read)
+        for req in requests_of(source.format, source.records) or ():
+            requests[req.key] = req
+    row = session_row(session, report["files"], list(requests.values()), tz=zone(timezone_name), cost=cost)
+    return {**report, "session": row, "prices": _prices() if cost else None}

@@ -1,0 +1,136 @@
+"""Provider-reported usage, one entry per API request, from the records of a Claude Code or Codex file.
+
+Pricing needs each request on its own — the price tier of a request depends on the size of its
+own prompt, and its model and time pick the price table — so this walks the records instead of
+the per-transcript totals the readers keep. Figures are made alike across the agents:
+
+- ``input``: prompt tokens not read from the cache and not written to it (Claude ``input_tokens``;
+  Codex ``input_tokens - cached_input_tokens``, since Codex counts cached tokens inside input);
+- ``cache_write`` (Claude ``cache_creation_input_tokens``, of which ``cache_write_1h`` were written
+  for an hour) and ``cache_read`` (Claude ``cache_read_input_tokens``, Codex ``cached_input_tokens``);
+- ``output``: completion tokens, reasoning included.
+
+Claude Code writes one reply over several lines that repeat the input figures while the output
+grows: lines are de-duplicated by (``message.id``, ``requestId``) keeping the last, as the reader
+does. Codex ``token_count`` events are cumulative: each request is the growth of
+``total_token_usage`` since the previous event (a repeated event adds nothing; a total that went
+down starts again from zero), or ``last_token_usage`` where no total is recorded. ``key``
+identifies a request across files, so that a fork that copied its parent's history is not
+charged twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..model import Record
+from .stores import parse_time
+
+__all__ = ["Request", "requests_of", "ANTHROPIC", "OPENAI"]
+
+ANTHROPIC = "anthropic"
+OPENAI = "openai"
+_CODEX_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The usage one API request reported."""
+
+    key: tuple[Any, ...]
+    model: str | None
+    provider: str | None
+    at: datetime | None
+    input: int = 0
+    output: int = 0
+    cache_write: int = 0
+    cache_read: int = 0
+    cache_write_1h: int = 0
+    speed: str | None = None
+
+    @property
+    def prompt(self) -> int:
+        """The whole prompt: uncached input, cache writes and cache reads."""
+        return self.input + self.cache_write + self.cache_read
+
+
+def requests_of(fmt: str, records: Sequence[Record]) -> tuple[Request, ...] | None:
+    """Every request of a ``claude-code`` or ``codex`` file, in file order; None when the file
+    records no provider usage at all (other formats, or a rollout without token_count events)."""
+    if fmt == "claude-code":
+        found = _claude(records)
+    elif fmt == "codex":
+        found = _codex(records)
+    else:
+        return None
+    return found or None
+
+
+def _claude(records: Sequence[Record]) -> tuple[Request, ...]:
+    last: dict[tuple[Any, ...], Request] = {}
+    for rec in records:
+        d = rec.data
+        message = d.get("message") if isinstance(d, dict) and d.get("type") == "assistant" else None
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if not isinstance(usage, dict) or not isinstance(message.get("id"), str) or not message["id"]:
+            continue
+        key = ("claude", message["id"], str(d.get("requestId") or ""))
+        detail = usage.get("cache_creation") if isinstance(usage.get("cache_creation"), dict) else {}
+        model = message.get("model")
+        last[key] = Request(key=key, model=model if isinstance(model, str) and model else None, provider=ANTHROPIC,
+                            at=parse_time(d.get("timestamp")), input=_n(usage.get("input_tokens")),
+                            output=_n(usage.get("output_tokens")),
+                            cache_write=_n(usage.get("cache_creation_input_tokens")),
+                            cache_read=_n(usage.get("cache_read_input_tokens")),
+                            cache_write_1h=_n(detail.get("ephemeral_1h_input_tokens")),
+                            speed=usage.get("speed") if isinstance(usage.get("speed"), str) else None)
+    return tuple(last.values())
+
+
+def _codex(records: Sequence[Record]) -> tuple[Request, ...]:
+    out: list[Request] = []
+    model: str | None = None
+    provider: str | None = OPENAI
+    previous: dict[str, int] | None = None
+    for rec in records:
+        d = rec.data
+        p = d.get("payload") if isinstance(d, dict) else None
+        if not isinstance(p, dict):
+            continue
+        if d.get("type") == "session_meta":
+            provider = p.get("model_provider") if isinstance(p.get("model_provider"), str) else OPENAI
+        elif d.get("type") == "turn_context" and isinstance(p.get("model"), str) and p["model"]:
+            model = p["model"]
+        elif d.get("type") == "event_msg" and p.get("type") == "token_count" and isinstance(p.get("info"), dict):
+            step, previous = _codex_step(p["info"], previous)
+            if step is not None and any(step.values()):
+                cached = min(step["cached_input_tokens"], step["input_tokens"])
+                key = ("codex", str(d.get("timestamp")), *sorted((previous or step).items()))
+                out.append(Request(key=key, model=model, provider=provider, at=parse_time(d.get("timestamp")),
+                                   input=step["input_tokens"] - cached, cache_read=cached,
+                                   output=step["output_tokens"]))
+    return tuple(out)
+
+
+def _codex_step(info: Mapping[str, Any], previous: dict[str, int] | None
+                ) -> tuple[dict[str, int] | None, dict[str, int] | None]:
+    """This event's request usage and the running total to compare the next event with."""
+    total = info.get("total_token_usage")
+    if isinstance(total, dict):
+        now = {k: _n(total.get(k)) for k in _CODEX_KEYS}
+        if previous is None or any(now[k] < previous[k] for k in _CODEX_KEYS):
+            return now, now
+        return {k: now[k] - previous[k] for k in _CODEX_KEYS}, now
+    last = info.get("last_token_usage")
+    if isinstance(last, dict):
+        return {k: _n(last.get(k)) for k in _CODEX_KEYS}, previous
+    return None, previous
+
+
+def _n(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+

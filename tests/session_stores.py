@@ -1,0 +1,216 @@
+"""Test homes laid out as Claude Code and Codex lay out their sessions.
+
+``small_home`` writes invented sessions whose every figure is chosen by hand (usage, models,
+times), so that rows, filters, group-bys and costs have exact expected values without
+../shared: Claude sessions A and B in ``/home/dev/app`` (A with a nested 2.1-style sub-agent, B
+with a flat older-style ``agent-*.jsonl`` and a reply without requestId), C in ``/home/dev/lib``
+(a prompt over 200k tokens with one-hour cache writes, and a model no price table knows), an
+empty session file, and Codex session D in ``/home/dev/app`` with a spawned sub-agent E.
+``shared_home`` copies the real sessions of ../shared/transcripts into their places.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from conftest import jsonl, real_file
+
+A = "a1a1a1a1-0000-4000-8000-000000000001"
+B = "a1b2b2b2-0000-4000-8000-000000000002"
+C = "c3c3c3c3-0000-4000-8000-000000000003"
+D = "019b0000-0000-7000-8000-000000000004"
+E = "019b0000-0000-7000-8000-000000000005"
+#: a tool output long enough for `-c truncate` (10 KiB) to cut
+LISTING = "\n".join(f"src/module_{i:04d}.py" for i in range(1200))
+SONNET, OPUS, HAIKU = "claude-sonnet-4-5-20250929", "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001"
+
+#: the real sessions: file key → (agent, session id, recorded working directory)
+SHARED = {
+    "ccviewer": ("claude", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7", "/path/to/Demo"),
+    "codemie": ("claude", "3fe1b6bc-dbd0-4320-b980-4f147befa187", "/Users/user/repo"),
+    "drmaciver": ("claude", "c7d3d95c-57f0-4359-8f4b-926a9bef5a3f", "/tmp/tmpqwh7888i"),
+    "codex": ("codex", "019e1695-0522-7c83-8b39-0dd379793f80", "/Users/Sample_User/naya"),
+}
+
+
+def env_for(home: Path) -> dict[str, str]:
+    """The variables that point tcompact (and ccusage) at a test home, never at the machine's."""
+    return {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"), "CODEX_HOME": str(home / ".codex")}
+
+
+def project_folder(cwd: str) -> str:
+    """Claude Code's folder name for a working directory: every non-alphanumeric character → '-'."""
+    return "".join(c if c.isalnum() else "-" for c in cwd)
+
+
+def _line(kind: str, uuid: str, parent: str | None, sid: str, ts: str, message: dict[str, Any], *,
+          cwd: str, side: str | None = None, request: str | None = None) -> dict[str, Any]:
+    rec = {"parentUuid": parent, "isSidechain": side is not None, "userType": "external", "cwd": cwd,
+           "sessionId": sid, "version": "2.1.0", "gitBranch": "main", "type": kind, "message": message,
+           "uuid": uuid, "timestamp": ts}
+    if side:
+        rec["agentId"] = side
+    if request:
+        rec["requestId"] = request
+    return rec
+
+
+def _user(text: Any) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def _reply(mid: str, model: str, blocks: list[dict[str, Any]], usage: dict[str, Any]) -> dict[str, Any]:
+    return {"id": mid, "type": "message", "role": "assistant", "model": model, "content": blocks,
+            "stop_reason": "end_turn", "stop_sequence": None, "usage": usage}
+
+
+def _usage(inp: int, write: int, read: int, out: int, **extra: Any) -> dict[str, Any]:
+    return {"input_tokens": inp, "cache_creation_input_tokens": write, "cache_read_input_tokens": read,
+            "output_tokens": out, **extra}
+
+
+def _text(t: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": t}]
+
+
+def _claude_a(folder: Path, cwd: str) -> None:
+    u1 = _usage(10, 1000, 0, 5)
+    jsonl(folder / f"{A}.jsonl", [
+        _line("user", "a-u1", None, A, "2026-01-05T10:00:00.000Z", _user("Add a login page"), cwd=cwd),
+        _line("assistant", "a-a1", "a-u1", A, "2026-01-05T10:00:05.000Z",
+              _reply("msg_A1", SONNET, _text("Let me look."), u1), cwd=cwd, request="req_A1"),
+        _line("assistant", "a-a1b", "a-a1", A, "2026-01-05T10:00:06.000Z",
+              _reply("msg_A1", SONNET, [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                                         "input": {"command": "ls"}}], {**u1, "output_tokens": 50}),
+              cwd=cwd, request="req_A1"),
+        _line("user", "a-r1", "a-a1b", A, "2026-01-05T10:00:10.000Z",
+              _user([{"type": "tool_result", "tool_use_id": "toolu_1", "content": LISTING}]), cwd=cwd),
+        _line("assistant", "a-a2", "a-r1", A, "2026-01-05T10:05:00.000Z",
+              _reply("msg_A2", SONNET, _text("Done: the login page is added."), _usage(20, 200, 1000, 100)),
+              cwd=cwd, request="req_A2"),
+    ])
+    sub = folder / A / "subagents"
+    sub.mkdir(parents=True)
+    _subagent(sub, A, "x1", ("Find the tests", "Found 3 tests."), HAIKU, _usage(100, 0, 0, 10),
+              ("2026-01-05T10:01:00.000Z", "2026-01-05T10:01:30.000Z"), cwd=cwd)
+
+
+def _subagent(folder: Path, sid: str, agent: str, texts: tuple[str, str], model: str, usage: dict[str, Any],
+              times: tuple[str, str], *, cwd: str) -> None:
+    """``agent-<id>.jsonl``: one request of a sub-agent and its answer (sidechain lines of session ``sid``)."""
+    jsonl(folder / f"agent-{agent}.jsonl", [
+        _line("user", f"{agent}-u1", None, sid, times[0], _user(texts[0]), cwd=cwd, side=agent),
+        _line("assistant", f"{agent}-a1", f"{agent}-u1", sid, times[1],
+              _reply(f"msg_{agent}", model, _text(texts[1]), usage), cwd=cwd, side=agent, request=f"req_{agent}"),
+    ])
+
+
+def _claude_b(folder: Path, cwd: str) -> None:
+    b1 = _usage(5, 0, 2000, 40)
+    jsonl(folder / f"{B}.jsonl", [
+        _line("user", "b-u1", None, B, "2026-01-06T23:30:00.000Z", _user("Fix the failing test"), cwd=cwd),
+        _line("assistant", "b-a1", "b-u1", B, "2026-01-06T23:30:10.000Z",
+              _reply("msg_bdrk_B1", OPUS, _text("Looking at it."), b1), cwd=cwd),
+        _line("assistant", "b-a1b", "b-a1", B, "2026-01-06T23:30:11.000Z",
+              _reply("msg_bdrk_B1", OPUS, _text("Fixed: the assertion was off by one."), {**b1, "output_tokens": 80}),
+              cwd=cwd),
+        _line("user", "b-u2", "b-a1b", B, "2026-01-07T00:30:00.000Z", _user("thanks"), cwd=cwd),
+        _line("assistant", "b-a2", "b-u2", B, "2026-01-07T00:30:05.000Z",
+              _reply("msg_bdrk_B2", OPUS, _text("You're welcome."), _usage(3, 10, 2000, 7)), cwd=cwd),
+    ])
+    _subagent(folder, B, "y2", ("Run pytest", "2 passed."), OPUS, _usage(50, 0, 0, 20),
+              ("2026-01-06T23:40:00.000Z", "2026-01-06T23:40:10.000Z"), cwd=cwd)
+
+
+def _claude_c(folder: Path, cwd: str) -> None:
+    long = _usage(1000, 50000, 160000, 2000,
+                  cache_creation={"ephemeral_5m_input_tokens": 40000, "ephemeral_1h_input_tokens": 10000})
+    jsonl(folder / f"{C}.jsonl", [
+        _line("user", "c-u1", None, C, "2026-01-08T12:00:00.000Z", _user("Summarise the repo"), cwd=cwd),
+        _line("assistant", "c-a1", "c-u1", C, "2026-01-08T12:00:30.000Z",
+              _reply("msg_C1", SONNET, _text("It is a small web app."), long), cwd=cwd, request="req_C1"),
+        _line("user", "c-u2", "c-a1", C, "2026-01-08T12:10:00.000Z", _user("And the docs?"), cwd=cwd),
+        _line("assistant", "c-a2", "c-u2", C, "2026-01-08T12:10:05.000Z",
+              _reply("msg_C2", "claude-mystery-9", _text("There are none."), _usage(10, 0, 0, 10)), cwd=cwd,
+              request="req_C2"),
+    ])
+    (folder / "d4d4d4d4-0000-4000-8000-000000000009.jsonl").write_bytes(b"")  # Claude Code leaves these
+
+
+def _codex_line(ts: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": ts, "type": kind, "payload": payload}
+
+
+def _tokens(ts: str, total: tuple[int, int, int], last: tuple[int, int, int]) -> dict[str, Any]:
+    def usage(inp: int, cached: int, out: int) -> dict[str, int]:
+        return {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out,
+                "reasoning_output_tokens": 0, "total_tokens": inp + out}
+
+    return _codex_line(ts, "event_msg", {"type": "token_count", "info": {
+        "total_token_usage": usage(*total), "last_token_usage": usage(*last), "model_context_window": 272000}})
+
+
+def _codex(root: Path, cwd: str) -> None:
+    day = root / "2026" / "01" / "09"
+    day.mkdir(parents=True)
+    meta = {"id": D, "timestamp": "2026-01-09T08:00:00.000Z", "cwd": cwd, "originator": "codex_cli_rs",
+            "cli_version": "0.128.0", "source": "cli", "model_provider": "openai"}
+    jsonl(day / f"rollout-2026-01-09T08-00-00-{D}.jsonl", [
+        _codex_line("2026-01-09T08:00:00.000Z", "session_meta", meta),
+        _codex_line("2026-01-09T08:00:01.000Z", "turn_context", {"cwd": cwd, "model": "gpt-5.1-codex",
+                                                                 "approval_policy": "never", "summary": "auto",
+                                                                 "sandbox_policy": {"type": "read-only"}}),
+        _codex_line("2026-01-09T08:00:01.500Z", "response_item", {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "List the files"}]}),
+        _codex_line("2026-01-09T08:00:03.000Z", "response_item", {"type": "function_call", "name": "shell",
+                                                                  "arguments": '{"command":["ls"]}',
+                                                                  "call_id": "call_1"}),
+        _codex_line("2026-01-09T08:00:04.000Z", "response_item", {"type": "function_call_output",
+                                                                  "call_id": "call_1", "output": LISTING}),
+        _tokens("2026-01-09T08:00:04.100Z", (5000, 1000, 200), (5000, 1000, 200)),
+        _tokens("2026-01-09T08:00:04.500Z", (5000, 1000, 200), (5000, 1000, 200)),  # repeated: no new request
+        _codex_line("2026-01-09T08:00:06.000Z", "response_item", {"type": "message", "role": "assistant",
+                                                                  "content": [{"type": "output_text",
+                                                                               "text": "Two files: a.py, b.py."}]}),
+        _tokens("2026-01-09T08:00:06.100Z", (11000, 6000, 300), (6000, 5000, 100)),
+    ])
+    sub = {**meta, "id": E, "timestamp": "2026-01-09T08:00:02.000Z",
+           "source": {"subagent": {"thread_spawn": {"parent_thread_id": D, "depth": 1}}}}
+    jsonl(day / f"rollout-2026-01-09T08-00-02-{E}.jsonl", [
+        _codex_line("2026-01-09T08:00:02.000Z", "session_meta", sub),
+        _codex_line("2026-01-09T08:00:02.100Z", "turn_context", {"cwd": cwd, "model": "gpt-5.1-codex"}),
+        _codex_line("2026-01-09T08:00:02.200Z", "response_item", {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "Count the tests"}]}),
+        _codex_line("2026-01-09T08:00:02.900Z", "response_item", {"type": "message", "role": "assistant",
+                                                                  "content": [{"type": "output_text",
+                                                                               "text": "There are 3."}]}),
+        _tokens("2026-01-09T08:00:03.000Z", (100, 0, 10), (100, 0, 10)),
+    ])
+
+
+def small_home(home: Path) -> Path:
+    """Write the invented sessions into ``home`` (see the module docstring)."""
+    projects = home / ".claude" / "projects"
+    for cwd, writers in (("/home/dev/app", (_claude_a, _claude_b)), ("/home/dev/lib", (_claude_c,))):
+        folder = projects / project_folder(cwd)
+        folder.mkdir(parents=True, exist_ok=True)
+        for write in writers:
+            write(folder, cwd)
+    _codex(home / ".codex" / "sessions", "/home/dev/app")
+    return home
+
+
+def shared_home(home: Path) -> Path:
+    """Copies of the real sessions of ../shared/transcripts, each where its agent would keep it
+    (skips when ../shared is absent)."""
+    for key, (agent, sid, cwd) in SHARED.items():
+        source = real_file(key)
+        if agent == "claude":
+            target = home / ".claude" / "projects" / project_folder(cwd) / f"{sid}.jsonl"
+        else:  # its name in the source repository: Codex's own, local start time and id
+            target = home / ".codex" / "sessions" / "2026" / "05" / "11" / f"rollout-2026-05-11T13-28-45-{sid}.jsonl"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    return home
