@@ -11,6 +11,7 @@ import orjson
 import pytest
 from conftest import SAMPLES, SHARED, jsonl, msg, real_file
 from openai_server import FakeOpenAI, error
+from test_docs import _keys
 from typer.testing import CliRunner
 
 from tcompact.app import app
@@ -275,18 +276,7 @@ def test_eval_json_has_every_key_documented(runner):
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     start = readme.index("### `tcompact eval PATH...`")
     section = readme[start:readme.index("\n## ", start)]
-    keys: set[str] = set()
-
-    def walk(value):
-        if isinstance(value, dict):
-            for k, v in value.items():
-                keys.add(k)
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    walk(doc)
+    keys = _keys(doc, set())
     assert sorted(k for k in keys - set(KINDS) if f'"{k}"' not in section) == []
 
 

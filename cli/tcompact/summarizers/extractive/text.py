@@ -43,6 +43,13 @@ _FINDING = re.compile(
     r"(?i)\b(?:found|root cause|the (?:issue|problem|bug|cause|reason) (?:is|was)|caused by|because|confirmed|"
     r"verified|the fix|fails? (?:because|when|with)|works now|now passes|is missing|does not exist|"
     r"doesn't exist|returns?|expects?|requires?)\b")
+#: Words that make a sentence of the user's an instruction to keep (must, never, only, prefer, …).
+CONSTRAINT_CUES = re.compile(
+    r"(?i)\b(?:must|should(?:n't)?|don'?t|do not|never|always|only|prefer|avoid|make sure|without|please|"
+    r"need(?:s)? to|has to|have to|not acceptable|no longer|instead of|at most|at least|max(?:imum)?|keep|"
+    r"constraint|rule|require[sd]?)\b")
+#: Where a user's text splits into the sentences constraints are looked for in (stops and line ends).
+USER_SPLIT = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)\s+|\n+")
 _ENDS = frozenset(".!?")
 _CJK_ENDS = frozenset("。！？")
 _OPENERS = {"“": "”", "(": ")", "[": "]", "‘": "’"}

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 
 from ....model import Message
 from ....rounds import is_real_user
-from .content import _CONSTRAINT_CUES, _USER_SPLIT, _Content, _last_actions, _test_coverage
+from ..tools.describe import last_actions as _last_actions
+from ..tools.describe import test_coverage as _test_coverage
+from .content import _Content
 from ..scan.extraction import Scan
 from .files import _file_lines
 from .history import _critical, _round_work
 from ..scan.plan import in_progress, next_step, plan_of
-from ..text import classify_sentence, clean, cut, cut_marked, prose_lines, one_line, quote, reply_context, user_text, word_count
+from ..text import CONSTRAINT_CUES, USER_SPLIT, classify_sentence, clean, cut, cut_marked, prose_lines, one_line, quote, reply_context, user_text, word_count
 
 #: Drop tiers of the block sections (higher goes first; the user's requirements are tier 0).
 TIER_FINAL, TIER_OPEN, TIER_FAILED, TIER_WORK, TIER_FILES, TIER_COMMANDS = 1.0, 1.0, 2.0, 3.0, 3.2, 3.4
@@ -98,9 +100,9 @@ def _cut_request(text: str, limit: int) -> str:
     head = int(limit * 0.6)
     room = limit - head
     kept: list[str] = []
-    for sentence in _USER_SPLIT.split(text[head:head + 40000]):
+    for sentence in USER_SPLIT.split(text[head:head + 40000]):
         sentence = one_line(sentence.strip(" -*•"))
-        if 3 <= word_count(sentence) <= 80 and _CONSTRAINT_CUES.search(sentence) and len(sentence) + 3 <= room:
+        if 3 <= word_count(sentence) <= 80 and CONSTRAINT_CUES.search(sentence) and len(sentence) + 3 <= room:
             kept.append(sentence)
             room -= len(sentence) + 3
     if not kept:
@@ -123,7 +125,7 @@ def _raw_part(messages: Sequence[Message], start: int, end: int, background: _Ba
     seq = context + tuple(messages[start:end + 1])
     body = range(len(context), len(seq))
     x = Scan(seq, body)
-    c = _Content(x, 4000)
+    c = _Content(x)
     answer = _final_answer(seq, body)
     if completed is None:
         completed = answer is not None and answer == _last_turn(seq, body)

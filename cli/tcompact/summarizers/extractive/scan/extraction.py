@@ -27,6 +27,7 @@ MAX_FILES = 300  # files listed; four times as many are tracked
 _BACKTICK = re.compile(r"`([^`\n]{2,60})`")
 CWD_PATTERNS = (re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"\(Current directory: ([^)]+)\)"))
 _OPEN_FILE = re.compile(r"\(Open file: ([^)]+)\)")
+_STATUS_OPS = ("created", "written", "edited", "deleted", "moved", "read", "searched")
 
 
 @dataclass(slots=True)
@@ -42,6 +43,16 @@ class FileState:
     symbols: list[str] = field(default_factory=list)
     rounds: set[int] = field(default_factory=set)
     last_op: str = ""  # the latest operation that succeeded
+
+    def status(self, *, latest: bool = False) -> str:
+        """The operations: created, edited ×3, read, a failed one that never succeeded, …; ``latest``: a file
+        deleted last says so first."""
+        parts = [op + (f" ×{self.ops[op]}" if self.ops[op] > 1 else "") for op in _STATUS_OPS if self.ops.get(op)]
+        parts += [f"{op} failed" + (f" ×{n}" if n > 1 else "") for op, n in sorted(self.failed.items())
+                  if not self.ops.get(op)]
+        status = ", ".join(parts) or "touched"
+        return f"now deleted (earlier: {status})" if latest and self.last_op == "deleted" and len(parts) > 1 \
+            else status
 
     def note(self, action: Action, op: str) -> None:
         """Count one operation of an action on this file and keep its gist and symbols."""

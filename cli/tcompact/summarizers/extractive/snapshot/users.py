@@ -10,24 +10,17 @@ listed on its own, so no instruction is lost with the text around it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from ....tokens import TokenCounter
 from ....user_messages import DEFAULT_BUDGET, select
 from ..scan import Scan
-from ..text import clean, cut, one_line, prose_lines, quote, word_count
+from ..text import CONSTRAINT_CUES, USER_SPLIT, clean, cut, one_line, prose_lines, quote, word_count
 from .fit import Item
 
-__all__ = ["user_items", "constraint_items", "outcome", "CONSTRAINT_CUES"]
+__all__ = ["user_items", "constraint_items", "outcome"]
 
-#: Words that make a sentence of the user's an instruction to keep (must, never, only, prefer, …).
-CONSTRAINT_CUES = re.compile(
-    r"(?i)\b(?:must|should(?:n't)?|don'?t|do not|never|always|only|prefer|avoid|make sure|without|please|"
-    r"need(?:s)? to|has to|have to|not acceptable|no longer|instead of|at most|at least|max(?:imum)?|keep|"
-    r"constraint|rule|require[sd]?)\b")
 _OUTCOME_CHARS = 120  # of the answer that ended a request's round
-_USER_SPLIT = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)\s+|\n+")
 
 
 def outcome(x: Scan, rnd: int) -> str:
@@ -71,7 +64,7 @@ def constraint_items(x: Scan, counter: TokenCounter, *, quoted: bool = True) -> 
     for (index, rnd, text), kept in zip(x.requests, chosen, strict=True):
         if kept == text:
             continue
-        for part in _USER_SPLIT.split(text[:200_000]):
+        for part in USER_SPLIT.split(text[:200_000]):
             part = part.strip(" -*•")
             if 3 <= word_count(part) <= 80 and CONSTRAINT_CUES.search(part) and part.lower() not in seen \
                     and (kept is None or part not in kept):

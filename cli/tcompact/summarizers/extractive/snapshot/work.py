@@ -12,16 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..scan import FileState, Scan, in_progress, next_step
+from ..scan import Scan, in_progress, next_step
 from ..tools import Action
 from ..tools.describe import command_groups, describe, failure_groups, test_coverage
 from ..text import cut, one_line, quote
 from .fit import Item
 
-__all__ = ["failure_items", "error_items", "file_items", "command_items", "state_items", "round_items",
-           "file_status"]
+__all__ = ["failure_items", "error_items", "file_items", "command_items", "state_items", "round_items"]
 
-_STATUS_OPS = ("created", "written", "edited", "deleted", "moved", "read", "searched")
 _CHANGES = ("created", "written", "edited", "deleted", "moved")
 _COMMAND_CHARS = 400  # a command line is shown whole up to this, else cut (a heredoc, a script)
 _OPEN = ("pending", "in_progress", "in-progress", "todo", "not_started", "active")
@@ -68,21 +66,11 @@ def error_items(x: Scan) -> list[Item]:
     return out
 
 
-def file_status(info: FileState) -> str:
-    """A file's operations (created, edited ×3, read, a failed one that never succeeded), latest state first
-    when it is gone."""
-    parts = [op + (f" ×{info.ops[op]}" if info.ops[op] > 1 else "") for op in _STATUS_OPS if info.ops.get(op)]
-    parts += [f"{op} failed" + (f" ×{n}" if n > 1 else "") for op, n in sorted(info.failed.items())
-              if not info.ops.get(op)]
-    status = ", ".join(parts) or "touched"
-    return f"now deleted (earlier: {status})" if info.last_op == "deleted" and len(parts) > 1 else status
-
-
 def file_items(x: Scan) -> list[Item]:
     """Every file once: changed ones (priority 1), read ones (2), only searched (3), with gist and symbols."""
     out = []
     for info in x.files.values():
-        text = f"{info.path} — {file_status(info)}"
+        text = f"{info.path} — {info.status(latest=True)}"
         if info.gist:
             text += f": {quote(info.gist)}"
         if info.symbols:
