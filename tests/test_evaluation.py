@@ -321,3 +321,76 @@ def test_the_default_chain_keeps_every_kind_at_under_three_tenths_on_the_real_se
     assert all(share >= 0.9 for kind, share in shares.items() if kind != "early_fact"), shares
     assert row["worst_ratio"] <= 0.30 and row["pairing_violations"] == 0
     assert row["last_request_kept"] == {"kept": 5, "of": 5} and row["failed"] == 0
+
+
+# -- the records a step adds, format by format ---------------------------------------------------------
+
+
+def _one_step(source, transcript, action):
+    from tcompact.evaluation.planting import Plan, ToolStep
+
+    canary = (Canary("file_written-1", "file_written", "# t0ken1\n", ("docs/n_t0ken1.md",), token="t0ken1")
+              if action == "write" else
+              Canary("command-1", "command", "done t0ken1", ("make t0ken1", "done t0ken1"), command="make t0ken1",
+                     exit_code=2, token="t0ken1"))
+    after = next(i for i, m in enumerate(transcript.messages) if m.role == "tool")
+    layout = Plan((canary,), (), (ToolStep(after, canary, action, "call_eval_t0ken1"),), ())
+    return read_bytes(plant_records(source, transcript, layout), "x", ReadOptions(format=source.format))
+
+
+def test_a_claude_step_is_a_bash_or_write_pair_of_lines(tmp_path):
+    source = read_file(SAMPLES / "claude_code_session.jsonl")
+    copy = _one_step(source, source.transcript(), "shell")
+    lines = [r.data for r in copy.records if r.data and "call_eval_t0ken1" in orjson.dumps(r.data).decode()]
+    call, answer = lines
+    assert call["type"] == "assistant" and call["message"]["content"] == [
+        {"type": "tool_use", "id": "call_eval_t0ken1", "name": "Bash",
+         "input": {"command": "make t0ken1", "description": "Run a command"}}]
+    assert answer["message"]["content"] == [{"tool_use_id": "call_eval_t0ken1", "type": "tool_result",
+                                             "content": "Exit code 2\ndone t0ken1", "is_error": True}]
+    messages = copy.transcript().messages
+    at = next(i for i, m in enumerate(messages) if m.tool_calls and m.tool_calls[0].id == "call_eval_t0ken1")
+    assert messages[at + 1].is_error and messages[at + 1].text == "Exit code 2\ndone t0ken1"
+    write = _one_step(source, source.transcript(), "write")
+    (path,) = [c.arguments for m in write.transcript().messages for c in m.tool_calls if c.id == "call_eval_t0ken1"]
+    assert orjson.loads(path) == {"file_path": "/home/dev/invoice-app/docs/n_t0ken1.md", "content": "# t0ken1\n"}
+
+
+def test_a_codex_step_is_an_exec_command_or_an_apply_patch(tmp_path):
+    rollout = jsonl(tmp_path / "r.jsonl", [
+        {"timestamp": "t0", "type": "session_meta", "payload": {"id": "s1"}},
+        {"timestamp": "t1", "type": "event_msg", "payload": {"type": "user_message", "message": "go"}},
+        {"timestamp": "t2", "type": "response_item", "payload": {"type": "function_call", "name": "exec_command",
+                                                                  "arguments": "{\"cmd\": \"ls\"}", "call_id": "a"}},
+        {"timestamp": "t3", "type": "response_item", "payload": {"type": "function_call_output", "call_id": "a",
+                                                                  "output": "Process exited with code 0\nx"}},
+        {"timestamp": "t4", "type": "response_item", "payload": {
+            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}},
+    ])
+    source = read_file(rollout)
+    shell = _one_step(source, source.transcript(), "shell")
+    added = [r.data for r in shell.records if r.data and "call_eval" in orjson.dumps(r.data).decode()]
+    assert [(d["timestamp"], d["payload"]["type"]) for d in added] == [("t3", "function_call"),
+                                                                      ("t3", "function_call_output")]
+    assert added[0]["payload"]["arguments"] == '{"cmd":"make t0ken1"}'
+    assert added[1]["payload"]["output"] == ("Chunk ID: t0ken1\nWall time: 0.1000 seconds\nProcess exited with code "
+                                             "2\nOriginal token count: 3\nOutput:\ndone t0ken1\n")
+    assert shell.transcript().messages[4].is_error  # the reader takes the exit code
+    write = _one_step(source, source.transcript(), "write")
+    added = [r.data["payload"] for r in write.records if r.data and "call_eval" in orjson.dumps(r.data).decode()]
+    assert added[0] == {"type": "custom_tool_call", "status": "completed", "call_id": "call_eval_t0ken1",
+                        "name": "apply_patch", "input": "*** Begin Patch\n*** Add File: docs/n_t0ken1.md\n+# t0ken1\n"
+                                                        "*** End Patch\n"}
+    assert orjson.loads(added[1]["output"])["output"] == "Success. Updated the following files:\nA docs/n_t0ken1.md\n"
+
+
+def test_a_swe_agent_step_follows_the_trajectorys_own_keys():
+    source = read_file(real_file("sweagent"))
+    copy = _one_step(source, source.transcript(), "write")
+    history = copy.records[0].data["history"]
+    call = next(h for h in history if h.get("tool_calls") and h["tool_calls"][0]["id"] == "call_eval_t0ken1")
+    answer = history[history.index(call) + 1]
+    assert (call["agent"], call["message_type"], call["tool_calls"][0]["function"]) == (
+        "main", "action", {"name": "create", "arguments": '{"filename":"docs/n_t0ken1.md"}'})
+    assert answer == {"role": "tool", "content": "File created successfully at: docs/n_t0ken1.md",
+                      "tool_call_ids": ["call_eval_t0ken1"], "agent": "main", "message_type": "observation"}

@@ -22,7 +22,8 @@ _CHECKPOINT_HEADING = re.compile(r"^\s*(?:#+\s*)?(\d{1,2})\.\s+(.{3,90}?)\s*:?\s
 _CARRY_MAP = (  # heading keywords -> category of a carried line, first match wins
     ("resume", None), ("do not retry", "failed"), ("failed attempt", "failed"), ("artifact trail", "files"),
     ("user message", "requests"), ("user request", "requests"), ("primary request", "requests"),
-    ("active task", "requests"), ("requirement", "constraints"), ("constraint", "constraints"),
+    ("active task", "requests"), ("decision", "facts"),  # before "constraint": "Decisions, Constraints, …" is the assistant's
+    ("requirement", "constraints"), ("constraint", "constraints"),
     ("preference", "constraints"), ("pending", "pending"), ("next", "pending"), ("open work", "pending"),
     ("file", "files"), ("error", "facts"), ("evidence", "facts"), ("fact", "facts"), ("decision", "facts"),
     ("finding", "facts"), ("problem", "facts"),

@@ -168,6 +168,9 @@ def _summary_candidates(lines: Sequence[str], words: tuple[str, ...]) -> Iterato
                 last[word] = lower.rfind(word, 0, end) if end > 0 else -1
 
 
+_CODE_STARTS = ("import ", "from ", "use ", "package ", "require")
+
+
 def _skipped_head_line(line: str) -> bool:
     """Whether a line of a file's head says nothing about the file (empty, header, shebang, import)."""
     return not line or bool(_HEADER_LINE.match(line)) or line.startswith((
@@ -182,6 +185,7 @@ def _gist(text: str) -> str:
     for raw in text[:6000].splitlines()[:80]:
         line = _LINE_NUMBER.sub("", raw, count=1).strip()
         if _skipped_head_line(line):
+            in_license = in_license and not line.startswith(_CODE_STARTS)  # an import ends a license header
             continue
         comment = line.startswith(("#", "//", "/*", "*", '"""', "'''", "<!--", "--", ";;", "%"))
         bare = _COMMENT_MARK.sub("", line).strip(" */-\"'>!")
