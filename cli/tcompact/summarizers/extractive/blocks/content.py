@@ -6,12 +6,12 @@
 
 from __future__ import annotations
 
-from ..scan.extraction import Scan
+from ..scan import Scan
 from ..text import clean, cut, quote
-from ..tools.describe import commands as _commands
-from ..tools.describe import describe as _describe
-from ..tools.describe import fixes as _fixes
-from ..tools.describe import unfixed as _unfixed
+from ..tools import commands as _commands
+from ..tools import describe as _describe
+from ..tools import fixes as _fixes
+from ..tools import unfixed as _unfixed
 
 
 class _Content:

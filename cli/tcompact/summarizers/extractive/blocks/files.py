@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..scan.extraction import MAX_FILES, FileState
+from ..scan import MAX_FILES, FileState
 
 if TYPE_CHECKING:
-    from ..scan.extraction import Scan
+    from ..scan import Scan
 
 
 

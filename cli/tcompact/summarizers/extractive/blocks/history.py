@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 
 if TYPE_CHECKING:
-    from ..tools.calls import Action
-    from ..scan.extraction import Scan
+    from ..tools import Action
+    from ..scan import Scan
 
 _WORK_OPS = ("created", "written", "edited", "deleted", "read", "searched")
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 from ....model import Message
 from ....rounds import is_real_user
-from ..tools.describe import last_actions as _last_actions
-from ..tools.describe import test_coverage as _test_coverage
+from ..tools import last_actions as _last_actions
+from ..tools import test_coverage as _test_coverage
 from .content import _Content
-from ..scan.extraction import Scan
+from ..scan import Scan
 from .files import _file_lines
 from .history import _critical, _round_work
-from ..scan.plan import in_progress, next_step, plan_of
+from ..scan import in_progress, next_step, plan_of
 from ..text import CONSTRAINT_CUES, USER_SPLIT, classify_sentence, clean, cut, cut_marked, prose_lines, one_line, quote, reply_context, user_text, word_count
 
 #: Drop tiers of the block sections (higher goes first; the user's requirements are tier 0).

@@ -37,10 +37,10 @@ from ....tokens import TokenCounter
 from ....tool_names import is_plan_tool
 from ...base import Block, SummaryRequest
 from .budget import _count_lines, _drop_until_fit, _Estimate, _Item, _render_lines, _shorten_until_fit
-from ..scan.extraction import CWD_PATTERNS
+from ..scan import CWD_PATTERNS
 from .memory import _is_ack, _is_memory, _memory_parts, _merge
 from .parts import TIER_FINAL, _Background, _Part, _raw_part
-from ..scan.plan import plan_of
+from ..scan import plan_of
 from ..text import cut
 
 _REQUEST_CHARS = 6000  # a requirement is never quoted longer than this

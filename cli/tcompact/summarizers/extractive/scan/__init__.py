@@ -8,7 +8,8 @@ reruns that fixed them. :func:`todos`, :func:`in_progress` and :func:`next_step`
 """
 
 from .checkpoints import carry, is_checkpoint
-from .extraction import CWD_PATTERNS, MAX_FILES, FileState, Scan
+from .extraction import CWD_PATTERNS, MAX_FILES, Scan
+from .files import FileState
 from .plan import in_progress, next_step, plan_of, todos
 
 __all__ = ["Scan", "FileState", "MAX_FILES", "CWD_PATTERNS", "carry", "is_checkpoint", "plan_of", "todos",

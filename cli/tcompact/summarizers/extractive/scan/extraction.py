@@ -11,15 +11,15 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 
 from ....model import Message, ToolCall
 from ....rounds import is_real_user
-from ..tools.calls import Action, classify
+from ..tools import Action, classify
 from .checkpoints import carry, is_checkpoint
-from ..tools.outputs import offloaded
+from .files import FileState
+from ..tools import offloaded
 from .plan import plan_of
-from ..tools.results import record_result
+from ..tools import record_result
 from ..text import cut, sentences, user_text, window
 
 _MAX_SENTENCES = 400  # assistant sentences kept (the newest)
@@ -27,47 +27,6 @@ MAX_FILES = 300  # files listed; four times as many are tracked
 _BACKTICK = re.compile(r"`([^`\n]{2,60})`")
 CWD_PATTERNS = (re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"\(Current directory: ([^)]+)\)"))
 _OPEN_FILE = re.compile(r"\(Open file: ([^)]+)\)")
-_STATUS_OPS = ("created", "written", "edited", "deleted", "moved", "read", "searched")
-
-
-@dataclass(slots=True)
-class FileState:
-    """What happened to one file across the body."""
-
-    path: str
-    ops: Counter = field(default_factory=Counter)
-    failed: Counter = field(default_factory=Counter)
-    first: int = 0
-    last: int = 0
-    gist: str = ""
-    symbols: list[str] = field(default_factory=list)
-    rounds: set[int] = field(default_factory=set)
-    last_op: str = ""  # the latest operation that succeeded
-
-    def status(self, *, latest: bool = False) -> str:
-        """The operations: created, edited ×3, read, a failed one that never succeeded, …; ``latest``: a file
-        deleted last says so first."""
-        parts = [op + (f" ×{self.ops[op]}" if self.ops[op] > 1 else "") for op in _STATUS_OPS if self.ops.get(op)]
-        parts += [f"{op} failed" + (f" ×{n}" if n > 1 else "") for op, n in sorted(self.failed.items())
-                  if not self.ops.get(op)]
-        status = ", ".join(parts) or "touched"
-        return f"now deleted (earlier: {status})" if latest and self.last_op == "deleted" and len(parts) > 1 \
-            else status
-
-    def note(self, action: Action, op: str) -> None:
-        """Count one operation of an action on this file and keep its gist and symbols."""
-        if action.failed:
-            self.failed[op] += 1
-        else:
-            self.ops[op] += 1
-            self.last_op = op
-        self.last = action.index
-        self.rounds.add(action.round)
-        if action.gist and not self.gist:
-            self.gist = action.gist
-        for symbol in action.path_symbols.get(self.path, action.symbols):
-            if symbol not in self.symbols and len(self.symbols) < 8:
-                self.symbols.append(symbol)
 
 
 class Scan:

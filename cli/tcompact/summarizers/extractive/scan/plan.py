@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ....model import ToolCall
 from ....tool_names import is_plan_tool
-from ..tools.calls import call_args
+from ..tools import call_args
 from ..text import MD_NOISE, clean, cut, one_line, prose_lines, split_sentences
 
 if TYPE_CHECKING:

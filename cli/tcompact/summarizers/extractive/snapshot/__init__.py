@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from ....tokens import TokenCounter
 from ..scan import Scan, in_progress, next_step
 from ..text import resume_field
-from ..tools.describe import describe
+from ..tools import describe
 from .fit import Item, fit
 from .layout import place
 from .preserve import instruction, preserved_items

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ..scan import Scan, in_progress, next_step
 from ..tools import Action
-from ..tools.describe import command_groups, describe, failure_groups, test_coverage
+from ..tools import command_groups, describe, failure_groups, test_coverage
 from ..text import cut, one_line, quote
 from .fit import Item
 
