@@ -285,6 +285,14 @@ def test_eval_errors_are_one_line(runner, tmp_path):
     assert (result.exit_code, result.stderr) == (2, "Error: missing.jsonl: no such file or folder — check the path\n")
     result = runner.invoke(app, ["eval", str(SAMPLES / "codex_rollout.jsonl"), "-c", "full,nope"])
     assert result.exit_code == 2 and result.stderr.startswith("Error: unknown compressor 'nope' — use one of: ")
+    for args, message in ((["--summarizer", "openai"], "--summarizer openai needs --model — e.g. --model "
+                                                        "gpt-4o-mini or your vLLM model"),
+                          (["--base-url", "http://x"], "--base-url is an option of the openai summariser, and the "
+                                                       "summariser is extractive — add --summarizer openai, or leave "
+                                                       "--base-url out"),
+                          (["--context-window", "0"], "--context-window must be a positive number of tokens")):
+        result = runner.invoke(app, ["eval", "missing.jsonl", *args])  # options first, as compact checks them
+        assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n"), args
     result = runner.invoke(app, ["eval", str(SAMPLES / "codex_rollout.jsonl"), "--per-kind", "0"])
     assert (result.exit_code, result.stderr) == (
         2, "Error: --per-kind: Input should be greater than or equal to 1 — see tcompact eval --help\n")

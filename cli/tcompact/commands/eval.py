@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -67,8 +66,8 @@ def eval_(
 
     try:
         options = EvalOptions(chains=tuple(chains or ()), default_chain=DEFAULT_CHAIN, seed=seed, per_kind=per_kind,
-                              summarizer=summarizer, model=model, base_url=base_url or os.environ.get(
-                                  "OPENAI_BASE_URL"), replay_dir=replay_dir, sets=tuple(sets or ()), config=config,
+                              summarizer=summarizer, model=model, base_url=base_url, replay_dir=replay_dir,
+                              sets=tuple(sets or ()), config=config,
                               context_window=context_window, encoding=encoding, preserve=preserve,
                               transcript=transcript, format=fmt, full_history=full_history,
                               skip_bad_lines=skip_bad_lines)

@@ -26,8 +26,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
-from ..compaction import CompactOptions, compact_source
-from ..compressors import names, parse_chain
+from ..compaction import CompactOptions, check_options, compact_source
+from ..compressors import names
 from ..errors import NotATranscriptError, TcompactError
 from ..formats import ReadOptions, find_files, read_bytes, read_file
 from ..model import SourceFile, Transcript
@@ -57,7 +57,7 @@ class EvalOptions(BaseModel):
     timeout: float = Field(60.0, gt=0)
     replay_dir: Path | None = None
     encoding: str | None = None
-    context_window: int | None = Field(None, gt=0)
+    context_window: int | None = None  # checked with the rest of compact's options (check_options)
     sets: tuple[str, ...] = ()
     config: Path | None = None
     preserve: str | None = None
@@ -67,10 +67,11 @@ class EvalOptions(BaseModel):
     skip_bad_lines: bool = False
 
     def chain_list(self) -> list[str]:
-        """The chains to run, each checked (an unknown compressor is an error before any work)."""
+        """The chains to run, each with its options checked as ``compact`` checks them (an unknown
+        compressor, a bad setting or a summariser without what it needs is an error before any work)."""
         chains = list(self.chains) or default_chains(self.default_chain)
         for spec in chains:
-            parse_chain(spec)
+            check_options(self.compact_options(spec))
         return chains
 
     def read_options(self) -> ReadOptions:
