@@ -10,6 +10,7 @@ compacted session is compacted again. Keeping the texts in one place keeps those
 from __future__ import annotations
 
 __all__ = [
+    "OPENJIUWEN_TAGS",
     "MEMORY_TAGS",
     "LEGACY_MARKERS",
     "ROUND_LEVEL_MARKER",
@@ -22,9 +23,10 @@ __all__ = [
     "is_checkpoint_text",
 ]
 
-#: openJiuwen memory-block tags (spec §1.4, §2.7): ``<tag>`` opens the block.
-MEMORY_TAGS = ("memory_block_current", "memory_block_dialogue", "memory_block_round", "memory_block_session",
-               "memory_block")
+#: openJiuwen memory-block tags (spec §1.4, §2.7): ``<tag>`` opens the block; the base processor's
+#: ``<memory_block>`` is the last.
+OPENJIUWEN_TAGS = ("memory_block_current", "memory_block_dialogue", "memory_block_round", "memory_block_session")
+MEMORY_TAGS = (*OPENJIUWEN_TAGS, "memory_block")
 #: The round-level pipeline's marker (spec §8.1.7), the first line of each of its memory blocks.
 ROUND_LEVEL_MARKER = "[ROUND_LEVEL_MEMORY_BLOCK]"
 #: An assistant acknowledgement that may follow a round-level memory block (recognised, never written).

@@ -3,9 +3,9 @@
 A *round* is a real user message and everything up to the next one. "Real" means typed by the
 user: not a memory block of an earlier compaction, not a reminder, hook feedback, local-command
 output or continuation boilerplate the harness injected, not a slash-command wrapper without
-arguments (``/clear``), not a Claude compact summary or a Codex environment block. Compressors must never lose a real user
-request, and the dialogue/current-round spans are cut at the last one, so this test decides a
-lot; it is kept in one place.
+arguments (``/clear``), not a Claude compact summary or a Codex environment block. Compressors
+must never lose a real user request, and the dialogue/current-round spans are cut at the last
+one, so this test decides a lot; it is kept in one place.
 
 Deviation from openJiuwen (spec §1.4): upstream treats any user message whose content is not a
 plain string as real. We look at the text of the parts too, because Claude Code writes its
@@ -18,8 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-
-from .markers import CONTINUATION, LEGACY_MARKERS, MEMORY_BLOCKS, MEMORY_TAGS, RECOVERED_CONTEXT, STATE_REINJECTION
+from .markers import CONTINUATION, LEGACY_MARKERS, MEMORY_BLOCKS, OPENJIUWEN_TAGS, RECOVERED_CONTEXT, STATE_REINJECTION
 from .model import Compaction, Message
 
 __all__ = [
@@ -36,7 +35,7 @@ __all__ = [
 #: openjiuwen-spec §1.4: user messages starting with these are internal, not requests.
 OPENJIUWEN_INTERNAL_PREFIXES: tuple[str, ...] = (
     "<system-reminder>",
-    *(f"<{tag}>" for tag in MEMORY_TAGS[:4]),
+    *(f"<{tag}>" for tag in OPENJIUWEN_TAGS),
     RECOVERED_CONTEXT,
     STATE_REINJECTION,
 )

@@ -4,11 +4,11 @@ Flow: trigger check (§2.2) → span → request (prefix + body as a conversatio
 last user message, the protected tail hidden; §2.4) → summariser with retries (§2.10) →
 ``<state_snapshot>`` extraction (§2.6) → memory-block wrapper, exact text (§2.7) → state
 re-injection (§6) → benefit check (§2.8): the new list must have fewer tokens — and, our addition
-(:mod:`._benefit`), the summary must keep at least its share of the facts of what it replaces —,
-else the original stays. The summary's budget is ``summary_ratio`` of the tokens it replaces
-(at least 512 tokens or half of what it replaces, at most ``summary_max_tokens``), the re-injected state
-at most a quarter of that again.
-Deliberate fixes: an empty summary is rejected; overflow shrinks stay tool-aligned.
+(:mod:`._benefit`), be at least half as dense in facts as what it replaces, and be no skeleton —,
+else the original stays. The summary's budget is ``summary_ratio`` of the tokens it replaces (at
+least 512 tokens or half of what it replaces, at most ``summary_max_tokens``), the re-injected
+state about a quarter of that again. Deliberate fixes: an empty summary is rejected; overflow
+shrinks stay tool-aligned.
 """
 
 from __future__ import annotations
