@@ -649,3 +649,23 @@ def test_preserve_keeps_what_the_instruction_names(summarizer):
     kept = sections(run(summarizer, messages, contract="full", body=range(len(messages)), target=512, prompt=prompt))
     assert "- kept on request: the staging host answers on stg-42.example.net port 8443" in \
         kept["Primary Request and Intent"]
+
+
+def test_compacting_a_compacted_session_again_keeps_its_state(tmp_path):
+    from tcompact.compaction import CompactOptions, compact_file
+    from tcompact.evaluation.scoring import visible_messages
+
+    once = compact_file(real_file("drmaciver"), CompactOptions(force=True))
+    path = tmp_path / "once.jsonl"
+    path.write_bytes(once.output.data)
+    twice = visible_messages(compact_file(path, CompactOptions(force=True)))
+    summary = next(m.text for m in twice if m.text.startswith("This session is being continued"))
+    got = sections("<state_snapshot>\n" + summary.split("\n\n", 1)[1] + "\n</state_snapshot>")
+    assert got["Primary Request and Intent"][-1] == "- Status: answered."  # the earlier summary said so
+    assert got["Resume"][0].endswith("; answered: yes; active: (none); next: (none)")
+    files = got["Files and Code Sections"]
+    assert files[0].startswith("- [earlier] /tmp/tmpqwh7888i/") and files[-1].endswith("more left out for the budget)")
+    assert got["All User Messages"] == [  # the earlier summary's note is not taken for a request
+        "- The user's messages are kept verbatim before this summary (newest first within 20,000 tokens); a "
+        "constraint of any that did not fit is listed here."]
+    assert "[earlier] [earlier]" not in summary and twice[0].text.startswith("Port this Python project to Rust.")

@@ -10,14 +10,10 @@ import re
 from collections.abc import Sequence
 
 from ....model import Message
+from ....markers import CHECKPOINT_PREFIXES
 from ....rounds import INJECTED_PREFIXES
 from ..text import cut
 
-_CHECKPOINT_PREFIXES = (
-    "<memory_block", "[CURRENT_ROUND_MEMORY_BLOCK]", "[DIALOGUE_MEMORY_BLOCK]", "[ROUND_LEVEL_MEMORY_BLOCK]",
-    "[FULL_COMPACT_STATE]", "[STATE_REINJECTION]", "<recovered_context>",
-    "This session is being continued from a previous conversation",
-)
 _CHECKPOINT_HEADING = re.compile(r"^\s*(?:#+\s*)?(\d{1,2})\.\s+(.{3,90}?)\s*:?\s*$")
 _CARRY_MAP = (  # heading keywords -> category of a carried line, first match wins
     ("resume", None), ("do not retry", "failed"), ("failed attempt", "failed"), ("artifact trail", "files"),
@@ -34,14 +30,21 @@ _STALE_LINE = re.compile(
     r"(?i)\(?(?:none\b|n/a\b|no (?:pending|open|further)|wait for|\+\d+ omitted for budget)|`?last request:|status:|"
     r"it replies to the assistant|\d+ failed attempt\(s\) were never fixed|latest test run|not verified:|"
     r"no test run recorded|"
-    r"edited after the last test run|the latest request (?:has no|is not|was answered)|latest request\b")
+    r"edited after the last test run|the latest request (?:has no|is not|was answered)|latest request\b|"
+    r"the user's messages are kept verbatim|the latest request is the last user message")
+_ANSWERED = re.compile(r"(?m)^(?:- )?Status: answered\.$|; answered: yes;")
+
+
+def says_answered(text: str) -> bool:
+    """Whether an earlier checkpoint records its latest request as answered."""
+    return _ANSWERED.search(text[-20000:]) is not None or _ANSWERED.search(text[:20000]) is not None
 
 
 def is_checkpoint(message: Message) -> bool:
     """Whether an injected message holds an earlier checkpoint (a memory block, a compact summary)."""
     text = message.text
     head = text.lstrip()[:200]
-    return head.startswith(_CHECKPOINT_PREFIXES) or (message.internal and "<state_snapshot>" in text[:20000])
+    return head.startswith(CHECKPOINT_PREFIXES) or (message.internal and "<state_snapshot>" in text[:20000])
 
 
 def carry(text: str) -> list[tuple[str, str]]:
@@ -99,6 +102,7 @@ def _carried_line(line: str, title: str) -> str | None:
     bullet = re.match(r"^(?:[-*•]|\d+[.)])\s+", line)
     if bullet:
         line = line[bullet.end():]
+    line = line.removeprefix("[earlier] ")  # carried twice: still one mark
     if (not line or _STALE_LINE.match(line)
             or line.startswith(("<", "Summary:", "Analysis:", *INJECTED_PREFIXES))
             or ("relevant files" in title and not bullet)):  # a directory tree: its structure cannot be carried

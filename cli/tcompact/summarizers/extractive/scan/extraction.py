@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from ....model import Message, ToolCall
 from ....rounds import is_real_user
 from ..tools import Action, classify
-from .checkpoints import carry, is_checkpoint
+from .checkpoints import carry, is_checkpoint, says_answered
 from .files import FileState
 from ..tools import offloaded
 from .plan import plan_of
@@ -53,6 +53,7 @@ class Scan:
         self._assistant_text = ""
         self._open_file: str | None = None
         self._calls: dict[str, Action] = {}
+        self._carried_answered = False  # the newest checkpoint of the body records its request as answered
         self.prose: list[tuple[int, int, str]] = []  # (index, round, text) of the assistant texts, in order
         self._newest: list[tuple[int, int, str]] = []  # (index, round, sentence) read so far, newest first
         self.round = 0  # real user messages so far; after the scan, the current round
@@ -78,6 +79,7 @@ class Scan:
 
     def _note_request(self, index: int, message: Message) -> None:
         """Track the latest real request, the assistant message before it and the substantive ones."""
+        self._carried_answered = False
         text = user_text(message)
         if len(text) >= 40:
             if not self.substantive or len(self.substantive) == 1:
@@ -130,6 +132,8 @@ class Scan:
         if is_checkpoint(m):
             for category, line in carry(m.text):
                 self.carried.setdefault(category, []).append(line)
+            # a checkpoint after the latest request answers it when it says so (a compacted session again)
+            self._carried_answered = self._carried_answered or says_answered(m.text)
 
     def _assistant(self, i: int, m: Message) -> None:
         """Sentences, backticked terms, the plan and the tool calls of an assistant message."""
@@ -243,6 +247,8 @@ class Scan:
                 last = self.messages[i]
                 break
         if last is not None and bool(last.text.strip()) and not last.tool_calls:
+            return True
+        if last is None and self._carried_answered:
             return True
         final = self.actions[-1] if self.actions else None
         return final is not None and final.finishes and final.index > self.last_request[0] and \
