@@ -402,3 +402,18 @@ def test_a_swe_agent_step_follows_the_trajectorys_own_keys():
         "main", "action", {"name": "create", "arguments": '{"filename":"docs/n_t0ken1.md"}'})
     assert answer == {"role": "tool", "content": "File created successfully at: docs/n_t0ken1.md",
                       "tool_call_ids": ["call_eval_t0ken1"], "agent": "main", "message_type": "observation"}
+
+
+@pytest.mark.parametrize(("name", "chain"), [("codex_rollout.jsonl", "dialogue"),
+                                             ("claude_code_session.jsonl", "current-round")])
+def test_planting_into_a_compacted_session(tmp_path, name, chain):
+    # a compacted Codex rollout's context starts in a `compacted` line's replacement_history: the canaries and
+    # steps go into those items; a compacted Claude session's into the lines after its compact_boundary
+    from tcompact.compaction import compact_file
+
+    run = compact_file(SAMPLES / name, CompactOptions(chain=chain, force=True))
+    path = tmp_path / name
+    path.write_bytes(run.output.data)
+    source, transcript, layout, copy = planted(path)
+    check_well_formed(source, transcript, layout, copy)
+    assert layout.steps and layout.edits

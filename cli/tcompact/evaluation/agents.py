@@ -86,28 +86,65 @@ def _has_text(d: Any) -> bool:
 
 
 class CodexEditor(Editor):
-    """Codex rollout lines: outputs and messages edited (mirrors kept in step), items added."""
+    """Codex rollout lines: outputs and messages edited (mirrors kept in step), items added — inside the
+    ``replacement_history`` of a ``compacted`` line too, where the context of a compacted rollout starts."""
+
+    def __init__(self, source: Any, transcript: Any) -> None:
+        super().__init__(source, transcript)
+        self.inside: dict[tuple[int, int], list[dict[str, Any]]] = {}  # (record, item) → items after it
+
+    def _item(self, index: int, want: Any) -> dict[str, Any]:
+        """The payload of message ``index`` that ``want`` picks: the last of its records' payloads, or of
+        its own items of a ``compacted`` line's replacement history (those between its neighbours')."""
+        m = self.messages[index]
+        for i in reversed(m.source):
+            payload = self.data(i)["payload"]
+            if self.source.records[i].data.get("type") == "compacted":
+                items = payload.get("replacement_history") or []
+                items = items[self._own(index, i, "lo"):self._own(index, i, "hi") or len(items)]
+            else:
+                items = [payload]
+            for item in reversed(items):
+                if isinstance(item, dict) and want(item):
+                    return item
+        raise LookupError(f"no item of message {m.role!r} to edit")
+
+    def _own(self, index: int, record: int, end: str) -> int:
+        """Where message ``index``'s items of a replacement history begin (``lo``) or end (``hi``, 0: at the end),
+        from the item numbers its neighbours of the same line carry."""
+        def number(m: Message) -> int | None:
+            return m.meta.get("replacement") if record in m.source else None
+
+        if number(self.messages[index]) is not None:
+            n = number(self.messages[index])
+            return n if end == "lo" else n + 1
+        if end == "lo":
+            before = [number(m) for m in self.messages[:index] if number(m) is not None]
+            return max(before) + 1 if before else 0
+        after = [number(m) for m in self.messages[index + 1:] if number(m) is not None]
+        return min(after) if after else 0
 
     def edit(self, index: int, fn: Edit) -> None:
         m = self.messages[index]
         if m.role == "assistant":
-            line = next(i for i in reversed(m.source) if _codex_message(self.source.records[i].data, "assistant"))
-            last_text(self.data(line)["payload"]["content"], ("output_text", "text"), fn, None)
+            item = self._item(index, lambda d: _codex_message(d, "assistant"))
+            last_text(item["content"], ("output_text", "text"), fn, None)
         elif m.role == "tool":
-            payload = self.data(m.source[0])["payload"]
-            payload["output"] = _codex_output(payload.get("output"), fn)
+            item = self._item(index, lambda d: d.get("call_id") == m.tool_call_ids[0] and "output" in d)
+            item["output"] = _codex_output(item.get("output"), fn)
         elif m.meta.get("from") == "event_msg":
             payload = self.data(m.source[0])["payload"]
             payload["message"] = fn(payload["message"])
         else:
-            self._user_item(m, fn)
+            self._user_item(index, fn)
 
-    def _user_item(self, m: Message, fn: Edit) -> None:
+    def _user_item(self, index: int, fn: Edit) -> None:
         """A user response item edited, and the event_msg that mirrors it made to match again."""
-        old = m.text.strip()
-        content = self.data(m.source[0])["payload"]["content"]
+        old = self.messages[index].text.strip()
+        item = self._item(index, lambda d: d.get("type") == "message" and d.get("role") == "user")
+        content = item["content"]
         if isinstance(content, str):
-            new = self.data(m.source[0])["payload"]["content"] = fn(content)
+            new = item["content"] = fn(content)
         else:
             last_text(content, ("input_text", "text"), fn, {"type": "input_text"})
             new = "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
@@ -143,13 +180,23 @@ class CodexEditor(Editor):
             items = [{"type": "function_call", "name": "exec_command",
                       "arguments": orjson.dumps({"cmd": c.command}).decode(), "call_id": step.call_id},
                      {"type": "function_call_output", "call_id": step.call_id, "output": output}]
-        self.after[at] += [{"timestamp": stamp, "type": "response_item", "payload": item} for item in items]
+        position = self.messages[step.after].meta.get("replacement")
+        if position is not None:  # inside the replacement history of a compacted line: right after that item
+            self.inside.setdefault((at, position), []).extend(items)
+        else:
+            self.after[at] += [{"timestamp": stamp, "type": "response_item", "payload": item} for item in items]
+
+    def render(self) -> bytes:
+        for (at, position), items in sorted(self.inside.items(), reverse=True):  # the later places first
+            history = self.data(at)["payload"]["replacement_history"]
+            history[position + 1:position + 1] = items
+        return super().render()
 
 
-def _codex_message(d: Any, role: str) -> bool:
-    p = d.get("payload") if isinstance(d, dict) else None
-    return isinstance(p, dict) and p.get("type") == "message" and p.get("role") == role and \
-        isinstance(p.get("content"), list)
+def _codex_message(item: Any, role: str) -> bool:
+    """Whether a response item is a message of ``role`` with a list of parts."""
+    return isinstance(item, dict) and item.get("type") == "message" and item.get("role") == role and \
+        isinstance(item.get("content"), list)
 
 
 def _codex_output(output: Any, fn: Edit) -> Any:
