@@ -416,4 +416,7 @@ def test_planting_into_a_compacted_session(tmp_path, name, chain):
     path.write_bytes(run.output.data)
     source, transcript, layout, copy = planted(path)
     check_well_formed(source, transcript, layout, copy)
-    assert layout.steps and layout.edits
+    if name.startswith("codex"):  # the dialogue output keeps the last round raw: its calls and results
+        assert len(layout.steps) == 4 and layout.skipped == ()
+    else:  # current-round left only the user's messages and the summary: no tool output, no assistant text
+        assert layout.skipped == ("error_line", "file_written", "command", "decision", "early_fact")
