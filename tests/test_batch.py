@@ -221,8 +221,9 @@ def test_bad_options_are_one_error_and_write_nothing(runner, tmp_path, args, err
                      "round-level, full"),
     (["--summarizer", "openai"], "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model"),
     (["--to", "swe-agent"], "cannot write 'swe-agent' — use --to chat, claude-code, codex"),
-    (["--set", "dialogue.nope=1"], "dialogue setting nope: Extra inputs are not permitted — settings of dialogue: "
-                                   "trigger_context_ratio, min_target_context_ratio, summary_max_tokens"),
+    (["-c", "dialogue", "--set", "dialogue.nope=1"], "dialogue setting nope: Extra inputs are not permitted — settings of dialogue: "
+                                   "trigger_context_ratio, min_target_context_ratio, summary_max_tokens, "
+                                   "summary_ratio"),
     (["--max-retries", "-1"], "--max-retries must be 0 or more"),
     (["--timeout", "0"], "--timeout must be a positive number of seconds"),
     (["--request-mode", "serialized"], "--request-mode is an option of the openai summariser, and the summariser is "

@@ -51,14 +51,16 @@ def runner(tmp_path, monkeypatch):
 def test_compact_writes_what_tcompact_compact_writes_mirroring_the_tree(runner, tmp_path):
     corpus = samples(tmp_path / "corpus")
     bad = corrupt_files(corpus / "bad")
-    result = runner.invoke(app, ["batch", "compact", "corpus", "--out", "out", "-c", "dialogue", "--force", "--json"])
+    result = runner.invoke(app, ["batch", "compact", "corpus", "--out", "out", "-c", "current-round", "--force",
+                                 "--json"])
     assert result.exit_code == 1, result.stderr
     got = by_path(tmp_path / "out")
     for name in NAMES:
         source = corpus / "b" / "c" / name
         line = got[str(source)]
         single = tmp_path / "single" / name
-        one = runner.invoke(app, ["compact", str(source), "-c", "dialogue", "--force", "-o", str(single), "--json"])
+        one = runner.invoke(app, ["compact", str(source), "-c", "current-round", "--force", "-o", str(single),
+                                  "--json"])
         report = orjson.loads(one.stdout)
         assert line["status"] == "ok" and line["figures"]["status"] == report["status"] == "compacted"
         assert (line["figures"]["before"], line["figures"]["after"]) == (report["before"], report["after"])

@@ -46,12 +46,13 @@ def _title(name):
 
 
 def test_every_command_has_a_section():
-    assert sorted(_commands()) == ["batch", "compact", "compressors", "convert", "inspect", "replay", "restore"]
+    assert sorted(_commands()) == ["batch", "compact", "compressors", "convert", "eval", "inspect", "replay",
+                                   "restore"]
     for name in _commands():
         assert _title(name), name
 
 
-@pytest.mark.parametrize("name", ["inspect", "compact", "replay", "compressors", "restore", "convert"])
+@pytest.mark.parametrize("name", ["inspect", "compact", "replay", "compressors", "restore", "convert", "eval"])
 def test_every_option_is_documented(name):
     section = README[README.index(_title(name)):]
     section = section[: section.find("\n### ", 1)]

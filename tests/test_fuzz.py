@@ -271,7 +271,9 @@ def test_unmutated_bases_compact_with_every_compressor(runner, tmp_path):
             outcome = run_case(runner, _case_folder(tmp_path, n * 10 + COMPRESSORS.index(compressor)), fmt, data,
                                compressor)
             outcomes[outcome.detail] += 1
-    assert outcomes == {"compacted": 21}
+    # dialogue declines the Claude sample: its history before the last request is one earlier compact
+    # summary, and a dialogue summary of it would keep too few of its facts (the benefit check)
+    assert outcomes == {"compacted": 20, "nothing to do": 1}
 
 
 # -- the long run ---------------------------------------------------------------------------------

@@ -20,12 +20,13 @@ from typer.testing import CliRunner
 
 from tcompact.app import app
 
-COMMANDS = ["inspect", "compact", "replay", "compressors", "restore", "convert", "batch", "batch inspect",
+COMMANDS = ["inspect", "compact", "replay", "compressors", "restore", "convert", "eval", "batch", "batch inspect",
             "batch compact"]
 USAGE = {"": "Usage: tcompact [OPTIONS] COMMAND [ARGS]...", "inspect": "Usage: tcompact inspect [OPTIONS] [PATH]...",
          "compact": "Usage: tcompact compact [OPTIONS] [PATH]", "replay": "Usage: tcompact replay [OPTIONS] DUMP|DIR...",
          "compressors": "Usage: tcompact compressors [OPTIONS]", "restore": "Usage: tcompact restore [OPTIONS] [PATH]",
-         "convert": "Usage: tcompact convert [OPTIONS] PATH", "batch": "Usage: tcompact batch [OPTIONS] COMMAND [ARGS]...",
+         "convert": "Usage: tcompact convert [OPTIONS] PATH", "eval": "Usage: tcompact eval [OPTIONS] PATH...",
+         "batch": "Usage: tcompact batch [OPTIONS] COMMAND [ARGS]...",
          "batch inspect": "Usage: tcompact batch inspect [OPTIONS] SOURCE...",
          "batch compact": "Usage: tcompact batch compact [OPTIONS] SOURCE..."}
 TYPE_TAG = re.compile(r"<(?:bool|int|float|str|path|list\[\w+\])>|\{\w+\}", re.IGNORECASE)
@@ -50,6 +51,7 @@ Commands:
   compressors  List the compressors with their settings and defaults.
   restore      Put offloaded originals back into a compacted transcript.
   convert      Convert a transcript to chat, Claude Code or Codex.
+  eval         Measure what each compressor keeps of planted canaries.
   batch        Inspect or compact a whole corpus, on a process pool or Ray.
 """
 

@@ -67,7 +67,7 @@ def test_budget_and_room_arithmetic():
 def test_a_known_window_shrinks_the_span_before_the_first_call_and_caps_the_budget():
     messages = session()
     fake = WindowedFake(ModelWindow(4096, "GET /v1/models"), SNAPSHOT)
-    result, _ = run("current-round", messages, fake, summary_max_tokens=8000)
+    result, _ = run("current-round", messages, fake, summary_max_tokens=8000, summary_ratio=1)  # budget = body
     assert result.applied
     (request,) = fake.calls
     assert request.max_tokens == 1024  # a quarter of the window, not the 8,000 of summary_max_tokens
@@ -83,7 +83,7 @@ def test_a_known_window_shrinks_the_span_before_the_first_call_and_caps_the_budg
 def test_no_window_known_sends_the_whole_body_and_the_summary_budget():
     messages = session()
     fake = WindowedFake(None, SNAPSHOT)
-    run("current-round", messages, fake, summary_max_tokens=700)
+    run("current-round", messages, fake, summary_max_tokens=700, summary_ratio=1)  # the budget: the 700 cap
     (request,) = fake.calls
     assert (list(request.body), request.max_tokens, request.window) == (list(range(1, 18)), 700, None)
 

@@ -1,5 +1,6 @@
-"""The extractive summariser: exact section contents on small hand-built transcripts, every contract's
-headings, determinism, the token budget on a real session, carried checkpoints and redaction."""
+"""The extractive state snapshot: exact sections on small hand-built sessions, each rule of the rebuild
+(the user's words verbatim, harness text, exact strings, each fact once, corrections, error lines,
+budget, --preserve), every contract's headings, determinism and the budget on real sessions."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import re
 import orjson
 import pytest
 from conftest import real_file
+
 from tcompact.formats import read_file
 from tcompact.model import Message, ToolCall
 from tcompact.summarizers.base import SummarizerError, SummaryRequest, SummaryResponse
-from tcompact.summarizers.contracts import SECTIONS, extract_snapshot
+from tcompact.summarizers.contracts import SECTIONS, extract_snapshot, prompt_text
 from tcompact.summarizers.extractive import ExtractiveSummarizer
 from tcompact.tokens import TokenCounter
 
@@ -61,9 +63,9 @@ def session() -> tuple[Message, ...]:
     )
 
 
-def run(summarizer, messages, contract="current", body=None, target=4000) -> str:
+def run(summarizer, messages, contract="current", body=None, target=4000, prompt="") -> str:
     body = body if body is not None else range(1, len(messages))
-    response = summarizer.summarize(SummaryRequest(processor="test", contract=contract, prompt="",
+    response = summarizer.summarize(SummaryRequest(processor="test", contract=contract, prompt=prompt,
                                                    messages=tuple(messages), body=body, target_tokens=target))
     return response.text
 
@@ -97,37 +99,34 @@ def test_response_shape(summarizer):
 
 def test_current_contract_exact_sections(summarizer):
     got = sections(run(summarizer, session()))
-    assert got["Active Task"] == [f"- Latest request: “{REQUEST}”", "- Status: answered."]
-    assert got["Constraints and Preferences"] == [
-        "- “Don't change the public API and please keep the CSV header as is.”"]
-    assert got["Failed Attempts — Do Not Retry"] == [
-        "- `npm run lint` (Bash) → exit 127: sh: npm: command not found"]
-    assert got["Artifact Trail"] == [
-        "- /repo/rosterkit/export.py — edited, read",
-        "- `npm run lint` → failed (exit 127)",
-        "- `python -m pytest -q tests/test_export.py` → failed (exit 1), 1 failed, 4 passed in 0.12s",
-        "- `python -m pytest -q` → ok, 5 passed in 0.10s",
-    ]
-    assert got["Resume"] == [
-        (f"last request: {REQUEST}; answered: yes; active: last action: `python -m pytest -q` → ok "
-         "(5 passed in 0.10s); next: add a regression test for names outside cp1252.")
-    ]
-    assert got["Pending Tasks and Next Useful Step"] == ["- next step: add a regression test for names outside cp1252."]
-    assert got["Relevant Files & Structure"] == ["/repo/rosterkit/", "  export.py — edited, read"]
-    assert got["Files, Code Areas, Artifacts, and Codebase Understanding"][0] == (
-        "- /repo/rosterkit/export.py (edited, read): “CSV export of the member roster.”; symbols: `export_members`")
-    facts = got["Key Facts, Decisions, Evidence, and Fixes"]
-    assert "- The file is opened with cp1252, which cannot encode Ł." in facts
-    assert ("- `python -m pytest -q tests/test_export.py` failed (UnicodeEncodeError: 'charmap' codec can't encode "
-            "character); fixed by a later successful `python -m pytest -q`") in facts
-    assert got["Blockers, Risks, and Verification"] == [
-        "- 1 failed attempt(s) were never fixed (see Failed Attempts)",
-        "- latest test run: `python -m pytest -q` → ok (5 passed in 0.10s)",
-    ]
-    assert got["Critical Context"] == ["(none)"]
+    assert got == {
+        "Active Task": [f"- [round 1] “{REQUEST}”", "- Status: answered."],
+        "Constraints and Preferences": ["(none)"],
+        "Completed Work in This Active Segment": [
+            "- round 1: 1 file(s) changed, 3 command(s) run, 2 call(s) failed; answered"],
+        "Current Work and Active State": [
+            "- the work ended with this answer: Fixed: the export now writes UTF-8 instead of cp1252. Next step: add "
+            "a regression test for names outside cp1252."],
+        "Immediate Resume Point": ["- last action: `python -m pytest -q` → ok (5 passed in 0.10s)"],
+        "Pending Tasks and Next Useful Step": ["- next step: add a regression test for names outside cp1252."],
+        "Key Facts, Decisions, Evidence, and Fixes": [
+            "- `python -m pytest -q tests/test_export.py` failed (UnicodeEncodeError: 'charmap' codec can't encode "
+            "character); fixed by a later successful `python -m pytest -q`",
+            "  FAILED tests/test_export.py::test_unicode - UnicodeEncodeError",
+            "- The file is opened with cp1252, which cannot encode Ł."],
+        "Files, Code Areas, Artifacts, and Codebase Understanding": [
+            "- /repo/rosterkit/export.py — edited, read: “CSV export of the member roster.”; defines `export_members`"],
+        "Blockers, Risks, and Verification": ["(none)"],
+        "Critical Context": ["(none)"],
+        "Relevant Files & Structure": ["(none)"],
+        "Failed Attempts — Do Not Retry": ["- `npm run lint` (Bash) → exit 127: sh: npm: command not found"],
+        "Artifact Trail": ["- `python -m pytest -q` → ok: 5 passed in 0.10s"],
+        "Resume": [f"last request: {REQUEST}; answered: yes; active: last action: `python -m pytest -q` → ok "
+                   "(5 passed in 0.10s); next: add a regression test for names outside cp1252."],
+    }
 
 
-def test_failure_fixed_by_rerun_of_the_same_command_is_not_listed(summarizer):
+def test_failure_fixed_by_rerun_of_the_same_command_is_listed_once_as_fixed(summarizer):
     messages = (
         user("list the data folder"),
         assistant("", call("a", "exec_command", {"cmd": "ls /data", "yield_time_ms": 1000})),
@@ -146,12 +145,12 @@ def test_failure_fixed_by_rerun_of_the_same_command_is_not_listed(summarizer):
     got = sections(run(summarizer, messages, body=range(len(messages))))
     assert got["Failed Attempts — Do Not Retry"] == [
         "- `cat /data/missing.txt` (exec_command) → exit 1: cat: /data/missing.txt: No such file or directory"]
-    assert got["Artifact Trail"] == [
-        "- /data/readme.txt — read",
-        "- /data/missing.txt — read failed",
-        "- `cat /data/missing.txt` → failed (exit 1)",
-        "- `ls /data` ×2 → ok (exit 0)",
-    ]
+    assert got["Key Facts, Decisions, Evidence, and Fixes"] == [
+        "- `ls /data` failed (ls: cannot access '/data': Permission denied); fixed by a later successful `ls /data`"]
+    assert got["Artifact Trail"] == ["- `ls /data` ×2 → ok (exit 0): readme.txt"]  # once, in its latest state
+    assert got["Relevant Files & Structure"] == ["- /data/missing.txt — read failed", "- /data/readme.txt — read"]
+    assert got["Immediate Resume Point"] == [
+        "- last action: `cat /data/readme.txt` → ok (exit 0); its output ended with: “hello”"]
 
 
 def test_edit_failure_fixed_by_a_later_edit_of_the_same_file(summarizer):
@@ -171,12 +170,15 @@ def test_edit_failure_fixed_by_a_later_edit_of_the_same_file(summarizer):
     )
     got = sections(run(summarizer, messages, body=range(len(messages))))
     assert got["Failed Attempts — Do Not Retry"] == ["- Read /p/missing.md → File does not exist."]
-    assert got["Artifact Trail"] == ["- /p/CLAUDE.md — edited, read", "- /p/missing.md — read failed"]
-    assert ("- Edit /p/CLAUDE.md failed (File has not been read yet. Read it first before writing to it.); fixed by a "
-            "later successful MultiEdit /p/CLAUDE.md") in got["Key Facts, Decisions, Evidence, and Fixes"]
+    assert got["Key Facts, Decisions, Evidence, and Fixes"] == [
+        "- Edit /p/CLAUDE.md failed (File has not been read yet. Read it first before writing to it.); fixed by a "
+        "later successful MultiEdit /p/CLAUDE.md"]
+    assert got["Files, Code Areas, Artifacts, and Codebase Understanding"] == [
+        "- /p/CLAUDE.md — edited, read: “TODO App Project”"]
+    assert got["Relevant Files & Structure"] == ["- /p/missing.md — read failed"]
 
 
-def test_codex_patch_and_shell_reads_make_the_artifact_trail(summarizer):
+def test_codex_patch_and_shell_reads_make_the_files_once(summarizer):
     patch = ("*** Begin Patch\n*** Update File: app/summary.py\n@@\n-x = 1\n+def mean_or_none(values):\n"
              "+    return None\n*** Add File: tests/test_gap.py\n+def test_gap():\n+    pass\n*** End Patch\n")
     messages = (
@@ -198,19 +200,14 @@ def test_codex_patch_and_shell_reads_make_the_artifact_trail(summarizer):
         assistant("Done: empty days are skipped."),
     )
     got = sections(run(summarizer, messages, body=range(len(messages))))
+    assert got["Files, Code Areas, Artifacts, and Codebase Understanding"] == [
+        "- /home/dev/app/app/summary.py — edited, read: “Daily summaries of readings.”; defines `mean_or_none`",
+        "- /home/dev/app/tests/test_gap.py — created; defines `test_gap`"]
     assert got["Artifact Trail"] == [
-        "- /home/dev/app/app/summary.py — edited, read",
-        "- /home/dev/app/tests/test_gap.py — created",
-        "- `python -m pytest -q` → ok (exit 0), 12 passed in 0.30s",
-        "- `rg -n 'len(' app tests` → ok (exit 0)",
-    ]
-    assert got["Relevant Files & Structure"] == [
-        "/home/dev/app/", "  app/", "    summary.py — edited, read", "  tests/", "    test_gap.py — created"]
+        "- `rg -n 'len(' app tests` → ok (exit 0): app/summary.py:3: x / len(b)",
+        "- `python -m pytest -q` → ok (exit 0): 12 passed in 0.30s"]
     assert got["Critical Context"] == ["- working directory: /home/dev/app"]
-    notes = got["Files, Code Areas, Artifacts, and Codebase Understanding"]
-    assert "- /home/dev/app/tests/test_gap.py (created); symbols: `test_gap`" in notes
-    assert ("- /home/dev/app/app/summary.py (edited, read): “Daily summaries of readings.”; symbols: `mean_or_none`"
-            in notes)
+    assert got["Relevant Files & Structure"] == ["(none)"]  # each file once: both are listed above
 
 
 def test_todo_state_drives_pending_and_resume(summarizer):
@@ -232,17 +229,15 @@ def test_todo_state_drives_pending_and_resume(summarizer):
     )
     got = sections(run(summarizer, messages, body=range(len(messages))))
     assert got["Pending Tasks and Next Useful Step"] == [
-        "- next step: Port list_utils",
-        "- [in_progress] Port math_utils",
-        "- [pending] Port list_utils",
-        "- [pending] Delete the Python sources",
-    ]
-    assert got["Completed Work in This Active Segment"][0] == "- [completed] Port string_utils"
-    assert got["Current Work and Active State"][0] == "- in progress (todo): Port math_utils"
-    assert got["Constraints and Preferences"] == ["- “Port this project to Rust, and never add Python bindings.”"]
+        "- [in_progress] Port math_utils", "- [pending] Port list_utils", "- [pending] Delete the Python sources",
+        "- next step: Port list_utils"]
+    assert got["Completed Work in This Active Segment"] == ["- round 1: 1 file(s) changed; no final answer",
+                                                            "- [completed] Port string_utils"]
+    assert got["Current Work and Active State"] == ["- in progress (todo): Port math_utils"]
+    assert got["Files, Code Areas, Artifacts, and Codebase Understanding"] == [
+        "- /r/src/math_utils.rs — created: “Math utility functions.”; defines `factorial`"]
     assert got["Resume"] == [("last request: Port this project to Rust, and never add Python bindings.; answered: no; "
                               "active: in_progress todo: Port math_utils; next: Port list_utils")]
-    assert got["Artifact Trail"] == ["- /r/src/math_utils.rs — created"]
 
 
 def test_codex_update_plan_is_the_plan(summarizer):
@@ -253,14 +248,19 @@ def test_codex_update_plan_is_the_plan(summarizer):
         result("p", "Plan updated"),
     )
     got = sections(run(summarizer, messages, contract="round", body=range(len(messages))))
-    assert got["Current Execution State"][:3] == [
-        "- plan note: CLI first", "- [completed] Add the flag", "- [in_progress] Write tests"]
+    assert got["Current Execution State"] == ["- in progress (todo): Write tests", "- [completed] Add the flag"]
+    assert got["Immediate Resume Point and Next Useful Step"] == ["- [in_progress] Write tests",
+                                                                  "- plan note: CLI first"]
     assert got["Resume"] == [("last request: Add a --encoding flag.; answered: no; active: in_progress todo: Write "
                               "tests; next: (none)")]
 
 
-def test_user_requests_are_verbatim_and_long_ones_cut_with_a_marker(summarizer):
-    long = "Please read this log and tell me why it fails.\n" + "x" * 3000
+# -- the user's words ------------------------------------------------------------------------------
+
+
+def test_every_user_message_is_verbatim_and_an_overlong_one_keeps_head_and_tail(summarizer, counter):
+    words = " ".join(f"w{n}" for n in range(30_000))  # ~60k tokens: over the 20k user-message budget
+    long = f"Please read this log and tell me why it fails.\n{words}\nThe last line says: disk full."
     messages = (
         user("First: rename the module to `tcompact`."),
         assistant("Renamed."),
@@ -268,33 +268,245 @@ def test_user_requests_are_verbatim_and_long_ones_cut_with_a_marker(summarizer):
         assistant("It fails because the disk is full."),
         user("<system-reminder>not a request</system-reminder>"),
     )
-    got = sections(run(summarizer, messages, contract="full", body=range(len(messages)), target=8000))
-    kept = long[:1500]
+    text = run(summarizer, messages, contract="dialogue", body=range(len(messages)), target=8000)
+    got = sections(text)["Historical User Requests and Outcomes"]
+    # the newest message comes first into the budget and overflows it: head and tail, cut at blanks
+    assert got[0] == '<user_message round="2">' and got[6:] == [
+        "</user_message>", "  → answered: “It fails because the disk is full.”",
+        "- (+1 more left out for the budget)"]  # the older message did not fit any more: left out, and said so
+    intro, head, marker, tail, last = got[1:6]
+    assert (intro, last) == ("Please read this log and tell me why it fails.", "The last line says: disk full.")
+    assert re.fullmatch(r"w0 w1 w2 (w\d+ )*w\d+", head) and re.fullmatch(r"w\d+( w\d+)* w29999", tail)
+    cut = int(re.fullmatch(r"\[… ([\d,]+) tokens in the middle of this message: that part was cut by tcompact "
+                           r"extractive to fit the user-message budget …\]", marker).group(1).replace(",", ""))
+    kept = counter.count(long) - cut
+    assert 15_000 < kept <= 20_000 and counter.count(head) > counter.count(tail)
+    assert "system-reminder" not in text and "rename the module" not in text
+
+
+def test_user_messages_are_quoted_whole_in_session_order_with_what_came_of_them(summarizer):
+    messages = (
+        user("First: rename the module to `tcompact`."),
+        assistant("Renamed the package folder."),
+        user("Now the CLI:\n  keep `--json` stable\n  and add `--seed`"),
+        assistant("Added `--seed`; `--json` is unchanged."),
+        user("d"),
+        assistant("Working on it.", call("x", "Bash", {"command": "make"})),
+    )
+    got = sections(run(summarizer, messages, contract="dialogue", body=range(len(messages))))
+    assert got["Historical User Requests and Outcomes"] == [
+        "- [round 1] “First: rename the module to `tcompact`.”",
+        "  → answered: “Renamed the package folder.”",
+        '<user_message round="2">',
+        "Now the CLI:",
+        "  keep `--json` stable",
+        "  and add `--seed`",
+        "</user_message>",
+        "  → answered: “Added `--seed`; `--json` is unchanged.”",
+        "- [round 3] “d”",
+        "  → in progress: “Working on it.”",
+    ]
+
+
+@pytest.mark.parametrize("text", [
+    "Stop hook feedback:\n[~/.claude/stop.sh]: # Running Quality Checks...\nCannot exit with unstaged changes",
+    "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>",
+    "Please continue the conversation from where we left it off without asking the user any further questions.",
+    "This session is being continued from a previous conversation that ran out of context.",
+    "<bash-stdout>ok</bash-stdout>",
+    "[Request interrupted by user for tool use]",
+])
+def test_harness_text_is_never_a_request_nor_work(summarizer, text):
+    messages = (user("Port the parser to Rust."), assistant("Ported."), user(text),
+                assistant("", call("a", "Bash", {"command": "cargo test"})), result("a", "test result: ok. 3 passed"))
+    got = sections(run(summarizer, messages, contract="full", body=range(len(messages))))
+    joined = "\n".join(line for lines in got.values() for line in lines)
+    assert text.splitlines()[0] not in joined
+    assert got["Resume"][0].startswith("last request: Port the parser to Rust.; answered: no;")
+
+
+def test_a_slash_command_with_arguments_is_the_users_request(summarizer):
+    wrapper = ("<command-message>orchestrator is running…</command-message>\n<command-name>/orchestrator</command-name>"
+               "\n<command-args>update CLAUDE.md, and never touch the tests</command-args>")
+    got = sections(run(summarizer, (user(wrapper), assistant("Updated.")), contract="dialogue", body=range(2)))
+    assert got["Historical User Requests and Outcomes"] == [
+        "- [round 1] “/orchestrator update CLAUDE.md, and never touch the tests”", "  → answered: “Updated.”"]
+
+
+def test_full_contract_points_at_the_kept_messages_and_lists_constraints_of_those_left_out(summarizer):
+    # the first message is cut to fit 20k tokens with its head and tail: the rule in its middle is listed
+    messages = (user("x " * 15_000 + "\nNever push to main.\n" + "y " * 15_000), assistant("ok"),
+                user("Now tag v2.0."), assistant("Tagged."))
+    got = sections(run(summarizer, messages, contract="full", body=range(len(messages))))
     assert got["All User Messages"] == [
-        "- “First: rename the module to `tcompact`.”",
-        "- “Please read this log and tell me why it fails.",
-        f"  {kept.split(chr(10))[1]} […{len(long) - 1500:,} more chars cut]”",
-    ]
-    assert "system-reminder" not in "\n".join(got["All User Messages"])
+        "- The user's messages are kept verbatim before this summary (newest first within 20,000 tokens); a "
+        "constraint of any that did not fit is listed here.",
+        "- “Never push to main.”"]
+    assert got["Primary Request and Intent"][1:] == [
+        "- The latest request is the last user message before this summary; it is kept verbatim there.",
+        "- It replies to the assistant's previous message: which ended “ok”", "- Status: answered."]
+    assert re.fullmatch(r"- Original task: “(x ){99}x…”", got["Primary Request and Intent"][0])
 
 
-def test_only_the_body_is_summarised_and_the_prefix_is_context(summarizer):
-    messages = session()
-    # current-round shape: the request sits in the preserved prefix, the body is the work after it
-    got = sections(run(summarizer, messages, contract="full", body=range(2, len(messages))))
-    assert got["All User Messages"] == ["(none)"]
-    assert got["Primary Request and Intent"][0] == (
-        f"- Latest request (the message itself is kept above this summary): “{REQUEST}”")
-    assert got["Resume"][0].startswith(f"last request: {REQUEST}; answered: yes;")
-    # a body that stops before the fix: the failures are open, the request unanswered
-    got = sections(run(summarizer, messages, body=range(2, 10)))
+def test_terse_reply_is_explained_by_the_option_it_picks(summarizer):
+    messages = (
+        Message(role="system", content="sys"),
+        user("Write a tech spec for the metrics plugin, covering token usage and tool calls."),
+        assistant("Spec written.\n\nWhat next?\n- **[p] Party Mode** - multi-agent review\n- **[d] Done** - finish"),
+        user("d"),
+        assistant("Done."),
+    )
+    got = sections(run(summarizer, messages, contract="full", body=range(1, 5)))
+    assert got["Primary Request and Intent"] == [
+        "- Original task: “Write a tech spec for the metrics plugin, covering token usage and tool calls.”",
+        "- The latest request is the last user message before this summary; it is kept verbatim there.",
+        "- It replies to the assistant's previous message: it picks the option “[d] Done - finish”",
+        "- Status: answered."]
+
+
+# -- exact strings ---------------------------------------------------------------------------------
+
+
+def test_identifiers_paths_and_commands_are_copied_byte_for_byte(summarizer):
+    messages = (
+        user("Fix `pkg/__main__.py` in /marshmallow-code__marshmallow."),
+        assistant("The bug is in `pkg/__main__.py`: **`__init__`** shadows the module, so the import "
+                  "of `_private__name` fails.",
+                  call("a", "Write", {"file_path": "/repo/pkg/__init__.py", "content": '"""The pkg package."""'})),
+        result("a", "File created successfully at: /repo/pkg/__init__.py"),
+        assistant("", call("b", "Bash", {"command": "make -C /marshmallow-code__marshmallow build"})),
+        result("b", "Exit code 2\nmake: *** [Makefile:12: build] Error 2", error=True),
+    )
+    text = run(summarizer, messages, contract="dialogue", body=range(len(messages)))
+    for exact in ("`pkg/__main__.py`", "/marshmallow-code__marshmallow", "/repo/pkg/__init__.py", "`__init__`",
+                  "`_private__name`", "`make -C /marshmallow-code__marshmallow build`",
+                  "make: *** [Makefile:12: build] Error 2"):
+        assert exact in text, exact
+    assert "init.py" not in text.replace("__init__.py", "")
+    assert "  → in progress: “The bug is in `pkg/__main__.py`: `__init__` shadows the module, so the import of " \
+           "`_private__name` fails.”" in text  # bold marks gone, the names as they are
+
+
+def test_sentences_keep_their_quotes_and_attributions(summarizer):
+    said = ('She wrote "Ship it. Then tag it." in the review, so the release goes out today. '
+            "The spec (see §3. Limits) caps batches at 5,000 rows.")
+    got = sections(run(summarizer, (user("what did the review say?"), assistant(said, call("x", "Bash", {"command": "ls"})),
+                                    result("x", "a.txt")), contract="dialogue", body=range(3)))
+    assert got["Decisions, Constraints, Corrections, and Findings"] == [
+        "- The spec (see §3. Limits) caps batches at 5,000 rows."]
+    assert got["Historical User Requests and Outcomes"][1] == (
+        '  → in progress: “She wrote "Ship it. Then tag it." in the review, so the release goes out today. The spec '
+        '(see §3. Limits) caps batches…”')  # the outcome of a request is cut (prose only); the sentence above is whole
+
+
+def test_code_of_the_final_answer_is_kept_as_whole_blocks(summarizer):
+    answer = ("Here is the fix:\n\n```python\ndef parse(text):\n    if not text:\n        return []\n"
+              "    return text.split(',')\n```\n\nIt handles the empty input.")
+    got = sections(run(summarizer, (user("fix parse for empty input"), assistant(answer)), contract="full",
+                       body=range(2)))
+    assert got["Key Technical Concepts"] == ["```python", "def parse(text):", "    if not text:",
+                                             "        return []", "    return text.split(',')", "```"]
+    assert got["Current Work"] == ["- the work ended with this answer: Here is the fix:"]
+    huge = "```\n" + "x = 1\n" * 2000 + "```"
+    got = sections(run(summarizer, (user("dump it"), assistant("Dumped:\n\n" + huge)), contract="full", body=range(2)))
+    assert got["Key Technical Concepts"] == ["(none)"]  # too long: left out whole, never cut
+
+
+# -- state: each fact once, corrections, latest state ------------------------------------------------
+
+
+def test_a_correction_replaces_what_it_corrects(summarizer):
+    messages = (
+        user("why does the export fail?"),
+        assistant("The root cause is the cp1252 encoding in `export.py`.", call("a", "Bash", {"command": "ls"})),
+        result("a", "export.py"),
+        assistant("I decided to switch `export.py` to latin-1.", call("b", "Bash", {"command": "ls -l"})),
+        result("b", "export.py"),
+        assistant("Actually, `export.py` was never the problem: the header row in `writer.py` is."),
+    )
+    got = sections(run(summarizer, messages, contract="dialogue", body=range(6)))
+    assert got["Decisions, Constraints, Corrections, and Findings"] == ["(none)"]  # the correction is the outcome
+    got = sections(run(summarizer, messages, contract="current", body=range(6)))
+    facts = got["Key Facts, Decisions, Evidence, and Fixes"]
+    assert not any("cp1252" in line or "latin-1" in line for line in facts)
+    assert got["Current Work and Active State"] == [
+        "- the work ended with this answer: Actually, `export.py` was never the problem: the header row in "
+        "`writer.py` is."]
+
+
+def test_decisions_are_kept_whole_and_before_notes(summarizer):
+    messages = [user("speed up the cache")]
+    for n in range(40):
+        messages += [assistant(f"Step {n}: looked at shard_{n}.json and it has 12 entries.",
+                               call(f"c{n}", "Bash", {"command": f"wc -l shard_{n}.json"})), result(f"c{n}", "12")]
+    messages.insert(5, assistant("Decision: we cache the lookups in SQLite instead of Redis, because the deployment "
+                                 "has no Redis.", call("d", "Bash", {"command": "ls"})))
+    messages.insert(6, result("d", "a"))
+    got = sections(run(summarizer, messages, contract="full", body=range(len(messages)), target=700))
+    assert ("- Decision: we cache the lookups in SQLite instead of Redis, because the deployment has no Redis."
+            in got["Problem Solving"])
+    assert got["Problem Solving"][-1].startswith("- (+") and got["Problem Solving"][-1].endswith(
+        "more left out for the budget)")
+
+
+def test_a_successful_submit_answers_the_request(summarizer):
+    messages = (user("Fix issue 1867."), assistant("", call("a", "bash", {"command": "python reproduce.py"})),
+                result("a", "345"), assistant("Submitting.", call("b", "submit", {})), result("b", "diff --git a/x b/x"))
+    got = sections(run(summarizer, messages, contract="full", body=range(len(messages))))
+    assert got["Primary Request and Intent"][-1] == "- Status: answered."
+    assert got["Resume"][0].startswith("last request: Fix issue 1867.; answered: yes; active: last action: submit → ok")
+    got = sections(run(summarizer, messages[:3], contract="full", body=range(3)))
+    assert got["Primary Request and Intent"][-1] == "- Status: not answered yet; the work is in progress."
+
+
+def test_a_file_deleted_at_the_end_says_so_first(summarizer):
+    messages = (user("try a reproduction script"),
+                assistant("", call("a", "create", {"filename": "reproduce.py"})), result("a", "[File: reproduce.py]"),
+                assistant("", call("b", "bash", {"command": "python reproduce.py"})), result("b", "344"),
+                assistant("", call("c", "bash", {"command": "rm reproduce.py"})), result("c", ""),
+                assistant("Removed the script."))
+    got = sections(run(summarizer, messages, contract="full", body=range(len(messages))))
+    assert got["Files and Code Sections"] == ["- reproduce.py — now deleted (earlier: created, deleted)"]
+
+
+# -- error lines -----------------------------------------------------------------------------------
+
+
+def test_error_lines_anywhere_in_an_output_are_kept_with_their_command(summarizer):
+    noise = "\n".join(f"step {n} ok" for n in range(3000))  # far beyond the head and tail windows
+    output = f"{noise}\nERROR: could not connect to db-7.internal:5432: connection refused\n{noise}\nbuild done"
+    messages = (user("build it"), assistant("", call("a", "Bash", {"command": "./build.sh --all"})),
+                result("a", output), assistant("Built."))
+    got = sections(run(summarizer, messages, contract="full", body=range(4)))
+    assert got["Errors and Fixes"] == [
+        "- `./build.sh --all` went on, but its output reported:",
+        "  ERROR: could not connect to db-7.internal:5432: connection refused"]
+    assert got["Artifact Trail"] == ["- `./build.sh --all` → ok: build done"]
+
+
+def test_unfixed_failures_keep_every_error_line_and_intentional_red_runs_are_fixed(summarizer):
+    messages = (
+        user("add a failing test first, then fix it"),
+        assistant("", call("t", "Bash", {"command": "pytest -q tests/test_new.py"})),
+        result("t", "Exit code 1\nE   AssertionError: assert 1 == 2\nFAILED tests/test_new.py::test_it\n1 failed",
+               error=True),
+        assistant("", call("u", "Bash", {"command": "pytest -q tests/test_new.py"})),
+        result("u", "1 passed in 0.01s"),
+        assistant("", call("d", "Bash", {"command": "make deploy"})),
+        result("d", "Exit code 2\nfatal: unable to access 'https://git.example.com/x.git/': Could not resolve host\n"
+                    "make: *** [Makefile:9: deploy] Error 2", error=True),
+    )
+    got = sections(run(summarizer, messages, contract="full", body=range(len(messages))))
     assert got["Failed Attempts — Do Not Retry"] == [
-        "- `npm run lint` (Bash) → exit 127: sh: npm: command not found",
-        ("- `python -m pytest -q tests/test_export.py` (Bash) → exit 1: UnicodeEncodeError: 'charmap' codec can't "
-         "encode character"),
-    ]
-    assert got["Resume"] == [(f"last request: {REQUEST}; answered: no; active: last action: `npm run lint` → failed "
-                              "(exit 127: sh: npm: command not found); next: (none)")]
+        "- `make deploy` (Bash) → exit 2: fatal: unable to access 'https://git.example.com/x.git/': Could not "
+        "resolve host",
+        "  make: *** [Makefile:9: deploy] Error 2"]
+    assert got["Errors and Fixes"][0] == (
+        "- `pytest -q tests/test_new.py` failed (AssertionError: assert 1 == 2); fixed by a later successful "
+        "`pytest -q tests/test_new.py`")
+
+
+# -- budget ----------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("contract", list(SECTIONS))
@@ -310,17 +522,22 @@ def test_every_contract_has_its_headings_in_order(summarizer, contract):
 
 
 @pytest.mark.parametrize("contract", list(SECTIONS))
-def test_empty_sections_say_none(summarizer, contract):
+def test_empty_sections_say_none_and_nothing_says_omitted(summarizer, contract):
     text = run(summarizer, (user("hello"),), contract=contract, body=range(1))
     got = sections(text)
-    assert got["Failed Attempts — Do Not Retry"] == ["(none)"]
-    assert got["Artifact Trail"] == ["(none)"]
+    assert got["Failed Attempts — Do Not Retry"] == ["(none)"] and got["Artifact Trail"] == ["(none)"]
     assert got["Resume"] == ["last request: hello; answered: no; active: (none); next: (none)"]
+    assert "omitted" not in text and "left out" not in text
+
+
+def test_nothing_is_left_out_while_budget_remains(summarizer, counter):
+    messages = read_file(str(real_file("drmaciver"))).transcript().messages
+    text = run(summarizer, messages, contract="full", body=range(len(messages)), target=50_000)
+    assert "left out" not in text and "omitted" not in text and counter.count(text) < 50_000
 
 
 def test_deterministic(summarizer):
-    path = real_file("codex")
-    messages = read_file(str(path)).transcript().messages
+    messages = read_file(str(real_file("codex"))).transcript().messages
     for contract in SECTIONS:
         first = run(summarizer, messages, contract=contract, body=range(len(messages)), target=3000)
         second = run(ExtractiveSummarizer(TokenCounter()), messages, contract=contract,
@@ -328,40 +545,22 @@ def test_deterministic(summarizer):
         assert first == second
 
 
-@pytest.mark.parametrize("target", [2000, 8000])
+@pytest.mark.parametrize("target", [600, 2000, 8000])
 def test_budget_on_the_real_codemie_session(summarizer, counter, target):
     messages = read_file(str(real_file("codemie"))).transcript().messages
+    users = "\n".join(m.text for m in messages if m.role == "user")
     for contract in SECTIONS:
         text = run(summarizer, messages, contract=contract, body=range(len(messages)), target=target)
-        assert counter.count(text) <= target
+        rest = re.sub(r"(?m)^- \[round \d+\] “.*”\n(?:  → .*\n)?", "", text)
+        assert counter.count(rest) <= target  # the user's messages have a budget of their own
         assert [t for _, t in re.findall(r"(?m)^(\d+)\. (.+)$", text)] == list(SECTIONS[contract])
-    text = run(summarizer, messages, contract="current", body=range(len(messages)), target=target)
-    got = sections(text)
-    # what the session is about survives every budget
-    assert got["Active Task"][:3] == [
-        "- Latest request: “d”",
-        ("- It replies to the assistant's previous message: it picks the option “[d] Done - Spec complete, proceed "
-         "to implementation”"),
-        ("- Original task: “analyze existing codex folder for sessions structure and writen details. there is a need "
-         "to implement metrics plugin for codex similar to how claude and gemini is implemented”"),
-    ]
-    assert "- “TODO is not acceptable, implementation must be full.”" in got["Constraints and Preferences"]
-    assert "- Read /Users/user/repo/src/analytics/plugins/registry.ts → File does not exist." in \
-        got["Failed Attempts — Do Not Retry"]
-    assert got["Resume"] == [
-        ("last request: d; answered: yes; active: last action: Edit /Users/user/repo/_bmad-output/implementation-"
-         "artifacts/tech-spec-codex-metrics-plugin.md → ok; next: Copy code from spec to "
-         "`src/agents/plugins/codex.metrics.ts`")]
-
-
-def test_small_budgets_keep_every_heading_and_the_resume_line(summarizer, counter):
-    messages = read_file(str(real_file("codemie"))).transcript().messages
-    for contract in SECTIONS:
-        for target in (300, 500, 1000):
-            text = run(summarizer, messages, contract=contract, body=range(len(messages)), target=target)
-            assert counter.count(text) <= target
-            assert [t for _, t in re.findall(r"(?m)^(\d+)\. (.+)$", text)] == list(SECTIONS[contract])
-            assert re.search(r"(?m)^last request: d; answered: yes; active: .+; next: .+$", text)
+        assert re.search(r"(?m)^last request: d; answered: yes; active: .+; next: .+$", text)
+    got = sections(run(summarizer, messages, contract="dialogue", body=range(len(messages)), target=target))
+    requests = [line for line in got["Historical User Requests and Outcomes"] if line.startswith("- [round")]
+    assert [r.split("] “")[1][:20] for r in requests] == [
+        "analyze existing cod", "proceed”", "a - run codex exec c", "doublecheck 019b7f04", "p”",
+        "TODO is not acceptab", "d”"]
+    assert all(r.split("] “", 1)[1].rstrip("”") in users for r in requests)  # each verbatim
 
 
 def test_planted_secrets_do_not_leak(summarizer):
@@ -393,35 +592,17 @@ def test_an_earlier_checkpoint_in_the_body_is_carried(summarizer):
         "13. Artifact Trail\n- /srv/app/deploy.sh — edited\n- (+3 omitted for budget)\n\n"
         "14. Resume\nlast request: ship v2; answered: no; active: (none); next: (none)\n</memory_block_current>"
     )
-    messages = (
-        user(old, internal=True),
-        user("Now tag the release."),
-        assistant("", call("a", "Bash", {"command": "git tag v2.0.0"})),
-        result("a", ""),
-        assistant("Tagged v2.0.0."),
-    )
+    messages = (user(old, internal=True), user("Now tag the release."),
+                assistant("", call("a", "Bash", {"command": "git tag v2.0.0"})), result("a", ""),
+                assistant("Tagged v2.0.0."))
     got = sections(run(summarizer, messages, body=range(len(messages))))
     assert got["Failed Attempts — Do Not Retry"] == ["- [earlier] `make deploy` → exit 2: missing AWS credentials"]
-    assert got["Artifact Trail"] == ["- `git tag v2.0.0` → ok", "- [earlier] /srv/app/deploy.sh — edited"]
+    assert got["Files, Code Areas, Artifacts, and Codebase Understanding"] == ["- [earlier] /srv/app/deploy.sh — edited"]
     assert got["Constraints and Preferences"] == ["- [earlier] “never push to main directly”"]
+    assert got["Artifact Trail"] == ["- `git tag v2.0.0` → ok"]
     assert got["Resume"] == [("last request: Now tag the release.; answered: yes; active: last action: `git tag "
                               "v2.0.0` → ok; next: (none)")]
     assert "ship v2; answered: no" not in "\n".join(got["Active Task"])  # the old resume line is stale
-
-
-def test_terse_reply_is_explained_by_the_option_it_picks(summarizer):
-    messages = (
-        user("Write a tech spec for the metrics plugin, covering token usage and tool calls."),
-        assistant("Spec written.\n\nWhat next?\n- **[p] Party Mode** - multi-agent review\n- **[d] Done** - finish"),
-        user("d"),
-        assistant("Done."),
-    )
-    got = sections(run(summarizer, messages, body=range(len(messages))))
-    assert got["Active Task"][:3] == [
-        "- Latest request: “d”",
-        "- It replies to the assistant's previous message: it picks the option “[d] Done - finish”",
-        "- Original task: “Write a tech spec for the metrics plugin, covering token usage and tool calls.”",
-    ]
 
 
 def test_unknown_contract_is_an_error(summarizer):
@@ -446,5 +627,45 @@ def test_test_runs_resolve_failures_of_narrower_runs(summarizer):
     )
     got = sections(run(summarizer, messages, body=range(len(messages))))
     assert got["Failed Attempts — Do Not Retry"] == ["(none)"]
-    assert "- `cargo test 2>&1 | tail -5` → ok: test result: ok. 29 passed; finished in 0.00s" in \
-        got["Key Facts, Decisions, Evidence, and Fixes"]
+    assert got["Artifact Trail"] == [
+        "- `run_tests -vv` → ok: 48 passed in 3.66s",
+        "- `cd /r && cargo test 2>&1 | tail -5` → ok: test result: ok. 29 passed; finished in 0.00s"]
+
+
+# -- --preserve ------------------------------------------------------------------------------------
+
+
+def test_preserve_keeps_what_the_instruction_names(summarizer):
+    from tcompact.compressors.prefix import preserve_appendix
+
+    noise = [m for n in range(60) for m in (assistant(f"Looked at part {n}.", call(f"c{n}", "Bash", {
+        "command": f"cat part_{n}.txt"})), result(f"c{n}", f"part {n} text"))]
+    messages = (user("review the logs"), *noise[:40],
+                assistant("", call("s", "Bash", {"command": "cat deploy.log"})),
+                result("s", "boot ok\nthe staging host answers on stg-42.example.net port 8443\nready"), *noise[40:])
+    plain = run(summarizer, messages, contract="full", body=range(len(messages)), target=512)
+    assert "stg-42.example.net" not in plain
+    prompt = preserve_appendix(prompt_text("full"), "the staging host and its port")
+    kept = sections(run(summarizer, messages, contract="full", body=range(len(messages)), target=512, prompt=prompt))
+    assert "- kept on request: the staging host answers on stg-42.example.net port 8443" in \
+        kept["Primary Request and Intent"]
+
+
+def test_compacting_a_compacted_session_again_keeps_its_state(tmp_path):
+    from tcompact.compaction import CompactOptions, compact_file
+    from tcompact.evaluation.scoring import visible_messages
+
+    once = compact_file(real_file("drmaciver"), CompactOptions(force=True))
+    path = tmp_path / "once.jsonl"
+    path.write_bytes(once.output.data)
+    twice = visible_messages(compact_file(path, CompactOptions(force=True)))
+    summary = next(m.text for m in twice if m.text.startswith("This session is being continued"))
+    got = sections("<state_snapshot>\n" + summary.split("\n\n", 1)[1] + "\n</state_snapshot>")
+    assert got["Primary Request and Intent"][-1] == "- Status: answered."  # the earlier summary said so
+    assert got["Resume"][0].endswith("; answered: yes; active: (none); next: (none)")
+    files = got["Files and Code Sections"]
+    assert files[0].startswith("- [earlier] /tmp/tmpqwh7888i/") and files[-1].endswith("more left out for the budget)")
+    assert got["All User Messages"] == [  # the earlier summary's note is not taken for a request
+        "- The user's messages are kept verbatim before this summary (newest first within 20,000 tokens); a "
+        "constraint of any that did not fit is listed here."]
+    assert "[earlier] [earlier]" not in summary and twice[0].text.startswith("Port this Python project to Rust.")

@@ -240,16 +240,16 @@ def test_a_refused_reply_is_dumped_retried_resampled_and_replayed(server, tmp_pa
                                 "retry_after": None, "context_window": None, "prompt_tokens": None}
     assert refused["response"]["raw_content"] == "I'm sorry for the inconvenience. " * 10
     assert refused["call"]["reason"] == "reply refused: retrying" and refused["context_after"] is None
-    for doc, params in ((refused, {"temperature": 0.0, "max_tokens": 256}),
-                        (used, {"temperature": 0.7, "max_tokens": 256, "seed": 1})):
-        request = doc["request"]  # 256: the smallest budget, under a quarter of the 2,048 /v1/models says
+    for doc, params in ((refused, {"temperature": 0.0, "max_tokens": 190}),
+                        (used, {"temperature": 0.7, "max_tokens": 190, "seed": 1})):
+        request = doc["request"]  # 190: half the body (under 512), under a quarter of the 2,048 /v1/models says
         assert (request["model"], request["parameters"], request["max_tokens"], request["mode"]) == (
-            "smollm2-135m", params, 256, "conversation")
+            "smollm2-135m", params, 190, "conversation")
         assert request["summarizer_window"] == {"tokens": 2048, "source": "GET /v1/models"}
-        assert "must fit in 256 tokens" in request["prompt"]
+        assert "must fit in 190 tokens" in request["prompt"]
         assert doc["response"]["finish_reason"] == "stop" and doc["response"]["usage"] == {
             "prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
-    assert [r.body["max_tokens"] for r in server.requests] == [256, 256]
+    assert [r.body["max_tokens"] for r in server.requests] == [190, 190]
     assert [r.body.get("seed") for r in server.requests] == [None, 1]
     assert used["benefit"]["accepted"] is True and "Port the parser: done." in (tmp_path / "out.jsonl").read_text()
     assert [c["error_kind"] for c in json.loads((tmp_path / "report.json").read_text())["stages"][0]["calls"]] == [
@@ -268,7 +268,7 @@ def test_a_refused_reply_is_dumped_retried_resampled_and_replayed(server, tmp_pa
     assert rerun.exit_code == 0, rerun.stderr
     (request,) = server.requests
     assert (request.body["model"], request.body["max_tokens"], request.body["temperature"]) == (
-        "smollm2-135m", 256, 0.0)
+        "smollm2-135m", 190, 0.0)
 
 
 def test_llama_cpps_500_overflow_through_compact_shrinks_the_refused_request(server, tmp_path, monkeypatch):

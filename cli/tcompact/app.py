@@ -129,7 +129,7 @@ def _root(
 
 
 def _register() -> None:
-    from .commands import batch, compact, compressors, convert, inspect, replay, restore
+    from .commands import batch, compact, compressors, convert, eval, inspect, replay, restore
     from .commands._help import Command
 
     inspect.register(app)
@@ -138,6 +138,7 @@ def _register() -> None:
     compressors.register(app)
     restore.register(app)
     convert.register(app)
+    eval.register(app)
     batch.register(app)
     groups = [group.typer_instance for group in app.registered_groups]
     for info in [c for t in (app, *groups) for c in t.registered_commands]:  # metavars (commands/_help.py)

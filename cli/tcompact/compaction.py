@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .defaults import DEFAULT_CHAIN
 from .compressors import chain_settings, parse_chain
 from .compressors._summarize import TRIGGER_REASONS
 from .compressors.base import CompressionResult, Compressor, Context, Settings
@@ -28,8 +29,8 @@ from .summarizers.base import Summarizer
 from .tokens import TokenCounter
 from .windows import resolve_window
 
-__all__ = ["CompactOptions", "Stage", "CompactionRun", "check_options", "compact_file", "make_summarizer",
-           "resolve_chain"]
+__all__ = ["CompactOptions", "Stage", "CompactionRun", "check_options", "compact_file", "compact_source",
+           "make_summarizer", "resolve_chain"]
 
 #: The summariser backends.
 SUMMARIZERS = ("extractive", "openai", "replay")
@@ -39,7 +40,7 @@ SUMMARIZERS = ("extractive", "openai", "replay")
 class CompactOptions:
     """Everything ``tcompact compact`` can be told."""
 
-    chain: str = "dialogue"
+    chain: str = DEFAULT_CHAIN
     sets: tuple[str, ...] = ()
     config: Path | None = None
     summarizer: str = "extractive"
@@ -157,10 +158,16 @@ def make_summarizer(options: CompactOptions, counter: TokenCounter) -> Summarize
 def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summarizer | None = None,
                  context: dict[str, Any] | None = None) -> CompactionRun:
     """Run the chain over one transcript of ``path``; ``summarizer`` overrides the one the options name."""
-    check_options(options)
+    check_options(options)  # a bad chain, setting or option is an error before the file is read
+    source = read_file(path, replace(options.read, keep_raw=True))
+    return compact_source(source, options, summarizer=summarizer, context=context)
+
+
+def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: Summarizer | None = None,
+                   context: dict[str, Any] | None = None) -> CompactionRun:
+    """Run the chain over one transcript of a file already read (with its raw records kept)."""
     chain, settings = resolve_chain(options)
     fmt = _output_format(options)
-    source = read_file(path, replace(options.read, keep_raw=True))
     original = source.transcript(options.transcript)
     fmt = fmt or (source.format if source.format in WRITABLE else "chat")
     counter = TokenCounter.for_model(options.model or original.model, encoding=options.encoding)

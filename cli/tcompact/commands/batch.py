@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..defaults import DEFAULT_CHAIN
 from ._help import Group
 from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, read_options
 
@@ -109,7 +110,7 @@ def batch_compact(
     retry_failed: RetryOpt = False,
     json_out: JsonOpt = False,
     compressor: Annotated[str, typer.Option("-c", "--compressor", help="A compressor or a chain: -c truncate,dialogue."
-                                            )] = "dialogue",
+                                            )] = DEFAULT_CHAIN,
     summarizer: Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")
                           ] = "extractive",
     to: Annotated[str | None, typer.Option("--to", help="Output format: chat, claude-code or codex (default: "

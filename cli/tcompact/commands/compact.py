@@ -9,10 +9,12 @@ from typing import Annotated
 
 import typer
 
+from ..defaults import DEFAULT_CHAIN
 from ._options import (FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt, TranscriptOpt, read_options,
                        with_selectors)
 
 PathOpt = Annotated[Path | None, typer.Option(show_default=False)]
+#: The chain ``compact`` runs when -c is not given (chosen with ``tcompact eval``; README, "Default chain").
 
 
 @with_selectors
@@ -20,7 +22,9 @@ def compact(
     path: Annotated[Path | None, typer.Argument(help="The transcript to compact (none: the session --session "
                                                 "names).", show_default=False)] = None,
     compressor: Annotated[str, typer.Option("-c", "--compressor", help="A compressor, or a chain run in order: "
-                                            "-c truncate,dialogue. See `tcompact compressors`.")] = "dialogue",
+                                            "-c truncate,dialogue. The default, full, keeps the most of what "
+                                            "`tcompact eval` plants (README, \"Default chain\"). See `tcompact "
+                                            "compressors`.")] = DEFAULT_CHAIN,
     summarizer: Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")
                           ] = "extractive",
     output: Annotated[Path | None, typer.Option("-o", "--output", help="The compacted transcript (default: "

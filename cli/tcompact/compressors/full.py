@@ -1,9 +1,10 @@
 """``full``: a handoff-style full compaction (openjiuwen-spec §8.5, Codex's compact in LESSONS.md).
 
 Everything after the system prompt becomes: the real user messages, verbatim, chosen newest first
-within a token budget (the one that overflows is cut with a marker), one checkpoint summary, and
-the re-injected state. Users' own words survive a compaction this way, which is what they miss
-most when summaries paraphrase them.
+within a token budget (the one that overflows keeps its head and tail around a marker,
+:mod:`tcompact.user_messages`), one checkpoint summary, and the re-injected state. Users' own words
+survive a compaction this way, which is what they miss most when summaries paraphrase them. The
+benefit check is the information one of :mod:`._benefit`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
+from ..markers import CONTINUATION
 from ..model import Message
 from ..redact import redact
 from ..rounds import is_real_user
@@ -19,16 +21,18 @@ from ..spans import Span, adjust_keep_recent_for_tool_boundaries
 from ..summarizers.base import SummaryRequest
 from ..summarizers.contracts import extract_snapshot, prompt_text
 from ..tokens import TokenCounter
-from ._edit import cut_head
+from ..user_messages import select
+from ._benefit import benefit
+from ._edit import with_text
 from ._summarize import summarize, trigger_reason
 from .base import CompressionResult, Compressor, Context, Settings, unchanged
-from .prefix import PrefixCompressor, PrefixSettings, pinned, preserve_appendix
+from .prefix import PrefixCompressor, PrefixSettings, pinned, preserve_appendix, reinjection_chars, summary_budget
 from .reinjection import recovered_context
 
 __all__ = ["Full", "FullSettings", "SUMMARY_INTRO"]
 
-SUMMARY_INTRO = ("This session is being continued from a previous conversation that ran out of context. The summary "
-                 "below covers the earlier portion of the conversation.")
+SUMMARY_INTRO = (f"{CONTINUATION} that ran out of context. The summary below covers the earlier portion of the "
+                 "conversation.")
 
 
 class FullSettings(PrefixSettings):
@@ -68,7 +72,7 @@ class Full(Compressor):
         if why or ctx.summarizer is None:
             return unchanged(self.name, messages, why or "no summariser", before, span=span, failed=not why)
         prompt = preserve_appendix(prompt_text("full"), ctx.preserve)
-        target = min(settings.summary_max_tokens, max(256, body_tokens // 3))
+        target = summary_budget(settings, body_tokens)
 
         def build(s: Span) -> SummaryRequest:
             return SummaryRequest(processor=self.name, contract="full", prompt=prompt,
@@ -83,43 +87,37 @@ class Full(Compressor):
             reason = f"summariser failed: {got.error}" if got.error else "the summariser returned an empty summary"
             return unchanged(self.name, messages, reason, before, span=got.span, calls=got.calls, failed=True)
         return self._assemble(messages, got.span, summary, before=before, calls=got.calls, settings=settings,
-                              counter=counter)
+                              counter=counter, target=target)
 
     def _assemble(self, messages: Sequence[Message], span: Span, summary: str, *, before: int, calls: tuple,
-                  settings: FullSettings, counter: TokenCounter) -> CompressionResult:
+                  settings: FullSettings, counter: TokenCounter, target: int) -> CompressionResult:
         users = kept_user_messages([messages[i] for i in span.body], settings.user_messages_max_tokens, counter)
         notice = "\n\nRecent messages are preserved verbatim." if len(span.tail) else ""
         handoff = Message(role="user", content=f"{SUMMARY_INTRO}\n\n{summary}{notice}", meta={"memory_block": "full"})
         head, tail = list(messages[: span.body.start]) + pinned(messages, span.body), list(messages[span.tail.start:])
-        extra = recovered_context(messages, head + users + [handoff] + tail, self.builders)
-        new = tuple(head + users + [handoff] + ([extra] if extra else []) + tail)
+        extra = recovered_context(messages, head + users + [handoff] + tail, self.builders,
+                                  max_chars=reinjection_chars(target))
+        replacement = users + [handoff] + ([extra] if extra else [])
+        new = tuple(head + replacement + tail)
         after = counter.total(new)
-        if before > 0 and after >= before:
-            return unchanged(self.name, messages, f"no benefit ({after:,} ≥ {before:,} tokens); original kept",
-                             before, span=span, calls=calls, figures={"rejected_tokens_after": after})
+        replaced = [messages[i] for i in span.body if messages[i].role not in ("system", "developer")]
+        verdict = benefit(replaced, replacement, summary=summary, before=before, after=after, counter=counter)
+        figures = {"facts_kept": verdict.facts_kept, "tokens_kept": verdict.tokens_kept}
+        if not verdict.accepted:
+            return unchanged(self.name, messages, verdict.reason, before, span=span, calls=calls,
+                             figures={**figures, "rejected_tokens_after": after})
         return CompressionResult(processor=self.name, messages=new, applied=True, reason="compacted",
-                                 tokens_before=before, tokens_after=after, span=span, calls=calls,
+                                 tokens_before=before, tokens_after=after, span=span, calls=calls, figures=figures,
                                  notes=(f"{len(span.body)} messages replaced by {len(users)} user message(s) "
                                         "and one summary",))
 
 
 def kept_user_messages(body: Sequence[Message], budget: int, counter: TokenCounter) -> list[Message]:
-    """Real user messages of ``body`` chosen newest first within ``budget`` tokens, in their order."""
-    chosen: list[Message] = []
-    left = budget
-    for m in reversed([m for m in body if is_real_user(m)]):
-        cost = counter.message(m).total
-        if cost <= left:
-            chosen.append(m)
-            left -= cost
-            continue
-        if left > 64:
-            chosen.append(_cut(m, left, counter))
-        break
-    chosen.reverse()
-    return chosen
-
-
-def _cut(m: Message, budget: int, counter: TokenCounter) -> Message:
-    """The head of a user message that fits ``budget`` tokens, with a marker saying what was cut."""
-    return cut_head(m, budget, counter, by="full", why="fit the user-message budget")
+    """Real user messages of ``body`` chosen newest first within ``budget`` tokens, in their order; the one
+    that overflows keeps its head and tail around a marker (:func:`tcompact.user_messages.select`)."""
+    users = [m for m in body if is_real_user(m)]
+    texts = [m.text for m in users]
+    framing = {text: counter.message(m).total - counter.count(text) for m, text in zip(users, texts, strict=True)}
+    chosen = select(texts, budget, counter=counter, by="full", cost=lambda text: counter.count(text) + framing[text])
+    return [m if text == whole else with_text(m, text) for m, whole, text in zip(users, texts, chosen, strict=True)
+            if text is not None]

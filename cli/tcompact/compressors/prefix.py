@@ -3,8 +3,12 @@
 Flow: trigger check (§2.2) → span → request (prefix + body as a conversation, the prompt as the
 last user message, the protected tail hidden; §2.4) → summariser with retries (§2.10) →
 ``<state_snapshot>`` extraction (§2.6) → memory-block wrapper, exact text (§2.7) → state
-re-injection (§6) → benefit check (§2.8): the new list must have fewer tokens, else the original
-stays. Deliberate fixes: an empty summary is rejected; overflow shrinks stay tool-aligned.
+re-injection (§6) → benefit check (§2.8): the new list must have fewer tokens — and, our addition
+(:mod:`._benefit`), be at least half as dense in facts as what it replaces, and be no skeleton —,
+else the original stays. The summary's budget is ``summary_ratio`` of the tokens it replaces (at
+least 512 tokens or half of what it replaces, at most ``summary_max_tokens``), the re-injected
+state about a quarter of that again. Deliberate fixes: an empty summary is rejected; overflow
+shrinks stay tool-aligned.
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ from ..spans import Span
 from ..summarizers.base import SummaryRequest
 from ..summarizers.contracts import extract_snapshot, prompt_text
 from ._summarize import summarize, trigger_reason
+from ._benefit import benefit
 from .base import CompressionResult, Compressor, Context, Settings, unchanged
 from .reinjection import recovered_context
 
-__all__ = ["PrefixSettings", "PrefixCompressor", "wrap_memory", "preserve_appendix", "pinned"]
+__all__ = ["PrefixSettings", "PrefixCompressor", "wrap_memory", "preserve_appendix", "pinned", "summary_budget",
+           "reinjection_chars"]
 
 
 class PrefixSettings(Settings):
@@ -35,6 +41,26 @@ class PrefixSettings(Settings):
                                             "least this share of the window.")
     summary_max_tokens: int = Field(8000, ge=32, le=200_000, description="Token budget of the summary (sent as "
                                     "max_tokens; at most a quarter of a known summariser window).")
+    summary_ratio: float = Field(0.13, gt=0, le=1, description="The summary's budget as a share of the tokens it "
+                                 "replaces (at least 512, at most summary_max_tokens); the user's messages quoted "
+                                 "in it have a budget of their own.")
+
+
+#: The smallest summary budget: a state snapshot's headings alone take about 150 tokens.
+MIN_SUMMARY_TOKENS = 512
+
+
+def summary_budget(settings: PrefixSettings, body_tokens: int) -> int:
+    """Tokens the summary may take: ``summary_ratio`` of what it replaces, at least :data:`MIN_SUMMARY_TOKENS`
+    (or half of what it replaces, when that is less), at most ``summary_max_tokens``."""
+    floor = min(MIN_SUMMARY_TOKENS, body_tokens // 2)
+    return min(settings.summary_max_tokens, max(floor, int(body_tokens * settings.summary_ratio), 64))
+
+
+def reinjection_chars(target: int) -> int:
+    """Characters the re-injected state may take next to a summary of ``target`` tokens (about a quarter as
+    many tokens again)."""
+    return target
 
 
 def pinned(messages: Sequence[Message], body: range) -> list[Message]:
@@ -87,7 +113,7 @@ class PrefixCompressor(Compressor):
         if ctx.summarizer is None:
             return unchanged(self.name, messages, "no summariser", before, span=span, failed=True)
         prompt = preserve_appendix(prompt_text(self.contract), ctx.preserve)
-        target = min(settings.summary_max_tokens, max(256, body_tokens // 3))
+        target = summary_budget(settings, body_tokens)
 
         def build(s: Span) -> SummaryRequest:
             return SummaryRequest(processor=self.name, contract=self.contract, prompt=prompt,
@@ -104,20 +130,25 @@ class PrefixCompressor(Compressor):
         if not summary:
             return unchanged(self.name, messages, "the summariser returned an empty summary", before, span=got.span,
                              calls=got.calls, failed=True)
-        return self._assemble(messages, got.span, summary, before, got.calls, ctx)
+        return self._assemble(messages, got.span, summary, before, got.calls, ctx, target=target)
 
     def _assemble(self, messages: Sequence[Message], span: Span, summary: str, before: int, calls: tuple,
-                  ctx: Context) -> CompressionResult:
+                  ctx: Context, *, target: int) -> CompressionResult:
         memory = Message(role="user", content=wrap_memory(self.tag, self.meaning, self.policy, summary),
                          meta={"memory_block": self.tag})
         prefix, tail = list(messages[: span.body.start]), list(messages[span.tail.start:])
-        prefix += pinned(messages, span.body)
-        extra = recovered_context(messages, prefix + [memory] + tail, self.builders)
-        new = tuple(prefix + [memory] + ([extra] if extra else []) + tail)
+        kept = pinned(messages, span.body)
+        extra = recovered_context(messages, prefix + kept + [memory] + tail, self.builders,
+                                  max_chars=reinjection_chars(target))
+        replacement = [memory] + ([extra] if extra else [])
+        new = tuple(prefix + kept + replacement + tail)
         after = ctx.counter.total(new)
-        if before > 0 and after >= before:
-            return unchanged(self.name, messages, f"no benefit ({after:,} ≥ {before:,} tokens); original kept",
-                             before, span=span, calls=calls, figures={"rejected_tokens_after": after})
+        replaced = [messages[i] for i in span.body if messages[i].role not in ("system", "developer")]
+        verdict = benefit(replaced, replacement, summary=summary, before=before, after=after, counter=ctx.counter)
+        figures = {"facts_kept": verdict.facts_kept, "tokens_kept": verdict.tokens_kept}
+        if not verdict.accepted:
+            return unchanged(self.name, messages, verdict.reason, before, span=span, calls=calls,
+                             figures={**figures, "rejected_tokens_after": after})
         return CompressionResult(processor=self.name, messages=new, applied=True, reason="compacted",
-                                 tokens_before=before, tokens_after=after, span=span, calls=calls,
+                                 tokens_before=before, tokens_after=after, span=span, calls=calls, figures=figures,
                                  notes=(f"{len(span.body)} messages summarised into one {self.tag}",))

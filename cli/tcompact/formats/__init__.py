@@ -16,7 +16,7 @@ from ..model import Record, SourceFile, Transcript
 from . import chat, claude_code, codex, trajectories, writers
 from ._merge import join_lines
 from .writers import Rendered
-from ._source import ReadContext, ReadOptions, gc_paused, load_records
+from ._source import ReadContext, ReadOptions, gc_paused, load_bytes, load_records
 
 __all__ = [
     "FORMATS",
@@ -24,6 +24,7 @@ __all__ = [
     "ReadOptions",
     "Rendered",
     "read_file",
+    "read_bytes",
     "find_files",
     "detect_records",
     "render",
@@ -40,16 +41,27 @@ _TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
 
 def read_file(path: str | Path, options: ReadOptions | None = None) -> SourceFile:
     """Read one transcript file; raises InputError with file:line on bad input."""
+    ctx = _context(str(path), options)
     with gc_paused():
-        return _read_file(path, options or ReadOptions())
+        return _source_file(*load_records(Path(path), ctx), ctx)
 
 
-def _read_file(path: str | Path, options: ReadOptions) -> SourceFile:
+def read_bytes(data: bytes, name: str, options: ReadOptions | None = None) -> SourceFile:
+    """Read a transcript held in memory (``name`` stands for its path in errors), as :func:`read_file`."""
+    ctx = _context(name, options)
+    with gc_paused():
+        return _source_file(*load_bytes(data, ctx), ctx)
+
+
+def _context(path: str, options: ReadOptions | None) -> ReadContext:
+    options = options or ReadOptions()
     if options.format is not None and options.format not in FORMATS:
         raise UsageError(f"unknown format {options.format!r}", hint=f"use one of: {', '.join(FORMATS)}")
-    p = Path(path)
-    ctx = ReadContext(path=str(path), options=options)
-    records, document = load_records(p, ctx)
+    return ReadContext(path=path, options=options)
+
+
+def _source_file(records: list[Record], document: bool, ctx: ReadContext) -> SourceFile:
+    options = ctx.options
     if document:
         fmt, transcripts, unknown, meta = _read_document(records[0], ctx)
     else:

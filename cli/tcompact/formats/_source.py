@@ -22,7 +22,7 @@ import orjson
 from ..errors import InputError, NotATranscriptError
 from ..model import Record
 
-__all__ = ["ReadOptions", "ReadContext", "load_records", "parse_json", "gc_paused", "MAX_LINE_BYTES"]
+__all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "parse_json", "gc_paused", "MAX_LINE_BYTES"]
 
 MAX_LINE_BYTES = 256 * 1024 * 1024
 _BUFFER = 1 << 20  # read buffer: fewer, larger reads than the default 8 KiB
@@ -148,24 +148,35 @@ def load_records(path: Path, ctx: ReadContext) -> tuple[list[Record], bool]:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=shown, hint="check the permissions") from None
     with fh:
-        _check_encoding(fh.read(4), shown)
-        fh.seek(0)
-        head = _first_content_line(fh, ctx)
-        if head is None:
-            raise NotATranscriptError("the file is empty", path=shown,
-                                      hint="pass a transcript with at least one record")
-        shape, value = _first_line_shape(head[-1])
-        if shape not in ("array", "partial", "document"):  # JSON Lines: read on, the first record parsed once
-            lines = [*((raw, _UNPARSED) for raw in head[:-1]), (head[-1], value)]
-            del head, value  # the lines are held by ``lines`` alone, which the reader empties
-            return _read_lines(fh, ctx, head=lines), False
-        del head, value  # a document's first line may be all of it: let it go before reading the whole
-        fh.seek(0)
-        doc = _try_document(fh, ctx, strict=shape != "document")
-        if doc is not None:
-            return doc, True
-        fh.seek(0)
-        return _read_lines(fh, ctx), False
+        return _load(fh, ctx)
+
+
+def load_bytes(data: bytes, ctx: ReadContext) -> tuple[list[Record], bool]:
+    """Records of a transcript held in memory (``ctx.path`` names it in errors), as :func:`load_records`."""
+    import io
+
+    return _load(io.BytesIO(data), ctx)
+
+
+def _load(fh: Any, ctx: ReadContext) -> tuple[list[Record], bool]:
+    shown = ctx.path
+    _check_encoding(fh.read(4), shown)
+    fh.seek(0)
+    head = _first_content_line(fh, ctx)
+    if head is None:
+        raise NotATranscriptError("the file is empty", path=shown, hint="pass a transcript with at least one record")
+    shape, value = _first_line_shape(head[-1])
+    if shape not in ("array", "partial", "document"):  # JSON Lines: read on, the first record parsed once
+        lines = [*((raw, _UNPARSED) for raw in head[:-1]), (head[-1], value)]
+        del head, value  # the lines are held by ``lines`` alone, which the reader empties
+        return _read_lines(fh, ctx, head=lines), False
+    del head, value  # a document's first line may be all of it: let it go before reading the whole
+    fh.seek(0)
+    doc = _try_document(fh, ctx, strict=shape != "document")
+    if doc is not None:
+        return doc, True
+    fh.seek(0)
+    return _read_lines(fh, ctx), False
 
 
 def _check_encoding(head: bytes, shown: str) -> None:

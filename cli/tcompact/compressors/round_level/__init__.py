@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from ...errors import UsageError
+from ...markers import ROUND_LEVEL_MARKER
 from ...model import Message
 from ...rounds import last_real_user_index
 from ...spans import Span, round_level_span
@@ -60,7 +61,7 @@ class RoundLevelSettings(Settings):
                                            "call repeats (head/tail cut); null = uncapped, as upstream.")
     truncate_head_ratio: float = Field(0.2, gt=0, lt=1, description="Share of a cut text kept from its head.")
     truncated_marker: str = Field("...[TRUNCATED]...", min_length=1, description="Marks where text was cut.")
-    compression_marker: str = Field("[ROUND_LEVEL_MEMORY_BLOCK]", min_length=1, description="First line of a "
+    compression_marker: str = Field(ROUND_LEVEL_MARKER, min_length=1, description="First line of a "
                                     "memory block.")
     keep_last_request: bool = Field(True, description="Keep the last real user request verbatim, outside every "
                                     "block (upstream compresses it with the in-flight turn).")

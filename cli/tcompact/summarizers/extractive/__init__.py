@@ -32,9 +32,8 @@ from ...tokens import TokenCounter
 from ..base import SummarizerError, SummaryRequest, SummaryResponse
 from ..contracts import SECTIONS
 from .blocks import summarize_blocks
-from .budget import _fit
-from .extraction import _Extraction
-from .sections import _sections
+from .scan import Scan
+from .snapshot import instruction, write_snapshot
 
 __all__ = ["ExtractiveSummarizer"]
 
@@ -61,7 +60,7 @@ class ExtractiveSummarizer:
         if titles is None:
             raise SummarizerError("api_request_error", f"unknown summary contract {request.contract!r}",
                                   hint=f"choose one of: {', '.join(SECTIONS)}")
-        facts = _Extraction(request.messages, request.body)
-        sections = _sections(request.contract, titles, x=facts, budget=request.target_tokens)
-        text = _fit(sections, request.target_tokens, counter=self.counter)
+        scan = Scan(request.messages, request.body)
+        text = write_snapshot(scan, request.contract, titles, budget=request.target_tokens, counter=self.counter,
+                              preserve=instruction(request.prompt))
         return SummaryResponse(text=text, usage=None, model="extractive", latency_s=time.perf_counter() - started)

@@ -17,8 +17,11 @@ _TAIL = 6000  # … and from the end
 _COMMAND_TAG = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F]+")
-_MD_NOISE = re.compile(r"\*\*|__|^#+\s*|^\s*(?:[-*+]|\d+[.)])\s+|^>\s*")
-_MD_CLEAN = re.compile(r"(?m)\*\*|__|^\s*#+\s*|^\s*(?:---+|===+|\*\*\*+)\s*$")
+MD_NOISE = re.compile(r"^#+\s*|^\s*(?:[-*+]|\d+[.)])\s+|^>\s*")  # heading, list and quote marks
+_EMPHASIS = re.compile(r"\*\*[ \t]*([^*\n]+?)[ \t]*\*\*")  # **bold** (``__`` is never touched: it is part of names)
+_CODE_SPAN = re.compile(r"(`[^`\n]*`)")
+_BOLD_CODE = re.compile(r"\*\*(`[^`\n]*`)\*\*")  # **`name`**
+_MD_CLEAN = re.compile(r"(?m)^\s*#+\s*|^\s*(?:---+|===+|\*\*\*+)\s*$")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _FLUFF = re.compile(r"(?i)^(?:(?:now,?\s+)?let(?:'s| me| us)\b|i'll now\b|ok(?:ay)?[,.!]?$|sure[,.!]?$)")
 _INFORMATIVE = re.compile(
@@ -27,39 +30,61 @@ _INFORMATIVE = re.compile(
     r"return|exist|not\b|no\b|never|only|none|cannot|can't|doesn't|isn't|won't|unless|without|supports?|"
     r"handles?|contains?|defaults?|expects?|means|shows?)", re.IGNORECASE)
 _TECHNICAL = re.compile(r"[`/_=()0-9]|(?-i:[a-z][A-Z])")
-_SENTENCE_SPLIT = re.compile(  # the cheap look-behind first: most positions fail there
-    r"(?<=[。！？])|(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)\s+(?=[A-Z0-9`\"'(\[*_])")
+_DECISION = re.compile(
+    r"(?i)\b(?:decided|decision|decide to|chose|choose to|opted|opt for|going with|go with|settled on|"
+    r"(?:we|i)(?:'ll| will| are going to| am going to) (?:use|keep|go with|switch|pin|drop|store|cache|"
+    r"move|rename|replace|implement|add|remove|skip|stick)|instead of|rather than|in favou?r of|"
+    r"switch(?:ed)? to|pinn?(?:ed)? (?:to|at)|the plan is to|we should use|better to use)\b")
+_CORRECTION = re.compile(
+    r"(?i)^(?:actually|correction|update|wait|oops|on second thought|scratch that)\b|"
+    r"\b(?:i was wrong|that was wrong|i misread|i mis-?spoke|turns out|was mistaken|not correct after all|"
+    r"is actually|was actually|i stand corrected|contrary to what i said)\b")
+_FINDING = re.compile(
+    r"(?i)\b(?:found|root cause|the (?:issue|problem|bug|cause|reason) (?:is|was)|caused by|because|confirmed|"
+    r"verified|the fix|fails? (?:because|when|with)|works now|now passes|is missing|does not exist|"
+    r"doesn't exist|returns?|expects?|requires?)\b")
+#: Words that make a sentence of the user's an instruction to keep (must, never, only, prefer, …).
+CONSTRAINT_CUES = re.compile(
+    r"(?i)\b(?:must|should(?:n't)?|don'?t|do not|never|always|only|prefer|avoid|make sure|without|please|"
+    r"need(?:s)? to|has to|have to|not acceptable|no longer|instead of|at most|at least|max(?:imum)?|keep|"
+    r"constraint|rule|require[sd]?)\b")
+#: Where a user's text splits into the sentences constraints are looked for in (stops and line ends).
+USER_SPLIT = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)\s+|\n+")
+_ENDS = frozenset(".!?")
+_CJK_ENDS = frozenset("。！？")
+_OPENERS = {"“": "”", "(": ")", "[": "]", "‘": "’"}
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "mr", "mrs", "ms", "dr", "no", "fig", "approx", "incl"})
 _STAGE_DIRECTION = re.compile(r"\*[^*].*[^*]\*|_[^_].*[^_]_")  # *nods approvingly*
-_MD_NOISE_STARTS = ("#", ">", "-", "*", "+")  # a line with noise starts so (or blank, or a digit) or has ** or __
-_MD_CLEAN_MARKS = ("**", "__", "#", "---", "===")  # every match of _MD_CLEAN has one of these
+_MD_NOISE_STARTS = ("#", ">", "-", "*", "+")  # a line with noise starts so (or blank, or a digit)
+_MD_CLEAN_MARKS = ("#", "---", "===", "***")  # every match of _MD_CLEAN has one of these
 _ODD_CASES = ("\u0130", "\u0131", "\u017f")  # İ ı ſ: re.IGNORECASE matches them as i and s; lower() does not
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     """Whitespace (newlines included) collapsed to single spaces."""
     return " ".join(text.split())
 
 
-def _cut(text: str, limit: int) -> str:
+def cut(text: str, limit: int) -> str:
     """The text cut to ``limit`` characters with an ellipsis."""
     return text if len(text) <= limit else text[: max(limit - 1, 1)].rstrip() + "…"
 
 
-def _cut_marked(text: str, limit: int) -> str:
+def cut_marked(text: str, limit: int) -> str:
     """The text cut to ``limit`` characters with a marker saying how much was cut."""
     if len(text) <= limit:
         return text
     return f"{text[:limit].rstrip()} […{len(text) - limit:,} more chars cut]"
 
 
-def _window(text: str) -> str:
+def window(text: str) -> str:
     """Head and tail of a long text (what is scanned of big tool results)."""
     if len(text) <= _HEAD + _TAIL:
         return text
     return text[:_HEAD] + "\n" + text[-_TAIL:]
 
 
-def _lowered(text: str) -> str | None:
+def lowered(text: str) -> str | None:
     """The text in lower case, to look for the words a case-insensitive pattern needs; None when it has
     letters such a pattern takes for others (İ, ı, ſ)."""
     if not text.isascii() and any(c in text for c in _ODD_CASES):
@@ -67,24 +92,24 @@ def _lowered(text: str) -> str | None:
     return text.lower()
 
 
-def _words_in(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
+def words_in(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
     """Those of ``words`` (lower case) the text may hold in any case: a quick test that never misses a
     match of a case-insensitive pattern that needs one of them."""
-    lower = _lowered(text)
+    lower = lowered(text)
     return words if lower is None else tuple(word for word in words if word in lower)
 
 
-def _field(text: str, limit: int) -> str:
+def resume_field(text: str, limit: int) -> str:
     """A Resume field: one line, no semicolons, cut."""
-    return _cut(_one_line(text[: limit * 4 + 100]).replace(";", ","), limit) or "(none)"
+    return cut(one_line(text[: limit * 4 + 100]).replace(";", ","), limit) or "(none)"
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
     """A text in typographic quotes (marks the user's or a file's own words)."""
     return f"“{text}”"
 
 
-def _user_text(message: Message) -> str:
+def user_text(message: Message) -> str:
     """A real user message as the user typed it (a slash command shown as ``/name args``)."""
     text = message.text.strip()
     name = _COMMAND_TAG.search(text)
@@ -94,29 +119,38 @@ def _user_text(message: Message) -> str:
     return text
 
 
-def _clean(text: str) -> str:
-    """Markdown emphasis, rules, heading marks and emoji removed; whitespace collapsed."""
-    text = _no_emoji(text)
+def clean(text: str) -> str:
+    """Bold marks, rules, heading marks and emoji removed; whitespace collapsed. Code spans, ``__`` and
+    every other character of names and paths stay as they are."""
+    text = no_emoji(text)
     if any(map(text.__contains__, _MD_CLEAN_MARKS)):
         text = _MD_CLEAN.sub(" ", text)
-    return _one_line(text)
+    return one_line(unbold(text))
 
 
-def _no_emoji(text: str) -> str:
+def unbold(text: str) -> str:
+    """``**bold**`` outside code spans made plain."""
+    if "**" not in text:
+        return text
+    text = _BOLD_CODE.sub(r"\1", text)
+    return "".join(piece if piece.startswith("`") else _EMPHASIS.sub(r"\1", piece) for piece in _CODE_SPAN.split(text))
+
+
+def no_emoji(text: str) -> str:
     """The text without emoji."""
     return text if text.isascii() else _EMOJI.sub("", text)
 
 
-def _unmarked(line: str) -> str:
-    """A line without markdown emphasis and heading, list or quote marks (twice: marks can be nested)."""
+def unmarked(line: str) -> str:
+    """A line without bold marks and heading, list or quote marks (twice: marks can be nested)."""
     first = line[:1]
-    if first in _MD_NOISE_STARTS or first.isspace() or first.isdigit() or "**" in line or "__" in line:
-        once, found = _MD_NOISE.subn("", line)
-        return _MD_NOISE.sub("", once) if found else once
-    return line
+    if first in _MD_NOISE_STARTS or first.isspace() or first.isdigit():
+        once, found = MD_NOISE.subn("", line)
+        line = MD_NOISE.sub("", once) if found else once
+    return unbold(line)
 
 
-def _lines(text: str) -> Iterable[str]:
+def prose_lines(text: str) -> Iterable[str]:
     """Prose lines of assistant text: code blocks, tables, headings, rules and stage directions skipped."""
     fenced = False
     for raw in text.splitlines():
@@ -128,45 +162,98 @@ def _lines(text: str) -> Iterable[str]:
             continue
         if line[0] in "*_" and _STAGE_DIRECTION.fullmatch(line):
             continue
-        line = _unmarked(_no_emoji(line)).strip()
+        line = unmarked(no_emoji(line)).strip()
         if line:
             yield line
 
 
-def _word_count(text: str) -> int:
+def word_count(text: str) -> int:
     """Words of a text; CJK characters count as half a word each (those scripts use no spaces)."""
     return max(len(text.split()), len(_CJK.findall(text)) // 2 if not text.isascii() else 0)
 
 
-def _informative(sentence: str) -> bool:
+def informative(sentence: str) -> bool:
     """Whether a sentence says something: not a lead-in, a question, a heading or excited chatter."""
-    words = _word_count(sentence)
+    words = word_count(sentence)
     return not (words < 4 or words > 80 or sentence.endswith((":", "?")) or _FLUFF.match(sentence)
                 or not _INFORMATIVE.search(sentence)
                 or (sentence.endswith("!") and not _TECHNICAL.search(sentence)))
 
 
-def _sentences(text: str) -> Iterable[str]:
+def split_sentences(line: str) -> list[str]:
+    """The sentences of one line of prose. A stop ends a sentence only outside quotes, brackets and code
+    spans, before a blank and a capital, digit, quote or mark — not after e.g., i.e., etc., vs. or an
+    initial —, so quoted speech and attributions stay whole; CJK stops end one anywhere outside quotes."""
+    out: list[str] = []
+    start, closing, code, straight = 0, [], False, False
+    n = len(line)
+    for i, ch in enumerate(line):
+        if ch == "`":
+            code = not code
+        elif code:
+            continue
+        elif ch == '"' or (closing and ch == closing[-1]):
+            if ch == '"':
+                straight = not straight
+            else:
+                closing.pop()
+            if not closing and not straight and i and line[i - 1] in _ENDS and _ends_here(line, i, n):
+                out.append(line[start:i + 1].strip())  # a quoted sentence that ends the sentence
+                start = i + 1
+        elif ch in _OPENERS:
+            closing.append(_OPENERS[ch])
+        elif not closing and not straight and (ch in _CJK_ENDS or (ch in _ENDS and _ends_here(line, i, n))):
+            out.append(line[start:i + 1].strip())
+            start = i + 1
+    rest = line[start:].strip()
+    if rest:
+        out.append(rest)
+    return [s for s in out if s]
+
+
+def _ends_here(line: str, i: int, n: int) -> bool:
+    """Whether the stop at ``i`` ends a sentence (a blank, then a sentence start, follows it)."""
+    if i + 2 >= n or not line[i + 1].isspace():
+        return False
+    nxt = line[i + 2:].lstrip()[:1]
+    if not nxt or not (nxt.isupper() or nxt.isdigit() or nxt in "`\"'([*_“"):
+        return False
+    word = line[:i].rsplit(None, 1)[-1].lower().lstrip("(\"'“") if line[:i].strip() else ""
+    return word not in _ABBREVIATIONS and not (len(word) == 1 and word.isalpha())
+
+
+def sentences(text: str) -> Iterable[str]:
     """Informative sentences of assistant prose (lead-ins, questions, menus and chatter skipped)."""
-    for line in _lines(text):
+    for line in prose_lines(text):
         if line.startswith("["):  # menu options: [d] Done …
             continue
-        for sentence in _SENTENCE_SPLIT.split(line):
+        for sentence in split_sentences(line):
             sentence = sentence.strip(" -*")
-            if _informative(sentence):
+            if informative(sentence):
                 yield sentence
 
 
-def _reply_context(reply: str, previous: str) -> str:
+def reply_context(reply: str, previous: str) -> str:
     """What a terse reply ('d', '2', 'yes') answers: the option it picks, else the question asked."""
     token = reply.strip().strip(".").lower()
     if 0 < len(token) <= 12:
         option = re.compile(r"(?i)(?:^|[\s*(\[])\[?\(?" + re.escape(token) + r"(?:\]|\)|\.|:|\s+[-–—])")
         for line in previous.splitlines():
-            clean = line.strip().lstrip("-*• ").strip()
-            if option.match(" " + clean.replace("**", "")):
-                return "it picks the option " + _quote(_cut(_clean(clean), 200))
-    questions = [s for s in _SENTENCE_SPLIT.split(_clean(previous[-3000:])) if s.rstrip().endswith("?")]
+            stripped = line.strip().lstrip("-• ").strip()
+            if option.match(" " + stripped.replace("**", "")):
+                return "it picks the option " + quote(cut(clean(stripped), 200))
+    questions = [s for s in split_sentences(clean(previous[-3000:])) if s.rstrip().endswith("?")]
     if questions:
-        return "it answers " + _quote(_cut(questions[-1], 200))
-    return "which ended " + _quote(_cut(_clean(previous[-600:]), 240))
+        return "it answers " + quote(cut(questions[-1], 200))
+    return "which ended " + quote(cut(clean(previous[-600:]), 240))
+
+
+def classify_sentence(sentence: str) -> str:
+    """"correction", "decision", "finding" or "note"."""
+    if _CORRECTION.search(sentence):
+        return "correction"
+    if _DECISION.search(sentence):
+        return "decision"
+    if _FINDING.search(sentence):
+        return "finding"
+    return "note"

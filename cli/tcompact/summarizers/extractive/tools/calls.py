@@ -1,7 +1,7 @@
 """Tool calls classified by what they do: shell command, patch, read, edit/write, search, test or other.
 
 Each agent harness names its tools differently, so a call is recognised by its name and by the
-shape of its arguments, and turned into an :class:`_Action` that later collects its outcome.
+shape of its arguments, and turned into an :class:`Action` that later collects its outcome.
 """
 
 from __future__ import annotations
@@ -14,22 +14,12 @@ from typing import Any
 
 import orjson
 
-from ...model import ToolCall
+from ....model import ToolCall
+from ....tool_names import EDIT, EDITOR, READ, SEARCH, SHELL, WRITE, is_plan_tool
 from .outputs import _gist, _symbols
 from .shell import _command_label, _file_ops, _normalise_command, _segments, _test_run
-from .text import _cut, _one_line
+from ..text import cut, one_line
 
-_SHELL_TOOLS = frozenset({
-    "bash", "shell", "exec_command", "run_command", "execute_command", "terminal", "run_terminal_cmd",
-    "local_shell", "shell_command", "run_shell_command", "execute_bash", "cmd", "powershell", "run",
-})
-_READ_TOOLS = frozenset({"read", "read_file", "readfile", "view", "view_file", "open", "open_file", "cat",
-                         "get_file", "notebookread", "read_notebook", "fetch_file"})
-_EDIT_TOOLS = frozenset({"edit", "multiedit", "str_replace", "edit_file", "notebookedit", "insert", "replace",
-                         "apply_diff", "replace_in_file", "search_replace", "edit_notebook", "patch_file"})
-_WRITE_TOOLS = frozenset({"write", "write_file", "writefile", "create", "create_file", "new_file", "save_file"})
-_SEARCH_TOOLS = frozenset({"grep", "glob", "find_file", "search_file", "search_dir", "search", "rg", "ls", "list_dir",
-                           "list_files", "find", "codebase_search", "file_search", "grep_search"})
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "target_file", "filepath")
 _PRIMARY_KEYS = _PATH_KEYS + ("command", "cmd", "url", "query", "pattern", "title", "description", "skill",
                               "subagent_type", "prompt")
@@ -43,7 +33,7 @@ _PATCH_VERBS = {"Update": "edited", "Add": "created", "Delete": "deleted"}
 
 
 @dataclass(slots=True)
-class _Action:
+class Action:
     """A tool call of the body with what came of it."""
 
     index: int
@@ -70,6 +60,9 @@ class _Action:
     cwd: str = ""  # working directory when the call was made, if known
     workdir: str = ""  # a working directory the call itself sets (it holds for later calls too)
     opens: str | None = None  # the file the call makes SWE-agent's open file
+    error_lines: tuple[str, ...] = ()  # error statements anywhere in the result, verbatim
+    outcome: str = ""  # the line of the result that says how it ended (commands)
+    finishes: bool = False  # a tool that ends the task (submit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +80,12 @@ class _Call:
         """The tool name in lower case (how tools are recognised)."""
         return self.name.lower()
 
-    def action(self, kind: str, label: str, **fields: Any) -> _Action:
+    def action(self, kind: str, label: str, **fields: Any) -> Action:
         """An action of this call."""
-        return _Action(self.index, self.round, self.name, kind, label, **fields)
+        return Action(self.index, self.round, self.name, kind, label, **fields)
 
 
-def _args(call: ToolCall) -> tuple[dict[str, Any], str]:
+def call_args(call: ToolCall) -> tuple[dict[str, Any], str]:
     """A call's arguments as a dict (empty when not JSON) and its raw text."""
     raw = call.arguments or ""
     if raw[:1] in ("{", " ", "\n"):
@@ -112,20 +105,20 @@ def _shell_command(name: str, args: Mapping[str, Any], *, raw: str, call_type: s
         if len(value) >= 3 and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and value[1].startswith("-"):
             return value[-1]
         return shlex.join(value)
-    shell = name in _SHELL_TOOLS or call_type == "local_shell"
+    shell = name in SHELL or call_type == "local_shell"
     if isinstance(value, str) and (shell or ("command" in args and not any(k in args for k in _PATH_KEYS))):
         return value
-    if not args and name in _SHELL_TOOLS and raw.strip():
+    if not args and name in SHELL and raw.strip():
         return raw.strip()
     return None
 
 
-def _classify(index: int, call: ToolCall, *, round_: int, open_file: str | None) -> _Action | None:
+def classify(index: int, call: ToolCall, *, round_: int, open_file: str | None) -> Action | None:
     """Classify a tool call: shell command, patch, read, edit/write, search, test tool or other."""
     lname = call.name.lower()
-    if "todo" in lname or lname == "update_plan":
+    if is_plan_tool(lname):
         return None  # the plan is read separately
-    args, raw = _args(call)
+    args, raw = call_args(call)
     c = _Call(index, round_, call.name, args, raw)
     command = _shell_command(lname, args, raw=raw, call_type=call.type)
     if command is not None:
@@ -136,7 +129,7 @@ def _classify(index: int, call: ToolCall, *, round_: int, open_file: str | None)
     return _tool_action(c, open_file)
 
 
-def _command_action(c: _Call, command: str) -> _Action:
+def _command_action(c: _Call, command: str) -> Action:
     """A shell command: the files it touches, the tests it runs, whether it reads only part of a file."""
     segments = _segments(command)
     ops, quiet = _file_ops(segments)
@@ -186,7 +179,7 @@ def _patch_symbols(patch: str) -> dict[str, tuple[str, ...]]:
     return {path: tuple(_symbols("\n".join(lines))) for path, lines in out.items()}
 
 
-def _patch_action(c: _Call, patch: str) -> _Action:
+def _patch_action(c: _Call, patch: str) -> Action:
     """An apply_patch call: an edit of every file the patch names."""
     ops = _patch_ops(patch)
     label = f"{c.name} " + ", ".join(p for p, _ in ops[:4]) if ops else c.name
@@ -198,24 +191,24 @@ def _patch_action(c: _Call, patch: str) -> _Action:
 
 def _kind(lname: str, sub: str) -> tuple[str, str]:
     """(action kind, file operation) of a non-shell tool by its name or editor sub-command."""
-    if lname in _READ_TOOLS or sub == "view":
+    if lname in READ or sub == "view":
         return "read", "read"
-    if lname in _EDIT_TOOLS or sub in ("str_replace", "insert", "undo_edit"):
+    if lname in EDIT or sub in ("str_replace", "insert", "undo_edit"):
         return "edit", "edited"
-    if lname in _WRITE_TOOLS or sub == "create":
+    if lname in WRITE or sub == "create":
         return "edit", "created"
-    if lname in _SEARCH_TOOLS:
+    if lname in SEARCH:
         return "search", "searched"
     if "test" in lname:
         return "command", ""
     return "other", ""
 
 
-def _tool_action(c: _Call, open_file: str | None) -> _Action:
+def _tool_action(c: _Call, open_file: str | None) -> Action:
     """A non-shell, non-patch call: file read or edit, search, test tool or anything else."""
     args, lname = c.args, c.lname
     path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k].strip()), None)
-    editor = lname in ("str_replace_editor", "str_replace_based_edit_tool")
+    editor = lname in EDITOR
     sub = str(args.get("command", "")).lower() if editor else ""
     if path is None and lname in ("edit", "insert") and open_file and ("search" in args or "text" in args
                                                                        or "replace" in args):
@@ -230,17 +223,17 @@ def _tool_action(c: _Call, open_file: str | None) -> _Action:
     return _other_action(c, kind)
 
 
-def _test_tool_action(c: _Call) -> _Action:
+def _test_tool_action(c: _Call) -> Action:
     """A run_tests-like tool: a command that runs the tests its arguments name."""
     argv = c.args.get("args", c.args.get("paths", c.args.get("tests", [])))
     words = [str(a) for a in argv] if isinstance(argv, list) else ([str(argv)] if argv else [])
     text = " ".join([c.name] + words)
     targets = frozenset(w for w in words if not w.startswith("-"))
-    return c.action("command", f"`{_cut(text, 160)}`", command=text,
-                    keys=(("tool", _one_line(text.lower())),), test=((c.lname, targets),))
+    return c.action("command", f"`{cut(text, 160)}`", command=text,
+                    keys=(("tool", one_line(text.lower())),), test=((c.lname, targets),))
 
 
-def _file_action(c: _Call, path: str, *, kind: str, op: str) -> _Action:
+def _file_action(c: _Call, path: str, *, kind: str, op: str) -> Action:
     """A read, edit or write of one file; an edit or write also notes what the new content defines."""
     keys: tuple[tuple[str, str], ...] = ((c.lname, path),)
     if op != "read":
@@ -268,23 +261,23 @@ def _written_content(args: Mapping[str, Any]) -> str:
     return content
 
 
-def _search_action(c: _Call) -> _Action:
+def _search_action(c: _Call) -> Action:
     """A search tool call: its pattern and where it looked."""
     args = c.args
     pattern = args.get("pattern", args.get("query", args.get("file_name", args.get("regex", ""))))
     where = args.get("path", args.get("dir", args.get("directory", "")))
-    label = f"{c.name} {_cut(_one_line(str(pattern)), 80)}" + (f" in {where}" if where else "")
+    label = f"{c.name} {cut(one_line(str(pattern)), 80)}" + (f" in {where}" if where else "")
     return c.action("search", label, keys=((c.lname, f"{pattern}|{where}"),), quiet=True)
 
 
-def _other_action(c: _Call, kind: str) -> _Action:
+def _other_action(c: _Call, kind: str) -> Action:
     """Any other call, labelled and keyed by its main argument (or its stable arguments)."""
     args = c.args
     primary = next((args[k] for k in _PRIMARY_KEYS if isinstance(args.get(k), str) and args[k].strip()), None)
     if primary is None:
         stable = {k: v for k, v in args.items() if k not in _VOLATILE_KEYS}
         primary = orjson.dumps(stable, option=orjson.OPT_SORT_KEYS).decode()[:300] if stable else c.raw[:300]
-        label = c.name if not stable else f"{c.name} {_cut(_one_line(primary), 100)}"
+        label = c.name if not stable else f"{c.name} {cut(one_line(primary), 100)}"
     else:
-        label = f"{c.name}: {_cut(_one_line(primary), 100)}"
-    return c.action(kind, label, keys=((c.lname, _one_line(primary)),))
+        label = f"{c.name}: {cut(one_line(primary), 100)}"
+    return c.action(kind, label, keys=((c.lname, one_line(primary)),))

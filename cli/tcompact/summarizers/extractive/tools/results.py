@@ -1,6 +1,6 @@
 """What came of a tool call: its result read for failure, exit code, key error, test summary and gist.
 
-A result is matched to its call by id; the verdict is stored on the call's :class:`_Action` so
+A result is matched to its call by id; the verdict is stored on the call's :class:`Action` so
 that failures can later be paired with the successful rerun that fixed them.
 """
 
@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import re
 
-from .calls import _Action
+from ....tool_names import AGENT, kind_of
+from .calls import Action
+from .errors import error_lines, outcome_line
 from .outputs import _command_failed, _exit_code, _first_lines, _gist, _key_error, _symbols, _test_summary, _tool_failed
-from .text import _cut
+from ..text import cut
 
-_REPORT_TOOLS = frozenset({"task", "agent", "spawn_agent", "subagent", "dispatch_agent"})  # answers are reports
 _DATA_FILES = re.compile(r"(?i)\.(?:jsonl?|csv|tsv|log|lock|vtt|srt|svg|xml|min\.js|map|bin|txt|out|ndjson)$")
 _LINE_NUMBERS = re.compile(r"(?m)^\s*\d+(?:→|\t|:|\s{2})")
 
 
-def _record_result(action: _Action, text: str, *, window: str, is_error: bool) -> None:
+def record_result(action: Action, text: str, *, window: str, is_error: bool) -> None:
     """Outcome of the call a tool result answers: failed or not, exit code, key error, test summary."""
     action.answered = True
     head = window[:4000]
@@ -29,23 +30,27 @@ def _record_result(action: _Action, text: str, *, window: str, is_error: bool) -
     action.failed = failed
     action.exit_code = exit_code
     action.summary = summary
-    action.first_line = _cut(" ⏎ ".join(_first_lines(head)), 200)
+    action.first_line = cut(" ⏎ ".join(_first_lines(head)), 200)
     if failed:
         action.error = _key_error(window)
     elif not action.gist and action.partial is False:
         _note_read(action, head)
+    action.error_lines = tuple(error_lines(text))
+    if action.kind == "command" and not failed:
+        action.outcome = summary or outcome_line(text)
+    action.finishes = kind_of(action.name) == "finish" and not failed
     _created_or_updated(action, head)
 
 
-def _silent_failure(action: _Action, window: str, *, summary: str) -> bool:
+def _silent_failure(action: Action, window: str, *, summary: str) -> bool:
     """Whether a result without error flag or exit code still says the call failed."""
     if action.kind == "command" and not action.quiet:
         return _command_failed(window, summary)
-    refusable = action.kind == "other" and action.name.lower() not in _REPORT_TOOLS
+    refusable = action.kind == "other" and action.name.lower() not in AGENT  # a sub-agent's answer is a report
     return _tool_failed(window[:4000], refusable=refusable)
 
 
-def _note_read(action: _Action, head: str) -> None:
+def _note_read(action: Action, head: str) -> None:
     """The gist and symbols of the one source file a successful whole-file read showed."""
     reads = [p for p, op in action.paths if op == "read"]
     if len(reads) == 1 and not _DATA_FILES.search(reads[0]):
@@ -53,7 +58,7 @@ def _note_read(action: _Action, head: str) -> None:
         action.symbols = tuple(_symbols(_LINE_NUMBERS.sub("", head)))
 
 
-def _created_or_updated(action: _Action, head: str) -> None:
+def _created_or_updated(action: Action, head: str) -> None:
     """A write the tool reports as an update of an existing file counts as written, not created."""
     if action.paths and any(op == "created" for _, op in action.paths) and action.kind == "edit" \
             and "updated" in head[:300] and "created" not in head[:300]:

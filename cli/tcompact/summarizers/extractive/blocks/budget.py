@@ -1,8 +1,8 @@
-"""Fitting the snapshot to its token budget and rendering it.
+"""The items of a block summary and the running estimate that drops and shortens them to its budget.
 
-Every item is tokenised once; when the snapshot is over budget the least important items are
-dropped first (highest tier, then lowest rank), then the essential ones are shortened, then the
-oldest requests dropped. Section headings always stay, and a marker says how much was omitted.
+Every item is tokenised once; the blocks writer (:mod:`.writer`) leaves the least important items
+out first (highest tier, then lowest rank), then shortens the essential ones, with
+:class:`_Estimate` keeping the total up to date.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...redact import redact
-from ...tokens import TokenCounter
-from .text import _cut
+from ....redact import redact
+from ....tokens import TokenCounter
+from ..text import cut
 
 _ITEM_CHARS = 400  # items other than the essential ones are cut to this many characters
 
@@ -31,43 +31,19 @@ class _Item:
     keep: bool = True
 
 
-def _render_text(sections: Sequence[tuple[str, Sequence[_Item]]]) -> str:
-    """The snapshot text: numbered headings, kept items, budget markers and "(none)"."""
-    parts = ["<state_snapshot>"]
-    for n, (title, entries) in enumerate(sections, start=1):
-        parts.append(f"{n}. {title}")
-        kept = [item.line for item in entries if item.keep]
-        dropped = sum(1 for item in entries if not item.keep)
-        if kept:
-            parts.extend(kept)
-            if dropped:
-                parts.append(f"- (+{dropped} omitted for budget)")
-        else:
-            parts.append("(omitted)" if dropped else "(none)")
-        parts.append("")
-    parts[-1] = "</state_snapshot>"
-    return "\n".join(parts)
-
-
 def _prepare(item: _Item, limit: int | None, *, counter: TokenCounter) -> None:
     """Set an item's rendered line (cut to ``limit``, redacted) and its token cost."""
-    text = item.text if limit is None else _cut(item.text, limit)
+    text = item.text if limit is None else cut(item.text, limit)
     text = redact(text)
     item.line = text if item.raw else "- " + text
     item.cost = counter.count(item.line) + 1
-
-
-def _price(items: Sequence[_Item], counter: TokenCounter) -> None:
-    """Cut the non-essential items, render every line once and count its tokens (in one batch)."""
-    _render_lines(items)
-    _count_lines(items, counter)
 
 
 def _render_lines(items: Sequence[_Item]) -> None:
     """Cut the non-essential items and render every line once (redacted)."""
     for item in items:
         limit = None if item.tier == 0.0 or item.raw else _ITEM_CHARS
-        item.text = item.text if limit is None else _cut(item.text, limit)
+        item.text = item.text if limit is None else cut(item.text, limit)
         item.line = redact(item.text) if item.raw else "- " + redact(item.text)
 
 
@@ -76,27 +52,6 @@ def _count_lines(items: Sequence[_Item], counter: TokenCounter) -> None:
     counter.prime(item.line for item in items)
     for item in items:
         item.cost = counter.count(item.line) + 1
-
-
-def _fit(sections: list[tuple[str, list[_Item]]], budget: int, *, counter: TokenCounter) -> str:
-    """The rendered snapshot, with items dropped and then shortened until it fits ``budget`` tokens."""
-    everything = [item for _, entries in sections for item in entries]
-    _price(everything, counter)
-    skeleton = _render_text([(title, []) for title, _ in sections])
-    base = counter.count(skeleton)
-    marker = counter.count("- (+999 omitted for budget)") + 1 - counter.count("(none)")
-    goal = budget
-    for _ in range(4):  # the estimate can be off (tokens merge across lines): retry with a lower goal
-        _fit_items(sections, goal, base=base, marker=marker, counter=counter)
-        text = _render_text(sections)
-        text = redact(text)
-        total = counter.count(text)
-        if total <= budget or budget <= 0:
-            return text
-        goal -= (total - goal) + max(8, budget // 50)
-        for item in everything:
-            item.keep = True
-    return text
 
 
 class _Estimate:
@@ -136,24 +91,6 @@ class _Estimate:
             if level < len(item.variants):
                 item.text = item.variants[level]
                 self.shorten(item, None)
-
-
-def _fit_items(sections: list[tuple[str, list[_Item]]], goal: int, *, base: int, marker: int,
-               counter: TokenCounter) -> None:
-    """Decide which items stay (``keep``) and shorten the essential ones so the estimate fits ``goal``."""
-    estimate = _Estimate(sections, goal, base=base, marker=marker, counter=counter)
-    everything = [item for _, entries in sections for item in entries]
-    _drop_until_fit(estimate, sorted((item for item in everything if item.tier > 0.0),
-                                     key=lambda item: (-item.tier, -item.rank)))
-    essential = [item for item in everything if item.tier == 0.0 and item.keep]
-    shorter = [item for item in essential if item.variants]
-    _shorten_until_fit(estimate, essential, shorter=shorter)
-    requests = [item for item in essential if not item.variants and not item.text.startswith("Latest request")]
-    _drop_until_fit(estimate, sorted(requests, key=lambda item: -item.rank))  # oldest requests last of all
-    for level in (1, 2):
-        if estimate.fits():
-            return
-        estimate.use_variant(shorter, level)
 
 
 def _drop_until_fit(estimate: _Estimate, items: Sequence[_Item]) -> None:

@@ -15,14 +15,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ...model import Message
-from ...rounds import is_real_user
-from .content import _CONSTRAINT_CUES, _USER_SPLIT, _Content, _last_actions, _test_coverage
-from .extraction import _Extraction
+from ....model import Message
+from ....rounds import is_real_user
+from ..tools import last_actions as _last_actions
+from ..tools import test_coverage as _test_coverage
+from .content import _Content
+from ..scan import Scan
 from .files import _file_lines
 from .history import _critical, _round_work
-from .plan import _in_progress, _next_step, _plan
-from .text import _clean, _cut, _cut_marked, _lines, _one_line, _quote, _reply_context, _user_text, _word_count
+from ..scan import in_progress, next_step, plan_of
+from ..text import CONSTRAINT_CUES, USER_SPLIT, classify_sentence, clean, cut, cut_marked, prose_lines, one_line, quote, reply_context, user_text, word_count
 
 #: Drop tiers of the block sections (higher goes first; the user's requirements are tier 0).
 TIER_FINAL, TIER_OPEN, TIER_FAILED, TIER_WORK, TIER_FILES, TIER_COMMANDS = 1.0, 1.0, 2.0, 3.0, 3.2, 3.4
@@ -47,7 +49,7 @@ class _Req:
     def render(self, limit: int) -> str:
         """The requirement cut to about ``limit`` characters (constraints of the cut part kept)."""
         body = _cut_request(self.body, limit)
-        body = _quote(body) if self.quoted else body
+        body = quote(body) if self.quoted else body
         return (self.prefix + body + self.suffix).replace("\n", "\n  ")
 
 
@@ -94,17 +96,17 @@ def _cut_request(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     if limit < 240:
-        return _cut_marked(text, limit)
+        return cut_marked(text, limit)
     head = int(limit * 0.6)
     room = limit - head
     kept: list[str] = []
-    for sentence in _USER_SPLIT.split(text[head:head + 40000]):
-        sentence = _one_line(sentence.strip(" -*•"))
-        if 3 <= _word_count(sentence) <= 80 and _CONSTRAINT_CUES.search(sentence) and len(sentence) + 3 <= room:
+    for sentence in USER_SPLIT.split(text[head:head + 40000]):
+        sentence = one_line(sentence.strip(" -*•"))
+        if 3 <= word_count(sentence) <= 80 and CONSTRAINT_CUES.search(sentence) and len(sentence) + 3 <= room:
             kept.append(sentence)
             room -= len(sentence) + 3
     if not kept:
-        return _cut_marked(text, limit)
+        return cut_marked(text, limit)
     omitted = len(text) - head - sum(len(s) for s in kept)
     return f"{text[:head].rstrip()} […] {' … '.join(kept)} [{omitted:,} chars cut]"
 
@@ -112,8 +114,8 @@ def _cut_request(text: str, limit: int) -> str:
 def _answer_text(text: str) -> str:
     """A final answer as one line of prose (code blocks, tables and headings left out)."""
     text = text[:_ANSWER_CHARS]
-    prose = " ".join(_lines(text))
-    return _one_line(prose) if len(prose) >= 20 else _clean(text)
+    prose = " ".join(prose_lines(text))
+    return one_line(prose) if len(prose) >= 20 else clean(text)
 
 
 def _raw_part(messages: Sequence[Message], start: int, end: int, background: _Background,
@@ -122,8 +124,8 @@ def _raw_part(messages: Sequence[Message], start: int, end: int, background: _Ba
     context = background.context()
     seq = context + tuple(messages[start:end + 1])
     body = range(len(context), len(seq))
-    x = _Extraction(seq, body)
-    c = _Content(x, 4000)
+    x = Scan(seq, body)
+    c = _Content(x)
     answer = _final_answer(seq, body)
     if completed is None:
         completed = answer is not None and answer == _last_turn(seq, body)
@@ -144,7 +146,7 @@ def _raw_part(messages: Sequence[Message], start: int, end: int, background: _Ba
 
 def _plan_items(message: Message) -> list[tuple[str, str]] | None:
     """The plan items an assistant message sets."""
-    plan = _plan(message.tool_calls)
+    plan = plan_of(message.tool_calls)
     return plan[0] if plan else None
 
 
@@ -166,7 +168,7 @@ def _last_turn(seq: Sequence[Message], body: range) -> int | None:
     return None
 
 
-def _requirements(seq: Sequence[Message], body: range, background: _Background, x: _Extraction) -> list[_Req]:
+def _requirements(seq: Sequence[Message], body: range, background: _Background, x: Scan) -> list[_Req]:
     """The user's words: carried earlier requirements, the continued request, the run's requests verbatim."""
     out = [_Req(line, quoted=False) for category in ("requests", "constraints")
            for line in (f"[earlier] {t}" for t in x.carried.get(category, []))]
@@ -177,17 +179,17 @@ def _requirements(seq: Sequence[Message], body: range, background: _Background, 
         if m.role == "assistant" and m.text.strip():
             previous = m.text
         elif is_real_user(m):
-            text = _user_text(m)
+            text = user_text(m)
             if not text:
                 continue
             suffix = ""
             if len(text) < _TERSE and previous:
-                suffix = f" (reply to the assistant's previous message: {_reply_context(text, previous)})"
+                suffix = f" (reply to the assistant's previous message: {reply_context(text, previous)})"
             own.append(_Req(text, suffix=suffix))
     if not own and background.request is not None:
-        text = _user_text(background.request)
+        text = user_text(background.request)
         if text:
-            out.append(_Req(_cut_marked(text, 1500), prefix=_CONTINUES, continued=True))
+            out.append(_Req(cut_marked(text, 1500), prefix=_CONTINUES, continued=True))
     return out + own
 
 
@@ -201,21 +203,21 @@ def _final(seq: Sequence[Message], answer: int | None, c: _Content) -> list[Line
     return out
 
 
-def _open_work(x: _Extraction, c: _Content) -> list[Line]:
+def _open_work(x: Scan, c: _Content) -> list[Line]:
     """What an unfinished block leaves open: state, last action and result, the agent's last words, next steps."""
     out: list[Line] = [("status: unfinished — the block ends before a final answer; continue from the last action",
                         TIER_OPEN)]
-    current = _in_progress(x)
+    current = in_progress(x)
     if current:
         out.append((f"in progress (todo): {current}", TIER_OPEN))
     points = c.resume_point()
     if points and points[0][0].startswith("last action:"):
         out.append((points[0][0], TIER_OPEN))
     last = x.last_assistant
-    said = _clean(last.text[-4000:]) if last is not None else ""
+    said = clean(last.text[-4000:]) if last is not None else ""
     if said:
-        out.append((f"last assistant message: {_quote(_cut(said, 300))}", TIER_OPEN + 0.1))
-    step = _next_step(x)
+        out.append((f"last assistant message: {quote(cut(said, 300))}", TIER_OPEN + 0.1))
+    step = next_step(x)
     if step != "(none)" and step.rstrip("…") not in said[-320:]:
         out.append((f"next step: {step}", TIER_OPEN + 0.1))
     for content, status in x.todos or []:
@@ -229,7 +231,7 @@ def _open_work(x: _Extraction, c: _Content) -> list[Line]:
     return out
 
 
-def _work_done(x: _Extraction, c: _Content, answer: int | None, *, plan_changed: bool) -> list[Line]:
+def _work_done(x: Scan, c: _Content, answer: int | None, *, plan_changed: bool) -> list[Line]:
     """What the run did: completed plan items, the files and commands in one line, fixes, the agent's findings."""
     out: list[Line] = []
     if plan_changed:
@@ -238,21 +240,24 @@ def _work_done(x: _Extraction, c: _Content, answer: int | None, *, plan_changed:
     if x.actions:
         out.append((_round_work(x.actions), TIER_WORK))
     out += [(t, TIER_WORK + 0.1) for t, _ in c.fixes]
+    out += [(f"{a.label} went on, but its output reported: {line}", TIER_WORK + 0.05) for a in x.actions
+            if not a.failed for line in a.error_lines]
     seen: set[str] = set()
-    found = []
+    found, decided = [], []
     for index, _, sentence in x.newest_sentences():
         key = sentence.lower()
         if index == answer or key in seen:
             continue
         seen.add(key)
-        found.append((_cut(sentence, 300), TIER_WORK + 0.6))
-        if len(found) >= _MAX_DECISIONS:
-            break
-    out += found
+        if classify_sentence(sentence) in ("decision", "correction"):  # every decision, before other findings
+            decided.append((cut(sentence, 300), TIER_WORK + 0.3))
+        elif len(found) < _MAX_DECISIONS:
+            found.append((cut(sentence, 300), TIER_WORK + 0.6))
+    out += decided[::-1] + found
     return out + _carried(x, "history", TIER_WORK + 0.8) + _carried(x, "facts", TIER_WORK + 0.8)
 
 
-def _carried(x: _Extraction, category: str, tier: float) -> list[Line]:
+def _carried(x: Scan, category: str, tier: float) -> list[Line]:
     """Lines of an earlier checkpoint inside the run, of one category."""
     return [(f"[earlier] {line}", tier) for line in x.carried.get(category, [])]
 

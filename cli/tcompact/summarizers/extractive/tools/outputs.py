@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import orjson
 
-from .text import _cut, _lowered, _one_line, _words_in
+from ..text import cut, lowered, one_line, words_in
 
 _EXIT_PATTERNS = (  # looked for in the first 300 characters only (never inside the output itself)
     re.compile(r"^Exit code (-?\d+)", re.MULTILINE),  # Claude Code Bash error results
@@ -117,7 +117,7 @@ def _key_error(text: str) -> str:
     """The line of a failed result that says what went wrong."""
     inner = _TOOL_ERROR.search(text[:4000])
     if inner:
-        return _cut(_one_line(inner.group(1)), 220)
+        return cut(one_line(inner.group(1)), 220)
     best, best_score = "", 0
     for line in text.splitlines():
         line = _json_text(line.strip())
@@ -128,18 +128,18 @@ def _key_error(text: str) -> str:
             best, best_score = line, score
     if best:
         best = re.sub(r"^E\s+", "", best)
-        return _cut(best, 220)
-    return _cut(" ⏎ ".join(_first_lines(text)), 220)
+        return cut(best, 220)
+    return cut(" ⏎ ".join(_first_lines(text)), 220)
 
 
 def _test_summary(text: str) -> str:
     """The last test-summary line of a result ("2 failed, 15 passed in 0.63s"), or ''."""
     found = ""
-    words = _words_in(text, _SUMMARY_WORDS)
+    words = words_in(text, _SUMMARY_WORDS)
     if words:
         found = _last_summary_line(text.splitlines()[-400:], words).strip().strip("=").strip()
     found = _ZERO_COUNTS.sub("", found)  # cargo: drop the "; 0 ignored" parts
-    return _cut(found, 160)
+    return cut(found, 160)
 
 
 def _last_summary_line(lines: Sequence[str], words: tuple[str, ...]) -> str:
@@ -152,7 +152,7 @@ def _last_summary_line(lines: Sequence[str], words: tuple[str, ...]) -> str:
 
 def _summary_candidates(lines: Sequence[str], words: tuple[str, ...]) -> Iterator[int]:
     """Indexes of the lines that have one of the summary words, the last first."""
-    lower = _lowered("\n".join(lines))
+    lower = lowered("\n".join(lines))
     if lower is None:
         yield from range(len(lines) - 1, -1, -1)
         return
@@ -166,6 +166,9 @@ def _summary_candidates(lines: Sequence[str], words: tuple[str, ...]) -> Iterato
         for word, at in last.items():
             if at >= end:
                 last[word] = lower.rfind(word, 0, end) if end > 0 else -1
+
+
+_CODE_STARTS = ("import ", "from ", "use ", "package ", "require")
 
 
 def _skipped_head_line(line: str) -> bool:
@@ -182,6 +185,7 @@ def _gist(text: str) -> str:
     for raw in text[:6000].splitlines()[:80]:
         line = _LINE_NUMBER.sub("", raw, count=1).strip()
         if _skipped_head_line(line):
+            in_license = in_license and not line.startswith(_CODE_STARTS)  # an import ends a license header
             continue
         comment = line.startswith(("#", "//", "/*", "*", '"""', "'''", "<!--", "--", ";;", "%"))
         bare = _COMMENT_MARK.sub("", line).strip(" */-\"'>!")
@@ -198,7 +202,7 @@ def _gist(text: str) -> str:
         if not bare or len(bare.split()) < 3:
             continue
         if comment or bare.lower().startswith(("description:", "name:", "title:")):
-            return _cut(bare, 150)
+            return cut(bare, 150)
     return ""
 
 
@@ -223,9 +227,9 @@ def _tool_failed(head: str, *, refusable: bool) -> bool:
     return refused or re.match(r"(?i)\W*(?:error|failed|failure|exception|fatal)\b", start) is not None
 
 
-def _offloaded(window: str) -> Iterable[str]:
+def offloaded(window: str) -> Iterable[str]:
     """Where a result says offloaded or cleared output can be found again."""
-    patterns = _OFFLOAD + (_SAVED_TO,) if _words_in(window, _SAVED_TO_WORDS) else _OFFLOAD
+    patterns = _OFFLOAD + (_SAVED_TO,) if words_in(window, _SAVED_TO_WORDS) else _OFFLOAD
     for pattern in patterns:
         for match in pattern.finditer(window):
             yield match.group(match.lastindex or 1)

@@ -9,20 +9,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ...model import Message
-from ...rounds import INJECTED_PREFIXES
-from .text import _cut
+from ....model import Message
+from ....markers import CHECKPOINT_PREFIXES
+from ....rounds import INJECTED_PREFIXES
+from ..text import cut
 
-_CHECKPOINT_PREFIXES = (
-    "<memory_block", "[CURRENT_ROUND_MEMORY_BLOCK]", "[DIALOGUE_MEMORY_BLOCK]", "[ROUND_LEVEL_MEMORY_BLOCK]",
-    "[FULL_COMPACT_STATE]", "[STATE_REINJECTION]", "<recovered_context>",
-    "This session is being continued from a previous conversation",
-)
 _CHECKPOINT_HEADING = re.compile(r"^\s*(?:#+\s*)?(\d{1,2})\.\s+(.{3,90}?)\s*:?\s*$")
 _CARRY_MAP = (  # heading keywords -> category of a carried line, first match wins
     ("resume", None), ("do not retry", "failed"), ("failed attempt", "failed"), ("artifact trail", "files"),
     ("user message", "requests"), ("user request", "requests"), ("primary request", "requests"),
-    ("active task", "requests"), ("requirement", "constraints"), ("constraint", "constraints"),
+    ("active task", "requests"), ("decision", "facts"),  # before "constraint": "Decisions, Constraints, …" is the assistant's
+    ("requirement", "constraints"), ("constraint", "constraints"),
     ("preference", "constraints"), ("pending", "pending"), ("next", "pending"), ("open work", "pending"),
     ("file", "files"), ("error", "facts"), ("evidence", "facts"), ("fact", "facts"), ("decision", "facts"),
     ("finding", "facts"), ("problem", "facts"),
@@ -33,17 +30,24 @@ _STALE_LINE = re.compile(
     r"(?i)\(?(?:none\b|n/a\b|no (?:pending|open|further)|wait for|\+\d+ omitted for budget)|`?last request:|status:|"
     r"it replies to the assistant|\d+ failed attempt\(s\) were never fixed|latest test run|not verified:|"
     r"no test run recorded|"
-    r"edited after the last test run|the latest request (?:has no|is not|was answered)|latest request\b")
+    r"edited after the last test run|the latest request (?:has no|is not|was answered)|latest request\b|"
+    r"the user's messages are kept verbatim|the latest request is the last user message")
+_ANSWERED = re.compile(r"(?m)^(?:- )?Status: answered\.$|; answered: yes;")
 
 
-def _is_checkpoint(message: Message) -> bool:
+def says_answered(text: str) -> bool:
+    """Whether an earlier checkpoint records its latest request as answered."""
+    return _ANSWERED.search(text[-20000:]) is not None or _ANSWERED.search(text[:20000]) is not None
+
+
+def is_checkpoint(message: Message) -> bool:
     """Whether an injected message holds an earlier checkpoint (a memory block, a compact summary)."""
     text = message.text
     head = text.lstrip()[:200]
-    return head.startswith(_CHECKPOINT_PREFIXES) or (message.internal and "<state_snapshot>" in text[:20000])
+    return head.startswith(CHECKPOINT_PREFIXES) or (message.internal and "<state_snapshot>" in text[:20000])
 
 
-def _carry(text: str) -> list[tuple[str, str]]:
+def carry(text: str) -> list[tuple[str, str]]:
     """The still-useful lines of an earlier checkpoint, each with the category it belongs to.
 
     Numbered headings decide the category (``_CARRY_MAP``); the old resume line, "(none)" lines,
@@ -98,11 +102,12 @@ def _carried_line(line: str, title: str) -> str | None:
     bullet = re.match(r"^(?:[-*•]|\d+[.)])\s+", line)
     if bullet:
         line = line[bullet.end():]
+    line = line.removeprefix("[earlier] ")  # carried twice: still one mark
     if (not line or _STALE_LINE.match(line)
             or line.startswith(("<", "Summary:", "Analysis:", *INJECTED_PREFIXES))
             or ("relevant files" in title and not bullet)):  # a directory tree: its structure cannot be carried
         return None
-    return _cut(line, 300)
+    return cut(line, 300)
 
 
 def _deduplicated(found: Sequence[tuple[str, str, str]]) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .text import _cut, _one_line
+from ..text import cut, one_line
 
 _OPERATORS = frozenset({"|", "||", "&&", ";", "&", ";;", "(", ")", "|&"})
 _REDIRECTS = frozenset({">", ">>", "<", ">|", "&>", "&>>", ">&", "<&", "<<<"})
@@ -57,7 +57,7 @@ _RUNNER_PREFIXES = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye", "
 
 def _normalise_command(command: str) -> str:
     """A command with whitespace collapsed and stderr redirections / trailing head|tail pipes dropped."""
-    text = _one_line(command)
+    text = one_line(command)
     text = _STDERR.sub("", text)
     text = _HEAD_TAIL.sub("", text)
     text = _CD.sub("", text)
@@ -66,8 +66,8 @@ def _normalise_command(command: str) -> str:
 
 def _command_label(command: str) -> str:
     """A command as shown: one line, a leading ``cd dir &&`` dropped, cut."""
-    text = _CD.sub("", _one_line(command))
-    return _cut(text, 160)
+    text = _CD.sub("", one_line(command))
+    return cut(text, 160)
 
 
 def _words(text: str) -> list[str]:

@@ -10,31 +10,31 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...model import ToolCall
-from .calls import _args
-from .text import _MD_NOISE, _SENTENCE_SPLIT, _clean, _cut, _lines, _one_line
+from ....model import ToolCall
+from ....tool_names import is_plan_tool
+from ..tools import call_args
+from ..text import MD_NOISE, clean, cut, one_line, prose_lines, split_sentences
 
 if TYPE_CHECKING:
-    from .extraction import _Extraction
+    from .extraction import Scan
 
 _NEXT_CUES = re.compile(
     r"(?i)\b(?:next step|next,|next i|next we|i'll|i will|let me|let's|now i|then i|remaining|still need|"
     r"would you like|do you want|want me to|shall i|should i|once you|if you (?:share|send|paste|want|confirm))\b")
 
 
-def _plan(calls: Sequence[ToolCall]) -> tuple[list[tuple[str, str]], str] | None:
+def plan_of(calls: Sequence[ToolCall]) -> tuple[list[tuple[str, str]], str] | None:
     """The (items, explanation) of the last TodoWrite / update_plan call among ``calls``, if any."""
     plan = None
     for call in calls:
-        lname = call.name.lower()
-        if "todo" not in lname and "plan" not in lname:
+        if not is_plan_tool(call.name):
             continue
-        args, _ = _args(call)
+        args, _ = call_args(call)
         items = args.get("todos", args.get("plan", args.get("items")))
         if not isinstance(items, list):
             continue
         explanation = args.get("explanation")
-        plan = (_todo_items(items), _one_line(explanation) if isinstance(explanation, str) else "")
+        plan = (_todo_items(items), one_line(explanation) if isinstance(explanation, str) else "")
     return plan
 
 
@@ -46,21 +46,21 @@ def _todo_items(items: Sequence[Any]) -> list[tuple[str, str]]:
             content = item.get("content", item.get("step", item.get("title", item.get("text", ""))))
             status = str(item.get("status", "pending"))
             if isinstance(content, str) and content.strip():
-                todos.append((_one_line(content), status))
+                todos.append((one_line(content), status))
     return todos
 
 
-def _todos(x: _Extraction, statuses: tuple[str, ...] | None = None) -> list[tuple[str, int]]:
+def todos(x: Scan, statuses: tuple[str, ...] | None = None) -> list[tuple[str, int]]:
     """The latest plan's items with their status (optionally only some statuses)."""
-    todos = x.todos or []
-    out = [(f"[{status}] {content}", n) for n, (content, status) in enumerate(todos)
+    items = x.todos or []
+    out = [(f"[{status}] {content}", n) for n, (content, status) in enumerate(items)
            if statuses is None or status in statuses]
     if statuses is None and x.todo_explanation:
-        out.insert(0, (f"plan note: {_cut(x.todo_explanation, 200)}", 0))
+        out.insert(0, (f"plan note: {cut(x.todo_explanation, 200)}", 0))
     return out
 
 
-def _in_progress(x: _Extraction) -> str | None:
+def in_progress(x: Scan) -> str | None:
     """The plan item in progress, if any."""
     for content, status in x.todos or []:
         if status in ("in_progress", "in-progress", "active"):
@@ -68,7 +68,7 @@ def _in_progress(x: _Extraction) -> str | None:
     return None
 
 
-def _next_step(x: _Extraction) -> str:
+def next_step(x: Scan) -> str:
     """The first pending todo, else the next step the last assistant message states, else '(none)'."""
     for content, status in x.todos or []:
         if status in ("pending", "todo", "not_started"):
@@ -85,19 +85,19 @@ def _listed_next_step(text: str) -> str | None:
     """The first item of a "Next steps" list in the text, if it has one."""
     raw_lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     for n, line in enumerate(raw_lines):
-        if re.match(r"(?i)^\W*next steps?\b.{0,40}$", _clean(line)):
+        if re.match(r"(?i)^\W*next steps?\b.{0,40}$", clean(line)):
             for item in raw_lines[n + 1:n + 6]:
-                if re.match(r"^(?:[-*+•]|\d+[.)])\s+", item) and not _clean(item).endswith(":"):
-                    return _cut(_clean(_MD_NOISE.sub("", item)), 200)
+                if re.match(r"^(?:[-*+•]|\d+[.)])\s+", item) and not clean(item).endswith(":"):
+                    return cut(clean(MD_NOISE.sub("", item)), 200)
     return None
 
 
 def _stated_next_step(text: str) -> str:
     """The last sentence of the text that announces what comes next, else '(none)'."""
     found = ""
-    for line in _lines(text):
-        for sentence in _SENTENCE_SPLIT.split(line):
+    for line in prose_lines(text):
+        for sentence in split_sentences(line):
             if _NEXT_CUES.search(sentence) and len(sentence.split()) >= 3:
                 found = sentence
-    found = re.sub(r"(?i)^\W*next(?: steps?)?\s*[:,\-–]\s*", "", _clean(found))
-    return _cut(found, 200) if found else "(none)"
+    found = re.sub(r"(?i)^\W*next(?: steps?)?\s*[:,\-–]\s*", "", clean(found))
+    return cut(found, 200) if found else "(none)"

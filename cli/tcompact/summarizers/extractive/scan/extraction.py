@@ -11,53 +11,25 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 
-from ...model import Message, ToolCall
-from ...rounds import is_real_user
-from .calls import _Action, _classify
-from .checkpoints import _carry, _is_checkpoint
-from .outputs import _offloaded
-from .plan import _plan
-from .results import _record_result
-from .text import _cut, _sentences, _user_text, _window
+from ....model import Message, ToolCall
+from ....rounds import is_real_user
+from ..tools import Action, classify
+from .checkpoints import carry, is_checkpoint, says_answered
+from .files import FileState
+from ..tools import offloaded
+from .plan import plan_of
+from ..tools import record_result
+from ..text import cut, sentences, user_text, window
 
 _MAX_SENTENCES = 400  # assistant sentences kept (the newest)
-_MAX_FILES = 300  # files listed; four times as many are tracked
+MAX_FILES = 300  # files listed; four times as many are tracked
 _BACKTICK = re.compile(r"`([^`\n]{2,60})`")
-_CWD = (re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"\(Current directory: ([^)]+)\)"))
+CWD_PATTERNS = (re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"\(Current directory: ([^)]+)\)"))
 _OPEN_FILE = re.compile(r"\(Open file: ([^)]+)\)")
 
 
-@dataclass(slots=True)
-class _File:
-    """What happened to one file across the body."""
-
-    path: str
-    ops: Counter = field(default_factory=Counter)
-    failed: Counter = field(default_factory=Counter)
-    first: int = 0
-    last: int = 0
-    gist: str = ""
-    symbols: list[str] = field(default_factory=list)
-    rounds: set[int] = field(default_factory=set)
-
-    def note(self, action: _Action, op: str) -> None:
-        """Count one operation of an action on this file and keep its gist and symbols."""
-        if action.failed:
-            self.failed[op] += 1
-        else:
-            self.ops[op] += 1
-        self.last = action.index
-        self.rounds.add(action.round)
-        if action.gist and not self.gist:
-            self.gist = action.gist
-        for symbol in action.path_symbols.get(self.path, action.symbols):
-            if symbol not in self.symbols and len(self.symbols) < 8:
-                self.symbols.append(symbol)
-
-
-class _Extraction:
+class Scan:
     """One pass over the messages: everything the sections are built from."""
 
     def __init__(self, messages: Sequence[Message], body: range) -> None:
@@ -65,8 +37,8 @@ class _Extraction:
         start, stop = max(body.start, 0), min(body.stop, len(messages))
         self.start, self.stop = start, max(stop, start)
         self.requests: list[tuple[int, int, str]] = []  # (index, round, text) in the body
-        self.actions: list[_Action] = []
-        self.files: dict[str, _File] = {}
+        self.actions: list[Action] = []
+        self.files: dict[str, FileState] = {}
         self.terms: Counter[str] = Counter()
         self.carried: dict[str, list[str]] = {}
         self.critical: dict[str, None] = {}
@@ -80,13 +52,14 @@ class _Extraction:
         self.cwd = ""
         self._assistant_text = ""
         self._open_file: str | None = None
-        self._calls: dict[str, _Action] = {}
-        self._prose_texts: list[tuple[int, int, str]] = []  # (index, round, text) of the assistant prose
+        self._calls: dict[str, Action] = {}
+        self._carried_answered = False  # the newest checkpoint of the body records its request as answered
+        self.prose: list[tuple[int, int, str]] = []  # (index, round, text) of the assistant texts, in order
         self._newest: list[tuple[int, int, str]] = []  # (index, round, sentence) read so far, newest first
         self.round = 0  # real user messages so far; after the scan, the current round
         self._scan_context()
         self._scan_body()
-        self._unread = len(self._prose_texts)  # prose texts not yet read for sentences (the oldest ones)
+        self._unread = len(self.prose)  # prose texts not yet read for sentences (the oldest ones)
         self._gather_files()
         _resolve_failures(self.actions)
 
@@ -106,7 +79,8 @@ class _Extraction:
 
     def _note_request(self, index: int, message: Message) -> None:
         """Track the latest real request, the assistant message before it and the substantive ones."""
-        text = _user_text(message)
+        self._carried_answered = False
+        text = user_text(message)
         if len(text) >= 40:
             if not self.substantive or len(self.substantive) == 1:
                 self.substantive.append((index, text))
@@ -118,7 +92,7 @@ class _Extraction:
 
     def _cwd(self, text: str) -> None:
         """Remember a working directory a message states (Codex ``<cwd>``, SWE-agent's prompt line)."""
-        for pattern in _CWD:
+        for pattern in CWD_PATTERNS:
             match = pattern.search(text)
             if match:
                 self.cwd = match.group(1).strip()
@@ -142,7 +116,7 @@ class _Extraction:
             if is_real_user(m):
                 self.round += 1
                 self._note_request(i, m)
-                self.requests.append((i, self.round, _user_text(m)))
+                self.requests.append((i, self.round, user_text(m)))
             else:
                 self._internal(m)
         elif role == "assistant":
@@ -155,9 +129,11 @@ class _Extraction:
     def _internal(self, m: Message) -> None:
         """An injected message: carry an earlier checkpoint's lines, note a working directory."""
         self._cwd(m.text[:4000])
-        if _is_checkpoint(m):
-            for category, line in _carry(m.text):
+        if is_checkpoint(m):
+            for category, line in carry(m.text):
                 self.carried.setdefault(category, []).append(line)
+            # a checkpoint after the latest request answers it when it says so (a compacted session again)
+            self._carried_answered = self._carried_answered or says_answered(m.text)
 
     def _assistant(self, i: int, m: Message) -> None:
         """Sentences, backticked terms, the plan and the tool calls of an assistant message."""
@@ -178,13 +154,13 @@ class _Extraction:
         text = m.text.strip()
         self._assistant_text = text
         self.round_text[self.round] = (text, bool(m.tool_calls))
-        self._prose_texts.append((i, self.round, text))
+        self.prose.append((i, self.round, text))
         for term in _BACKTICK.findall(text[:20000]):
             self.terms[term.strip()] += 1
 
     def _todo_calls(self, calls: Sequence[ToolCall]) -> bool:
         """Take the plan from TodoWrite / update_plan calls (the latest wins); True if there was one."""
-        plan = _plan(calls)
+        plan = plan_of(calls)
         if plan is None:
             return False
         self.todos, self.todo_explanation = plan
@@ -192,7 +168,7 @@ class _Extraction:
 
     def _call(self, i: int, call: ToolCall) -> None:
         """Record a tool call as an action, with the working directory and open file it sets."""
-        action = _classify(i, call, round_=self.round, open_file=self._open_file)
+        action = classify(i, call, round_=self.round, open_file=self._open_file)
         if action is None:
             return
         if action.workdir:
@@ -208,16 +184,16 @@ class _Extraction:
         action = None
         for cid in m.tool_call_ids:
             action = self._calls.get(cid) or action
-        window = _window(m.text)
-        if len(window) > 200:
-            for where in _offloaded(window):
-                self.critical[f"offloaded content: {_cut(where.strip(), 200)}"] = None
-        match = _OPEN_FILE.search(window[-400:])
+        seen = window(m.text)
+        if len(seen) > 200:
+            for where in offloaded(seen):
+                self.critical[f"offloaded content: {cut(where.strip(), 200)}"] = None
+        match = _OPEN_FILE.search(seen[-400:])
         if match:
             self._open_file = match.group(1).strip()
-        self._cwd(window[-400:])
+        self._cwd(seen[-400:])
         if action is not None and not action.answered:
-            _record_result(action, m.text, window=window, is_error=m.is_error)
+            record_result(action, m.text, window=seen, is_error=m.is_error)
 
     # -- after the pass ---------------------------------------------------------------------
 
@@ -230,9 +206,9 @@ class _Extraction:
             for path, op in action.paths:
                 info = self.files.get(path)
                 if info is None:
-                    if len(self.files) >= _MAX_FILES * 4:
+                    if len(self.files) >= MAX_FILES * 4:
                         continue
-                    info = self.files[path] = _File(path=path, first=action.index)
+                    info = self.files[path] = FileState(path=path, first=action.index)
                 info.note(action, op)
 
     # -- derived views ----------------------------------------------------------------------
@@ -249,19 +225,20 @@ class _Extraction:
         """Add the sentences of the next older prose text that has some; False when none is left or there are enough."""
         while self._unread and len(self._newest) < _MAX_SENTENCES:
             self._unread -= 1
-            i, rnd, text = self._prose_texts[self._unread]
-            found = [(i, rnd, s) for s in _sentences(_window(text) if len(text) > 20000 else text)]
+            i, rnd, text = self.prose[self._unread]
+            found = [(i, rnd, s) for s in sentences(window(text) if len(text) > 20000 else text)]
             if found:
                 self._newest += reversed(found[len(self._newest) - _MAX_SENTENCES:])
                 return True
         return False
 
-    def last_action(self) -> _Action | None:
+    def last_action(self) -> Action | None:
         """The newest tool call of the body, if any."""
         return self.actions[-1] if self.actions else None
 
     def answered(self) -> bool:
-        """Whether the last real user message is followed by a final assistant text without tool calls."""
+        """Whether the last real user message is answered: by a final assistant text without tool calls, or
+        by a successful call of a tool that ends the task (submit) with nothing but its result after it."""
         if self.last_request is None:
             return False
         last = None
@@ -269,7 +246,13 @@ class _Extraction:
             if self.messages[i].role == "assistant":
                 last = self.messages[i]
                 break
-        return last is not None and bool(last.text.strip()) and not last.tool_calls
+        if last is not None and bool(last.text.strip()) and not last.tool_calls:
+            return True
+        if last is None and self._carried_answered:
+            return True
+        final = self.actions[-1] if self.actions else None
+        return final is not None and final.finishes and final.index > self.last_request[0] and \
+            not any(self.messages[i].role == "assistant" for i in range(final.index + 1, self.stop))
 
 
 def _absolute(path: str, cwd: str) -> str:
@@ -281,10 +264,10 @@ def _absolute(path: str, cwd: str) -> str:
     return path
 
 
-def _resolve_failures(actions: Sequence[_Action]) -> None:
+def _resolve_failures(actions: Sequence[Action]) -> None:
     """Mark failures fixed by a later successful rerun (same key, or a test run covering them)."""
-    pending: dict[tuple[str, str], list[_Action]] = {}
-    tests: list[_Action] = []
+    pending: dict[tuple[str, str], list[Action]] = {}
+    tests: list[Action] = []
     for action in actions:
         if not action.answered:
             continue

@@ -18,8 +18,9 @@ from collections.abc import Iterable, Sequence
 
 import orjson
 
-from ...model import Message
-from ...rounds import is_internal_text
+from ....markers import ROUND_LEVEL_ACK, ROUND_LEVEL_MARKER
+from ....model import Message
+from ....rounds import is_internal_text
 from .parts import (
     _CONTINUES,
     TIER_COMMANDS,
@@ -33,8 +34,7 @@ from .parts import (
     _Req,
 )
 
-MARKER = "[ROUND_LEVEL_MEMORY_BLOCK]"
-ACK = "Understood. I have recorded this compressed context."
+MARKER, ACK = ROUND_LEVEL_MARKER, ROUND_LEVEL_ACK
 _MAX_LINES = 4000  # summary lines read of one memory block
 _MAX_LOOSE = 200  # lines kept of a summary without any known heading
 _BULLET = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")

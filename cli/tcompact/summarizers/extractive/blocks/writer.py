@@ -30,17 +30,18 @@ from dataclasses import dataclass
 
 import orjson
 
-from ...model import Message
-from ...redact import redact
-from ...rounds import is_real_user
-from ...tokens import TokenCounter
-from ..base import Block, SummaryRequest
+from ....model import Message
+from ....redact import redact
+from ....rounds import is_real_user
+from ....tokens import TokenCounter
+from ....tool_names import is_plan_tool
+from ...base import Block, SummaryRequest
 from .budget import _count_lines, _drop_until_fit, _Estimate, _Item, _render_lines, _shorten_until_fit
-from .extraction import _CWD
+from ..scan import CWD_PATTERNS
 from .memory import _is_ack, _is_memory, _memory_parts, _merge
 from .parts import TIER_FINAL, _Background, _Part, _raw_part
-from .plan import _plan
-from .text import _cut
+from ..scan import plan_of
+from ..text import cut
 
 _REQUEST_CHARS = 6000  # a requirement is never quoted longer than this
 _FINAL_CHARS = 4000  # nor a final result
@@ -151,14 +152,13 @@ def _backgrounds(messages: Sequence[Message], starts: Sequence[int]) -> dict[int
 
 def _sets_plan(m: Message) -> bool:
     """Whether an assistant message sets the plan (TodoWrite / update_plan with a list of items)."""
-    return any("todo" in c.name.lower() or "plan" in c.name.lower() for c in m.tool_calls) and \
-        _plan(m.tool_calls) is not None
+    return any(is_plan_tool(c.name) for c in m.tool_calls) and plan_of(m.tool_calls) is not None
 
 
 def _cwd(text: str) -> str:
     """The working directory a text states, if any."""
     found = ""
-    for pattern in _CWD:
+    for pattern in CWD_PATTERNS:
         match = pattern.search(text)
         if match:
             found = match.group(1).strip()
@@ -193,17 +193,17 @@ def _sections(part: _Part, budget: int) -> list[tuple[str, list[_Item], bool]]:
     finished = not part.ongoing
     return [
         (REQUIREMENTS, requirements, True),
-        (FINAL, _lines(part.final, final_limit), finished or bool(part.final)),
-        (OPEN, _lines(part.open, open_limit), part.ongoing),
-        (WORK, _lines(part.work, _LINE_CHARS), False),
-        (FAILED, _lines(part.failed, _LINE_CHARS), False),
-        (ARTIFACTS, _lines(part.artifacts, _LINE_CHARS), False),
+        (FINAL, prose_lines(part.final, final_limit), finished or bool(part.final)),
+        (OPEN, prose_lines(part.open, open_limit), part.ongoing),
+        (WORK, prose_lines(part.work, _LINE_CHARS), False),
+        (FAILED, prose_lines(part.failed, _LINE_CHARS), False),
+        (ARTIFACTS, prose_lines(part.artifacts, _LINE_CHARS), False),
     ]
 
 
-def _lines(lines: Sequence[tuple[str, float]], limit: int) -> list[_Item]:
+def prose_lines(lines: Sequence[tuple[str, float]], limit: int) -> list[_Item]:
     """Items of section lines, cut to ``limit`` characters; later lines of a tier go first."""
-    return [_Item(text="- " + _cut(" ".join(text.split()) if "\n" in text else text, limit), tier=tier, rank=n,
+    return [_Item(text="- " + cut(" ".join(text.split()) if "\n" in text else text, limit), tier=tier, rank=n,
                   raw=True) for n, (text, tier) in enumerate(lines)]
 
 

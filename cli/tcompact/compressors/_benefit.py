@@ -1,0 +1,135 @@
+"""The benefit check of the summarising compressors: fewer tokens *and* not less information per token.
+
+Upstream accepts a summary whenever the transcript gets smaller (spec §2.8), so a skeleton of
+empty sections replacing a 686-token answer passes. Here a replacement must also keep its share of
+the facts of what it replaces: the identifiers, paths, numbers and code spans of the user's and
+the assistant's words and of the tool calls' short arguments (paths, commands, patterns — not the
+contents a call writes), the error statements of the tool outputs, and the
+user's sentences (secrets redacted first: no summary keeps them). It is accepted when the share of those facts it keeps is at least half the share
+of the tokens it keeps — it must be at least half as dense in facts as the original: a summary
+that keeps a third of the facts in a fifth of the tokens passes, a skeleton of headings does not —,
+or when what it replaces holds too few facts (:data:`MIN_FACTS`) for a share to mean anything. A
+replacement that is only a skeleton — headings, "(none)", "(omitted)", budget markers — is refused
+whatever the figures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import orjson
+
+from ..model import Message
+from ..redact import redact
+from ..summarizers.extractive.text import split_sentences
+from ..summarizers.extractive.tools import error_lines
+from ..tokens import TokenCounter
+
+__all__ = ["Benefit", "benefit", "facts", "DENSITY"]
+
+#: How dense in facts a replacement must be, relative to what it replaces.
+DENSITY = 0.5
+#: Below this many facts in what is replaced, only the tokens and the skeleton test decide.
+MIN_FACTS = 8
+_EMPTY_LINE = re.compile(r"(?i)^(?:\d{1,2}\.\s+.{1,90}|#+\s.*|\(?(?:none|omitted|n/a)\)?\.?|-\s*\(?(?:none|omitted|n/a)\)?\.?|"
+                         r"-\s*\(\+\d+[^)]*\)|</?[\w_-]+>|[^:\n]{1,60}:)$")
+
+_FACT = re.compile(r"`[^`\n]{2,80}`|[\w@~-]*[/_.][\w./@~-]*\w|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b\d[\d.,:]*\d\b")
+_ARGUMENT_CHARS = 300
+_REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
+
+
+@dataclass(frozen=True)
+class Benefit:
+    """The verdict: accepted or not, why, and the figures it rests on."""
+
+    accepted: bool
+    reason: str
+    facts_kept: float | None
+    tokens_kept: float
+
+
+def _texts(messages: Iterable[Message]) -> Iterable[tuple[str, str]]:
+    """(role, text) of what carries facts: the user's and assistant's words, the values of tool call
+    arguments (not their keys), the error statements of tool outputs."""
+    for m in messages:
+        if m.role in ("tool", "function"):
+            yield "tool", "\n".join(error_lines(m.text))
+        else:
+            yield m.role, m.text
+        for call in m.tool_calls:  # paths, commands, patterns — not the contents a call writes
+            yield "call", "\n".join(v for v in _values(call.arguments) if len(v) <= _ARGUMENT_CHARS)
+
+
+def _values(arguments: str) -> list[str]:
+    """The string values of JSON arguments (all of them, nested too), or the raw text when not JSON."""
+    try:
+        value = orjson.loads(arguments) if arguments[:1] in "{[" else arguments
+    except orjson.JSONDecodeError:
+        return [arguments]
+    out, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return out
+
+
+def _tokens(text: str) -> set[str]:
+    return {token.strip("`") for token in _FACT.findall(text[:200_000])}
+
+
+def facts(messages: Iterable[Message]) -> tuple[set[str], set[str]]:
+    """The facts of some messages: their technical tokens, and the user's sentences."""
+    tokens: set[str] = set()
+    sentences: set[str] = set()
+    for role, text in _texts(messages):
+        text = _REDACTED.sub(" ", redact(text))  # a secret is never kept, so it is no fact a summary could lose
+        tokens |= _tokens(text)
+        if role == "user":
+            sentences.update(s for line in text[:50_000].splitlines() for s in split_sentences(line.strip())
+                             if len(s.split()) >= 4 and len(s) <= 300)
+    return {t for t in tokens if len(t) >= 3}, sentences
+
+
+def _found(text: str) -> set[str]:
+    """The technical tokens of a text, with every tail of each path (a summary may make paths absolute)."""
+    found = _tokens(text)
+    for token in list(found):
+        parts = token.split("/")
+        found.update("/".join(parts[n:]) for n in range(1, len(parts)))
+    return found
+
+
+def _skeleton(text: str) -> bool:
+    """Whether a summary says nothing: every line a heading, a tag, an empty marker or a budget note."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return all(_EMPTY_LINE.match(line) for line in lines)
+
+
+def benefit(replaced: Sequence[Message], replacement: Sequence[Message], *, summary: str, before: int, after: int,
+            counter: TokenCounter) -> Benefit:
+    """Whether ``replacement`` (holding ``summary``) is worth putting in the place of ``replaced`` (the whole
+    list goes from ``before`` to ``after`` tokens)."""
+    if before > 0 and after >= before:
+        return Benefit(False, f"no benefit ({after:,} ≥ {before:,} tokens); original kept", None, 1.0)
+    if _skeleton(summary):
+        return Benefit(False, "no benefit: the summary is only headings and empty sections; original kept", 0.0,
+                       1.0)
+    old_tokens = counter.total(replaced)
+    tokens_kept = counter.total(replacement) / old_tokens if old_tokens else 0.0
+    tokens, sentences = facts(replaced)
+    if len(tokens) + len(sentences) < MIN_FACTS:
+        return Benefit(True, "compacted", None, round(tokens_kept, 4))
+    text = "\n".join(m.text + "\n" + "\n".join(c.arguments for c in m.tool_calls) for m in replacement)
+    kept = (len(tokens & _found(text)) + sum(1 for s in sentences if s in text)) / (len(tokens) + len(sentences))
+    if kept < tokens_kept * DENSITY:
+        return Benefit(False, f"no benefit: the summary keeps {kept:.0%} of the facts of what it replaces in "
+                              f"{tokens_kept:.0%} of its tokens; original kept", round(kept, 4), round(tokens_kept, 4))
+    return Benefit(True, "compacted", round(kept, 4), round(tokens_kept, 4))

@@ -1,0 +1,81 @@
+"""The terminal view of ``tcompact eval``: the chains side by side, per canary kind and per file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from . import console
+
+__all__ = ["eval_report", "KIND_LABELS"]
+
+#: Column headings of the canary kinds.
+KIND_LABELS = {"error_line": "error line", "file_written": "file written", "command": "command",
+               "user_constraint": "constraint", "user_preference": "preference", "decision": "decision",
+               "early_fact": "early fact"}
+
+
+def _share(counts: Mapping[str, Any]) -> str:
+    if not counts["planted"]:
+        return "—"
+    return f"{round(100 * counts['kept'] / counts['planted'])}%"
+
+
+def _ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def eval_report(report: Mapping[str, Any]) -> None:
+    """One column per chain (metrics as rows) and, for several files, one row per file."""
+    out = console()
+    files = report["files"]
+    planted = sum(len(f["canaries"]) for f in files)
+    out.print(Text(f"Canaries: {planted:,} planted in {len(files):,} session(s), {report['per_kind']} of each kind "
+                   f"per session, seed {report['seed']}; every chain compacted with --force"))
+    rows = report["summary"]
+    table = Table(title="Kept verbatim, per chain", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("", no_wrap=True)
+    for row in rows:
+        name = row["chain"] + (" (default)" if row["chain"] == report["default_chain"] else "")
+        table.add_column(name + (f" ({row['failed']} failed)" if row["failed"] else ""), justify="right",
+                         overflow="fold")
+    for kind in report["kinds"]:
+        table.add_row(KIND_LABELS.get(kind, kind), *(_share(r["survival"][kind]) for r in rows))
+    table.add_row("all kinds", *(_share(r["overall"]) for r in rows), end_section=True)
+    table.add_row("tokens", *(_ratio(r["ratio"]) for r in rows))
+    table.add_row("worst", *(_ratio(r["worst_ratio"]) for r in rows))
+    table.add_row("pairing", *(str(r["pairing_violations"]) for r in rows))
+    table.add_row("last request", *(f"{r['last_request_kept']['kept']}/{r['last_request_kept']['of']}" for r in rows))
+    out.print(table)
+    out.print(Text("tokens: after / before, all sessions together; worst: the highest of one session; pairing: tool "
+                   "calls or results left without their partner; last request: sessions whose last real request "
+                   "is kept verbatim"))
+    if len(files) > 1:
+        out.print(_per_file(report))
+
+
+def _per_file(report: Mapping[str, Any]) -> Table:
+    table = Table(title="Per session: share kept and tokens after / before (sessions listed below)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                  caption="\n".join(f"{n}: {f['path']}" for n, f in enumerate(report["files"], start=1)),
+                  caption_justify="left")
+    table.add_column("#", justify="right", no_wrap=True)
+    for chain in report["chains"]:
+        table.add_column(chain, justify="right", overflow="fold")
+    for n, f in enumerate(report["files"], start=1):
+        by_chain = {r["chain"]: r for r in f["results"]}
+        table.add_row(str(n), *(_cell(by_chain[chain]) for chain in report["chains"]))
+    return table
+
+
+def _cell(result: Mapping[str, Any]) -> str:
+    if result["status"] == "failed":
+        return "failed"
+    kept = sum(c["kept"] for c in result["survival"].values())
+    total = sum(c["planted"] for c in result["survival"].values())
+    ratio = _ratio(result["ratio"])
+    return f"{_share({'kept': kept, 'planted': total})} {ratio[1:] if ratio.startswith('0.') else ratio}"

@@ -1,0 +1,85 @@
+"""The state-snapshot writer: a :class:`~..scan.Scan` turned into a contract's numbered sections.
+
+Items come from the user's messages (:mod:`.users`, quoted whole within their own budget), what
+the tools did (:mod:`.work`), what the assistant decided, corrected and found (:mod:`.prose`), the
+instruction of ``--preserve`` (:mod:`.preserve`) and earlier checkpoints in the body; each kind
+goes to one section of the contract (:mod:`.layout`), and :mod:`.fit` keeps what the budget
+holds, most important first, and lists each section in session order. The last line is the
+resume point: ``last request: …; answered: yes|no; active: …; next: …``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ....tokens import TokenCounter
+from ..scan import Scan, in_progress, next_step
+from ..text import resume_field
+from ..tools import describe
+from .fit import Item, fit
+from .layout import place
+from .preserve import instruction, preserved_items
+from .prose import answer_items, concept_items, statement_items
+from .users import active_items, carried_requests, constraint_items, user_items
+from .work import command_items, error_items, failure_items, file_items, round_items, state_items
+
+__all__ = ["write_snapshot", "instruction"]
+
+_CARRIED = {"failed": ("failure", 2), "files": ("file_changed", 2), "pending": ("pending", 2),
+            "facts": ("finding", 2), "history": ("round", 3)}
+
+
+def write_snapshot(x: Scan, contract: str, titles: Sequence[str], *, budget: int, counter: TokenCounter,
+                   preserve: str | None = None) -> str:
+    """The ``<state_snapshot>`` of the scanned body for ``contract``, fitted to ``budget`` tokens (plus the
+    user's messages, which have a budget of their own)."""
+    answered = x.answered()
+    items, left_out = _items(x, contract, counter, answered=answered, preserve=preserve)
+    items.append(Item("resume", resume_line(x, answered), 0, order=x.stop + 1, block=True,
+                      shorter=tuple(resume_line(x, answered, n) for n in (100, 50, 24))))
+    sections = place(contract, titles, items, current_round=x.round)
+    users_title = next((title for title, entries in sections if any(i.kind == "user" for i in entries)), None)
+    return fit(sections, budget, counter=counter, dropped={users_title: left_out} if users_title and left_out else {})
+
+
+def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, preserve: str | None
+           ) -> tuple[list[Item], int]:
+    items: list[Item] = []
+    left_out = 0
+    if contract == "full":  # the compressor keeps the user's messages as messages, before the summary
+        items.append(Item("user", "The user's messages are kept verbatim before this summary (newest first "
+                                  "within 20,000 tokens); a constraint of any that did not fit is listed here.",
+                          0, order=-2))
+    else:
+        users, left_out = user_items(x, counter, with_outcome=contract != "current")
+        items += users
+    items += carried_requests(x) + constraint_items(x, counter)
+    items += active_items(x, [i for i in items if i.kind == "user"],
+                          kept_above=contract in ("full", "current")) if contract != "dialogue" else []
+    items += preserved_items(x, preserve)
+    answers = answer_items(x) if contract != "dialogue" else []
+    items += answers
+    shown = "\n".join(i.text for i in items if i.kind in ("answer", "user"))  # sentences already quoted there
+    items += statement_items(x, shown=shown)
+    items += failure_items(x) + error_items(x) + file_items(x) + command_items(x)
+    items += state_items(x, answered=answered) + concept_items(x)
+    items += round_items(x, sorted({r for _, r, _ in x.requests} | {a.round for a in x.actions}))
+    if x.cwd:
+        items.append(Item("cwd", f"working directory: {x.cwd}", 2, order=x.start))
+    items += [Item("offload", text, 1, order=x.stop) for text in x.critical]
+    for category, (kind, priority) in _CARRIED.items():
+        items += [Item(kind, f"[earlier] {line}", priority, order=-1) for line in x.carried.get(category, [])]
+    return items, left_out
+
+
+def resume_line(x: Scan, answered: bool, limit: int = 200) -> str:
+    """``last request: …; answered: yes|no; active: …; next: …`` (each field on one line, cut)."""
+    request = resume_field(x.last_request[1], limit) if x.last_request else "(none)"
+    current = in_progress(x)
+    last = x.last_action()
+    active = f"in_progress todo: {current}" if current else (f"last action: {describe(last)}" if last else "(none)")
+    step = next_step(x)
+    step = "(none)" if step.rstrip().endswith(":") else step
+    return (f"last request: {request}; answered: {'yes' if answered else 'no'}; "
+            f"active: {resume_field(active, limit + 20)}; next: {resume_field(step, limit)}")
+

@@ -1,0 +1,99 @@
+"""Which section of each contract every kind of item goes to — exactly one, so each fact appears once.
+
+The section titles are the contracts' own (:data:`~tcompact.summarizers.contracts.SECTIONS`,
+shared with the prompts). The "round" contract has a current and a historical half: an item of
+the current round goes to the first title of its pair, an earlier one to the second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .fit import Item
+
+__all__ = ["place"]
+
+_FAILED, _TRAIL, _RESUME = "Failed Attempts — Do Not Retry", "Artifact Trail", "Resume"
+_COMMON = {"failure": _FAILED, "command": _TRAIL, "resume": _RESUME}
+
+_DIALOGUE = {
+    "user": "Historical User Requests and Outcomes",
+    "constraint": "Learned User Requirements, Preferences, and Acceptance Criteria",
+    "round": "Historical Work Performed", "done": "Historical Work Performed",
+    "concept": "Key Technical Concepts and Codebase Understanding",
+    "code": "Key Technical Concepts and Codebase Understanding",
+    "file_changed": "Files, Code Areas, and Artifacts",
+    "decision": "Decisions, Constraints, Corrections, and Findings",
+    "correction": "Decisions, Constraints, Corrections, and Findings",
+    "finding": "Decisions, Constraints, Corrections, and Findings",
+    "note": "Decisions, Constraints, Corrections, and Findings",
+    "answer": "Decisions, Constraints, Corrections, and Findings",
+    "error": "Evidence, Errors, Fixes, and Invalid Attempts", "fix": "Evidence, Errors, Fixes, and Invalid Attempts",
+    "test": "Evidence, Errors, Fixes, and Invalid Attempts",
+    "cwd": "Critical Context", "offload": "Critical Context", "preserved": "Critical Context",
+    "file_read": "Relevant Files", "file_searched": "Relevant Files",
+    "pending": "Historical Pending Notes", "next": "Historical Pending Notes", "state": "Historical Pending Notes",
+    "resume_point": "Historical Pending Notes", "active": "Historical User Requests and Outcomes",
+}
+_CURRENT = {
+    "active": "Active Task", "user": "Active Task",
+    "constraint": "Constraints and Preferences",
+    "done": "Completed Work in This Active Segment", "round": "Completed Work in This Active Segment",
+    "state": "Current Work and Active State", "answer": "Current Work and Active State",
+    "resume_point": "Immediate Resume Point",
+    "pending": "Pending Tasks and Next Useful Step", "next": "Pending Tasks and Next Useful Step",
+    **{k: "Key Facts, Decisions, Evidence, and Fixes" for k in ("decision", "correction", "finding", "note",
+                                                                "error", "fix")},
+    **{k: "Files, Code Areas, Artifacts, and Codebase Understanding" for k in ("file_changed", "concept", "code")},
+    "test": "Blockers, Risks, and Verification",
+    "cwd": "Critical Context", "offload": "Critical Context", "preserved": "Critical Context",
+    "file_read": "Relevant Files & Structure", "file_searched": "Relevant Files & Structure",
+}
+_ROUND = {  # (the current round's title, an earlier round's title)
+    "active": ("Active Task and Success Criteria",) * 2,
+    "user": ("Active Task and Success Criteria", "Historical User Requests and Outcomes"),
+    "constraint": ("Learned User Requirements, Preferences, and Acceptance Criteria",) * 2,
+    "state": ("Current Execution State",) * 2, "done": ("Current Execution State",) * 2,
+    "answer": ("Current Execution State",) * 2,
+    "resume_point": ("Immediate Resume Point and Next Useful Step",) * 2,
+    "next": ("Immediate Resume Point and Next Useful Step",) * 2,
+    "pending": ("Immediate Resume Point and Next Useful Step",) * 2,
+    **{k: ("Current Task Facts, Decisions, Evidence, and Fixes", "Durable Historical Information")
+       for k in ("decision", "correction", "finding", "note", "error", "fix")},
+    "file_changed": ("Current Files, Code Areas, and Artifacts", "Cross-Cutting Files, Code Areas, and Artifacts"),
+    "concept": ("Repository and Codebase Understanding",) * 2, "code": ("Repository and Codebase Understanding",) * 2,
+    "round": ("Historical Work Performed",) * 2,
+    "test": ("Open Work, Blockers, Risks, and Verification",) * 2,
+    "cwd": ("Critical Context",) * 2, "offload": ("Critical Context",) * 2, "preserved": ("Critical Context",) * 2,
+    "file_read": ("Relevant Files",) * 2, "file_searched": ("Relevant Files",) * 2,
+}
+_FULL = {
+    "active": "Primary Request and Intent", "preserved": "Primary Request and Intent",
+    "concept": "Key Technical Concepts", "code": "Key Technical Concepts",
+    "file_changed": "Files and Code Sections", "file_read": "Files and Code Sections",
+    "file_searched": "Files and Code Sections",
+    "error": "Errors and Fixes", "fix": "Errors and Fixes", "test": "Errors and Fixes",
+    "decision": "Problem Solving", "correction": "Problem Solving", "finding": "Problem Solving",
+    "note": "Problem Solving", "round": "Problem Solving",
+    "user": "All User Messages", "constraint": "All User Messages",
+    "pending": "Pending Tasks",
+    "state": "Current Work", "answer": "Current Work", "resume_point": "Current Work", "done": "Current Work",
+    "cwd": "Current Work", "offload": "Current Work",
+    "next": "Optional Next Step",
+}
+_LAYOUTS: Mapping[str, Mapping[str, str | tuple[str, str]]] = {"dialogue": _DIALOGUE, "current": _CURRENT,
+                                                                "round": _ROUND, "full": _FULL}
+
+
+def place(contract: str, titles: Sequence[str], items: Sequence[Item], *, current_round: int
+          ) -> list[tuple[str, list[Item]]]:
+    """The contract's sections in order, each with its items (an item of an unknown kind goes last but one)."""
+    layout = {**_LAYOUTS.get(contract, _FULL), **_COMMON}
+    sections: dict[str, list[Item]] = {title: [] for title in titles}
+    fallback = titles[-2] if len(titles) > 1 else titles[-1]
+    for item in items:
+        title = layout.get(item.kind, fallback)
+        if isinstance(title, tuple):
+            title = title[0] if item.round >= current_round else title[1]
+        sections.get(title, sections[fallback]).append(item)
+    return list(sections.items())

@@ -1,0 +1,101 @@
+"""What the assistant said that outlives its messages: decisions, corrections, findings, the final answer.
+
+Sentences are taken whole (never cut inside), each once, and told apart by their words: a
+*decision* commits to a choice (decided, chose, will use, instead of, rather than, pin, switch
+to…), a *correction* takes back an earlier statement (actually, correction, I was wrong, turns
+out…), a *finding* states what was learnt (found, root cause, is caused by, confirmed, fails
+because…); any other informative sentence is a *note*, kept last. A correction replaces every
+earlier decision or finding about the same thing — the same identifier, path, number or quoted
+term —, so a summary never reports both the claim and its retraction. The final answer of the
+part is kept as its first paragraph and its code blocks, each block whole or not at all.
+"""
+
+from __future__ import annotations
+
+import re
+from ..scan import Scan
+from ..text import classify_sentence, clean, cut, informative, prose_lines, split_sentences
+from .fit import Item
+
+__all__ = ["statement_items", "answer_items", "concept_items", "final_answer"]
+
+_SUBJECT = re.compile(r"`[^`\n]+`|[\w./-]*[/._][\w./-]+|\b[a-z]+[A-Z]\w*\b|\b\w*\d\w*\b|“[^”]+”|\"[^\"\n]+\"")
+_FENCE = re.compile(r"(?ms)^[ \t]*(```|~~~)[^\n]*\n.*?^[ \t]*\1[ \t]*$")
+_ANSWER_CHARS = 800
+_CODE_CHARS = 3000  # a code block longer than this is left out whole
+
+
+def _subjects(sentence: str) -> set[str]:
+    return {s.strip("`“”\"").lower() for s in _SUBJECT.findall(sentence) if len(s.strip("`“”\"")) >= 3}
+
+
+_PRIORITY = {"decision": 1, "correction": 1, "finding": 2, "note": 3}
+
+
+def statement_items(x: Scan, *, shown: str = "") -> list[Item]:
+    """The assistant's sentences of the body as items, once each, corrections replacing what they correct;
+    sentences standing in ``shown`` (the final answer's opening, the outcome of a request) are left out."""
+    seen: set[str] = set()
+    out: list[Item] = []
+    subjects: list[set[str]] = []
+    for index, rnd, text in x.prose:
+        for line in prose_lines(text[:20000]):
+            if line.startswith("["):  # menu options
+                continue
+            for sentence in split_sentences(line):
+                sentence = sentence.strip(" -*")
+                key = sentence.lower()
+                if key in seen or not informative(sentence):
+                    continue
+                seen.add(key)
+                kind = classify_sentence(sentence)
+                about = _subjects(sentence)
+                if kind == "correction" and about:  # also when the correction itself is quoted elsewhere
+                    keep = [n for n, item in enumerate(out) if not (subjects[n] & about and item.kind != "note")]
+                    out, subjects = [out[n] for n in keep], [subjects[n] for n in keep]
+                if shown and sentence in shown:
+                    continue
+                out.append(Item(kind, cut(sentence, 600), _PRIORITY[kind], order=index, round=rnd))
+                subjects.append(about)
+    return out
+
+
+def final_answer(x: Scan) -> int | None:
+    """Index of the body's final answer: its last assistant text without tool calls, when nothing but
+    results follow it and the latest request is answered."""
+    if not x.answered() or x.last_assistant is None:
+        return None
+    for index, _, _ in reversed(x.prose):
+        m = x.messages[index]
+        return index if not m.tool_calls else None
+    return None
+
+
+def answer_items(x: Scan) -> list[Item]:
+    """The final answer: its first paragraph of prose and its code blocks, each whole."""
+    index = final_answer(x)
+    if index is None:
+        return []
+    text = x.messages[index].text
+    rnd = next(r for i, r, _ in x.prose if i == index)
+    out = []
+    paragraph = next((p for p in re.split(r"\n\s*\n", _FENCE.sub("", text)) if p.strip()), "")
+    prose = " ".join(prose_lines(paragraph)) or clean(paragraph)
+    if prose:
+        out.append(Item("answer", f"the work ended with this answer: {cut(prose, _ANSWER_CHARS)}", 1, order=index,
+                        round=rnd))
+    for block in _FENCE.finditer(text):
+        code = block.group(0).strip("\n")
+        if len(code) <= _CODE_CHARS:
+            out.append(Item("code", code, 2, order=index, round=rnd, block=True))
+    return out
+
+
+def concept_items(x: Scan) -> list[Item]:
+    """The terms the assistant put in backticks most often (at least twice, or all of few)."""
+    terms = [t for t, n in x.terms.most_common(40) if n >= 2 or len(x.terms) < 15][:24]
+    if not terms:
+        return []
+    return [Item("concept", "terms the assistant relied on: " + ", ".join(f"`{t}`" for t in terms), 3,
+                 order=x.stop)]
+

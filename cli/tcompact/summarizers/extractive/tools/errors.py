@@ -1,0 +1,83 @@
+"""Error lines anywhere in a tool output, and the one line that says how a command ended.
+
+Agents lose most often the error that appeared in the middle of a long output (LESSONS.md): the
+head-and-tail window the rest of the scan reads misses it. So every line of a command's output is
+tested here — cheaply: a text without any error word is passed over whole — against patterns that
+mark a line as an error *statement* (an exception, an ``ERROR:``/``fatal:``/``error[E…]`` prefix,
+a shell's ``command not found``, make's ``*** … Error 2``, a log line at ERROR level), not a line
+that merely mentions errors ("0 errors", source code that raises one). Lines are returned exactly
+as they stand (leading and trailing blanks stripped), so a summary can quote them byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..text import words_in
+from .outputs import _HEADER_LINE
+
+__all__ = ["error_lines", "outcome_line"]
+
+_WORDS = ("error", "fatal", "fail", "panic", "exception", "traceback", "not found", "denied", "err!", "cannot",
+          "no such file", "not permitted", "*** ")
+_STATEMENT = re.compile(
+    r"""^(?:E\s+)?(?:
+        (?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Interrupt|Exit):\s*\S   # ValueError: …
+      | (?:error|ERROR|Error|fatal|FATAL|Fatal|panic|PANIC|CRITICAL|FAILED|FAIL|Failed)(?:\[[\w-]+\])?(?:[:!]|\s+\S)
+      | npm\ ERR!
+      | \S+:\ \*\*\*\ .*\bError\ \d+                                               # make: *** [x] Error 2
+      | (?:ba|z|fi|c|k)?sh(?::\ line\ \d+)?:\ .*(?:command\ not\ found|No\ such\ file|Permission\ denied)
+      | \S+:\ (?:cannot|can't|could\ not|unable\ to)\ \S                           # cp: cannot stat …
+      | Traceback\ \(most\ recent\ call\ last\)
+    )""", re.VERBOSE)
+_LOG_LEVEL = re.compile(r"(?:^|[\s\[|])(?:ERROR|FATAL|CRITICAL)(?:[\]:|]|\s+-)")
+_NOT_AN_ERROR = re.compile(r"(?i)\b(?:0|no|zero) (?:errors?|failures?|failed)\b|\b(?:errors?|failures?|failed)[:=]\s*0\b|"
+                           r"error_count\W+0\b")
+_MAX_LINE = 400  # longer lines are data (a minified file, a JSON blob), not error statements
+_CODE = re.compile(r"[,;{(\[]$|=>|\s\?\s|^(?:return|const|let|var|if|elif|else|case|def|function)\b|\|\|")
+_LINE_NUMBER = re.compile(r"^\d+(?:→|\t|:(?=\s))\s?")  # "12→", "12\t", "12: " of a file shown with numbers
+_OUTCOME_SKIP = re.compile(r"^(?:bash-\$|\$|>+|\(END\)|\[\d+\]\s*\+?\s*(?:Done|Exit))\s*$")
+
+
+def _candidates(text: str) -> Iterator[str]:
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line and len(line) <= _MAX_LINE:
+            yield line
+
+
+def _is_error(line: str) -> bool:
+    """An error statement: a prefix or log level that says so, and not a line of code or a zero count."""
+    bare = _LINE_NUMBER.sub("", line)
+    return (bool(_STATEMENT.match(bare)) or bool(_LOG_LEVEL.search(bare))) and not _NOT_AN_ERROR.search(bare) \
+        and not _CODE.search(bare.rstrip())
+
+
+def error_lines(text: str, limit: int = 4) -> list[str]:
+    """The distinct error statements of an output, in order; past ``limit``, the first and last ones."""
+    if not words_in(text, _WORDS):
+        return []
+    found: dict[str, None] = {}
+    for line in _candidates(text):
+        if line not in found and _is_error(line) and not line.startswith("Traceback"):
+            found[line] = None
+    lines = list(found)
+    if len(lines) <= limit:
+        return lines
+    head = limit // 2
+    return lines[:head] + lines[len(lines) - (limit - head):]
+
+
+def outcome_line(text: str, limit: int = 240) -> str:
+    """The line that tells how a command ended: its last informative line (headers, prompts, rules and
+    blank lines skipped), as it stands; '' when it has none of at most ``limit`` characters."""
+    tail = text[-20000:]
+    for raw in reversed(tail.splitlines()):
+        line = raw.strip()
+        if not line or not line.strip("=-_─━.·*#") or _HEADER_LINE.match(line) or _OUTCOME_SKIP.match(line):
+            continue
+        if line.startswith(("(Open file:", "(Current directory:")):
+            continue
+        return line if len(line) <= limit else ""
+    return ""

@@ -1,0 +1,63 @@
+"""The information benefit check: facts of what is replaced, a skeleton refused, density against tokens."""
+
+from __future__ import annotations
+
+from tcompact.compressors._benefit import DENSITY, MIN_FACTS, benefit, facts
+from tcompact.model import Message, ToolCall
+from tcompact.tokens import TokenCounter
+
+COUNTER = TokenCounter()
+
+
+def body():
+    return [Message(role="user", content="Please fix the exporter in rosterkit/export.py before Friday."),
+            Message(role="assistant", content="The bug is in `export_members` and `write_header`.",
+                    tool_calls=(ToolCall("a", "Bash", '{"command": "pytest -q tests/test_export.py", '
+                                                      '"content": "' + "data_row_1.0 " * 40 + '"}'),)),
+            Message(role="tool", content="ok\nE   UnicodeEncodeError: 'charmap' codec\n" + "filler 1.25 " * 400,
+                    tool_call_ids=("a",))]
+
+
+def test_facts_are_tokens_of_words_and_short_arguments_and_user_sentences():
+    tokens, sentences = facts(body())
+    assert tokens == {"rosterkit/export.py", "export_members", "write_header", "tests/test_export.py",
+                      "UnicodeEncodeError"}
+    assert sentences == {"Please fix the exporter in rosterkit/export.py before Friday."}
+    secret = [Message(role="user", content="use key sk-proj-" + "A1b2C3d4" * 6 + " in deploy/run.sh")]
+    assert facts(secret)[0] == {"deploy/run.sh"}  # the secret is redacted first: it is no fact to lose
+
+
+def replacement(text):
+    return [Message(role="user", content=text)]
+
+
+def test_a_summary_dense_enough_in_facts_is_accepted():
+    many = body() + [Message(role="assistant", content=f"Checked `mod_{n}.py` and `fn_{n}`.") for n in range(10)]
+    good = "Fixed rosterkit/export.py (`export_members`); tests/test_export.py passes; UnicodeEncodeError gone."
+    verdict = benefit(many, replacement(good), summary=good, before=5000, after=1000, counter=COUNTER)
+    assert verdict.accepted and verdict.reason == "compacted" and verdict.facts_kept >= verdict.tokens_kept * DENSITY
+    poor = "We worked on several things and made progress. " * 5
+    verdict = benefit(many, replacement(poor), summary=poor, before=5000, after=1000, counter=COUNTER)
+    assert not verdict.accepted and verdict.facts_kept == 0.0
+    assert verdict.reason.startswith("no benefit: the summary keeps 0% of the facts of what it replaces in ")
+
+
+def test_skeletons_are_refused_and_few_facts_only_need_fewer_tokens():
+    skeleton = "<state_snapshot>\n1. Active Task\n(omitted)\n\n2. Files\n- (+3 omitted for budget)\n</state_snapshot>"
+    verdict = benefit(body(), replacement(skeleton), summary=skeleton, before=900, after=300, counter=COUNTER)
+    assert (verdict.accepted, verdict.reason) == (False, "no benefit: the summary is only headings and empty "
+                                                         "sections; original kept")
+    assert len(facts(body())[0]) + len(facts(body())[1]) < MIN_FACTS
+    verdict = benefit(body(), replacement("fix it"), summary="fix it", before=900, after=300, counter=COUNTER)
+    assert verdict.accepted and verdict.facts_kept is None
+    verdict = benefit(body(), replacement("fix it"), summary="fix it", before=900, after=900, counter=COUNTER)
+    assert (verdict.accepted, verdict.reason) == (False, "no benefit (900 ≥ 900 tokens); original kept")
+
+
+def test_a_path_made_absolute_still_counts():
+    many = [Message(role="assistant", content="", tool_calls=(ToolCall(f"c{n}", "Read",
+                                                                       f'{{"file_path": "src/m{n}.py"}}'),))
+            for n in range(12)]
+    text = "\n".join(f"/repo/src/m{n}.py — read" for n in range(12))
+    verdict = benefit(many, replacement(text), summary=text, before=9000, after=500, counter=COUNTER)
+    assert verdict.accepted and verdict.facts_kept == 1.0

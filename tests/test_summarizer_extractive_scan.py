@@ -1,0 +1,153 @@
+"""The scan of a transcript: tool calls classified by name and shape (shell lines parsed, never run),
+results read for exit codes, test summaries, key errors, gists and symbols, the working directory
+and open file tracked, the plan read, failures paired with their fixes, earlier checkpoints carried,
+and whether the latest request is answered."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcompact.model import Message
+from tcompact.summarizers.extractive.scan import Scan, carry, in_progress, next_step, todos
+from tcompact.summarizers.extractive.tools import classify
+from tcompact.summarizers.extractive.tools.outputs import _exit_code, _gist, _key_error, _symbols, _test_summary
+from tcompact.summarizers.extractive.tools.shell import _normalise_command, _pathish, _segments, _test_run, _words
+
+from test_summarizer_extractive import assistant, call, result, user
+
+
+def shape(name, args, kind="function", open_file="/r/open.py"):
+    a = classify(0, call("x", name, args, kind), round_=1, open_file=open_file)
+    return None if a is None else (a.kind, a.label, a.paths, a.test, a.quiet)
+
+
+@pytest.mark.parametrize(("name", "args", "expected"), [
+    ("Bash", {"command": "cd /r && python -m pytest -q tests/test_a.py::test_b 2>&1 | tail -5"},
+     ("command", "`python -m pytest -q tests/test_a.py::test_b 2>&1 | tail -5`", [],
+      (("pytest", frozenset({"tests/test_a.py::test_b"})),), False)),
+    ("Bash", {"command": "sed -n 10,20p src/a.py"}, ("command", "`sed -n 10,20p src/a.py`", [("src/a.py", "read")],
+                                                      None, True)),
+    ("Bash", {"command": "cat a.txt | grep foo > out.log"},
+     ("command", "`cat a.txt | grep foo > out.log`", [("a.txt", "read"), ("out.log", "written")], None, False)),
+    ("Bash", {"command": "rm -rf build/ && mv a.py b.py"},
+     ("command", "`rm -rf build/ && mv a.py b.py`", [("build/", "deleted"), ("b.py", "written"), ("a.py", "moved")],
+      None, False)),
+    ("exec_command", {"cmd": "uv run pytest -x"}, ("command", "`uv run pytest -x`", [], (("pytest", frozenset()),),
+                                                    False)),
+    ("shell", {"command": ["bash", "-lc", "cargo test --lib parser"]},
+     ("command", "`cargo test --lib parser`", [], (("cargo test", frozenset()),), False)),
+    ("Read", {"file_path": "/r/a.py", "offset": 40}, ("read", "Read /r/a.py", [("/r/a.py", "read")], None, False)),
+    ("str_replace_based_edit_tool", {"command": "create", "path": "/r/n.py", "file_text": "def f(): pass"},
+     ("edit", "str_replace_based_edit_tool /r/n.py", [("/r/n.py", "created")], None, False)),
+    ("edit", {"search": "a", "replace": "b"}, ("edit", "edit /r/open.py", [("/r/open.py", "edited")], None, False)),
+    ("Grep", {"pattern": "TODO", "path": "src"}, ("search", "Grep TODO in src", [], None, True)),
+    ("TodoWrite", {"todos": []}, None),
+    ("WebFetch", {"url": "https://x.y/z"}, ("other", "WebFetch: https://x.y/z", [], None, False)),
+    ("run_tests", {"args": ["-q", "tests/t.py"]},
+     ("command", "`run_tests -q tests/t.py`", [], (("run_tests", frozenset({"tests/t.py"})),), False)),
+])
+def test_calls_are_classified_by_name_and_arguments(name, args, expected):
+    assert shape(name, args) == expected
+
+
+def test_patches_edit_every_file_they_name():
+    patch = ("*** Begin Patch\n*** Update File: src/a.py\n@@\n+def added():\n*** Add File: src/b.py\n+x = 1\n"
+             "*** Delete File: old.py\n*** Update File: src/c.py\n*** Move to: src/d.py\n*** End Patch\n")
+    a = classify(0, call("p", "apply_patch", patch, kind="custom"), round_=1, open_file=None)
+    assert (a.kind, a.label) == ("edit", "apply_patch src/a.py, src/b.py, old.py, src/c.py")
+    assert a.paths == [("src/a.py", "edited"), ("src/b.py", "created"), ("old.py", "deleted"), ("src/c.py", "edited"),
+                       ("src/d.py", "created")]
+    assert a.path_symbols["src/a.py"] == ("added",)
+
+
+def test_shell_lines_are_read_without_running_them():
+    assert _words("echo 'a b' \"c\\\"d\" e\\ f # comment") == ["echo", "a b", 'c"d', "e f"]
+    assert _segments("cd /r && bash -lc 'ls x; cat y' | wc -l") == [["cd", "/r"], ["ls", "x"], ["cat", "y"],
+                                                                    ["wc", "-l"]]
+    assert _test_run(_segments("npm run test:unit && go test ./... && make check")) == (
+        ("npm run", frozenset()), ("go test", frozenset({"./..."})), ("make check", frozenset()))
+    assert _normalise_command("cd /r && ls  -la 2>/dev/null | head -5") == "ls -la"
+    assert [t for t in ("src/a.py", "Makefile", "-v", "$HOME", "1,20p", ".payload.type", "https://x", "a*b")
+            if _pathish(t)] == ["src/a.py", "Makefile"]
+
+
+def test_results_are_read_for_exit_code_summary_error_gist_and_symbols():
+    assert _exit_code("Exit code 2\nboom") == 2
+    assert _exit_code("Chunk ID: 1\nProcess exited with code 0\nOutput:\nok") == 0
+    assert _exit_code('{"output": "x", "metadata": {"exit_code": 3}}') == 3
+    assert _exit_code("no code here") is None
+    assert _test_summary("....\n===== 2 failed, 15 passed in 0.63s =====\n") == "2 failed, 15 passed in 0.63s"
+    assert _test_summary("test result: ok. 29 passed; 0 failed; 0 ignored") == "test result: ok. 29 passed"
+    assert _key_error("Traceback (most recent call last):\n  File x\nKeyError: 'a'\nValueError: b") == "ValueError: b"
+    assert _key_error("<tool_use_error>File does not exist.</tool_use_error>") == "File does not exist."
+    assert _gist('"""CSV export of the member roster."""\nimport csv') == "CSV export of the member roster."
+    assert _gist("# Copyright 2024 Acme\n# Licensed under MIT\nimport os\n# Parses the config files.\nx = 1") == (
+        "Parses the config files.")
+    assert _symbols("def a():\n    pass\nclass B:\n    def test_c(self): pass\npub fn d() {}") == [
+        "a", "B", "d", "test_c"]
+
+
+def test_the_scan_follows_the_working_directory_and_the_open_file():
+    messages = (
+        Message(role="user", content="<environment_context>\n  <cwd>/home/dev/app</cwd>\n</environment_context>",
+                internal=True),
+        user("fix it"),
+        assistant("", call("a", "open", {"path": "src/m.py"})),
+        result("a", "[File: src/m.py (10 lines total)]\n1:x = 1\n(Open file: /testbed/src/m.py)\n"
+                    "(Current directory: /testbed)\nbash-$"),
+        assistant("", call("b", "edit", {"search": "x = 1", "replace": "x = 2"})),
+        result("b", "Text replaced."),
+    )
+    x = Scan(messages, range(1, len(messages)))
+    assert x.cwd == "/testbed"
+    assert sorted(x.files) == ["/home/dev/app/src/m.py", "/testbed/src/m.py"]
+    assert x.files["/testbed/src/m.py"].status() == "edited"
+
+
+def test_the_plan_is_the_latest_and_gives_the_next_step():
+    plan = {"todos": [{"content": "Port a", "status": "completed"}, {"content": "Port b", "status": "in_progress"},
+                      {"content": "Port c", "status": "pending"}]}
+    messages = (user("port it"), assistant("", call("t", "TodoWrite", {"todos": [{"content": "x", "status": "pending"}]})),
+                result("t", "ok"), assistant("", call("u", "TodoWrite", plan)), result("u", "ok"))
+    x = Scan(messages, range(len(messages)))
+    assert (in_progress(x), next_step(x)) == ("Port b", "Port c")
+    assert todos(x, ("pending",)) == [("[pending] Port c", 2)]
+    said = (user("go"), assistant("Done with the parser.\n\nNext steps:\n1. **Run the benchmarks** on main\n2. Tag"))
+    assert next_step(Scan(said, range(2))) == "Run the benchmarks on main"
+
+
+def test_failures_are_fixed_by_the_same_command_or_a_covering_test_run():
+    messages = (
+        user("go"),
+        assistant("", call("a", "Bash", {"command": "pytest -q tests/test_x.py"})), result("a", "Exit code 1\n1 failed",
+                                                                                          error=True),
+        assistant("", call("b", "Bash", {"command": "make lint"})), result("b", "Exit code 2\nlint: 3 errors",
+                                                                           error=True),
+        assistant("", call("c", "Bash", {"command": "pytest -q"})), result("c", "42 passed in 1.0s"),
+    )
+    x = Scan(messages, range(len(messages)))
+    assert [(a.label, a.failed, a.resolved_by) for a in x.actions] == [
+        ("`pytest -q tests/test_x.py`", True, "`pytest -q`"), ("`make lint`", True, None), ("`pytest -q`", False, None)]
+
+
+def test_earlier_checkpoints_are_carried_by_section():
+    text = ("<memory_block_dialogue>\n<summary>\n1. Historical User Requests and Outcomes\n- “ship v2”\n\n"
+            "6. Decisions, Constraints, Corrections, and Findings\n- we pin the client to 4.2\n\n"
+            "11. Failed Attempts — Do Not Retry\n- `make deploy` → exit 2\n- (+2 omitted for budget)\n\n"
+            "13. Resume\nlast request: ship v2; answered: no; active: (none); next: (none)\n</summary>")
+    assert carry(text) == [("requests", "“ship v2”"), ("facts", "we pin the client to 4.2"),
+                           ("failed", "`make deploy` → exit 2")]
+    assert carry("just some old notes\nwithout headings") == [("history", "just some old notes"),
+                                                              ("history", "without headings")]
+
+
+def test_answered_by_a_final_text_or_a_successful_finishing_call():
+    asked = (user("fix it"),)
+    assert Scan(asked + (assistant("Fixed."),), range(2)).answered()
+    assert not Scan(asked + (assistant("Looking", call("a", "Bash", {"command": "ls"})), result("a", "x")),
+                    range(3)).answered()
+    submitted = asked + (assistant("", call("s", "submit", {})), result("s", "diff"))
+    assert Scan(submitted, range(3)).answered()
+    failed = asked + (assistant("", call("s", "submit", {})), result("s", "Error: nothing to submit", error=True))
+    assert not Scan(failed, range(3)).answered()
+    assert not Scan((assistant("hello"),), range(1)).answered()  # no request at all
