@@ -247,10 +247,10 @@ def test_codex_update_plan_is_the_plan(summarizer):
             {"step": "Add the flag", "status": "completed"}, {"step": "Write tests", "status": "in_progress"}]})),
         result("p", "Plan updated"),
     )
-    got = sections(run(summarizer, messages, contract="round", body=range(len(messages))))
-    assert got["Current Execution State"] == ["- in progress (todo): Write tests", "- [completed] Add the flag"]
-    assert got["Immediate Resume Point and Next Useful Step"] == ["- [in_progress] Write tests",
-                                                                  "- plan note: CLI first"]
+    got = sections(run(summarizer, messages, contract="current", body=range(len(messages))))
+    assert got["Current Work and Active State"] == ["- in progress (todo): Write tests"]
+    assert got["Completed Work in This Active Segment"] == ["- [completed] Add the flag"]
+    assert got["Pending Tasks and Next Useful Step"] == ["- [in_progress] Write tests", "- plan note: CLI first"]
     assert got["Resume"] == [("last request: Add a --encoding flag.; answered: no; active: in_progress todo: Write "
                               "tests; next: (none)")]
 

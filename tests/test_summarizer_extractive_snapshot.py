@@ -29,7 +29,7 @@ KINDS = ("user", "active", "constraint", "failure", "error", "fix", "file_change
 @pytest.mark.parametrize("contract", list(SECTIONS))
 def test_every_kind_goes_to_exactly_one_section_of_its_contract(contract):
     items = [Item(kind, f"{kind} text", 1, round=r) for kind in KINDS for r in (1, 2)]
-    placed = place(contract, SECTIONS[contract], items, current_round=2)
+    placed = place(contract, SECTIONS[contract], items)
     assert [title for title, _ in placed] == list(SECTIONS[contract])
     where = {}
     for title, entries in placed:
@@ -39,16 +39,6 @@ def test_every_kind_goes_to_exactly_one_section_of_its_contract(contract):
     assert sum(len(entries) for _, entries in placed) == len(items)  # none lost
     layout = _LAYOUTS[contract]
     assert set(KINDS) - {"failure", "command", "resume"} <= set(layout)  # every kind has its own place
-
-
-def test_the_round_contract_splits_the_current_round_from_history():
-    items = [Item("decision", "old", 1, round=1), Item("decision", "new", 1, round=3),
-             Item("file_changed", "a.py", 1, round=1), Item("file_changed", "b.py", 1, round=3)]
-    placed = dict(place("round", SECTIONS["round"], items, current_round=3))
-    assert [i.text for i in placed["Current Task Facts, Decisions, Evidence, and Fixes"]] == ["new"]
-    assert [i.text for i in placed["Durable Historical Information"]] == ["old"]
-    assert [i.text for i in placed["Current Files, Code Areas, and Artifacts"]] == ["b.py"]
-    assert [i.text for i in placed["Cross-Cutting Files, Code Areas, and Artifacts"]] == ["a.py"]
 
 
 def items():

@@ -23,6 +23,8 @@ from ..redact import redact
 from ..spans import Span
 from ..summarizers.base import SummaryRequest
 from ..summarizers.contracts import extract_snapshot, prompt_text
+from ..tokens import TokenCounter
+from ..windows import MIN_TARGET_RATIO, TRIGGER_RATIO
 from ._summarize import summarize, trigger_reason
 from ._benefit import benefit
 from .base import CompressionResult, Compressor, Context, Settings, unchanged
@@ -35,9 +37,9 @@ __all__ = ["PrefixSettings", "PrefixCompressor", "wrap_memory", "preserve_append
 class PrefixSettings(Settings):
     """Trigger ratios of the context window and the summary budget."""
 
-    trigger_context_ratio: float = Field(0.8, gt=0, lt=1, description="Compact when the transcript reaches this "
+    trigger_context_ratio: float = Field(TRIGGER_RATIO, gt=0, lt=1, description="Compact when the transcript reaches this "
                                          "share of the context window.")
-    min_target_context_ratio: float = Field(0.1, ge=0, lt=1, description="Only when the part to compress is at "
+    min_target_context_ratio: float = Field(MIN_TARGET_RATIO, ge=0, lt=1, description="Only when the part to compress is at "
                                             "least this share of the window.")
     summary_max_tokens: int = Field(8000, ge=32, le=200_000, description="Token budget of the summary (sent as "
                                     "max_tokens; at most a quarter of a known summariser window).")
@@ -82,7 +84,9 @@ def preserve_appendix(prompt: str, instruction: str | None) -> str:
 
 
 class PrefixCompressor(Compressor):
-    """Subclasses choose the span, the contract, the wrapper texts and the re-injection builders."""
+    """Subclasses choose the span, the contract and the re-injection builders; the summary takes the body's
+    place as one memory block (the wrapper texts ``tag``, ``meaning``, ``policy``) unless a subclass
+    builds its own :meth:`replacement` (``full``)."""
 
     uses_summarizer = True
     contract: ClassVar[str]
@@ -99,6 +103,13 @@ class PrefixCompressor(Compressor):
         assert isinstance(settings, PrefixSettings)
         return trigger_reason(total, body_tokens, window=window, trigger_ratio=settings.trigger_context_ratio,
                               min_target_ratio=settings.min_target_context_ratio, force=False, empty=empty) is None
+
+    def replacement(self, messages: Sequence[Message], span: Span, summary: str, settings: Settings,
+                    counter: TokenCounter) -> tuple[list[Message], str]:
+        """The messages that take the body's place (the re-injected state follows them), and the note saying so."""
+        memory = Message(role="user", content=wrap_memory(self.tag, self.meaning, self.policy, summary),
+                         meta={"memory_block": self.tag})
+        return [memory], f"{len(span.body)} messages summarised into one {self.tag}"
 
     def compress(self, messages: Sequence[Message], settings: Settings, ctx: Context) -> CompressionResult:
         assert isinstance(settings, PrefixSettings)
@@ -130,25 +141,23 @@ class PrefixCompressor(Compressor):
         if not summary:
             return unchanged(self.name, messages, "the summariser returned an empty summary", before, span=got.span,
                              calls=got.calls, failed=True)
-        return self._assemble(messages, got.span, summary, before, got.calls, ctx, target=target)
+        return self._assemble(messages, got.span, summary, before=before, calls=got.calls, settings=settings,
+                              counter=counter, target=target)
 
-    def _assemble(self, messages: Sequence[Message], span: Span, summary: str, before: int, calls: tuple,
-                  ctx: Context, *, target: int) -> CompressionResult:
-        memory = Message(role="user", content=wrap_memory(self.tag, self.meaning, self.policy, summary),
-                         meta={"memory_block": self.tag})
-        prefix, tail = list(messages[: span.body.start]), list(messages[span.tail.start:])
-        kept = pinned(messages, span.body)
-        extra = recovered_context(messages, prefix + kept + [memory] + tail, self.builders,
-                                  max_chars=reinjection_chars(target))
-        replacement = [memory] + ([extra] if extra else [])
-        new = tuple(prefix + kept + replacement + tail)
-        after = ctx.counter.total(new)
+    def _assemble(self, messages: Sequence[Message], span: Span, summary: str, *, before: int, calls: tuple,
+                  settings: Settings, counter: TokenCounter, target: int) -> CompressionResult:
+        lead, note = self.replacement(messages, span, summary, settings, counter)
+        head, tail = list(messages[: span.body.start]) + pinned(messages, span.body), list(messages[span.tail.start:])
+        extra = recovered_context(messages, head + lead + tail, self.builders, max_chars=reinjection_chars(target))
+        replacement = lead + ([extra] if extra else [])
+        new = tuple(head + replacement + tail)
+        after = counter.total(new)
         replaced = [messages[i] for i in span.body if messages[i].role not in ("system", "developer")]
-        verdict = benefit(replaced, replacement, summary=summary, before=before, after=after, counter=ctx.counter)
+        verdict = benefit(replaced, replacement, summary=summary, before=before, after=after, counter=counter)
         figures = {"facts_kept": verdict.facts_kept, "tokens_kept": verdict.tokens_kept}
         if not verdict.accepted:
             return unchanged(self.name, messages, verdict.reason, before, span=span, calls=calls,
                              figures={**figures, "rejected_tokens_after": after})
         return CompressionResult(processor=self.name, messages=new, applied=True, reason="compacted",
                                  tokens_before=before, tokens_after=after, span=span, calls=calls, figures=figures,
-                                 notes=(f"{len(span.body)} messages summarised into one {self.tag}",))
+                                 notes=(note,))

@@ -23,7 +23,6 @@ from ..model import Message
 __all__ = [
     "Block",
     "ModelWindow",
-    "CONTRACTS",
     "ERROR_KINDS",
     "TRANSIENT_KINDS",
     "SummaryRequest",
@@ -34,10 +33,6 @@ __all__ = [
     "prepared",
     "wire_message",
 ]
-
-#: Output contracts: which state-snapshot template a summary follows (prompts/*.md; spec prompts A1-A3, C4),
-#: or "blocks": the round-level pipeline's JSON ``{"blocks": [{"block_id", "summary"}]}`` (spec §8.1.5).
-CONTRACTS = ("current", "dialogue", "round", "full", "blocks")
 
 #: Error kinds (openjiuwen-spec §2.9) plus ``empty_response`` for a reply with no usable text.
 ERROR_KINDS = (

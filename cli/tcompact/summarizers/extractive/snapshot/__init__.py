@@ -37,7 +37,7 @@ def write_snapshot(x: Scan, contract: str, titles: Sequence[str], *, budget: int
     items, left_out = _items(x, contract, counter, answered=answered, preserve=preserve)
     items.append(Item("resume", resume_line(x, answered), 0, order=x.stop + 1, block=True,
                       shorter=tuple(resume_line(x, answered, n) for n in (100, 50, 24))))
-    sections = place(contract, titles, items, current_round=x.round)
+    sections = place(contract, titles, items)
     users_title = next((title for title, entries in sections if any(i.kind == "user" for i in entries)), None)
     return fit(sections, budget, counter=counter, dropped={users_title: left_out} if users_title and left_out else {})
 

@@ -1,8 +1,7 @@
 """Which section of each contract every kind of item goes to — exactly one, so each fact appears once.
 
 The section titles are the contracts' own (:data:`~tcompact.summarizers.contracts.SECTIONS`,
-shared with the prompts). The "round" contract has a current and a historical half: an item of
-the current round goes to the first title of its pair, an earlier one to the second.
+shared with the prompts).
 """
 
 from __future__ import annotations
@@ -49,24 +48,6 @@ _CURRENT = {
     "cwd": "Critical Context", "offload": "Critical Context", "preserved": "Critical Context",
     "file_read": "Relevant Files & Structure", "file_searched": "Relevant Files & Structure",
 }
-_ROUND = {  # (the current round's title, an earlier round's title)
-    "active": ("Active Task and Success Criteria",) * 2,
-    "user": ("Active Task and Success Criteria", "Historical User Requests and Outcomes"),
-    "constraint": ("Learned User Requirements, Preferences, and Acceptance Criteria",) * 2,
-    "state": ("Current Execution State",) * 2, "done": ("Current Execution State",) * 2,
-    "answer": ("Current Execution State",) * 2,
-    "resume_point": ("Immediate Resume Point and Next Useful Step",) * 2,
-    "next": ("Immediate Resume Point and Next Useful Step",) * 2,
-    "pending": ("Immediate Resume Point and Next Useful Step",) * 2,
-    **{k: ("Current Task Facts, Decisions, Evidence, and Fixes", "Durable Historical Information")
-       for k in ("decision", "correction", "finding", "note", "error", "fix")},
-    "file_changed": ("Current Files, Code Areas, and Artifacts", "Cross-Cutting Files, Code Areas, and Artifacts"),
-    "concept": ("Repository and Codebase Understanding",) * 2, "code": ("Repository and Codebase Understanding",) * 2,
-    "round": ("Historical Work Performed",) * 2,
-    "test": ("Open Work, Blockers, Risks, and Verification",) * 2,
-    "cwd": ("Critical Context",) * 2, "offload": ("Critical Context",) * 2, "preserved": ("Critical Context",) * 2,
-    "file_read": ("Relevant Files",) * 2, "file_searched": ("Relevant Files",) * 2,
-}
 _FULL = {
     "active": "Primary Request and Intent", "preserved": "Primary Request and Intent",
     "concept": "Key Technical Concepts", "code": "Key Technical Concepts",
@@ -81,19 +62,15 @@ _FULL = {
     "cwd": "Current Work", "offload": "Current Work",
     "next": "Optional Next Step",
 }
-_LAYOUTS: Mapping[str, Mapping[str, str | tuple[str, str]]] = {"dialogue": _DIALOGUE, "current": _CURRENT,
-                                                                "round": _ROUND, "full": _FULL}
+_LAYOUTS: Mapping[str, Mapping[str, str]] = {"dialogue": _DIALOGUE, "current": _CURRENT, "full": _FULL}
 
 
-def place(contract: str, titles: Sequence[str], items: Sequence[Item], *, current_round: int
-          ) -> list[tuple[str, list[Item]]]:
+def place(contract: str, titles: Sequence[str], items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
     """The contract's sections in order, each with its items (an item of an unknown kind goes last but one)."""
     layout = {**_LAYOUTS.get(contract, _FULL), **_COMMON}
     sections: dict[str, list[Item]] = {title: [] for title in titles}
     fallback = titles[-2] if len(titles) > 1 else titles[-1]
     for item in items:
         title = layout.get(item.kind, fallback)
-        if isinstance(title, tuple):
-            title = title[0] if item.round >= current_round else title[1]
         sections.get(title, sections[fallback]).append(item)
     return list(sections.items())
