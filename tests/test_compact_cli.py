@@ -83,7 +83,7 @@ def test_forced_dialogue_writes_transcript_dump_and_report(runner, tmp_path):
     name = (tmp_path / "dumps").iterdir().__next__().name
     assert name.endswith("_dialogue_chat_tool_session.json") and name.split("_")[0].isdigit()
     assert (dump["schema_version"], dump["processor"]["name"], dump["call"]) == (
-        2, "dialogue", {"number": 1, "attempt": 1, "of": 1, "status": "ok", "retried": False, "reason": "ok"})
+        3, "dialogue", {"number": 1, "attempt": 1, "of": 1, "status": "ok", "retried": False, "reason": "ok"})
     assert dump["source"]["sha256"] == __import__("hashlib").sha256(CHAT.read_bytes()).hexdigest()
     assert dump["request"]["messages_sent"][-1] == {"role": "user", "content": dump["request"]["prompt"]}
     assert dump["benefit"]["accepted"] is True and 0 < dump["benefit"]["reduction_ratio"] <= 1

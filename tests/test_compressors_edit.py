@@ -6,7 +6,7 @@ import orjson
 import pytest
 from conftest import SAMPLES, call, jsonl, msg
 
-from tcompact.compressors import chain_settings, get, parse_chain
+from tcompact.compressors import chain_settings, get, parse_chain, parse_sets
 from tcompact.compressors.base import Context
 from tcompact.compressors.micro import CLEARED_MARKER
 from tcompact.compressors.offload import marker_for
@@ -115,9 +115,9 @@ def test_truncate_compressor_touches_only_big_tool_outputs_outside_keep_recent()
 
 def test_truncate_settings_are_validated():
     with pytest.raises(UsageError, match=r"truncate setting head_ratio: Input should be less than 1"):
-        chain_settings(parse_chain("truncate"), sets=["head_ratio=1.5"])
+        chain_settings(parse_chain("truncate"), overrides=parse_sets(["head_ratio=1.5"]))
     with pytest.raises(UsageError, match="truncate setting colour: Extra inputs are not permitted"):
-        chain_settings(parse_chain("truncate"), sets=["truncate.colour=red"])
+        chain_settings(parse_chain("truncate"), overrides=parse_sets(["truncate.colour=red"]))
 
 
 # ---- micro -------------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ def test_offload_protection_patterns_and_last_round():
     result = run("offload", tail, force=True, keep_last_round=True)
     assert len(result.blobs) == 2  # the result after the last plain answer is the current round: kept
     with pytest.raises(UsageError, match=r"offload setting roles: Value error, unknown role\(s\) \['robot'\]"):
-        chain_settings(parse_chain("offload"), sets=['roles=["robot"]'])
+        chain_settings(parse_chain("offload"), overrides=parse_sets(['roles=["robot"]']))
 
 
 @pytest.mark.parametrize("name", ["chat_tool_session.jsonl", "claude_code_session.jsonl", "codex_rollout.jsonl"])

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tcompact.compaction import CompactOptions, Stage, compact_file
-from tcompact.compressors import get, names
+from tcompact.compressors import get, names, parse_sets
 from tcompact.compressors.base import Context
 from tcompact.formats import read_file
 from tcompact.invariants import violations
@@ -27,7 +27,7 @@ OPTIONS = {"offload": ("offload.large_message_tokens=300",)}
 def test_invariants_hold_and_the_output_reads_back(path, chain, tmp_path):
     if not path.exists():
         pytest.skip(f"real transcripts not found at {SHARED}; CI always has them")
-    run = compact_file(path, CompactOptions(chain=chain, force=True, sets=OPTIONS.get(chain, ()),
+    run = compact_file(path, CompactOptions(chain=chain, force=True, overrides=parse_sets(OPTIONS.get(chain)),
                                             offload_dir=str(tmp_path / "store")))
     assert run.status in ("compacted", "nothing to do"), run.message
     assert violations(run.transcript.messages, run.messages, run.stages) == []

@@ -62,7 +62,7 @@ def _two_call_run(runner, tmp_path):
 def test_a_run_stores_the_messages_before_it_once_and_later_calls_name_them(runner, tmp_path):
     first, second = _two_call_run(runner, tmp_path)
     one, two = orjson.loads(first.read_bytes()), orjson.loads(second.read_bytes())
-    assert (one["schema_version"], two["schema_version"]) == (2, 2)
+    assert (one["schema_version"], two["schema_version"]) == (3, 3)
     assert one["run"]["id"] == two["run"]["id"] and (one["run"]["call"], two["run"]["call"]) == (1, 2)
     assert len(one["context_before"]["messages"]) == 33
     digest = __import__("hashlib").sha256(orjson.dumps(one["context_before"]["messages"],
@@ -200,7 +200,7 @@ def test_round_level_dumps_with_redacted_secrets_verify(runner, tmp_path):
 @pytest.mark.parametrize(("content", "message"), [
     (b'{"schema_version": 1, "processor"', "not a valid JSON dump (unexpected end of data at line 1) — the dump is "
                                            "truncated or damaged; compact again to get a new one"),
-    (b'{"schema_version": 7}', "schema_version 7 is not supported (this tcompact reads 1 and 2) — replay it with the "
+    (b'{"schema_version": 7}', "schema_version 7 is not supported (this tcompact reads 1, 2 and 3) — replay it with the "
                                "tcompact that wrote it"),
     (b'{"hello": 1}', "not a tcompact compression dump (no schema_version) — pass dumps written by tcompact compact "
                       "--dump-dir"),

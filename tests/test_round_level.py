@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from conftest import FakeSummarizer, call, msg
 
-from tcompact.compressors import chain_settings, get, parse_chain
+from tcompact.compressors import chain_settings, get, parse_chain, parse_sets
 from tcompact.compressors.base import Context
 from tcompact.compressors.round_level.phase import parse_blocks
 from tcompact.compressors.round_level.prompting import cap_text, fit_prompt, head_tail
@@ -84,9 +84,9 @@ def test_settings_defaults_and_validation():
         230000, 160000, 0, 250000, 30000, 20000, 10000, 0.2, "...[TRUNCATED]...", MARK)
     with pytest.raises(UsageError, match=r"round-level setting settings: Value error, target_total_tokens \(230000\) "
                                          r"must be below trigger_total_tokens \(230000\)"):
-        chain_settings(parse_chain("round-level"), sets=["target_total_tokens=230000"])
+        chain_settings(parse_chain("round-level"), overrides=parse_sets(["target_total_tokens=230000"]))
     with pytest.raises(UsageError, match="truncate_head_ratio: Input should be less than 1"):
-        chain_settings(parse_chain("round-level"), sets=["truncate_head_ratio=1"])
+        chain_settings(parse_chain("round-level"), overrides=parse_sets(["truncate_head_ratio=1"]))
     with pytest.raises(UsageError, match=r"target_total_tokens \(160,000\) must be below the trigger \(0.5 × "
                                          r"200,000 = 100,000 tokens\)"):
         run(rounds(1), FakeSummarizer(), window=200_000, trigger_context_ratio=0.5)

@@ -6,9 +6,9 @@ import pytest
 
 from tcompact.model import Message, ToolCall, index_tool_calls
 from tcompact.rounds import INJECTED_PREFIXES, OPENJIUWEN_INTERNAL_PREFIXES, is_real_user, split_rounds
+from tcompact.compressors import build_span
 from tcompact.spans import (
     adjust_keep_recent_for_tool_boundaries,
-    build_span,
     current_round_span,
     dialogue_span,
     legal_cut_points,
@@ -153,7 +153,7 @@ def test_every_span_is_the_one_its_compressor_uses():
     # issue 13 item 6: the preview kept 4 recent messages for round-level, the compressor 0
     from tcompact.compressors import get
     from tcompact.errors import UsageError
-    from tcompact.spans import keep_recent_default, span_names
+    from tcompact.compressors import keep_recent_default, span_names
 
     msgs = [Message(role="system", content="sys"), U("a"), A(text="b"), U("c"), A("t1"), T("t1"), A("t2"), T("t2"), A(text="end")]
     assert span_names() == ["current-round", "dialogue", "round-level", "full"]

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from tcompact.model import Message, ToolCall, index_tool_calls
 from tcompact.rounds import split_rounds
-from tcompact.spans import adjust_keep_recent_for_tool_boundaries, build_span, legal_cut_points
+from tcompact.compressors import build_span
+from tcompact.spans import adjust_keep_recent_for_tool_boundaries, legal_cut_points
 
 
 @st.composite
@@ -51,7 +52,7 @@ def test_legal_cut_points_are_exactly_the_cuts_no_pair_crosses(messages):
 @settings(max_examples=300, deadline=None)
 @given(transcripts(), st.integers(min_value=0, max_value=8))
 def test_every_span_tail_starts_at_a_legal_cut(messages, keep):
-    from tcompact.spans import keep_recent_default, span_names
+    from tcompact.compressors import keep_recent_default, span_names
 
     for name in span_names():
         span = build_span(name, messages, keep_recent=None if keep_recent_default(name) is None else keep)

@@ -30,7 +30,7 @@ _LAZY = {
     "split_rounds": "rounds",
     "is_real_user": "rounds",
     "Span": "spans",
-    "build_span": "spans",
+    "build_span": "compressors",
     "legal_cut_points": "spans",
     "InspectOptions": "inspection",
     "inspect_paths": "inspection",

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .defaults import DEFAULT_CHAIN
-from .compressors import chain_settings, parse_chain
+from . import summarizers
+from .compressors import Override, chain_settings, parse_chain
 from .compressors._summarize import TRIGGER_REASONS
 from .compressors.base import CompressionResult, Compressor, Context, Settings
+from .defaults import DEFAULT_CHAIN
 from .dump import DumpContext, iter_dumps, safe_name
 from .encodings import ENCODINGS
 from .errors import UsageError
@@ -25,35 +26,32 @@ from .formats.chat import message_to_dict
 from .invariants import violations
 from .model import Message, SourceFile, Transcript
 from .report import compact_report
+from .summarizers import RunSettings
 from .summarizers.base import Summarizer
 from .tokens import TokenCounter
 from .windows import resolve_window
 
 __all__ = ["CompactOptions", "Stage", "CompactionRun", "check_options", "compact_file", "compact_source",
-           "make_summarizer", "resolve_chain"]
-
-#: The summariser backends.
-SUMMARIZERS = ("extractive", "openai", "replay")
+           "resolve_chain"]
 
 
 @dataclass(frozen=True)
 class CompactOptions:
-    """Everything ``tcompact compact`` can be told."""
+    """Everything ``tcompact compact`` can be told, typed: the chain and its settings (``overrides``:
+    parsed ``--set`` values), the summariser and how its calls are made (``run``), and how to count."""
 
     chain: str = DEFAULT_CHAIN
-    sets: tuple[str, ...] = ()
+    overrides: tuple[Override, ...] = ()
     config: Path | None = None
+    trigger_ratio: float | None = None
     summarizer: str = "extractive"
     model: str | None = None
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
-    timeout: float = 60.0
-    request_mode: str | None = None  # openai only; None: conversation
-    summarizer_window: int | None = None  # openai only; None: what the server reports
     replay_dir: Path | None = None
+    run: RunSettings = field(default_factory=RunSettings)
     encoding: str | None = None
     context_window: int | None = None
-    trigger_ratio: float | None = None
     force: bool = False
     to: str | None = None
     transcript: str | None = None
@@ -111,60 +109,19 @@ def check_options(options: CompactOptions) -> None:
         raise UsageError("--context-window must be a positive number of tokens")
     if options.encoding is not None and options.encoding not in ENCODINGS:
         raise UsageError(f"unknown encoding {options.encoding!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
-    _summarizer_options(options, used=any(c.uses_summarizer for c in chain))
+    summarizers.check(options, used=any(c.uses_summarizer for c in chain))
 
 
-def _summarizer_options(options: CompactOptions, *, used: bool) -> None:
-    """The summariser is known, has what it needs, and is the one its options are for."""
-    name = options.summarizer
-    if name not in SUMMARIZERS:
-        raise UsageError(f"unknown summariser {name!r}", hint=f"use {', '.join(SUMMARIZERS[:-1])} or {SUMMARIZERS[-1]}")
-    for given, option, owner in ((options.request_mode, "--request-mode", "openai"),
-                                 (options.base_url, "--base-url", "openai"),
-                                 (options.summarizer_window, "--summarizer-window", "openai"),
-                                 (options.replay_dir, "--replay-dir", "replay")):
-        if given is not None and name != owner:
-            raise UsageError(f"{option} is an option of the {owner} summariser, and the summariser is {name}",
-                             hint=f"add --summarizer {owner}, or leave {option} out")
-    if options.request_mode is not None:
-        from .summarizers.openai_compat import MODES
-
-        if options.request_mode not in MODES:
-            raise UsageError(f"unknown --request-mode {options.request_mode!r}", hint=f"use {' or '.join(MODES)}")
-    if used and name == "openai" and not options.model:
-        raise UsageError("--summarizer openai needs --model", hint="e.g. --model gpt-4o-mini or your vLLM model")
-    if used and name == "replay" and options.replay_dir is None:
-        raise UsageError("--summarizer replay needs --replay-dir", hint="point it at a folder of dumps")
-
-
-def make_summarizer(options: CompactOptions, counter: TokenCounter) -> Summarizer:
-    """The summariser backend the options name."""
-    _summarizer_options(options, used=True)
-    if options.summarizer == "extractive":
-        from .summarizers.extractive import ExtractiveSummarizer
-
-        return ExtractiveSummarizer(counter)
-    if options.summarizer == "openai":
-        from .summarizers.openai_compat import OpenAISummarizer
-
-        mode = {"mode": options.request_mode} if options.request_mode else {}
-        return OpenAISummarizer(model=str(options.model), base_url=options.base_url, api_key=options.api_key,
-                                timeout=options.timeout, context_window=options.summarizer_window, **mode)
-    from .summarizers.replay import ReplaySummarizer
-
-    return ReplaySummarizer.from_folder(str(options.replay_dir))
-
-
-def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summarizer | None = None,
-                 context: dict[str, Any] | None = None) -> CompactionRun:
+def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summarizer | None = None
+                 ) -> CompactionRun:
     """Run the chain over one transcript of ``path``; ``summarizer`` overrides the one the options name."""
     check_options(options)  # a bad chain, setting or option is an error before the file is read
     source = read_file(path, replace(options.read, keep_raw=True))
-    return compact_source(source, options, summarizer=summarizer, context=context)
+    return compact_source(source, options, summarizer=summarizer)
 
 
-def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: Summarizer | None = None,
-                   context: dict[str, Any] | None = None) -> CompactionRun:
+def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: Summarizer | None = None
+                   ) -> CompactionRun:
     """Run the chain over one transcript of a file already read (with its raw records kept)."""
     chain, settings = resolve_chain(options)
     fmt = _output_format(options)
@@ -175,10 +132,10 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
     window = resolve_window(context_window=options.context_window, model=options.model, file_model=original.model,
                             recorded=recorded if isinstance(recorded, int) else None).tokens
     if summarizer is None and any(c.uses_summarizer for c in chain):
-        summarizer = make_summarizer(options, counter)
+        summarizer = summarizers.build(options, counter)
     ctx = Context(counter=counter, window=window, summarizer=summarizer, force=options.force,
-                  preserve=options.preserve, offload_dir=options.offload_dir,
-                  locator=lambda m: _locate(source, m), **(context or {}))
+                  preserve=options.preserve, offload_dir=options.offload_dir, locator=lambda m: _locate(source, m),
+                  transient_retries=options.run.retries, concurrency=options.run.concurrency)
     stages = _run_chain(chain, settings, original.messages, ctx)
     return _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
 
@@ -186,7 +143,8 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
 def resolve_chain(options: CompactOptions) -> tuple[list[Compressor], list[Settings]]:
     """The compressors of ``options.chain`` and their validated settings (``--set``, ``--config``, ``--trigger-ratio``)."""
     chain = parse_chain(options.chain)
-    return chain, chain_settings(chain, sets=_sets(chain, options), config=options.config)
+    return chain, chain_settings(chain, overrides=options.overrides, config=options.config,
+                                 trigger_ratio=options.trigger_ratio)
 
 
 def _run_chain(chain: Sequence[Compressor], settings: Sequence[Settings], messages: Sequence[Message],
@@ -214,8 +172,8 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
         message += "; --force compacts anyway"
     session = _session(source, original)
     info = {"path": source.path, "format": source.format, "sha256": _sha256(source), "transcript": original.id}
-    dctx = DumpContext(session=session, source=info, window=ctx.window,
-                       summarizer=getattr(summarizer, "name", "none"), forced=ctx.force, preserve=ctx.preserve)
+    dctx = DumpContext(session=session, source=info, summarizer=getattr(summarizer, "name", "none"),
+                       preserve=ctx.preserve)
     output = None
     if applied:
         new = replace(original, messages=tuple(final))
@@ -234,26 +192,6 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     return CompactionRun(status=status, message=message, source=source, transcript=original, messages=tuple(final),
                          stages=tuple(stages), output=output, output_format=fmt, blobs=blobs, report=report,
                          dump_context=dctx, counter=ctx.counter)
-
-
-def _sets(chain: Sequence[Compressor], options: CompactOptions) -> tuple[str, ...]:
-    """The ``--set`` options, after those ``--trigger-ratio`` stands for."""
-    return options.sets if options.trigger_ratio is None else (*_ratio_sets(chain, options.trigger_ratio),
-                                                               *options.sets)
-
-
-def _ratio_sets(chain: Sequence[Compressor], ratio: float) -> list[str]:
-    def has(c: type[Compressor] | Compressor) -> bool:
-        return "trigger_context_ratio" in c.settings_model.model_fields
-
-    hits = [f"{c.name}.trigger_context_ratio={ratio}" for c in chain if has(c)]
-    if not hits:
-        from .compressors import REGISTRY
-
-        having = [c.name for c in REGISTRY if has(c)]
-        raise UsageError("--trigger-ratio applies to no compressor of the chain",
-                         hint=f"it sets trigger_context_ratio of {', '.join(having[:-1])} and {having[-1]}")
-    return hits
 
 
 def _output_format(options: CompactOptions) -> str | None:

@@ -1,14 +1,16 @@
-"""Compression dumps: one self-contained JSON document per summariser call.
+"""Compression dumps: one self-contained JSON document per summariser call, written and read here.
 
 A superset of openjiuwen-spec §2.11, versioned by ``schema_version``: tool version, processor and
-settings, source file (path, format, sha256), trigger figures, the span, the exact request (messages
-sent, prompt, model, parameters — never an API key), the response or the error, every attempt of
-the compaction, the messages before and after, and the benefit. Replaying a dump needs nothing
-but the dumps of its run: the messages before a run are stored once, in its first call's dump,
-and the later calls of the run name that dump and the sha256 of those messages (schema 2; in
-schema 1 every dump held them, which made a run of many calls quadratic in size). The messages
-after are in the run's last dump. Secrets are redacted (:mod:`tcompact.redact`). Failed calls
-get a dump too (upstream writes none).
+settings, source file (path, format, sha256), the figures the compressor's trigger decided on (as
+the compressor returned them), the span, the exact request (messages sent, prompt, model,
+parameters — never an API key), the response or the error, every attempt of the compaction, the
+messages before and after, and the benefit. Replaying a dump needs nothing but the dumps of its
+run: the messages before a run are stored once, in its first call's dump, and the later calls of
+the run name that dump and the sha256 of those messages (schema 2; in schema 1 every dump held
+them, which made a run of many calls quadratic in size). The messages after are in the run's last
+dump. Schema 3 names the trigger's span-body tokens ``trigger.body_tokens`` (``target_tokens``
+before, beside the request's ``target_tokens``, the summary's budget). Secrets are redacted
+(:mod:`tcompact.redact`). Failed calls get a dump too (upstream writes none).
 """
 
 from __future__ import annotations
@@ -26,13 +28,12 @@ from .model import Message
 from .redact import redact_value
 from .spans import Span
 from .tokens import TokenCounter
-from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold
 
 __all__ = ["SCHEMA_VERSION", "READABLE_SCHEMAS", "DumpContext", "build_dumps", "iter_dumps", "content_hashes",
            "dump_name", "safe_name", "message_dict", "message_from_dict", "digest"]
 
-SCHEMA_VERSION = 2
-READABLE_SCHEMAS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (1, 2, 3)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -48,13 +49,11 @@ def dump_name(epoch_ms: int, processor: str, session: str) -> str:
 
 @dataclass(frozen=True)
 class DumpContext:
-    """What a dump records besides the call: the source, the window, the summariser, the session."""
+    """What a dump records besides the call and its compressor's result: the session, the source, the summariser."""
 
     session: str
     source: Mapping[str, Any]
-    window: int
     summarizer: str
-    forced: bool
     preserve: str | None = None
 
 
@@ -118,7 +117,6 @@ def _document(call: CallRecord, result: CompressionResult, *, number: int, befor
     final = call is result.calls[-1]
     accepted = result.applied and final and call.error is None
     after_tokens = result.tokens_after if accepted else result.figures.get("rejected_tokens_after")
-    body_tokens = sum(counter.message(before[i]).total for i in call.span.body)
     req = call.request
     return {
         "schema_version": SCHEMA_VERSION,
@@ -130,7 +128,7 @@ def _document(call: CallRecord, result: CompressionResult, *, number: int, befor
         "call": {"number": number, "attempt": call.attempt, "of": len(result.calls),
                  "status": "failed" if call.error else "ok",
                  "retried": call.retried, "reason": call.reason},
-        "trigger": _trigger(settings, ctx, result.tokens_before, body_tokens),
+        "trigger": asdict(result.trigger) if result.trigger is not None else None,
         "span": _span(call.span),
         "request": {"summarizer": ctx.summarizer, "model": req.model, "parameters": dict(req.parameters),
                     "max_tokens": req.max_tokens, "summarizer_window": asdict(req.window) if req.window else None,
@@ -162,16 +160,6 @@ def _attempt(call: CallRecord) -> dict[str, Any]:
     return {"number": call.attempt, "status": "failed" if call.error else "ok",
             "error_kind": call.error.kind if call.error else None,
             "latency_s": round(call.response.latency_s, 6) if call.response else None, "reason": call.reason}
-
-
-def _trigger(settings: Settings, ctx: DumpContext, total: int, body_tokens: int) -> dict[str, Any]:
-    ratio = getattr(settings, "trigger_context_ratio", TRIGGER_RATIO)
-    minimum = getattr(settings, "min_target_context_ratio", MIN_TARGET_RATIO)
-    absolute = getattr(settings, "trigger_total_tokens", None)  # round-level's absolute trigger
-    threshold = ratio_threshold(ctx.window, ratio) if ratio is not None else absolute
-    return {"context_window": ctx.window, "total_tokens_before": total, "trigger_ratio": ratio,
-            "threshold": threshold, "target_tokens": body_tokens,
-            "min_target_tokens": int(ctx.window * minimum), "forced": ctx.forced}
 
 
 def _span(span: Span) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from .errors import InputError, NotATranscriptError, TcompactError, UsageError
 from .formats import ReadOptions, find_files, read_file
 from .model import Message, SourceFile, ToolCall, ToolIndex, Transcript, index_tool_calls
 from .rounds import split_rounds
-from .spans import Span, build_span, keep_recent_default, span_names
+from .compressors import build_span, keep_recent_default, span_names
+from .spans import Span
 from .tokens import ENCODINGS, KINDS, MessageTokens, TokenCounter, encoding_for_model, texts_of
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
 

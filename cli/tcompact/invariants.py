@@ -2,8 +2,8 @@
 
 * every tool result keeps its call and every call its result (unless the input already lacked it);
 * system and developer messages are kept;
-* the last real user request is kept verbatim (``full`` and round-level's hard truncation may cut an
-  over-budget one, with a marker);
+* the last real user request is kept verbatim (a compressor that says so — ``full``, and round-level
+  for its hard truncation — may cut an over-budget one, with a marker);
 * messages in a stage's preserved prefix are kept unchanged;
 * a compaction that was applied has fewer tokens than its input.
 Each check returns readable violations; the tests run them over every compressor and file.
@@ -53,7 +53,7 @@ def _request(before: Sequence[Message], after: Sequence[Message], stages: Sequen
     texts = [m.text for m in after]
     if text in texts:
         return []
-    cut = any(getattr(s.compressor, "name", "") in ("full", "round-level") for s in stages)
+    cut = any(s.compressor.may_cut_last_request for s in stages)
     if cut and any(t.startswith(text[:200]) and CUT_MARK in t for t in texts):
         return []
     return ["the last real user request is not kept verbatim"]

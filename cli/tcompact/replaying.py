@@ -147,7 +147,7 @@ def _load(path: Path) -> Dump:
                          hint="pass dumps written by tcompact compact --dump-dir")
     if doc["schema_version"] not in READABLE_SCHEMAS or isinstance(doc["schema_version"], bool):
         raise InputError(f"schema_version {doc['schema_version']!r} is not supported (this tcompact reads "
-                         f"{' and '.join(map(str, READABLE_SCHEMAS))})", path=str(path),
+                         f"{', '.join(map(str, READABLE_SCHEMAS[:-1]))} and {READABLE_SCHEMAS[-1]})", path=str(path),
                          hint="replay it with the tcompact that wrote it")
     missing = [k for k in _REQUIRED if k not in doc]
     if missing:
@@ -392,8 +392,8 @@ def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> R
     compressor = get(doc["processor"]["name"])
     settings = compressor.settings_model(**doc["processor"]["settings"])
     ctx = _context(doc, backend)
-    dctx = DumpContext(session=doc["session_id"], source=doc["source"], window=ctx.window, summarizer=summarizer.name,
-                       forced=ctx.force, preserve=ctx.preserve)
+    dctx = DumpContext(session=doc["session_id"], source=doc["source"], summarizer=summarizer.name,
+                       preserve=ctx.preserve)
     dumps = build_dumps(result, before=messages_of(doc["context_before"]["messages"]), settings=settings,
                         counter=ctx.counter, ctx=dctx)
     for _, new in dumps:

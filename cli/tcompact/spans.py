@@ -21,9 +21,6 @@ __all__ = [
     "dialogue_span",
     "round_level_span",
     "legal_cut_points",
-    "span_names",
-    "build_span",
-    "keep_recent_default",
 ]
 
 
@@ -116,33 +113,3 @@ def legal_cut_points(messages: Sequence[Message]) -> list[int]:
         if depth == 0:
             cuts.append(i)
     return cuts
-
-
-def span_names() -> list[str]:
-    """The compressors that have a span (``inspect --spans``), in registry order."""
-    from .compressors import REGISTRY
-    from .compressors.base import Compressor
-
-    return [c.name for c in REGISTRY if c.span is not Compressor.span]
-
-
-def build_span(name: str, messages: Sequence[Message], *, keep_recent: int | None = None) -> Span:
-    """The span compressor ``name`` uses with its default settings (``keep_recent`` newest messages
-    kept raw instead of its default): the compressor is asked, so this is the layout it compacts."""
-    from .compressors import get
-    from .errors import UsageError
-
-    compressor = get(name)
-    span = compressor.span(messages, compressor.preview_settings(keep_recent))
-    if span is None:
-        raise UsageError(f"{name} has no span layout", hint=f"use one of: {', '.join(span_names())}")
-    return span
-
-
-def keep_recent_default(name: str) -> int | None:
-    """The raw tail compressor ``name`` keeps by default (None when its span has no such setting)."""
-    from .compressors import get
-
-    compressor = get(name)
-    field = compressor.keep_recent_setting
-    return None if field is None else getattr(compressor.preview_settings(), field)

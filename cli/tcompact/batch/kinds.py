@@ -89,17 +89,6 @@ class CompactTask:
     out: str = ""
     root: str = ""
     strict: bool = False
-    retries: int = 2
-    concurrency: int = 4
-
-    def __post_init__(self) -> None:
-        for bad, message in ((self.retries < 0, "--max-retries must be 0 or more"),
-                             (self.concurrency < 1, "--concurrency must be 1 or more"),
-                             (self.options.timeout <= 0, "--timeout must be a positive number of seconds"),
-                             (self.options.summarizer_window is not None and self.options.summarizer_window < 1,
-                              "--summarizer-window must be 1 or more")):
-            if bad:
-                raise UsageError(message)
 
     def check(self) -> None:
         """Refuse bad options before any task runs, as ``tcompact compact`` does (the chain, its settings,
@@ -136,7 +125,7 @@ def compact_figures(path: str, task: CompactTask) -> dict[str, Any]:
     remove_paths((paths.output, paths.dump_dir, paths.store, paths.report))
     make_folder(paths.output.parent)
     options = replace(task.options, offload_dir=str(paths.store.resolve()))
-    run = compact_file(path, options, context={"transient_retries": task.retries, "concurrency": task.concurrency})
+    run = compact_file(path, options)
     written, problems = write_run(run, paths, force=False, source=Path(path), strict=task.strict)
     if task.strict and problems:  # the same errors as `tcompact compact`
         raise WorkFailed(f"the compaction breaks {len(problems)} invariant(s): {problems[0]}",
@@ -168,7 +157,8 @@ def _compact_fingerprint(task: CompactTask) -> dict[str, Any]:
     o = task.options
     config = hashlib.sha256(Path(o.config).read_bytes()).hexdigest() if o.config else None
     kept = {k: v for k, v in asdict(o).items()
-            if k not in ("api_key", "timeout", "offload_dir", "sets", "config", "trigger_ratio", "read")}
+            if k not in ("api_key", "run", "offload_dir", "overrides", "config", "trigger_ratio", "read")}
+    kept.update(request_mode=o.run.request_mode, summarizer_window=o.run.summarizer_window)
     return _plain({**kept, "chain": [c.name for c in chain], "settings": [s.model_dump(mode="json") for s in settings],
                    "config_sha256": config, "read": {**asdict(o.read), "keep_raw": None}, "strict": task.strict})
 

@@ -165,14 +165,18 @@ def batch_compact(
     """
     from ..batch import CompactTask
     from ..compaction import CompactOptions
+    from ..compressors import parse_sets
+    from ..summarizers import RunSettings
 
+    run_settings = RunSettings.checked(retries=max_retries, timeout=timeout, concurrency=concurrency,
+                                       request_mode=request_mode, summarizer_window=summarizer_window)
     options = CompactOptions(
-        chain=compressor, sets=tuple(sets or ()), config=config.resolve() if config else None, summarizer=summarizer, model=model,
-        base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout, request_mode=request_mode,
-        summarizer_window=summarizer_window, replay_dir=replay_dir.resolve() if replay_dir else None, encoding=encoding, context_window=context_window,
-        trigger_ratio=trigger_ratio, force=force, to=to, preserve=preserve,
+        chain=compressor, overrides=parse_sets(sets), config=config.resolve() if config else None,
+        summarizer=summarizer, model=model, base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"),
+        run=run_settings, replay_dir=replay_dir.resolve() if replay_dir else None, encoding=encoding,
+        context_window=context_window, trigger_ratio=trigger_ratio, force=force, to=to, preserve=preserve,
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
-    settings = CompactTask(options=options, strict=strict, retries=max_retries, concurrency=concurrency)
+    settings = CompactTask(options=options, strict=strict)
     _run("compact", sources, settings, out=out, engine=engine, workers=workers, address=address,
          retry_failed=retry_failed, json_out=json_out)
 

@@ -110,20 +110,17 @@ def compact(
     """
     from .. import render
     from ..compaction import CompactOptions, check_options, compact_file
-    from ..errors import InputError, UsageError
+    from ..errors import InputError
     from ..outputs import check_paths, default_paths, write_run
 
-    for bad, message in ((max_retries < 0, "--max-retries must be 0 or more"),
-                         (timeout <= 0, "--timeout must be a positive number of seconds"),
-                         (concurrency < 1, "--concurrency must be 1 or more"),
-                         (summarizer_window is not None and summarizer_window < 1,
-                          "--summarizer-window must be 1 or more")):
-        if bad:
-            raise UsageError(message)
+    from ..compressors import parse_sets
+    from ..summarizers import RunSettings
+
+    run_settings = RunSettings.checked(retries=max_retries, timeout=timeout, concurrency=concurrency,
+                                       request_mode=request_mode, summarizer_window=summarizer_window)
     options = CompactOptions(
-        chain=compressor, sets=tuple(sets or ()), config=config, summarizer=summarizer, model=model,
-        base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout, request_mode=request_mode,
-        summarizer_window=summarizer_window, replay_dir=replay_dir,
+        chain=compressor, overrides=parse_sets(sets), config=config, summarizer=summarizer, model=model,
+        base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), run=run_settings, replay_dir=replay_dir,
         encoding=encoding, context_window=context_window, trigger_ratio=trigger_ratio, force=force, to=to,
         transcript=transcript, preserve=preserve,
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
@@ -150,7 +147,7 @@ def compact(
         from ..render.html_common import check_target
 
         check_target(html, force=force, keep=(path, paths.output, paths.report))
-    run = compact_file(path, options, context={"transient_retries": max_retries, "concurrency": concurrency})
+    run = compact_file(path, options)
     if into is not None:
         from ..sessions.fork import with_new_ids
 

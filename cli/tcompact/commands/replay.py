@@ -107,9 +107,11 @@ def _rerun(dumps, *, summarizer: str, model: str | None, base_url: str | None, p
            timeout: float, dump_dir: Path | None, json_out: bool) -> None:
     from .. import render
     from ..artifacts import write_json
-    from ..compaction import CompactOptions, make_summarizer
+    from .. import summarizers
+    from ..compaction import CompactOptions
     from ..errors import UsageError, WorkFailed
     from ..replaying import rerun
+    from ..summarizers import MODES, RunSettings
     from ..tokens import TokenCounter
 
     if len(dumps) != 1:
@@ -118,9 +120,10 @@ def _rerun(dumps, *, summarizer: str, model: str | None, base_url: str | None, p
     recorded = dump.doc["request"].get("model") if summarizer == "openai" else None
     mode = dump.doc["request"].get("mode")
     options = CompactOptions(summarizer=summarizer, model=model or (recorded if isinstance(recorded, str) else None),
-                             base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"), timeout=timeout,
-                             request_mode=mode if mode in ("conversation", "serialized") else "conversation")
-    backend = make_summarizer(options, TokenCounter(dump.doc["encoding"]["name"]))
+                             base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"),
+                             run=RunSettings(timeout=timeout, request_mode=mode if mode in MODES else "conversation"))
+    summarizers.check(options, used=True)
+    backend = summarizers.build(options, TokenCounter(dump.doc["encoding"]["name"]))
     text = _read_prompt(prompt) if prompt is not None else None
     result = rerun(dump, backend, prompt=text)
     folder = dump_dir or dump.path.parent / "replays"

@@ -42,9 +42,10 @@ from ..summarizers.base import (
 )
 from ..summarizers.validity import snapshot_problem
 from ..windows import ratio_threshold
-from .base import CallRecord, Context
+from .base import CallRecord, Context, Trigger
 
 __all__ = ["OVERFLOW_BUDGETS", "TOKEN_RATIO", "FIT_MARGIN", "RESAMPLE_TEMPERATURE", "TRIGGER_REASONS", "trigger_reason",
+           "trigger_figures", "refusal",
            "Summary", "summarize", "shrink_span", "output_budget", "prompt_room", "learned", "state_budget",
            "refusal_hint"]
 
@@ -67,20 +68,36 @@ Check = Callable[[SummaryRequest, SummaryResponse], "str | None"]
 TRIGGER_REASONS = ("below the threshold", "the compressible part is below the minimum target")
 
 
+def trigger_figures(total: int, body_tokens: int, *, window: int, trigger_ratio: float, min_target_ratio: float,
+                    force: bool) -> Trigger:
+    """The figures of the spec §2.2 trigger: act at ``int(window × trigger_ratio)`` tokens when the body holds
+    at least ``int(window × min_target_ratio)``."""
+    return Trigger(context_window=window, total_tokens_before=total, trigger_ratio=trigger_ratio,
+                   threshold=ratio_threshold(window, trigger_ratio), body_tokens=body_tokens,
+                   min_target_tokens=int(window * min_target_ratio), forced=force)
+
+
+def refusal(trigger: Trigger, *, empty: bool) -> str | None:
+    """Why a compressor with these trigger figures should not run, or None when it should."""
+    if empty:
+        return "no compressible span"
+    if trigger.forced:
+        return None
+    total, threshold, minimum = trigger.total_tokens_before, trigger.threshold, trigger.min_target_tokens
+    if total < threshold:
+        return f"below the threshold ({total:,} < {threshold:,} tokens)"
+    if minimum is not None and trigger.body_tokens < minimum:
+        return (f"the compressible part is below the minimum target ({trigger.body_tokens:,} < {minimum:,} "
+                "tokens)")
+    return None
+
+
 def trigger_reason(total: int, body_tokens: int, *, window: int, trigger_ratio: float, min_target_ratio: float,
                    force: bool, empty: bool) -> str | None:
     """Why the compressor should not run, or None when it should (spec §2.2)."""
-    if empty:
-        return "no compressible span"
-    if force:
-        return None
-    threshold = ratio_threshold(window, trigger_ratio)
-    if total < threshold:
-        return f"below the threshold ({total:,} < {threshold:,} tokens)"
-    minimum = int(window * min_target_ratio)
-    if body_tokens < minimum:
-        return f"the compressible part is below the minimum target ({body_tokens:,} < {minimum:,} tokens)"
-    return None
+    figures = trigger_figures(total, body_tokens, window=window, trigger_ratio=trigger_ratio,
+                              min_target_ratio=min_target_ratio, force=force)
+    return refusal(figures, empty=empty)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ __all__ = [
     "Context",
     "CallRecord",
     "OffloadBlob",
+    "Trigger",
     "CompressionResult",
     "Compressor",
     "unchanged",
@@ -83,12 +84,31 @@ class OffloadBlob:
 
 
 @dataclass(frozen=True)
+class Trigger:
+    """The figures a compressor's trigger decided on (the ``trigger`` of its dumps).
+
+    ``threshold``: the total it acts at; ``trigger_ratio``: the share of the window that threshold is
+    (None for an absolute threshold); ``body_tokens``: what its span's body holds; ``min_target_tokens``:
+    the least body it acts on (None: it has no minimum); ``forced``: ``--force`` skipped the checks.
+    """
+
+    context_window: int
+    total_tokens_before: int
+    trigger_ratio: float | None
+    threshold: int
+    body_tokens: int
+    min_target_tokens: int | None
+    forced: bool
+
+
+@dataclass(frozen=True)
 class CompressionResult:
     """The outcome of one compressor run.
 
     ``applied`` is False for every "nothing to do" outcome and for rejected or failed attempts,
     and then ``messages`` are the input unchanged; ``reason`` says which. ``failed`` is True when
-    the summariser could not produce a summary (the command then exits 1).
+    the summariser could not produce a summary (the command then exits 1). ``trigger`` holds the
+    figures its trigger decided on, for a compressor that has one.
     """
 
     processor: str
@@ -103,6 +123,7 @@ class CompressionResult:
     notes: tuple[str, ...] = ()
     failed: bool = False
     figures: Mapping[str, Any] = field(default_factory=dict)
+    trigger: Trigger | None = None
 
 
 def unchanged(name: str, messages: Sequence[Message], reason: str, tokens: int, **kw: Any) -> CompressionResult:
@@ -117,6 +138,8 @@ class Compressor:
     A compressor that replaces the body of a span also implements :meth:`span` and :meth:`acts`,
     the ones its ``compress`` uses, and names the setting of its raw tail (``keep_recent_setting``):
     ``inspect --spans`` asks the compressor through them, so the preview is the layout it uses.
+    ``may_cut_last_request`` says it may shorten an over-budget last request around a marker (the
+    invariant checker then accepts that cut instead of the request verbatim).
     """
 
     name: ClassVar[str]
@@ -125,6 +148,7 @@ class Compressor:
     uses_summarizer: ClassVar[bool] = False
     #: the setting holding how many newest messages its span keeps raw (None: it has none)
     keep_recent_setting: ClassVar[str | None] = None
+    may_cut_last_request: ClassVar[bool] = False
 
     def compress(self, messages: Sequence[Message], settings: Settings, ctx: Context) -> CompressionResult:
         """Compress ``messages``; never raises for "nothing to do" or summariser failures."""

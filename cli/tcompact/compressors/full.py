@@ -45,6 +45,7 @@ class Full(PrefixCompressor):
     description = "full compaction: one handoff summary + the real user messages verbatim within a budget + state"
     settings_model = FullSettings
     keep_recent_setting = "keep_recent_messages"
+    may_cut_last_request = True  # the user message that overflows its budget keeps its head and tail
     contract = "full"
     builders = ("plan", "skills", "todo", "read_file")
 

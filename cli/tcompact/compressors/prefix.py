@@ -25,9 +25,9 @@ from ..summarizers.base import SummaryRequest
 from ..summarizers.contracts import extract_snapshot, prompt_text
 from ..tokens import TokenCounter
 from ..windows import MIN_TARGET_RATIO, TRIGGER_RATIO
-from ._summarize import summarize, trigger_reason
+from ._summarize import refusal, summarize, trigger_figures, trigger_reason
 from ._benefit import benefit
-from .base import CompressionResult, Compressor, Context, Settings, unchanged
+from .base import CompressionResult, Compressor, Context, Settings, Trigger, unchanged
 from .reinjection import recovered_context
 
 __all__ = ["PrefixSettings", "PrefixCompressor", "wrap_memory", "preserve_appendix", "pinned", "summary_budget",
@@ -117,12 +117,13 @@ class PrefixCompressor(Compressor):
         before = counter.total(messages)
         span = self.span(messages, settings)
         body_tokens = sum(counter.message(messages[i]).total for i in span.body)
-        why = trigger_reason(before, body_tokens, window=ctx.window, trigger_ratio=settings.trigger_context_ratio,
-                             min_target_ratio=settings.min_target_context_ratio, force=ctx.force, empty=span.empty)
+        trigger = trigger_figures(before, body_tokens, window=ctx.window, trigger_ratio=settings.trigger_context_ratio,
+                                  min_target_ratio=settings.min_target_context_ratio, force=ctx.force)
+        why = refusal(trigger, empty=span.empty)
         if why:
-            return unchanged(self.name, messages, why, before, span=span)
+            return unchanged(self.name, messages, why, before, span=span, trigger=trigger)
         if ctx.summarizer is None:
-            return unchanged(self.name, messages, "no summariser", before, span=span, failed=True)
+            return unchanged(self.name, messages, "no summariser", before, span=span, failed=True, trigger=trigger)
         prompt = preserve_appendix(prompt_text(self.contract), ctx.preserve)
         target = summary_budget(settings, body_tokens)
 
@@ -136,16 +137,16 @@ class PrefixCompressor(Compressor):
         got = summarize(messages, span, build, ctx, fixed_tokens=fixed)
         if got.response is None:
             return unchanged(self.name, messages, f"summariser failed: {got.error}", before, span=got.span,
-                             calls=got.calls, failed=True)
+                             calls=got.calls, failed=True, trigger=trigger)
         summary = redact(extract_snapshot(got.response.text))
         if not summary:
             return unchanged(self.name, messages, "the summariser returned an empty summary", before, span=got.span,
-                             calls=got.calls, failed=True)
+                             calls=got.calls, failed=True, trigger=trigger)
         return self._assemble(messages, got.span, summary, before=before, calls=got.calls, settings=settings,
-                              counter=counter, target=target)
+                              counter=counter, target=target, trigger=trigger)
 
     def _assemble(self, messages: Sequence[Message], span: Span, summary: str, *, before: int, calls: tuple,
-                  settings: Settings, counter: TokenCounter, target: int) -> CompressionResult:
+                  settings: Settings, counter: TokenCounter, target: int, trigger: Trigger) -> CompressionResult:
         lead, note = self.replacement(messages, span, summary, settings, counter)
         head, tail = list(messages[: span.body.start]) + pinned(messages, span.body), list(messages[span.tail.start:])
         extra = recovered_context(messages, head + lead + tail, self.builders, max_chars=reinjection_chars(target))
@@ -156,8 +157,8 @@ class PrefixCompressor(Compressor):
         verdict = benefit(replaced, replacement, summary=summary, before=before, after=after, counter=counter)
         figures = {"facts_kept": verdict.facts_kept, "tokens_kept": verdict.tokens_kept}
         if not verdict.accepted:
-            return unchanged(self.name, messages, verdict.reason, before, span=span, calls=calls,
+            return unchanged(self.name, messages, verdict.reason, before, span=span, calls=calls, trigger=trigger,
                              figures={**figures, "rejected_tokens_after": after})
         return CompressionResult(processor=self.name, messages=new, applied=True, reason="compacted",
                                  tokens_before=before, tokens_after=after, span=span, calls=calls, figures=figures,
-                                 notes=(note,))
+                                 notes=(note,), trigger=trigger)

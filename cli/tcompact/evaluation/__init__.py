@@ -27,10 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..compaction import CompactOptions, check_options, compact_source
-from ..compressors import names
+from ..compressors import names, parse_sets
 from ..errors import NotATranscriptError, TcompactError
 from ..formats import ReadOptions, find_files, read_bytes, read_file
 from ..model import SourceFile, Transcript
+from ..summarizers import RunSettings
 from .canaries import KINDS, Canary
 from .editors import plant_records
 from .planting import plan
@@ -81,9 +82,10 @@ class EvalOptions(BaseModel):
 
     def compact_options(self, chain: str) -> CompactOptions:
         """The options of the ``compact --force`` run of one chain."""
-        return CompactOptions(chain=chain, sets=self.sets, config=self.config, summarizer=self.summarizer,
-                              model=self.model, base_url=self.base_url, api_key=os.environ.get("OPENAI_API_KEY"),
-                              timeout=self.timeout, replay_dir=self.replay_dir, encoding=self.encoding,
+        return CompactOptions(chain=chain, overrides=parse_sets(self.sets), config=self.config,
+                              summarizer=self.summarizer, model=self.model, base_url=self.base_url,
+                              api_key=os.environ.get("OPENAI_API_KEY"), run=RunSettings(timeout=self.timeout),
+                              replay_dir=self.replay_dir, encoding=self.encoding,
                               context_window=self.context_window, force=True, transcript=self.transcript,
                               preserve=self.preserve, read=self.read_options())
 

@@ -102,7 +102,7 @@ def kinds_by_round_chart(rounds: Sequence[Mapping[str, Any]], by_kind: Sequence[
 def span_layouts(messages: Sequence[Message], totals: Sequence[int], names: Sequence[str],
                  keep_recent: int | None) -> list[dict[str, Any]]:
     """The prefix/body/tail of each named span builder: message ranges and tokens."""
-    from ..spans import build_span
+    from ..compressors import build_span
 
     out = []
     for name in names:
@@ -241,7 +241,7 @@ def load_transcript(f: Mapping[str, Any], options: Any, wanted: str | None = Non
 def file_charts(t: Mapping[str, Any], messages: Sequence[Message], counts: Sequence[MessageTokens], options: Any
                 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The chart specs of one transcript's page (by element id) and the span layouts drawn."""
-    from ..spans import span_names
+    from ..compressors import span_names
 
     totals = [c.total for c in counts]
     specs: dict[str, Any] = {

@@ -53,6 +53,7 @@ from urllib.parse import urlsplit
 
 from ..errors import UsageError
 from ..model import Message
+from . import MODES
 from .base import ModelWindow, SummarizerError, SummaryRequest, SummaryResponse, wire_message
 from .classify import classify, exception_chain, overflow_figures
 from .deadline import WHOLE_ANSWER, deadline_client_class
@@ -66,7 +67,6 @@ __all__ = ["OFFICIAL_BASE_URL", "PLACEHOLDER_KEY", "OpenAISummarizer", "classify
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 #: Sent as the key to servers that need none (vLLM, Ollama, llama.cpp accept any key).
 PLACEHOLDER_KEY = "not-needed"
-MODES = ("conversation", "serialized")
 
 #: Request keys the backend sets itself or never sends (tools: the summariser must not call any).
 _RESERVED = frozenset({"model", "messages", "stream", "stream_options", "tools", "tool_choice", "functions",

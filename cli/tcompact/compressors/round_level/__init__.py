@@ -31,7 +31,8 @@ from ...model import Message
 from ...rounds import last_real_user_index
 from ...spans import Span, round_level_span
 from ...windows import ratio_threshold
-from ..base import CallRecord, CompressionResult, Compressor, Context, Settings, unchanged
+from .._summarize import refusal
+from ..base import CallRecord, CompressionResult, Compressor, Context, Settings, Trigger, unchanged
 from .phase import Phase, PhaseResult, run_phase
 from .targets import aggressive_targets, l0_targets, merge_targets
 from .truncation import hard_truncate
@@ -83,6 +84,7 @@ class RoundLevel(Compressor):
     settings_model = RoundLevelSettings
     uses_summarizer = True
     keep_recent_setting = "keep_recent_messages"
+    may_cut_last_request = True  # by its hard truncation, the last stage
 
     def span(self, messages: Sequence[Message], settings: Settings) -> Span:
         """All but the newest ``keep_recent_messages`` (tool-aligned): what the first stages work on."""
@@ -97,22 +99,31 @@ class RoundLevel(Compressor):
     def compress(self, messages: Sequence[Message], settings: Settings, ctx: Context) -> CompressionResult:
         assert isinstance(settings, RoundLevelSettings)
         before = ctx.counter.total(messages)
-        threshold = _threshold(settings, ctx.window)
-        if not ctx.force and before < threshold:
-            return unchanged(self.name, messages, f"below the threshold ({before:,} < {threshold:,} tokens)", before)
+        trigger = self._trigger(messages, settings, ctx, before)
+        why = refusal(trigger, empty=False)
+        if why:
+            return unchanged(self.name, messages, why, before, trigger=trigger)
         run = _Run(messages, settings, ctx)
         run.execute()
+        figures = {"stages": run.stages, "stopped": run.stopped}
         if run.failed:
             return unchanged(self.name, messages, run.stopped, before, calls=tuple(run.calls), failed=True,
-                             figures={"stages": run.stages, "stopped": run.stopped})
+                             figures=figures, trigger=trigger)
         after = ctx.counter.total(run.messages)
         if after >= before:
             return unchanged(self.name, messages, f"no benefit ({after:,} ≥ {before:,} tokens); original kept",
-                             before, calls=tuple(run.calls), figures={"stages": run.stages, "stopped": run.stopped})
+                             before, calls=tuple(run.calls), figures=figures, trigger=trigger)
         return CompressionResult(processor=self.name, messages=run.messages, applied=True, reason=run.stopped,
-                                 tokens_before=before, tokens_after=after, calls=tuple(run.calls),
-                                 figures={"stages": run.stages, "stopped": run.stopped},
-                                 notes=tuple(f"{s['stage']}: {s['reason']}" for s in run.stages))
+                                 tokens_before=before, tokens_after=after, calls=tuple(run.calls), figures=figures,
+                                 notes=tuple(f"{s['stage']}: {s['reason']}" for s in run.stages), trigger=trigger)
+
+    def _trigger(self, messages: Sequence[Message], settings: RoundLevelSettings, ctx: Context, total: int) -> Trigger:
+        """Its figures: an absolute threshold (or a share of the window), no minimum body."""
+        body = self.span(messages, settings).body
+        return Trigger(context_window=ctx.window, total_tokens_before=total,
+                       trigger_ratio=settings.trigger_context_ratio, threshold=_threshold(settings, ctx.window),
+                       body_tokens=sum(ctx.counter.message(messages[i]).total for i in body),
+                       min_target_tokens=None, forced=ctx.force)
 
 
 def _threshold(settings: RoundLevelSettings, window: int) -> int:
