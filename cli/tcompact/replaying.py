@@ -16,162 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 
 from .compressors import get
 from .compressors.base import CompressionResult, Context
-from .dump import READABLE_SCHEMAS, content_hashes, digest, message_dict, message_from_dict
+from .dump import Dump, RunIndex, load_dumps, message_dict, messages_of, read_dump, sibling_dump
 from .differences import first_difference
 from .errors import InputError
-from .model import Message
 from .redact import redact
 from .summarizers.base import Summarizer, SummaryRequest, SummaryResponse, model_window, prepared
 from .summarizers.contracts import extract_snapshot
-from .summarizers.replay import ReplaySummarizer, fingerprint, without_token_figures
+from .summarizers.recorded import ReplaySummarizer, fingerprint, without_token_figures
 from .tokens import TokenCounter
 
-__all__ = ["Dump", "load_dumps", "Check", "verify", "rebuild", "rerun", "Rerun", "table_rows", "messages_of"]
-
-_REQUIRED = ("processor", "run", "call", "trigger", "span", "request", "context_before", "benefit", "hashes",
-             "encoding")
-
-
-@dataclass(frozen=True)
-class Dump:
-    """One dump file and its parsed document."""
-
-    path: Path
-    doc: Mapping[str, Any]
-
-    @property
-    def name(self) -> str:
-        """The file name."""
-        return self.path.name
-
-
-def load_dumps(paths: Iterable[str | Path], *, failed: list[Check] | None = None) -> list[Dump]:
-    """Read dumps (files, or every ``*.json`` of folders); each is checked before use. A dump that
-    cannot be used raises, or, when ``failed`` is given, becomes a failed :class:`Check` there."""
-    files: list[Path] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found = sorted(p.glob("*.json"))
-            if not found:
-                raise InputError("no dumps in this folder", path=str(p), hint="pass a folder written by --dump-dir")
-            files += found
-        elif p.exists():
-            files.append(p)
-        else:
-            raise InputError("no such file or folder", path=str(p), hint="check the path")
-    dumps = []
-    for f in files:
-        try:
-            dumps.append(_load(f))
-        except InputError as exc:
-            _fail_or_raise(f, exc, failed)
-    return _with_shared_context(dumps, failed)
-
-
-def _fail_or_raise(path: Path, exc: InputError, failed: list[Check] | None) -> None:
-    if failed is None:
-        raise exc
-    failed.append(Check(Dump(path, {}), False, error=f"{exc.what} — {exc.hint}" if exc.hint else exc.what))
-
-
-def _with_shared_context(dumps: list[Dump], failed: list[Check] | None = None) -> list[Dump]:
-    """Dumps whose ``context_before`` names another call of their run get that call's messages.
-
-    The named dump is taken from those given, else from the dump's own folder; its messages must
-    match the recorded sha256.
-    """
-    given = {(d.doc["run"]["id"], d.doc["run"]["call"]): d for d in dumps if "messages" in d.doc["context_before"]}
-    folders: dict[Path, dict[tuple[str, int], Path]] = {}
-    checked: set[tuple[str, int]] = set()
-    out = []
-    for d in dumps:
-        try:
-            out.append(d if "messages" in d.doc["context_before"] else _shared(d, given, folders, checked))
-        except InputError as exc:
-            _fail_or_raise(d.path, exc, failed)
-    return out
-
-
-def _shared(d: Dump, given: dict[tuple[str, int], Dump], folders: dict[Path, dict[tuple[str, int], Path]],
-            checked: set[tuple[str, int]]) -> Dump:
-    ref = d.doc["context_before"]
-    key = (d.doc["run"]["id"], ref.get("in_call"))
-    source = given.get(key)
-    if source is None:
-        path = _sibling(d.path, key, folders)
-        if path is None:
-            raise InputError(f"the messages before this run are in its call {key[1]}, whose dump is not in "
-                             f"{d.path.parent}", path=str(d.path),
-                             hint="keep the dumps of a run together in one folder")
-        source = given[key] = _load(path)
-    if key not in checked:
-        held = source.doc["context_before"].get("messages")
-        if held is None or digest(held) != ref.get("messages_sha256"):
-            raise InputError(f"field context_before does not match the messages of call {key[1]} "
-                             f"({source.name})", path=str(d.path), hint="the dumps of this run were edited or "
-                             "mixed with another run's; compact again to get new ones")
-        checked.add(key)
-    return Dump(d.path, {**d.doc, "context_before": source.doc["context_before"]})
-
-
-def _sibling(path: Path, key: tuple[str, int], folders: dict[Path, dict[tuple[str, int], Path]]) -> Path | None:
-    """The dump of run ``key[0]``, call ``key[1]`` in ``path``'s folder (its dumps indexed once)."""
-    folder = path.parent
-    if folder not in folders:
-        index: dict[tuple[str, int], Path] = {}
-        for f in sorted(folder.glob("*.json")):
-            try:
-                run = orjson.loads(f.read_bytes())["run"]
-                index[(run["id"], run["call"])] = f
-            except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
-                continue
-        folders[folder] = index
-    return folders[folder].get(key)
-
-
-def _load(path: Path) -> Dump:
-    try:
-        doc = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not a valid JSON dump ({exc.msg} at line {exc.lineno})", path=str(path),
-                         hint="the dump is truncated or damaged; compact again to get a new one") from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=str(path), hint="check the permissions") from None
-    if not isinstance(doc, dict) or "schema_version" not in doc:
-        raise InputError("not a tcompact compression dump (no schema_version)", path=str(path),
-                         hint="pass dumps written by tcompact compact --dump-dir")
-    if doc["schema_version"] not in READABLE_SCHEMAS or isinstance(doc["schema_version"], bool):
-        raise InputError(f"schema_version {doc['schema_version']!r} is not supported (this tcompact reads "
-                         f"{', '.join(map(str, READABLE_SCHEMAS[:-1]))} and {READABLE_SCHEMAS[-1]})", path=str(path),
-                         hint="replay it with the tcompact that wrote it")
-    missing = [k for k in _REQUIRED if k not in doc]
-    if missing:
-        raise InputError(f"field {missing[0]} is missing", path=str(path), hint="the dump was edited or cut")
-    run, before = doc["run"], doc["context_before"]
-    if not (isinstance(run, dict) and isinstance(run.get("id"), str) and isinstance(run.get("call"), int)):
-        raise InputError("field run is not {\"id\": str, \"call\": int, ...}", path=str(path),
-                         hint="the dump was edited or cut")
-    if not (isinstance(before, dict) and (isinstance(before.get("messages"), list) or
-                                          isinstance(before.get("in_call"), int))):
-        raise InputError("field context_before holds neither messages nor the call that has them", path=str(path),
-                         hint="the dump was edited or cut")
-    recorded = doc["hashes"] if isinstance(doc["hashes"], dict) else {}
-    for part, value in content_hashes(doc).items():
-        if recorded.get(part) != value:
-            raise InputError(f"field {part} does not match its recorded hash", path=str(path),
-                             hint="the dump was edited after it was written; compact again to get a new one")
-    return Dump(path, doc)
-
-
-def messages_of(items: Sequence[Mapping[str, Any]]) -> tuple[Message, ...]:
-    """Messages from a dump's stored dicts."""
-    return tuple(message_from_dict(item) for item in items)
-
+__all__ = ["Check", "read_checked", "verify", "rebuild", "rerun", "Rerun", "table_rows"]
 
 @dataclass(frozen=True)
 class Check:
@@ -184,6 +41,18 @@ class Check:
     got: Any = None
     note: str = ""
     error: str = ""  # the dump could not be read or its run rebuilt: what, and what to do
+
+    @classmethod
+    def failed(cls, path: Path, exc: InputError) -> Check:
+        """The check of a dump that could not be read, or whose run could not be rebuilt."""
+        return cls(Dump(path, {}), False, error=f"{exc.what} — {exc.hint}" if exc.hint else exc.what)
+
+
+def read_checked(paths: Iterable[str | Path]) -> tuple[list[Dump], list[Check]]:
+    """The dumps that can be used, and a failed check for each one that cannot."""
+    failed: list[Check] = []
+    dumps = load_dumps(paths, on_error=lambda path, exc: failed.append(Check.failed(path, exc)))
+    return dumps, failed
 
 
 def _runs(dumps: Sequence[Dump]) -> dict[str, list[Dump]]:
@@ -224,26 +93,23 @@ def verify(dumps: Sequence[Dump]) -> list[Check]:
     each of its dumps a failed check with the error; the other runs are checked as usual.
     """
     checks: list[Check] = []
-    folders: dict[Path, dict[tuple[str, int], Path]] = {}
+    folders: RunIndex = {}
     for run in _runs(dumps).values():
         try:
             checks += _verify_run(run, folders)
         except InputError as exc:  # a run that cannot be rebuilt fails its dumps, not the others
-            failed: list[Check] = []
-            for d in run:
-                _fail_or_raise(d.path, exc, failed)
-            checks += failed
+            checks += [Check.failed(d.path, exc) for d in run]
     return checks
 
 
-def _verify_run(run: Sequence[Dump], folders: dict[Path, dict[tuple[str, int], Path]]) -> list[Check]:
+def _verify_run(run: Sequence[Dump], folders: RunIndex) -> list[Check]:
     answers = [d.doc for d in run]
     have = {d.doc["run"]["call"] for d in run}
     total = run[0].doc["run"].get("calls")
     for n in range(1, total + 1 if isinstance(total, int) and total < 100_000 else 1):
-        path = None if n in have else _sibling(run[0].path, (run[0].doc["run"]["id"], n), folders)
+        path = None if n in have else sibling_dump(run[0].path, (run[0].doc["run"]["id"], n), folders)
         if path is not None:
-            answers.append(_load(path).doc)
+            answers.append(read_dump(path).doc)
     redacted = any(d.get("redactions") for d in answers)
     replay = ReplaySummarizer(answers, origin="the run's dumps", blind=redacted)
     recorder = _Recorder(replay)

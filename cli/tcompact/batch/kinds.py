@@ -95,9 +95,9 @@ class CompactTask:
         --to, the window, the encoding, the summariser and what it needs), and an unreadable replay folder."""
         check_options(self.options)
         if self.options.summarizer == "replay":
-            from ..summarizers.replay import ReplaySummarizer
+            from ..dump import dumps_of
 
-            ReplaySummarizer.from_folder(str(self.options.replay_dir))  # an empty or unreadable folder fails every file
+            dumps_of(str(self.options.replay_dir))  # an empty or unreadable folder would fail every file
 
 
 def mirror_output(path: str, *, out: str, root: str) -> Path:

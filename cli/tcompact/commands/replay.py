@@ -47,7 +47,7 @@ def replay(
     """
     from .. import render
     from ..errors import UsageError
-    from ..replaying import load_dumps
+    from ..dump import load_dumps
 
     if sum(bool(x) for x in (verify, table, summarizer)) > 1:
         raise UsageError("choose one of --verify, --table and --summarizer")
@@ -69,10 +69,9 @@ def replay(
 def _verify(paths: list[Path], *, json_out: bool) -> None:
     """One line per dump: a damaged dump, or a run that cannot be rebuilt, fails its own lines only."""
     from .. import render
-    from ..replaying import load_dumps, verify
+    from ..replaying import read_checked, verify
 
-    failed: list = []
-    dumps = load_dumps(paths, failed=failed)
+    dumps, failed = read_checked(paths)
     checks = sorted([*verify(dumps), *failed], key=lambda c: str(c.dump.path))
     render.print_json({"checks": [render.check_dict(c) for c in checks]}) if json_out else render.replay_checks(checks)
     if any(c.error for c in checks):

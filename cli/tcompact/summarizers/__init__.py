@@ -110,9 +110,10 @@ def _openai(options: SummarizerOptions, counter: Any) -> Summarizer:
 
 
 def _replay(options: SummarizerOptions, counter: Any) -> Summarizer:
-    from .replay import ReplaySummarizer
+    from ..dump import dumps_of  # the one dump reader (dumps are written and read there)
+    from .recorded import ReplaySummarizer
 
-    return ReplaySummarizer.from_folder(str(options.replay_dir))
+    return ReplaySummarizer([d.doc for d in dumps_of(str(options.replay_dir))], origin=str(options.replay_dir))
 
 
 REGISTRY: tuple[Backend, ...] = (

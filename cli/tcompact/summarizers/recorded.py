@@ -1,4 +1,5 @@
-"""The ``replay`` backend: answers from recorded compression dumps, offline.
+"""The ``replay`` backend: answers recorded in compression dumps, offline (the dumps are read and
+checked by :mod:`tcompact.dump`; this module only matches requests to what they recorded).
 
 A request is matched to a dump by the fingerprint of what was sent (the wire messages, the prompt
 and the contract). Recorded failures replay as failures (with the figures an overflow refusal
@@ -15,12 +16,10 @@ import hashlib
 import re
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ..errors import InputError
 from .base import ModelWindow, SummaryRequest, SummaryResponse, SummarizerError
 
 __all__ = ["ReplaySummarizer", "fingerprint", "without_token_figures", "TOKEN_FIGURE"]
@@ -67,21 +66,6 @@ class ReplaySummarizer:
             if n == 0:
                 self._window = _window(req.get("summarizer_window"))
             self.trusted = self.trusted and req.get("summarizer") == "extractive"
-
-    @classmethod
-    def from_folder(cls, folder: str | Path) -> ReplaySummarizer:
-        """Load every ``*.json`` dump of a folder (or one dump file)."""
-        path = Path(folder)
-        files = sorted(path.glob("*.json")) if path.is_dir() else [path]
-        if not files or not all(f.exists() for f in files):
-            raise InputError("no dumps to replay from", path=str(folder), hint="pass --replay-dir with dump files")
-        docs = []
-        for f in files:
-            try:
-                docs.append(orjson.loads(f.read_bytes()))
-            except orjson.JSONDecodeError as exc:
-                raise InputError(f"not a JSON dump ({exc.msg})", path=str(f), hint="remove it from the folder") from None
-        return cls(docs, origin=str(folder))
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         """The recorded response for this request (or its recorded error)."""

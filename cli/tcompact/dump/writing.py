@@ -1,50 +1,21 @@
-"""Compression dumps: one self-contained JSON document per summariser call, written and read here.
-
-A superset of openjiuwen-spec §2.11, versioned by ``schema_version``: tool version, processor and
-settings, source file (path, format, sha256), the figures the compressor's trigger decided on (as
-the compressor returned them), the span, the exact request (messages sent, prompt, model,
-parameters — never an API key), the response or the error, every attempt of the compaction, the
-messages before and after, and the benefit. Replaying a dump needs nothing but the dumps of its
-run: the messages before a run are stored once, in its first call's dump, and the later calls of
-the run name that dump and the sha256 of those messages (schema 2; in schema 1 every dump held
-them, which made a run of many calls quadratic in size). The messages after are in the run's last
-dump. Schema 3 names the trigger's span-body tokens ``trigger.body_tokens`` (``target_tokens``
-before, beside the request's ``target_tokens``, the summary's budget). Secrets are redacted
-(:mod:`tcompact.redact`). Failed calls get a dump too (upstream writes none).
-"""
+"""Building the dumps of a compressor run, one document at a time (redacted, hashed)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from . import __version__
-from .compressors.base import CallRecord, CompressionResult, Settings
-from .formats.chat import message_to_dict
-from .model import Message
-from .redact import redact_value
-from .spans import Span
-from .tokens import TokenCounter
+from .. import __version__
+from ..compressors.base import CallRecord, CompressionResult, Settings
+from ..model import Message
+from ..redact import redact_value
+from ..spans import Span
+from ..tokens import TokenCounter
+from .values import SCHEMA_VERSION, content_hashes, digest, dump_name, message_dict, safe_name
 
-__all__ = ["SCHEMA_VERSION", "READABLE_SCHEMAS", "DumpContext", "build_dumps", "iter_dumps", "content_hashes",
-           "dump_name", "safe_name", "message_dict", "message_from_dict", "digest"]
-
-SCHEMA_VERSION = 3
-READABLE_SCHEMAS = (1, 2, 3)
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def safe_name(value: str) -> str:
-    """A filename-safe form: runs of other characters become '-', trimmed, at most 80 characters."""
-    return _UNSAFE.sub("-", value).strip("-")[:80] or "unknown"
-
-
-def dump_name(epoch_ms: int, processor: str, session: str) -> str:
-    """``{epoch_ms}_{processor}_{session}.json``."""
-    return f"{epoch_ms}_{safe_name(processor)}_{safe_name(session)}.json"
+__all__ = ["DumpContext", "build_dumps", "iter_dumps"]
 
 
 @dataclass(frozen=True)
@@ -89,26 +60,6 @@ def iter_dumps(result: CompressionResult, *, before: Sequence[Message], settings
             name = f"{name[:-5]}-{n}.json"
         used.add(name)
         yield name, doc
-
-
-def digest(value: Any) -> str:
-    """sha256 of a JSON value, keys sorted."""
-    import hashlib
-
-    import orjson
-
-    return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
-
-
-def content_hashes(doc: Mapping[str, Any], *, context_before: str | None = None) -> dict[str, str]:
-    """sha256 of the parts a replay rebuilds from: an edited dump no longer matches them.
-    ``context_before``: the digest of the dump's context messages when it is known already."""
-    after = doc.get("context_after") or {}
-    before = context_before if context_before is not None else digest((doc.get("context_before") or {}).get("messages"))
-    return {"context_before": before,
-            "context_after": digest(after.get("messages")),
-            "request": digest(doc.get("request")), "response": digest(doc.get("response")),
-            "processor": digest(doc.get("processor"))}
 
 
 def _document(call: CallRecord, result: CompressionResult, *, number: int, before: Sequence[Message],
@@ -179,38 +130,6 @@ def _benefit(before: int, after: int | None, accepted: bool, reason: str) -> dic
 
 
 def _extracted(text: str) -> str:
-    from .summarizers.contracts import extract_snapshot
+    from ..summarizers.contracts import extract_snapshot
 
     return extract_snapshot(text)
-
-
-def message_dict(m: Message) -> dict[str, Any]:
-    """A message as a dump stores it: its chat dict plus, under ``_``-keys, what the chat shape cannot
-    hold (injected-context flag, error flag, every reasoning item, tool types) — lossless for replay."""
-    d = message_to_dict(m)
-    if m.internal:
-        d["_internal"] = True
-    if m.is_error:
-        d["_is_error"] = True
-    if any(r.encrypted_chars or r.kind != "reasoning_content" for r in m.reasoning):
-        d.pop("reasoning_content", None)
-        d["_reasoning"] = [{"text": r.text, "encrypted_chars": r.encrypted_chars, "kind": r.kind} for r in m.reasoning]
-    if any(c.type != "function" for c in m.tool_calls):
-        d["_tool_types"] = [c.type for c in m.tool_calls]
-    return d
-
-
-def message_from_dict(d: Mapping[str, Any]) -> Message:
-    """The message :func:`message_dict` stored."""
-    from dataclasses import replace
-
-    from .formats.chat import parse_message
-    from .model import Reasoning
-
-    plain = {k: v for k, v in d.items() if not k.startswith("_")}
-    m = parse_message(plain)
-    reasoning = tuple(Reasoning(**r) for r in d["_reasoning"]) if "_reasoning" in d else m.reasoning
-    calls = tuple(replace(c, type=t) for c, t in zip(m.tool_calls, d["_tool_types"], strict=False)) \
-        if "_tool_types" in d else m.tool_calls
-    return replace(m, internal=bool(d.get("_internal")), is_error=bool(d.get("_is_error")), reasoning=reasoning,
-                   tool_calls=calls)
