@@ -274,16 +274,16 @@ def _corrupting(monkeypatch):
     """Make the rendered output lose its last line, as a buggy writer would."""
     import dataclasses
 
-    import tcompact.compaction as compaction
+    import tcompact.compaction.job as job
 
-    real = compaction.compact_file
+    real = job.compact_file
 
     def compact_file(*args, **kwargs):
         run = real(*args, **kwargs)
         data = run.output.data.rstrip(b"\n").rsplit(b"\n", 1)[0] + b"\n"
         return dataclasses.replace(run, output=dataclasses.replace(run.output, data=data))
 
-    monkeypatch.setattr(compaction, "compact_file", compact_file)
+    monkeypatch.setattr(job, "compact_file", compact_file)
 
 
 def test_strict_refuses_an_output_that_does_not_read_back(runner, tmp_path, monkeypatch):

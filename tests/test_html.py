@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from tcompact.app import app
 from tcompact.formats import ReadOptions
-from tcompact.inspection import InspectOptions, inspect_paths
+from tcompact.inspection import InspectOptions, inspect_counted, inspect_paths
+from tcompact.pages import file_page
 from tcompact.render import html_compact as hc
 from tcompact.render import html_inspect as hi
 from tcompact.render.html_common import esc, script_json
@@ -48,9 +49,9 @@ def hostile_compactable():
 
 def one(path, options=None):
     options = options or InspectOptions()
-    report = inspect_paths([path], options)
-    t, messages, counts = hi.load_transcript(report["files"][0], options)
-    return report, t, messages, counts, options
+    report, counted = inspect_counted([path], options)
+    page = file_page(report, counted, spans=options.spans, keep_recent=options.keep_recent)
+    return report, page.transcript, page.messages, page.counts, page
 
 
 def charts_of(document: str) -> dict:
@@ -63,9 +64,9 @@ def charts_of(document: str) -> dict:
 
 
 def test_small_session_charts_have_exact_numbers(tmp_path):
-    report, t, messages, counts, options = one(jsonl(tmp_path / "s.jsonl", SESSION))
+    report, t, messages, counts, page = one(jsonl(tmp_path / "s.jsonl", SESSION))
     assert [c.total for c in counts] == [10, 11, 10, 20, 13, 13, 6]
-    specs, layouts = hi.file_charts(t, messages, counts, options)
+    specs = hi.file_charts(page)
     assert list(specs) == ["cumulative", "kinds-by-round", "spans"]  # no provider usage: no usage chart
 
     cum = specs["cumulative"]["data"]
@@ -100,8 +101,8 @@ def test_small_session_charts_have_exact_numbers(tmp_path):
 
 def test_one_span_layout_matches_the_report(tmp_path):
     path = jsonl(tmp_path / "s.jsonl", SESSION)
-    report, t, messages, counts, options = one(path, InspectOptions(spans="dialogue"))
-    specs, layouts = hi.file_charts(t, messages, counts, options)
+    report, t, messages, counts, page = one(path, InspectOptions(spans="dialogue"))
+    specs, layouts = hi.file_charts(page), page.layouts
     assert len(layouts) == 1
     for part in ("prefix", "body", "tail"):
         assert layouts[0][part] == t["span"][part]
@@ -109,8 +110,8 @@ def test_one_span_layout_matches_the_report(tmp_path):
 
 
 def test_sample_chat_session_charts():
-    report, t, messages, counts, options = one(CHAT)
-    specs, _ = hi.file_charts(t, messages, counts, options)
+    report, t, messages, counts, page = one(CHAT)
+    specs = hi.file_charts(page)
     cum = specs["cumulative"]["data"][0]
     assert (len(cum["x"]), cum["y"][-1]) == (33, 11796)
     kinds = {d["name"]: d["y"] for d in specs["kinds-by-round"]["data"]}
@@ -128,8 +129,8 @@ def test_sample_chat_session_charts():
 
 def test_compactions_are_marked_on_the_cumulative_chart():
     options = InspectOptions(read=ReadOptions(full_history=True, keep_raw=False))
-    report, t, messages, counts, options = one(CLAUDE, options)
-    specs, _ = hi.file_charts(t, messages, counts, options)
+    report, t, messages, counts, page = one(CLAUDE, options)
+    specs = hi.file_charts(page)
     layout = specs["cumulative"]["layout"]
     assert [(s["x0"], s["x1"]) for s in layout["shapes"]] == [(8, 8)]
     assert [a["text"] for a in layout["annotations"]] == ["compaction"]
@@ -137,8 +138,8 @@ def test_compactions_are_marked_on_the_cumulative_chart():
 
 
 def test_provider_usage_chart_of_the_codex_sample():
-    report, t, messages, counts, options = one(CODEX)
-    specs, _ = hi.file_charts(t, messages, counts, options)
+    report, t, messages, counts, page = one(CODEX)
+    specs = hi.file_charts(page)
     assert specs["usage"]["data"][0]["x"] == ["provider-reported", "counted by tcompact"]
     assert specs["usage"]["data"][0]["y"] == [15652, 4428]
     assert hi.usage_chart(None, 10) is None
@@ -149,7 +150,7 @@ def test_provider_usage_chart_of_the_codex_sample():
 
 def test_many_files_page_has_one_small_chart_per_file():
     report = inspect_paths([SAMPLES], InspectOptions())
-    document = hi.inspect_html(report, InspectOptions())
+    document = hi.inspect_html(report)
     specs = charts_of(document)
     assert list(specs) == ["rounds-0", "rounds-1", "rounds-2"]
     assert [s["data"][0]["y"] for s in specs.values()] == [[211, 8066, 3519], [451, 2477], [324, 3408, 696]]
@@ -159,9 +160,9 @@ def test_many_files_page_has_one_small_chart_per_file():
 
 
 def test_page_embeds_exactly_the_chart_data(tmp_path):
-    report, t, messages, counts, options = one(CHAT)
-    specs, _ = hi.file_charts(t, messages, counts, options)
-    embedded = charts_of(hi.inspect_html(report, options))
+    report, t, messages, counts, page = one(CHAT)
+    specs = hi.file_charts(page)
+    embedded = charts_of(hi.inspect_html(report, page))
     assert {k: (v["data"], v["layout"]) for k, v in embedded.items()} == \
         {k: (v["data"], v["layout"]) for k, v in specs.items()}
 
@@ -169,8 +170,8 @@ def test_page_embeds_exactly_the_chart_data(tmp_path):
 def test_chart_specs_are_valid_plotly_figures():
     import plotly.graph_objects as go
 
-    report, t, messages, counts, options = one(CODEX)
-    specs, _ = hi.file_charts(t, messages, counts, options)
+    report, t, messages, counts, page = one(CODEX)
+    specs = hi.file_charts(page)
     run_report = _dry_run_report(["-c", "round-level", "--set", "trigger_total_tokens=100",
                                   "--set", "target_total_tokens=50"])
     specs["waterfall"] = hc.waterfall_chart(run_report)
@@ -263,7 +264,8 @@ def test_script_json_cannot_close_its_script_element():
 def test_transcript_text_is_escaped_everywhere(tmp_path, top):
     path = jsonl(tmp_path / "evil.jsonl", hostile_session())
     options = InspectOptions(top=top)
-    document = hi.inspect_html(inspect_paths([path], options), options)
+    report, counted = inspect_counted([path], options)
+    document = hi.inspect_html(report, file_page(report, counted))
     lowered = document.lower()
     # the only script elements are the page's own three: the chart data, plotly.js and the page script
     assert lowered.count("<script") == 3

@@ -1,5 +1,10 @@
-"""The only writer of output files: atomic (temp file + rename), never over an existing file
-unless forced, never over the input it was made from."""
+"""The only writer of output files, and the one check of an output path.
+
+Every file is written atomically (temp file + rename), never over an existing file unless forced,
+never over an input it was made from. The same check runs before any work (:func:`check_target`,
+:func:`check_page`, :func:`probe_folders`), so that a run that cannot write its outputs fails
+before it starts, with the words the writer would use.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,66 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .errors import OutputError
 
-__all__ = ["write_bytes", "write_json", "make_folder", "remove", "AppendLog", "remove_paths"]
+__all__ = ["write_bytes", "write_json", "write_page", "make_folder", "remove", "AppendLog", "remove_paths", "check_target",
+           "check_page", "probe_folders"]
+
+Paths = Iterable["str | Path | None"]
+
+
+def _same(a: Path, b: Path) -> bool:
+    """The same file: by identity when both exist, else by resolved path (an output not written yet)."""
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
+
+
+def check_target(target: Path, *, force: bool, inputs: Paths = ()) -> None:
+    """An output path is never one of ``inputs``, and never an existing file unless ``force``."""
+    if any(p is not None and _same(target, Path(p)) for p in inputs):
+        raise OutputError("the output is the input file", path=str(target),
+                          hint="write to another path; tcompact never replaces its input")
+    if target.exists() and not force:
+        raise OutputError("the output file exists already", path=str(target),
+                          hint="pass --force to overwrite it, or choose another path")
+
+
+def check_page(path: Path, *, force: bool, keep: Paths = ()) -> None:
+    """An HTML report can be written at ``path``: not a folder, in a folder that exists, not one of
+    ``keep`` (the inputs and the run's other outputs), not an existing file unless ``force``."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise OutputError("the HTML report path is a folder", path=str(path), hint="name a file, e.g. report.html")
+    if not folder.is_dir():
+        raise OutputError("the output folder does not exist", path=str(folder), hint="create it first")
+    if any(p is not None and _same(path, Path(p)) for p in keep):
+        raise OutputError("the HTML report would replace the input or another output", path=str(path),
+                          hint="choose another path for --html")
+    check_target(path, force=force)
+
+
+def probe_folders(targets: Iterable[Path]) -> None:
+    """Refuse a target that lands in a folder no file can be created in: the nearest existing folder of
+    each is probed with a temporary file, removed at once."""
+    probed: set[Path] = set()
+    for target in targets:
+        folder = target.parent if str(target.parent) else Path(".")
+        while not folder.exists() and folder.parent != folder:
+            folder = folder.parent  # the folder that would have to take the new file or folder
+        if folder in probed or not folder.is_dir():
+            continue
+        probed.add(folder)
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".tcompact-probe.", dir=folder)
+        except OSError as exc:
+            raise OutputError(f"cannot write here: {exc.strerror}", path=str(folder),
+                              hint="choose another output folder or fix its permissions") from None
+        os.close(fd)
+        os.unlink(probe)
 
 
 def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: tuple[str | Path, ...] = (),
@@ -25,13 +84,7 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
     raises, the temporary file is removed and the target is left as it was.
     """
     target = Path(path)
-    for src in inputs:
-        if Path(src).exists() and target.exists() and os.path.samefile(src, target):
-            raise OutputError("the output is the input file", path=str(target),
-                              hint="write to another path; tcompact never replaces its input")
-    if target.exists() and not force:
-        raise OutputError("the output file exists already", path=str(target),
-                          hint="pass --force to overwrite it, or choose another path")
+    check_target(target, force=force, inputs=inputs)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise OutputError("the output folder does not exist", path=str(folder), hint="create it first")
@@ -86,6 +139,11 @@ def _umask() -> int:
 def _remove(tmp: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(tmp)
+
+
+def write_page(path: str | Path, document: str, *, force: bool = False, inputs: tuple[str | Path, ...] = ()) -> Path:
+    """One HTML page (UTF-8), written atomically; folders must exist."""
+    return write_bytes(path, document.encode("utf-8", "replace"), force=force, inputs=inputs)
 
 
 def write_json(path: str | Path, document: object, *, force: bool = False, sync: bool = True) -> Path:

@@ -23,7 +23,7 @@ from .spans import Span
 from .tokens import ENCODINGS, KINDS, MessageTokens, TokenCounter, encoding_for_model, texts_of
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
 
-__all__ = ["InspectOptions", "inspect_file", "inspect_paths", "SCHEMA_VERSION"]
+__all__ = ["InspectOptions", "Counted", "inspect_file", "inspect_paths", "inspect_counted", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 _PREVIEW = 80
@@ -61,10 +61,26 @@ class InspectOptions:
             raise UsageError("--top must be 0 or more")
 
 
+@dataclass(frozen=True)
+class Counted:
+    """A transcript as inspection counted it, message by message: what a page of it draws beyond the report."""
+
+    messages: tuple[Message, ...]
+    counts: tuple[MessageTokens, ...]
+
+
 def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = None,
                   on_file: Callable[[int, int, Path], None] | None = None) -> dict[str, Any]:
     """Inspect files and folders; a file that cannot be read is listed under ``errors``."""
+    return inspect_counted(paths, options, on_file)[0]
+
+
+def inspect_counted(paths: Iterable[str | Path], options: InspectOptions | None = None,
+                    on_file: Callable[[int, int, Path], None] | None = None
+                    ) -> tuple[dict[str, Any], dict[str, Counted] | None]:
+    """:func:`inspect_paths`, and — when it inspected one file — that file's transcripts as counted, by id."""
     options = options or InspectOptions()
+    counted: list[dict[str, Counted]] = []
     paths = list(paths)
     named = {Path(p) for p in paths if not Path(p).is_dir()}
     reports: list[dict[str, Any]] = []
@@ -80,7 +96,10 @@ def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = 
         if on_file:
             on_file(n, len(files), path)
         try:
-            reports.append(inspect_file(path, options))
+            report, transcripts = _inspect_file(path, options)
+            reports.append(report)
+            counted[1:] = []  # a page of several files draws no message: only the first file's are kept
+            counted.append(transcripts)
         except NotATranscriptError as exc:
             if path in named:
                 _report_or_raise(exc, path, errors, alone=len(files) == 1)
@@ -103,7 +122,7 @@ def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = 
         "errors": errors,
         "not_transcripts": passed_over,
         "totals": _totals(reports),
-    }
+    }, (counted[0] if len(reports) == 1 else None)
 
 
 def _report_or_raise(exc: TcompactError, path: Path, errors: list[dict[str, Any]], *, alone: bool) -> None:
@@ -114,13 +133,19 @@ def _report_or_raise(exc: TcompactError, path: Path, errors: list[dict[str, Any]
 
 def inspect_file(path: str | Path, options: InspectOptions | None = None) -> dict[str, Any]:
     """The report of one file."""
-    options = options or InspectOptions()
-    source = read_file(path, options.read)
-    return inspect_source(source, options)
+    return _inspect_file(path, options or InspectOptions())[0]
+
+
+def _inspect_file(path: str | Path, options: InspectOptions) -> tuple[dict[str, Any], dict[str, Counted]]:
+    return _inspect_source(read_file(path, options.read), options)
 
 
 def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any]:
     """The report of a file already read."""
+    return _inspect_source(source, options)[0]
+
+
+def _inspect_source(source: SourceFile, options: InspectOptions) -> tuple[dict[str, Any], dict[str, Counted]]:
     counters: dict[tuple[str, bool], TokenCounter] = {}
     counted = []
     for t in source.transcripts:
@@ -130,8 +155,11 @@ def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any
         counted.append((t, counter))
     for counter in counters.values():  # one parallel pass over every text of the file
         counter.prime(text for t, c in counted if c is counter for text in texts_of(t.messages))
-    transcripts = [_transcript(t, c, [c.message(m) for m in t.messages], options, usage=_usage(t, source))
-                   for t, c in counted]
+    counts = [tuple(c.message(m) for m in t.messages) for t, c in counted]
+    transcripts = [_transcript(t, c, list(n), options, usage=_usage(t, source)) for (t, c), n in zip(counted, counts)]
+    by_id: dict[str, Counted] = {}
+    for (t, _), n in zip(counted, counts):
+        by_id.setdefault(t.id, Counted(t.messages, n))
     return {
         "path": source.path,
         "format": source.format,
@@ -139,7 +167,7 @@ def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any
         "skipped_lines": [{"line": line, "reason": reason} for line, reason in source.skipped],
         "unknown_records": {_name(k): n for k, n in source.unknown_types.items()},
         "transcripts": transcripts,
-    }
+    }, by_id
 
 
 def _encoding(t: Transcript, options: InspectOptions) -> tuple[str, bool]:

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..compaction import CompactOptions, check_options, compact_file, resolve_chain
-from ..errors import UsageError, WorkFailed
+from ..compaction import (CompactOptions, OutputPaths, check_options, compact_file, default_paths, resolve_chain,
+                          run_failure, strict_failure, write_run)
+from ..errors import UsageError
 from ..inspection import InspectOptions, inspect_file
-from ..outputs import OutputPaths, default_paths, write_run
 
 __all__ = ["Kind", "KINDS", "get_kind", "CompactTask", "mirror_output", "fold"]
 
@@ -127,12 +127,9 @@ def compact_figures(path: str, task: CompactTask) -> dict[str, Any]:
     options = replace(task.options, offload_dir=str(paths.store.resolve()))
     run = compact_file(path, options)
     written, problems = write_run(run, paths, force=False, source=Path(path), strict=task.strict)
-    if task.strict and problems:  # the same errors as `tcompact compact`
-        raise WorkFailed(f"the compaction breaks {len(problems)} invariant(s): {problems[0]}",
-                         hint="the compacted transcript was not written (--strict)")
-    if run.status == "failed":
-        where = "" if not run.calls else f"; the failed call(s) are dumped in {paths.dump_dir}"
-        raise WorkFailed(f"{run.message}", hint=f"the input is untouched{where}")
+    failure = (strict_failure(problems) if task.strict else None) or run_failure(run, paths, dry_run=False)
+    if failure is not None:  # the same errors as `tcompact compact`
+        raise failure
     report = run.report
     rel = Path(task.out)
     return {

@@ -1,7 +1,9 @@
-"""Options shared by several commands (reading a transcript, the token cache), declared once."""
+"""Options shared by several commands, declared once: reading a transcript, the token cache, counting,
+the chain and its settings, the summariser and how its calls are made, the session selectors."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -26,6 +28,54 @@ TranscriptOpt = Annotated[
                  show_default=False),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document to stdout instead of tables.")]
+EncodingOpt = Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.", show_default=False)]
+ContextWindowOpt = Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
+                                                      show_default=False)]
+
+# ---- the chain and its settings: compact, batch compact and eval
+
+ChainOpt = Annotated[str, typer.Option("-c", "--compressor", help="A compressor, or a chain run in order: -c "
+                                       "truncate,dialogue. The default, full, keeps the most of what `tcompact eval` "
+                                       "plants (README, \"Default chain\"). See `tcompact compressors`.")]
+SetOpt = Annotated[list[str] | None, typer.Option("--set", help="A setting, key=value or compressor.key=value "
+                                                  "(repeatable).", show_default=False)]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="TOML or JSON file with a table of settings per "
+                                                "compressor.", show_default=False)]
+TriggerRatioOpt = Annotated[float | None, typer.Option("--trigger-ratio", help="Compact at this share of the window "
+                                                       "(sets trigger_context_ratio).", show_default=False)]
+ToOpt = Annotated[str | None, typer.Option("--to", help="Output format: chat, claude-code or codex (default: the "
+                                           "input's).", show_default=False)]
+PreserveOpt = Annotated[str | None, typer.Option("--preserve", help="What the summary must keep, in your words.",
+                                                 show_default=False)]
+
+# ---- the summariser and how its calls are made (RunSettings): compact, batch compact, eval, replay
+
+SummarizerOpt = Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Model: its encoding and window for counting, and the "
+                                              "model the openai summariser calls.", show_default=False)]
+BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
+                                                "OPENAI_BASE_URL). The key comes from OPENAI_API_KEY.",
+                                                show_default=False)]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt (the "
+                                           "whole answer).")]
+MaxRetriesOpt = Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")]
+ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Summariser calls run at once (round-level).")]
+RequestModeOpt = Annotated[str | None, typer.Option("--request-mode", help="openai: send the conversation as chat "
+                                                    "messages (conversation, the default) or as one serialised text "
+                                                    "(serialized).", show_default=False)]
+SummarizerWindowOpt = Annotated[int | None, typer.Option("--summarizer-window", help="openai: the summariser model's "
+                                                         "context window in tokens (default: what the server "
+                                                         "reports, else learned from its refusals).",
+                                                         show_default=False)]
+ReplayDirOpt = Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers from.",
+                                                   show_default=False)]
+
+
+def api_key() -> str | None:
+    """The openai key, read here at the edge (it travels with the options to a batch's workers)."""
+    import os
+
+    return os.environ.get("OPENAI_API_KEY")
 
 
 def _no_cache(value: bool) -> bool:

@@ -50,30 +50,6 @@ def list_or_pick(selector: Selector, options, *, group_by: str, cost: bool, json
     return None
 
 
-def session_to_compact(path: Path | None, selector: Selector, *, fork: bool, in_place: bool, output: Path | None,
-                       to: str | None):
-    """(the file to compact, the fork / in-place plan or None, the bytes it holds now, the output).
-
-    A session compacted without --fork / --in-place is written to the current folder unless -o
-    says otherwise, never into the agent's store (where the agent would list it as a session)."""
-    from ..errors import UsageError
-    from ..sessions import one_session
-    from ..sessions.fork import FORK, IN_PLACE, check_options, plan
-    from ..sessions.stores import read_bytes
-
-    if fork and in_place:
-        raise UsageError("--fork and --in-place exclude each other", hint="choose one of them")
-    if path is not None and selector.narrows:
-        raise UsageError("a PATH and --session (or the other selectors) exclude each other",
-                         hint="name the session one way")
-    session = one_session(path, selector)
-    if not (fork or in_place):
-        return session.files[0], None, None, output or Path(f"{session.id}.compacted.jsonl")
-    into = plan(session, FORK if fork else IN_PLACE)
-    check_options(into, output=output, to=to)
-    return into.source, into, read_bytes(into.source), None
-
-
 def restore_session(path: Path | None, selector: Selector, *, output: Path | None, force: bool) -> None:
     """``restore --session ID``: the newest in-place backup of the session goes back in its place."""
     from .. import render

@@ -59,7 +59,7 @@ def inspect(
       tcompact inspect --last 5
     """
     from .. import render
-    from ..inspection import InspectOptions, inspect_paths
+    from ..inspection import InspectOptions, inspect_counted
     from ._sessions import check_no_path, list_or_pick
 
     check_no_path(paths, selector, group_by=group_by, what="PATH")
@@ -80,11 +80,13 @@ def inspect(
             return
         paths = list(session.files)
     if html is not None:  # a report page is a view: it replaces an older page, never an input
-        from ..render.html_common import check_target
+        from ..artifacts import check_page
+        from ..render.html_common import require_plotly
 
-        check_target(html, force=True, keep=paths)
+        require_plotly()
+        check_page(html, force=True, keep=paths)
     with render.file_progress(enabled=not json_out) as on_file:
-        report = inspect_paths(paths, options, on_file=on_file)
+        report, counted = inspect_counted(paths, options, on_file=on_file)
     if session is not None:
         from ..sessions.report import session_detail
 
@@ -98,9 +100,12 @@ def inspect(
 
             session_lines(report["session"])
     if html is not None:
-        from ..render.html_inspect import write_inspect_html
+        from ..artifacts import write_page
+        from ..pages import file_page
+        from ..render.html_inspect import inspect_html
 
-        written = write_inspect_html(report, options, html, transcript=transcript)
+        one = file_page(report, counted, spans=spans, keep_recent=keep_recent, wanted=transcript)
+        written = write_page(html, inspect_html(report, one), force=True, inputs=tuple(f["path"] for f in report["files"]))
         if not json_out:
             render.console().print(f"Wrote the HTML report: {written}", markup=False)
     render.warn_skipped(report)

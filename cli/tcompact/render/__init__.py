@@ -21,6 +21,7 @@ __all__ = [
     "print_json",
     "inspect_report",
     "compact_report",
+    "compact_outcome",
     "compressors_table",
     "file_progress",
     "warn",
@@ -132,7 +133,7 @@ def write_stdout(data: bytes) -> None:
     sys.stdout.buffer.flush()
 
 
-_VIEWS = {"compact_report": "compact_view", "compressors_table": "compact_view", "check_dict": "replay_view",
+_VIEWS = {"compact_report": "compact_view", "compact_outcome": "compact_view", "compressors_table": "compact_view", "check_dict": "replay_view",
           "replay_checks": "replay_view", "replay_table": "replay_view", "rerun_dict": "replay_view",
           "rerun_view": "replay_view", "inspect_report": "inspect_view"}
 

@@ -11,7 +11,24 @@ from rich.text import Text
 
 from . import _pct, console
 
-__all__ = ["compact_report", "compressors_table"]
+__all__ = ["compact_outcome", "compact_report", "compressors_table"]
+
+
+def compact_outcome(outcome: Any, *, json_out: bool) -> None:
+    """What ``compact`` prints of a job (:class:`tcompact.compaction.JobOutcome`): its JSON document, or
+    the report, the command that resumes a forked session and the HTML report written."""
+    from . import print_json
+
+    if json_out:
+        print_json(outcome.document())
+        return
+    compact_report(outcome.run.report, written=outcome.written, output=outcome.paths.output, dry_run=outcome.dry_run)
+    if outcome.session is not None:
+        from .sessions_view import resume_lines
+
+        resume_lines(outcome.session)
+    if outcome.page is not None:
+        console().print(f"Wrote the HTML report: {outcome.page}", markup=False)
 
 
 def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], output: Path, dry_run: bool) -> None:

@@ -1,4 +1,5 @@
-"""What the HTML reports share: escaping, safe JSON in a page, the page shell, tables and writing.
+"""What the HTML reports share: escaping, safe JSON in a page, the page shell and tables (the pages are
+written by :mod:`tcompact.artifacts`, like every output).
 
 A report page is one self-contained file: the CSS, the plotly.js bundle (once per page), the
 chart specs and a few lines of JS for sortable tables are all inline, so it opens offline. Every
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["esc", "script_json", "plotly_js", "require_plotly", "check_target", "page", "table", "figures", "chart_div", "link", "write_page",
+__all__ = ["esc", "script_json", "plotly_js", "require_plotly", "page", "table", "figures", "chart_div", "link",
            "CHART_CONFIG", "n", "pct"]
 
 #: plotly config of every chart: no logo, no link to plotly's cloud, resizes with the window.
@@ -50,25 +51,6 @@ def require_plotly() -> None:
 
         raise UsageError("--html needs plotly, which is not installed",
                          hint="install tcompact[html] (pip install 'tcompact[html]')") from None
-
-
-def check_target(path: Path, *, force: bool, keep: Iterable[Path | str | None] = ()) -> None:
-    """Before any work: the extra is installed and the page can be written at ``path`` — its folder exists,
-    it is not a folder, not one of ``keep`` (inputs and other outputs), and not an existing file unless ``force``."""
-    from ..errors import OutputError
-
-    require_plotly()
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise OutputError("the HTML report path is a folder", path=str(path), hint="name a file, e.g. report.html")
-    if not folder.is_dir():
-        raise OutputError("the output folder does not exist", path=str(folder), hint="create it first")
-    if path.resolve() in {Path(p).resolve() for p in keep if p is not None}:
-        raise OutputError("the HTML report would replace the input or another output", path=str(path),
-                          hint="choose another path for --html")
-    if path.exists() and not force:
-        raise OutputError("the output file exists already", path=str(path),
-                          hint="pass --force to overwrite it, or choose another path")
 
 
 def plotly_js() -> str:
@@ -205,10 +187,3 @@ def page(title: str, body: str, specs: Mapping[str, Mapping[str, Any]]) -> str:
         f"{body}\n{figures(charts)}\n<script>{bundle}</script>\n<script>{_SORT_JS}{_CHARTS_JS}</script>\n"
         "</body></html>\n"
     )
-
-
-def write_page(path: Path, document: str, *, force: bool, inputs: Sequence[Path | str] = ()) -> Path:
-    """Write the page atomically (folders must exist; refuses an input file, and without ``force`` an existing file)."""
-    from ..artifacts import write_bytes
-
-    return write_bytes(path, document.encode("utf-8", "replace"), force=force, inputs=tuple(inputs))

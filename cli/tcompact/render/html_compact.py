@@ -3,8 +3,9 @@
 Before and after totals, a waterfall of tokens through the chain (round-level's pipeline stages
 one bar each), the summariser calls (latency, tokens, attempts, a link to each dump), the memory
 blocks the run produced (collapsible), the stages and the invariant checks. Drawn from the
-compaction report dict (:mod:`tcompact.report`); what it does not hold per call (the stage, the
-target and the provider's usage) comes from the run's call records.
+compaction report dict (:mod:`tcompact.report`) and, for what it does not hold (per call the
+stage, the target and the provider's usage; the dumps and outputs written; the memory blocks),
+from a :class:`tcompact.pages.CompactPage`.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..model import Message
 from .html_common import chart_div, esc, link, n, page, pct, table
 
-__all__ = ["waterfall_steps", "waterfall_chart", "call_facts", "calls_rows", "latency_chart", "memory_blocks_made",
-           "compact_html", "write_compact_html"]
+if TYPE_CHECKING:
+    from ..pages import CompactPage
+
+__all__ = ["waterfall_steps", "waterfall_chart", "calls_rows", "latency_chart", "compact_html", "compact_page_html"]
 
 #: The invariants every compaction is checked against (README, "Invariants").
 CHECKS = (
@@ -70,17 +72,6 @@ def waterfall_chart(report: Mapping[str, Any]) -> dict[str, Any]:
     return {"data": data, "layout": layout}
 
 
-def call_facts(stages: Sequence[Any]) -> list[dict[str, Any]]:
-    """Per summariser call, in report order, what the report does not hold: stage, target, usage, retried."""
-    out = []
-    for stage in stages:
-        for c in stage.result.calls:
-            usage = dict(c.response.usage) if c.response is not None and c.response.usage else None
-            out.append({"stage": c.request.stage, "target_tokens": c.request.target_tokens, "usage": usage,
-                        "retried": c.retried})
-    return out
-
-
 def calls_rows(report: Mapping[str, Any], facts: Sequence[Mapping[str, Any]] = (),
                dumps: Sequence[Path | str] = ()) -> list[dict[str, Any]]:
     """One row per summariser call: the report's entry merged with its facts and its dump (when known)."""
@@ -112,24 +103,15 @@ def latency_chart(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"data": data, "layout": layout}
 
 
-def memory_blocks_made(before: Sequence[Message], after: Sequence[Message]) -> list[dict[str, Any]]:
-    """The memory blocks of the compacted messages that the input did not hold: index, kind, text."""
-    from ..rounds import memory_blocks
-
-    old = {m.text for m in before}
-    return [{"index": b.index, "kind": b.kind, "text": after[b.index].text}
-            for b in memory_blocks(after) if b.index is not None and after[b.index].text not in old]
-
-
 # ----------------------------------------------------------------------------------------- the page
 
 
 def compact_html(report: Mapping[str, Any], *, page_dir: Path, calls: Sequence[Mapping[str, Any]] = (),
                  blocks: Sequence[Mapping[str, Any]] = (), problems: Sequence[str] | None = None,
-                 outputs: Mapping[str, Any] | None = None, dry_run: bool = False,
-                 counter: Any = None) -> str:
-    """The page of one compaction. ``calls`` come from :func:`calls_rows`; ``outputs`` names the
-    written transcript and report; links are relative to ``page_dir``."""
+                 outputs: Mapping[str, Any] | None = None, dry_run: bool = False) -> str:
+    """The page of one compaction. ``calls`` come from :func:`calls_rows`; ``blocks`` are the memory
+    blocks made (index, kind, text, and their tokens when counted); ``outputs`` names the written
+    transcript and report; links are relative to ``page_dir``."""
     before, after = report["before"], report["after"]
     problems = list(report.get("invariants") or []) if problems is None else list(problems)
     status = report["status"]
@@ -155,7 +137,7 @@ def compact_html(report: Mapping[str, Any], *, page_dir: Path, calls: Sequence[M
     body += ["<h2>Summariser calls</h2>", _calls_html(calls, sm, page_dir)]
     if calls:
         body.append(chart_div("latency", height=280))
-    body += ["<h2>Memory blocks produced</h2>", _blocks_html(blocks, counter)]
+    body += ["<h2>Memory blocks produced</h2>", _blocks_html(blocks)]
     body += ["<h2>Invariant checks</h2>", _invariants_html(status, problems, dry_run)]
     if outputs:
         items = [f"<li>{esc(k)}: {link(v, page_dir)}</li>" for k, v in outputs.items() if v]
@@ -202,13 +184,13 @@ def _calls_html(calls: Sequence[Mapping[str, Any]], sm: Mapping[str, Any], page_
                         raw=[False, True, True, False, True, False, False, False, False, True, True], table_id="calls")
 
 
-def _blocks_html(blocks: Sequence[Mapping[str, Any]], counter: Any) -> str:
+def _blocks_html(blocks: Sequence[Mapping[str, Any]]) -> str:
     if not blocks:
         return '<p class="note">None: this run wrote no memory block.</p>'
     out = []
     for b in blocks:
         text = b["text"]
-        size = f", {counter.count(text):,} tokens" if counter is not None else ""
+        size = f", {b['tokens']:,} tokens" if b.get("tokens") is not None else ""
         cut = f"\n… ({len(text) - _BLOCK_TEXT:,} more characters)" if len(text) > _BLOCK_TEXT else ""
         out.append(f"<details><summary>message {b['index']}: {esc(b['kind'])} ({len(text):,} characters{size})"
                    f"</summary><pre>{esc(text[:_BLOCK_TEXT] + cut)}</pre></details>")
@@ -225,20 +207,8 @@ def _invariants_html(status: str, problems: Sequence[str], dry_run: bool) -> str
             + "".join(f"<li>✗ {esc(p)}</li>" for p in problems) + "</ul>")
 
 
-def write_compact_html(run: Any, path: Path, *, written: Sequence[Path], problems: Sequence[str], paths: Any,
-                       dry_run: bool, force: bool) -> Path:
-    """Build the page of a compaction run and write it (after the run's own outputs)."""
-    from .html_common import write_page
-
-    page_dir = path.parent if str(path.parent) else Path(".")
-    dumps = [p for p in written if p.parent == paths.dump_dir]
-    report = {**run.report, "invariants": list(problems)}
-    outputs = {"transcript": paths.output if paths.output in written else None,
-               "token report": paths.report if paths.report is not None and paths.report in written else None,
-               "dump folder": paths.dump_dir if dumps else None,
-               "offload store": paths.store if run.blobs and any(p.parent == paths.store for p in written) else None}
-    calls = calls_rows(report, call_facts(run.stages), dumps)
-    blocks = memory_blocks_made(run.transcript.messages, run.messages) if run.status == "compacted" else []
-    document = compact_html(report, page_dir=page_dir, calls=calls, blocks=blocks, problems=problems,
-                            outputs=outputs, dry_run=dry_run, counter=run.counter)
-    return write_page(path, document, force=force, inputs=(run.source.path,))
+def compact_page_html(data: CompactPage, *, page_dir: Path, dry_run: bool) -> str:
+    """The page of a compaction run from its page data (links relative to ``page_dir``)."""
+    calls = calls_rows(data.report, data.facts, data.dumps)
+    return compact_html(data.report, page_dir=page_dir, calls=calls, blocks=data.blocks,
+                        problems=data.report["invariants"], outputs=data.outputs, dry_run=dry_run)

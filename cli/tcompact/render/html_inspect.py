@@ -5,33 +5,33 @@ minimum-target lines and the compactions found, tokens per round stacked by cont
 sortable tool table, the largest messages with expandable text, the span layouts as bars, and
 the provider-reported usage next to the count. Several files: one row per file with a small
 chart of its tokens per round, and the totals. The page is drawn from the same report dict the
-terminal view and ``--json`` use; the per-message figures (which the report does not hold) come
-from reading the one file again with the same encoding.
+terminal view and ``--json`` use; the per-message figures and the span layouts (which the report
+does not hold) are the ones inspection counted, handed over as a :class:`tcompact.pages.FilePage`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import Message
-from ..tokens import KINDS, MessageTokens, message_kind
+from ..tokens import KINDS, message_kind
 from .html_common import chart_div, esc, n, page, pct, table
+
+if TYPE_CHECKING:
+    from ..pages import FilePage
 
 __all__ = [
     "cumulative_chart",
     "kinds_by_round_chart",
-    "span_layouts",
     "span_chart",
     "usage_chart",
     "tool_rows",
     "rounds_chart",
-    "load_transcript",
     "file_charts",
+    "file_page",
     "inspect_html",
-    "write_inspect_html",
 ]
 
 KIND_LABELS = {"system": "system text", "user": "user text", "injected": "injected context",
@@ -99,22 +99,6 @@ def kinds_by_round_chart(rounds: Sequence[Mapping[str, Any]], by_kind: Sequence[
     return {"data": data, "layout": layout}
 
 
-def span_layouts(messages: Sequence[Message], totals: Sequence[int], names: Sequence[str],
-                 keep_recent: int | None) -> list[dict[str, Any]]:
-    """The prefix/body/tail of each named span builder: message ranges and tokens."""
-    from ..compressors import build_span
-
-    out = []
-    for name in names:
-        span = build_span(name, messages, keep_recent=keep_recent)
-        row: dict[str, Any] = {"compressor": name}
-        for part, _ in _PARTS:
-            r = getattr(span, part)
-            row[part] = {"start": r.start, "end": r.stop, "messages": len(r), "tokens": sum(totals[r.start:r.stop])}
-        out.append(row)
-    return out
-
-
 def span_chart(layouts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """One horizontal bar per span layout, split into prefix, body and tail (widths = tokens)."""
     names = [s["compressor"] for s in layouts]
@@ -160,12 +144,9 @@ def rounds_chart(rounds: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------- the page
 
 
-def inspect_html(report: Mapping[str, Any], options: Any, *, transcript: str | None = None) -> str:
-    """The page for an inspect report: one file in detail, else one row per file."""
-    files = report["files"]
-    if len(files) == 1 and not report["errors"]:
-        return _file_page(files[0], options, transcript)
-    return _files_page(report)
+def inspect_html(report: Mapping[str, Any], one: FilePage | None = None) -> str:
+    """The page for an inspect report: one transcript in detail (``one``), else one row per file."""
+    return file_page(one) if one is not None else _files_page(report)
 
 
 def _figures(items: Sequence[tuple[str, str]]) -> str:
@@ -213,54 +194,25 @@ def _files_page(report: Mapping[str, Any]) -> str:
     return page(f"tcompact inspect: {totals['files']} files", "\n".join(body), specs)
 
 
-def _file_page(f: Mapping[str, Any], options: Any, wanted: str | None) -> str:
-    t, messages, counts = load_transcript(f, options, wanted)
-    return file_page(f, t, messages, counts, options)
-
-
-def load_transcript(f: Mapping[str, Any], options: Any, wanted: str | None = None
-                    ) -> tuple[Mapping[str, Any], Sequence[Message], list[MessageTokens]]:
-    """The report entry of the transcript the page shows, its messages read again, and their counts."""
-    from ..formats import read_file
-    from ..tokens import TokenCounter
-
-    ts = f["transcripts"]
-    t = next((x for x in ts if x["id"] == wanted), None) if wanted is not None else \
-        next((x for x in ts if x["kind"] == "main"), ts[0])
-    if t is None:
-        from ..errors import UsageError
-
-        raise UsageError(f"no transcript {wanted!r} in this file", path=f["path"],
-                         hint=f"choose one of: {', '.join(x['id'] for x in ts)}")
-    source = read_file(f["path"], options.read)
-    messages = source.transcript(t["id"]).messages
-    counts = TokenCounter(t["encoding"], approximate=t["approximate"]).messages(messages)
-    return t, messages, counts
-
-
-def file_charts(t: Mapping[str, Any], messages: Sequence[Message], counts: Sequence[MessageTokens], options: Any
-                ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The chart specs of one transcript's page (by element id) and the span layouts drawn."""
-    from ..compressors import span_names
-
+def file_charts(one: FilePage) -> dict[str, Any]:
+    """The chart specs of one transcript's page, by element id."""
+    t, messages, counts = one.transcript, one.messages, one.counts
     totals = [c.total for c in counts]
     specs: dict[str, Any] = {
         "cumulative": cumulative_chart(totals, [message_kind(m) for m in messages], t["window"], t["compactions"]),
         "kinds-by-round": kinds_by_round_chart(t["rounds"], [c.by_kind for c in counts]),
+        "spans": span_chart(one.layouts),
     }
-    names = [options.spans] if getattr(options, "spans", None) else span_names()
-    layouts = span_layouts(messages, totals, names, getattr(options, "keep_recent", None))
-    specs["spans"] = span_chart(layouts)
     usage = usage_chart(t["provider_usage"], t["tokens"]["total"])
     if usage is not None:
         specs["usage"] = usage
-    return specs, layouts
+    return specs
 
 
-def file_page(f: Mapping[str, Any], t: Mapping[str, Any], messages: Sequence[Message],
-              counts: Sequence[MessageTokens], options: Any) -> str:
-    """The page of one transcript, from its report entry and its per-message counts."""
-    specs, layouts = file_charts(t, messages, counts, options)
+def file_page(one: FilePage) -> str:
+    """The page of one transcript, from its report entries, its per-message counts and its span layouts."""
+    specs = file_charts(one)
+    f, t, messages, layouts = one.file, one.transcript, one.messages, one.layouts
     tokens, w = t["tokens"], t["window"]
     usage = specs.get("usage")
     approx = " (approximate)" if t["approximate"] else ""
@@ -370,11 +322,3 @@ def _value(v: Any) -> str:
     if isinstance(v, bool) or not isinstance(v, int | float | None):
         return str(v)
     return n(v)
-
-
-def write_inspect_html(report: Mapping[str, Any], options: Any, path: Path, *, transcript: str | None = None) -> Path:
-    """Build the page of an inspect report and write it; an existing page is replaced, an input never."""
-    from .html_common import write_page
-
-    document = inspect_html(report, options, transcript=transcript)
-    return write_page(path, document, force=True, inputs=[f["path"] for f in report["files"]])

@@ -1,63 +1,30 @@
-"""Compacting a transcript file: the library side of ``tcompact compact``.
-
-Reads the file, runs the chain of compressors (each re-evaluating its own trigger on the previous
-one's output), and prepares — without writing anything — the compacted transcript, one dump per
-summariser call, the offloaded originals and the token report. ``artifacts`` writes them.
-"""
+"""Running a chain of compressors over one transcript and preparing — without writing anything — the
+compacted transcript, the dumps, the offloaded originals and the token report."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import summarizers
-from .compressors import Override, chain_settings, parse_chain
-from .compressors._summarize import TRIGGER_REASONS
-from .compressors.base import CompressionResult, Compressor, Context, Settings
-from .defaults import DEFAULT_CHAIN
-from .dump import DumpContext, iter_dumps, safe_name
-from .encodings import ENCODINGS
-from .errors import UsageError
-from .formats import WRITABLE, ReadOptions, Rendered, read_file, render
-from .formats.chat import message_to_dict
-from .invariants import violations
-from .model import Message, SourceFile, Transcript
-from .report import compact_report
-from .summarizers import RunSettings
-from .summarizers.base import Summarizer
-from .tokens import TokenCounter
-from .windows import resolve_window
+from .. import summarizers
+from ..compressors._summarize import TRIGGER_REASONS
+from ..compressors.base import CompressionResult, Compressor, Context, Settings
+from ..dump import DumpContext, iter_dumps, safe_name
+from ..errors import UsageError
+from ..formats import WRITABLE, Rendered, read_file, render
+from ..formats.chat import message_to_dict
+from ..invariants import violations
+from ..model import Message, SourceFile, Transcript
+from ..report import compact_report
+from ..summarizers.base import Summarizer
+from ..tokens import TokenCounter
+from ..windows import resolve_window
+from .options import CompactOptions, check_options, output_format, resolve_chain
 
-__all__ = ["CompactOptions", "Stage", "CompactionRun", "check_options", "compact_file", "compact_source",
-           "resolve_chain"]
-
-
-@dataclass(frozen=True)
-class CompactOptions:
-    """Everything ``tcompact compact`` can be told, typed: the chain and its settings (``overrides``:
-    parsed ``--set`` values), the summariser and how its calls are made (``run``), and how to count."""
-
-    chain: str = DEFAULT_CHAIN
-    overrides: tuple[Override, ...] = ()
-    config: Path | None = None
-    trigger_ratio: float | None = None
-    summarizer: str = "extractive"
-    model: str | None = None
-    base_url: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    replay_dir: Path | None = None
-    run: RunSettings = field(default_factory=RunSettings)
-    encoding: str | None = None
-    context_window: int | None = None
-    force: bool = False
-    to: str | None = None
-    transcript: str | None = None
-    preserve: str | None = None
-    offload_dir: str = "offload"
-    read: ReadOptions = field(default_factory=ReadOptions)
+__all__ = ["Stage", "CompactionRun", "compact_file", "compact_source"]
 
 
 @dataclass(frozen=True)
@@ -99,19 +66,6 @@ class CompactionRun:
                                   ctx=self.dump_context)
 
 
-def check_options(options: CompactOptions) -> None:
-    """Refuse a bad option before any file is read or output probed (a typo in ``-c`` is named as
-    such, not as an output that exists): the chain and its settings, the output format, the
-    window, the encoding and what the summariser needs."""
-    chain, _ = resolve_chain(options)
-    _output_format(options)
-    if options.context_window is not None and options.context_window <= 0:
-        raise UsageError("--context-window must be a positive number of tokens")
-    if options.encoding is not None and options.encoding not in ENCODINGS:
-        raise UsageError(f"unknown encoding {options.encoding!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
-    summarizers.check(options, used=any(c.uses_summarizer for c in chain))
-
-
 def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summarizer | None = None
                  ) -> CompactionRun:
     """Run the chain over one transcript of ``path``; ``summarizer`` overrides the one the options name."""
@@ -124,7 +78,7 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
                    ) -> CompactionRun:
     """Run the chain over one transcript of a file already read (with its raw records kept)."""
     chain, settings = resolve_chain(options)
-    fmt = _output_format(options)
+    fmt = output_format(options)
     original = source.transcript(options.transcript)
     fmt = fmt or (source.format if source.format in WRITABLE else "chat")
     counter = TokenCounter.for_model(options.model or original.model, encoding=options.encoding)
@@ -138,13 +92,6 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
                   transient_retries=options.run.retries, concurrency=options.run.concurrency)
     stages = _run_chain(chain, settings, original.messages, ctx)
     return _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
-
-
-def resolve_chain(options: CompactOptions) -> tuple[list[Compressor], list[Settings]]:
-    """The compressors of ``options.chain`` and their validated settings (``--set``, ``--config``, ``--trigger-ratio``)."""
-    chain = parse_chain(options.chain)
-    return chain, chain_settings(chain, overrides=options.overrides, config=options.config,
-                                 trigger_ratio=options.trigger_ratio)
 
 
 def _run_chain(chain: Sequence[Compressor], settings: Sequence[Settings], messages: Sequence[Message],
@@ -192,12 +139,6 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     return CompactionRun(status=status, message=message, source=source, transcript=original, messages=tuple(final),
                          stages=tuple(stages), output=output, output_format=fmt, blobs=blobs, report=report,
                          dump_context=dctx, counter=ctx.counter)
-
-
-def _output_format(options: CompactOptions) -> str | None:
-    if options.to is not None and options.to not in WRITABLE:
-        raise UsageError(f"cannot write {options.to!r}", hint=f"use --to {', '.join(WRITABLE)}")
-    return options.to
 
 
 def _locate(source: SourceFile, m: Message) -> str:

@@ -1,72 +1,20 @@
-"""Where ``tcompact compact`` writes, and writing it: transcript, dumps, offload store, report.
+"""Writing what a compaction prepared: dumps, offloaded originals, the transcript (read back before it
+takes its place) and the report, every file atomically by :mod:`tcompact.artifacts`.
 
-Defaults sit next to the output: ``<out>.dumps/``, ``<out>.offload/``, ``<out>.report.json``.
-Nothing existing is overwritten without ``force`` (dumps have unique names, so a dump folder can
-be reused); every file is written atomically by :mod:`tcompact.artifacts`.
+Nothing existing is overwritten without ``force`` (dumps have unique names, so a dump folder can be
+reused).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-from .artifacts import make_folder, write_bytes, write_json
-from .compaction import CompactionRun
-from .errors import OutputError, TcompactError, WorkFailed
+from ..artifacts import make_folder, write_bytes, write_json
+from ..errors import TcompactError, WorkFailed
+from .chain import CompactionRun
+from .paths import OutputPaths
 
-__all__ = ["OutputPaths", "default_paths", "check_paths", "write_run"]
-
-
-@dataclass(frozen=True)
-class OutputPaths:
-    """The files and folders a compaction writes."""
-
-    output: Path
-    dump_dir: Path
-    store: Path
-    report: Path | None
-
-
-def default_paths(source: Path, *, output: Path | None, dump_dir: Path | None, store: Path | None,
-                  report: Path | None, fmt_suffix: str = ".jsonl") -> OutputPaths:
-    """Fill in the defaults (``<input stem>.compacted.jsonl`` and siblings)."""
-    out = output or source.with_name(f"{source.stem}.compacted{fmt_suffix}")
-    base = out.with_suffix("")
-    return OutputPaths(output=out, dump_dir=dump_dir or Path(f"{base}.dumps"), store=store or Path(f"{base}.offload"),
-                       report=report if report is not None else Path(f"{base}.report.json"))
-
-
-def check_paths(paths: OutputPaths, *, source: Path, force: bool) -> None:
-    """Refuse, before any work, an output that exists (without force), that is the input, or that
-    lands in a folder no file can be created in (probed with a temporary file, removed at once)."""
-    for target in (paths.output, paths.report):
-        if target is None:
-            continue
-        if target.exists() and source.exists() and target.resolve() == source.resolve():
-            raise OutputError("the output is the input file", path=str(target),
-                              hint="write to another path; tcompact never replaces its input")
-        if target.exists() and not force:
-            raise OutputError("the output file exists already", path=str(target),
-                              hint="pass --force to overwrite it, or choose another path")
-    probed: set[Path] = set()
-    for target in (paths.output, paths.report, paths.dump_dir / "x", paths.store / "x"):
-        if target is None:
-            continue
-        folder = target.parent if str(target.parent) else Path(".")
-        while not folder.exists() and folder.parent != folder:
-            folder = folder.parent  # the folder that would have to take the new file or folder
-        if folder in probed or not folder.is_dir():
-            continue
-        probed.add(folder)
-        try:
-            fd, probe = tempfile.mkstemp(prefix=".tcompact-probe.", dir=folder)
-        except OSError as exc:
-            raise OutputError(f"cannot write here: {exc.strerror}", path=str(folder),
-                              hint="choose another output folder or fix its permissions") from None
-        os.close(fd)
-        os.unlink(probe)
+__all__ = ["write_run"]
 
 
 def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path, strict: bool = False,
@@ -113,7 +61,7 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
 
 def _read_back(path: Path, run: CompactionRun) -> str | None:
     """A violation when the written file does not read back as the compacted messages."""
-    from .formats import ReadOptions, read_file
+    from ..formats import ReadOptions, read_file
 
     # lines skipped in the input as unreadable (--skip-bad-lines) are written back as they were
     try:

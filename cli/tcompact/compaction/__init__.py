@@ -1,0 +1,22 @@
+"""Compacting a transcript file: the library side of ``tcompact compact``.
+
+:func:`compact_file` reads the file, runs the chain of compressors (each re-evaluating its own
+trigger on the previous one's output), and prepares — without writing anything — the compacted
+transcript, one dump per summariser call, the offloaded originals and the token report
+(:mod:`.chain`); :func:`write_run` writes them (:mod:`.writing`, where :mod:`.paths` says).
+:func:`run_job` is the whole command: the checks in their order, a stored session, the run, its
+outputs and the HTML report (:mod:`.job`). What the command can be told is :class:`CompactOptions`
+(:mod:`.options`).
+"""
+
+from __future__ import annotations
+
+from .chain import CompactionRun, Stage, compact_file, compact_source
+from .job import CompactJob, JobOutcome, run_failure, run_job, strict_failure
+from .options import CompactOptions, check_options, resolve_chain
+from .paths import OutputPaths, check_paths, default_paths
+from .writing import write_run
+
+__all__ = ["CompactOptions", "check_options", "resolve_chain", "Stage", "CompactionRun", "compact_file",
+           "compact_source", "OutputPaths", "default_paths", "check_paths", "write_run", "CompactJob", "JobOutcome",
+           "run_job", "strict_failure", "run_failure"]

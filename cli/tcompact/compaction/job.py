@@ -1,0 +1,183 @@
+"""``tcompact compact`` as one library call: the checks in their order, the session of a store, the
+output paths, the run, its outputs, the HTML report, and the failure the command reports once it has
+shown the result.
+
+Options are refused before the input is looked at, and the input before the outputs are probed, so
+that each error names its own cause (a typo in ``-c`` is not reported as an output that exists).
+A stored session (``--session``, ``--fork``, ``--in-place``: README, "Sessions on this machine") is
+compacted from its file, and its result forked into a new session or put in its place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..artifacts import check_page, write_page
+from ..errors import InputError, UsageError, WorkFailed
+from ..sessions import Selector
+from .chain import CompactionRun, compact_file
+from .options import CompactOptions, check_options
+from .paths import OutputPaths, check_paths, default_paths
+from .writing import write_run
+
+__all__ = ["CompactJob", "JobOutcome", "run_job", "strict_failure", "run_failure"]
+
+
+@dataclass(frozen=True)
+class CompactJob:
+    """What a ``compact`` command line asks for: the transcript (or the stored session the selector
+    names), the options, where to write, and how (``options.force`` also allows overwriting)."""
+
+    path: Path | None
+    options: CompactOptions
+    output: Path | None = None
+    dump_dir: Path | None = None
+    report: Path | None = None
+    offload_dir: Path | None = None
+    html: Path | None = None
+    dry_run: bool = False
+    strict: bool = False
+    allow_mismatch: bool = False
+    fork: bool = False
+    in_place: bool = False
+    selector: Selector | None = None
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """What the job did: the run, the files written, the invariants broken, the session written (fork or
+    in place), the HTML report, and the failure to report after the result (None: exit 0)."""
+
+    run: CompactionRun
+    paths: OutputPaths
+    written: tuple[Path, ...]
+    problems: tuple[str, ...]
+    dry_run: bool
+    stored: bool
+    session: dict[str, Any] | None
+    page: Path | None
+    failure: WorkFailed | None
+
+    def document(self) -> dict[str, Any]:
+        """``compact --json`` (printed when the run fails, too)."""
+        return {**self.run.report, "invariants": list(self.problems), "written": [str(p) for p in self.written],
+                "dry_run": self.dry_run, **({"session": self.session} if self.stored else {})}
+
+
+def run_job(job: CompactJob, *, warn: Callable[[str], None],
+            warn_skipped: Callable[[str, Sequence[tuple[int, str]]], None]) -> JobOutcome:
+    """Check, compact, write; ``warn`` and ``warn_skipped`` hear what the user should know as it happens."""
+    check_options(job.options)
+    path, into, original, paths = _targets(job)
+    options = replace(job.options, offload_dir=str(paths.store.resolve()))
+    if not path.is_file():
+        raise InputError("no such file" if not path.exists() else "is a folder", path=str(path),
+                         hint="pass the transcript file to compact")
+    if not job.dry_run:
+        check_paths(paths, source=path, force=options.force)
+    if job.html is not None:
+        from ..render.html_common import require_plotly
+
+        require_plotly()
+        check_page(job.html, force=options.force, keep=(path, paths.output, paths.report))
+    run = compact_file(path, options)
+    if into is not None:
+        from ..sessions.fork import with_new_ids
+
+        run = with_new_ids(run, into)
+    warn_skipped(str(path), run.source.skipped)
+    for note in run.report["notes"]:
+        warn(note)
+    written, problems = ([], list(run.report.get("invariants") or [])) if job.dry_run else \
+        write_run(run, paths, force=options.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch)
+    for problem in problems:
+        warn(f"invariant: {problem}")
+    session = None
+    if into is not None and not job.dry_run:
+        from ..sessions.fork import finish
+
+        session = finish(into, run, written, original=original)
+    page = _page(job, run, paths, written=written, problems=problems) if job.html is not None else None
+    written = written + ([page] if page is not None else [])
+    failure = strict_failure(problems) if job.strict else None
+    return JobOutcome(run, paths, tuple(written), tuple(problems), job.dry_run, into is not None, session, page,
+                      failure or _unwritten(run, paths, written, problems, dry_run=job.dry_run)
+                      or run_failure(run, paths, dry_run=job.dry_run))
+
+
+def _targets(job: CompactJob) -> tuple[Path, Any, bytes | None, OutputPaths]:
+    """The file to compact, the fork / in-place plan (None), what the session held, and the output paths."""
+    path, output, dump_dir, report, store = job.path, job.output, job.dump_dir, job.report, job.offload_dir
+    into = original = None
+    if job.fork or job.in_place or path is None or (job.selector is not None and job.selector.narrows):
+        path, into, original, output = _stored(job)
+        if into is not None:
+            from ..sessions.fork import output_paths
+
+            output, dump_dir, report, store = output_paths(into, dump_dir=dump_dir, report=report,
+                                                           offload_dir=store, dry_run=job.dry_run)
+    assert path is not None
+    return path, into, original, default_paths(path, output=output, dump_dir=dump_dir, store=store, report=report)
+
+
+def _stored(job: CompactJob) -> tuple[Path, Any, bytes | None, Path | None]:
+    """(the session's file, the fork / in-place plan or None, the bytes it holds now, the output).
+
+    A session compacted without --fork / --in-place is written to the current folder unless -o
+    says otherwise, never into the agent's store (where the agent would list it as a session)."""
+    from ..sessions import make_selector, one_session
+    from ..sessions.fork import FORK, IN_PLACE, check_options as check_fork, plan
+    from ..sessions.stores import read_bytes
+
+    selector = job.selector or make_selector()
+    if job.fork and job.in_place:
+        raise UsageError("--fork and --in-place exclude each other", hint="choose one of them")
+    if job.path is not None and selector.narrows:
+        raise UsageError("a PATH and --session (or the other selectors) exclude each other",
+                         hint="name the session one way")
+    session = one_session(job.path, selector)
+    if not (job.fork or job.in_place):
+        return session.files[0], None, None, job.output or Path(f"{session.id}.compacted.jsonl")
+    into = plan(session, FORK if job.fork else IN_PLACE)
+    check_fork(into, output=job.output, to=job.options.to)
+    return into.source, into, read_bytes(into.source), None
+
+
+def _page(job: CompactJob, run: CompactionRun, paths: OutputPaths, *, written: list[Path],
+          problems: Sequence[str]) -> Path:
+    """The HTML report, written after the run's outputs so that it links them (a dry run writes only the page)."""
+    from ..pages import compact_page
+    from ..render.html_compact import compact_page_html
+
+    assert job.html is not None
+    page_dir = job.html.parent if str(job.html.parent) else Path(".")
+    document = compact_page_html(compact_page(run, paths, written=written, problems=problems), page_dir=page_dir,
+                                 dry_run=job.dry_run)
+    return write_page(job.html, document, force=job.options.force, inputs=(run.source.path,))
+
+
+def strict_failure(problems: Sequence[str]) -> WorkFailed | None:
+    """Under ``--strict``: the failure of a compaction that breaks an invariant (its transcript was not written)."""
+    if not problems:
+        return None
+    return WorkFailed(f"the compaction breaks {len(problems)} invariant(s): {problems[0]}",
+                      hint="the compacted transcript was not written (--strict)")
+
+
+def _unwritten(run: CompactionRun, paths: OutputPaths, written: Sequence[Path], problems: Sequence[str], *,
+               dry_run: bool) -> WorkFailed | None:
+    if run.status == "compacted" and not dry_run and paths.output not in written:
+        return WorkFailed(f"the compaction was not written: {problems[-1]}", path=str(paths.output),
+                          hint="nothing was replaced; the report says why (--allow-read-back-mismatch writes it anyway)")
+    return None
+
+
+def run_failure(run: CompactionRun, paths: OutputPaths, *, dry_run: bool) -> WorkFailed | None:
+    """The failure of a run whose summariser could not summarise (the input is untouched)."""
+    if run.status != "failed":
+        return None
+    where = "" if dry_run or not run.calls else f"; the failed call(s) are dumped in {paths.dump_dir}"
+    return WorkFailed(f"{run.message}", hint=f"the input is untouched{where}")

@@ -1,0 +1,39 @@
+"""Where ``tcompact compact`` writes: ``<out>.dumps/``, ``<out>.offload/``, ``<out>.report.json`` next to
+the output by default, and the check, before any work, that every one of them can be written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..artifacts import check_target, probe_folders
+
+__all__ = ["OutputPaths", "default_paths", "check_paths"]
+
+
+@dataclass(frozen=True)
+class OutputPaths:
+    """The files and folders a compaction writes."""
+
+    output: Path
+    dump_dir: Path
+    store: Path
+    report: Path | None
+
+
+def default_paths(source: Path, *, output: Path | None, dump_dir: Path | None, store: Path | None,
+                  report: Path | None, fmt_suffix: str = ".jsonl") -> OutputPaths:
+    """Fill in the defaults (``<input stem>.compacted.jsonl`` and siblings)."""
+    out = output or source.with_name(f"{source.stem}.compacted{fmt_suffix}")
+    base = out.with_suffix("")
+    return OutputPaths(output=out, dump_dir=dump_dir or Path(f"{base}.dumps"), store=store or Path(f"{base}.offload"),
+                       report=report if report is not None else Path(f"{base}.report.json"))
+
+
+def check_paths(paths: OutputPaths, *, source: Path, force: bool) -> None:
+    """Refuse, before any work, an output that exists (without force), that is the input, or that
+    lands in a folder no file can be created in (:mod:`tcompact.artifacts`)."""
+    for target in (paths.output, paths.report):
+        if target is not None:
+            check_target(target, force=force, inputs=(source,))
+    probe_folders(t for t in (paths.output, paths.report, paths.dump_dir / "x", paths.store / "x") if t is not None)

@@ -1,0 +1,115 @@
+"""What the HTML reports draw beyond the report dicts, worked out here so that ``render/html_*`` only lays out.
+
+``inspect --html`` of one file draws its messages one by one (cumulative tokens, kinds per round, the
+largest messages expanded) and the span layouts: :func:`file_page` takes them from what inspection
+counted (:func:`tcompact.inspection.inspect_counted`), nothing is read or counted again.
+``compact --html`` draws, per summariser call, what the report does not hold, the dump each call
+wrote and the memory blocks the run produced: :func:`compact_page`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .compressors import build_span, span_names
+from .errors import UsageError
+from .inspection import Counted
+from .model import Message
+from .tokens import MessageTokens
+
+__all__ = ["FilePage", "file_page", "span_layouts", "CompactPage", "compact_page", "call_facts", "memory_blocks_made"]
+
+
+@dataclass(frozen=True)
+class FilePage:
+    """The page of one transcript: its file's and its own report entries, its messages and their counts,
+    and the span layouts it draws."""
+
+    file: Mapping[str, Any]
+    transcript: Mapping[str, Any]
+    messages: Sequence[Message]
+    counts: Sequence[MessageTokens]
+    layouts: list[dict[str, Any]]
+
+
+def file_page(report: Mapping[str, Any], counted: Mapping[str, Counted] | None, *, spans: str | None = None,
+              keep_recent: int | None = None, wanted: str | None = None) -> FilePage | None:
+    """The page of the transcript ``wanted`` (default: the main one) when the report is of one file read
+    without error, else None (the page then has one row per file). Span layouts: ``spans``, else every
+    compressor that has a span, with ``keep_recent`` newest messages kept raw instead of the default."""
+    files = report["files"]
+    if len(files) != 1 or report["errors"] or counted is None:
+        return None
+    f = files[0]
+    ts = f["transcripts"]
+    t = next((x for x in ts if x["id"] == wanted), None) if wanted is not None else \
+        next((x for x in ts if x["kind"] == "main"), ts[0])
+    if t is None:
+        raise UsageError(f"no transcript {wanted!r} in this file", path=f["path"],
+                         hint=f"choose one of: {', '.join(x['id'] for x in ts)}")
+    c = counted[t["id"]]
+    totals = [x.total for x in c.counts]
+    layouts = span_layouts(c.messages, totals, [spans] if spans else span_names(), keep_recent)
+    return FilePage(f, t, c.messages, c.counts, layouts)
+
+
+def span_layouts(messages: Sequence[Message], totals: Sequence[int], names: Sequence[str],
+                 keep_recent: int | None) -> list[dict[str, Any]]:
+    """The prefix/body/tail of each named compressor's span: message ranges and tokens."""
+    out = []
+    for name in names:
+        span = build_span(name, messages, keep_recent=keep_recent)
+        row: dict[str, Any] = {"compressor": name}
+        for part in ("prefix", "body", "tail"):
+            r = getattr(span, part)
+            row[part] = {"start": r.start, "end": r.stop, "messages": len(r), "tokens": sum(totals[r.start:r.stop])}
+        out.append(row)
+    return out
+
+
+@dataclass(frozen=True)
+class CompactPage:
+    """What the page of a compaction draws beyond its report: per call, the facts and the dump written;
+    the outputs written (by label); the memory blocks produced, with their tokens."""
+
+    report: Mapping[str, Any]
+    facts: list[dict[str, Any]]
+    dumps: list[Path]
+    outputs: dict[str, Path | None]
+    blocks: list[dict[str, Any]]
+
+
+def compact_page(run: Any, paths: Any, *, written: Sequence[Path], problems: Sequence[str]) -> CompactPage:
+    """The page data of a compaction run (:class:`tcompact.compaction.CompactionRun`) once its outputs
+    (``paths``, :class:`tcompact.compaction.OutputPaths`) are written."""
+    dumps = [p for p in written if p.parent == paths.dump_dir]
+    outputs = {"transcript": paths.output if paths.output in written else None,
+               "token report": paths.report if paths.report is not None and paths.report in written else None,
+               "dump folder": paths.dump_dir if dumps else None,
+               "offload store": paths.store if run.blobs and any(p.parent == paths.store for p in written) else None}
+    blocks = memory_blocks_made(run.transcript.messages, run.messages) if run.status == "compacted" else []
+    blocks = [{**b, "tokens": run.counter.count(b["text"])} for b in blocks]
+    return CompactPage({**run.report, "invariants": list(problems)}, call_facts(run.stages), dumps, outputs, blocks)
+
+
+def call_facts(stages: Sequence[Any]) -> list[dict[str, Any]]:
+    """Per summariser call, in report order, what the report does not hold: stage, target, usage, retried."""
+    out = []
+    for stage in stages:
+        for c in stage.result.calls:
+            usage = dict(c.response.usage) if c.response is not None and c.response.usage else None
+            out.append({"stage": c.request.stage, "target_tokens": c.request.target_tokens, "usage": usage,
+                        "retried": c.retried})
+    return out
+
+
+def memory_blocks_made(before: Sequence[Message], after: Sequence[Message]) -> list[dict[str, Any]]:
+    """The memory blocks of the compacted messages that the input did not hold: index, kind, text."""
+    from .rounds import memory_blocks
+
+    old = {m.text for m in before}
+    return [{"index": b.index, "kind": b.kind, "text": after[b.index].text}
+            for b in memory_blocks(after) if b.index is not None and after[b.index].text not in old]
