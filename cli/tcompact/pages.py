@@ -1,10 +1,12 @@
-"""What the HTML reports draw beyond the report dicts, worked out here so that ``render/html_*`` only lays out.
+"""The HTML reports: what they draw beyond the report dicts (worked out here, so that ``render/html_*``
+only lays out), the check that a page can be written, and writing it.
 
 ``inspect --html`` of one file draws its messages one by one (cumulative tokens, kinds per round, the
 largest messages expanded) and the span layouts: :func:`file_page` takes them from what inspection
 counted (:func:`tcompact.inspection.inspect_counted`), nothing is read or counted again.
 ``compact --html`` draws, per summariser call, what the report does not hold, the dump each call
-wrote and the memory blocks the run produced: :func:`compact_page`.
+wrote and the memory blocks the run produced: :func:`compact_page`. A page needs the ``html`` extra
+(plotly) and a path that :func:`tcompact.artifacts.check_page` accepts, checked before any work.
 """
 
 from __future__ import annotations
@@ -14,13 +16,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .artifacts import check_page, write_page
 from .compressors import build_span, span_names
 from .errors import UsageError
-from .inspection import Counted
+from .inspection import Counted, InspectOptions
 from .model import Message
 from .tokens import MessageTokens
 
-__all__ = ["FilePage", "file_page", "span_layouts", "CompactPage", "compact_page", "call_facts", "memory_blocks_made"]
+__all__ = ["check_html", "FilePage", "file_page", "write_inspect_page", "span_layouts", "CompactPage", "compact_page",
+           "write_compact_page", "call_facts", "memory_blocks_made"]
+
+
+def check_html(path: Path, *, force: bool, keep: Sequence[str | Path | None] = ()) -> None:
+    """Before any work: the ``html`` extra is installed and a page can be written at ``path``."""
+    from .render.html_common import require_plotly
+
+    require_plotly()
+    check_page(path, force=force, keep=keep)
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,16 @@ def file_page(report: Mapping[str, Any], counted: Mapping[str, Counted] | None, 
     totals = [x.total for x in c.counts]
     layouts = span_layouts(c.messages, totals, [spans] if spans else span_names(), keep_recent)
     return FilePage(f, t, c.messages, c.counts, layouts)
+
+
+def write_inspect_page(path: Path, report: Mapping[str, Any], counted: Mapping[str, Counted] | None,
+                       options: InspectOptions, *, wanted: str | None = None) -> Path:
+    """Write the page of an inspect report: one transcript in detail, or one row per file. An older page
+    is replaced (it is a view), an input never."""
+    from .render.html_inspect import inspect_html
+
+    one = file_page(report, counted, spans=options.spans, keep_recent=options.keep_recent, wanted=wanted)
+    return write_page(path, inspect_html(report, one), force=True, inputs=tuple(f["path"] for f in report["files"]))
 
 
 def span_layouts(messages: Sequence[Message], totals: Sequence[int], names: Sequence[str],
@@ -93,6 +115,18 @@ def compact_page(run: Any, paths: Any, *, written: Sequence[Path], problems: Seq
     blocks = memory_blocks_made(run.transcript.messages, run.messages) if run.status == "compacted" else []
     blocks = [{**b, "tokens": run.counter.count(b["text"])} for b in blocks]
     return CompactPage({**run.report, "invariants": list(problems)}, call_facts(run.stages), dumps, outputs, blocks)
+
+
+def write_compact_page(path: Path, run: Any, paths: Any, *, written: Sequence[Path], problems: Sequence[str],
+                       dry_run: bool, force: bool) -> Path:
+    """Write the page of a compaction run, after its outputs so that it links them (links are relative
+    to the page's folder)."""
+    from .render.html_compact import compact_page_html
+
+    page_dir = path.parent if str(path.parent) else Path(".")
+    document = compact_page_html(compact_page(run, paths, written=written, problems=problems), page_dir=page_dir,
+                                 dry_run=dry_run)
+    return write_page(path, document, force=force, inputs=(run.source.path,))
 
 
 def call_facts(stages: Sequence[Any]) -> list[dict[str, Any]]:

@@ -31,6 +31,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document t
 EncodingOpt = Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.", show_default=False)]
 ContextWindowOpt = Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
                                                       show_default=False)]
+CountModelOpt = Annotated[str | None, typer.Option("--model", help="Count and size the window for this model.",
+                                                   show_default=False)]
 
 # ---- the chain and its settings: compact, batch compact and eval
 

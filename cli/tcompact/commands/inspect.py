@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ._options import (FormatOpt, FullHistoryOpt, GroupByOpt, JsonOpt, NoCacheOpt, NoCostOpt, SkipBadLinesOpt,
-                       TranscriptOpt, read_options, with_selectors)
+from ._options import (ContextWindowOpt, CountModelOpt, EncodingOpt, FormatOpt, FullHistoryOpt, GroupByOpt, JsonOpt,
+                       NoCacheOpt, NoCostOpt, SkipBadLinesOpt, TranscriptOpt, read_options, with_selectors)
 
 
 @with_selectors
@@ -18,12 +18,9 @@ def inspect(
                      ] = None,
     json_out: JsonOpt = False,
     no_cache: NoCacheOpt = False,
-    encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
-                                                    show_default=False)] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Count and size the window for this model.",
-                                                 show_default=False)] = None,
-    context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
-                                                          show_default=False)] = None,
+    encoding: EncodingOpt = None,
+    model: CountModelOpt = None,
+    context_window: ContextWindowOpt = None,
     spans: Annotated[str | None, typer.Option("--spans", help="Show the span layout a compressor uses: "
                                                  "current-round, dialogue, round-level or full.",
                                                  show_default=False)] = None,
@@ -63,16 +60,9 @@ def inspect(
     from ._sessions import check_no_path, list_or_pick
 
     check_no_path(paths, selector, group_by=group_by, what="PATH")
+    options = InspectOptions(read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False), encoding=encoding,
+                             model=model, context_window=context_window, spans=spans, keep_recent=keep_recent, top=top)
     session = None
-    options = InspectOptions(
-        read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False),
-        encoding=encoding,
-        model=model,
-        context_window=context_window,
-        spans=spans,
-        keep_recent=keep_recent,
-        top=top,
-    )
     if not paths:
         session = list_or_pick(selector, options, group_by=group_by, cost=not no_cost, json_out=json_out,
                                transcript=transcript, html=html)
@@ -80,32 +70,20 @@ def inspect(
             return
         paths = list(session.files)
     if html is not None:  # a report page is a view: it replaces an older page, never an input
-        from ..artifacts import check_page
-        from ..render.html_common import require_plotly
+        from ..pages import check_html
 
-        require_plotly()
-        check_page(html, force=True, keep=paths)
+        check_html(html, force=True, keep=paths)
     with render.file_progress(enabled=not json_out) as on_file:
         report, counted = inspect_counted(paths, options, on_file=on_file)
     if session is not None:
         from ..sessions.report import session_detail
 
         report = session_detail(session, report, read=options.read, cost=not no_cost, timezone_name=selector.timezone)
-    if json_out:
-        render.print_json(report)
-    else:
-        render.inspect_report(report, transcript=transcript)
-        if session is not None:
-            from ..render.sessions_view import session_lines
-
-            session_lines(report["session"])
+    render.inspect_outcome(report, json_out=json_out, transcript=transcript)
     if html is not None:
-        from ..artifacts import write_page
-        from ..pages import file_page
-        from ..render.html_inspect import inspect_html
+        from ..pages import write_inspect_page
 
-        one = file_page(report, counted, spans=spans, keep_recent=keep_recent, wanted=transcript)
-        written = write_page(html, inspect_html(report, one), force=True, inputs=tuple(f["path"] for f in report["files"]))
+        written = write_inspect_page(html, report, counted, options, wanted=transcript)
         if not json_out:
             render.console().print(f"Wrote the HTML report: {written}", markup=False)
     render.warn_skipped(report)

@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import check_page, write_page
 from ..errors import InputError, UsageError, WorkFailed
 from ..sessions import Selector
 from .chain import CompactionRun, compact_file
@@ -79,10 +78,9 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
     if not job.dry_run:
         check_paths(paths, source=path, force=options.force)
     if job.html is not None:
-        from ..render.html_common import require_plotly
+        from ..pages import check_html
 
-        require_plotly()
-        check_page(job.html, force=options.force, keep=(path, paths.output, paths.report))
+        check_html(job.html, force=options.force, keep=(path, paths.output, paths.report))
     run = compact_file(path, options)
     if into is not None:
         from ..sessions.fork import with_new_ids
@@ -100,8 +98,13 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
         from ..sessions.fork import finish
 
         session = finish(into, run, written, original=original)
-    page = _page(job, run, paths, written=written, problems=problems) if job.html is not None else None
-    written = written + ([page] if page is not None else [])
+    page = None
+    if job.html is not None:  # after the run's outputs, so that it links them; a dry run writes only the page
+        from ..pages import write_compact_page
+
+        page = write_compact_page(job.html, run, paths, written=written, problems=problems, dry_run=job.dry_run,
+                                  force=options.force)
+        written = [*written, page]
     failure = strict_failure(problems) if job.strict else None
     return JobOutcome(run, paths, tuple(written), tuple(problems), job.dry_run, into is not None, session, page,
                       failure or _unwritten(run, paths, written, problems, dry_run=job.dry_run)
@@ -144,19 +147,6 @@ def _stored(job: CompactJob) -> tuple[Path, Any, bytes | None, Path | None]:
     into = plan(session, FORK if job.fork else IN_PLACE)
     check_fork(into, output=job.output, to=job.options.to)
     return into.source, into, read_bytes(into.source), None
-
-
-def _page(job: CompactJob, run: CompactionRun, paths: OutputPaths, *, written: list[Path],
-          problems: Sequence[str]) -> Path:
-    """The HTML report, written after the run's outputs so that it links them (a dry run writes only the page)."""
-    from ..pages import compact_page
-    from ..render.html_compact import compact_page_html
-
-    assert job.html is not None
-    page_dir = job.html.parent if str(job.html.parent) else Path(".")
-    document = compact_page_html(compact_page(run, paths, written=written, problems=problems), page_dir=page_dir,
-                                 dry_run=job.dry_run)
-    return write_page(job.html, document, force=job.options.force, inputs=(run.source.path,))
 
 
 def strict_failure(problems: Sequence[str]) -> WorkFailed | None:

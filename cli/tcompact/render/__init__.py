@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # rich is imported on first use: a --json run never draws any
 __all__ = [
     "print_json",
     "inspect_report",
+    "inspect_outcome",
     "compact_report",
     "compact_outcome",
     "compressors_table",
@@ -135,7 +136,7 @@ def write_stdout(data: bytes) -> None:
 
 _VIEWS = {"compact_report": "compact_view", "compact_outcome": "compact_view", "compressors_table": "compact_view", "check_dict": "replay_view",
           "replay_checks": "replay_view", "replay_table": "replay_view", "rerun_dict": "replay_view",
-          "rerun_view": "replay_view", "inspect_report": "inspect_view"}
+          "rerun_view": "replay_view", "inspect_report": "inspect_view", "inspect_outcome": "inspect_view"}
 
 
 def __getattr__(name: str) -> Any:

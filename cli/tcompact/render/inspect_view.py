@@ -13,11 +13,25 @@ from rich.text import Text
 from . import _count, _n, console
 from . import inspect_tables as tables
 
-__all__ = ["inspect_report", "window_bar", "sparkline"]
+__all__ = ["inspect_outcome", "inspect_report", "window_bar", "sparkline"]
 _BAR = 40
 _MAX_ROUNDS = 40
 _SPARK = "▁▂▃▄▅▆▇█"
 _SPARK_WIDTH = 60
+
+
+def inspect_outcome(report: Mapping[str, Any], *, json_out: bool, transcript: str | None = None) -> None:
+    """What ``inspect`` prints: the JSON document, or the report (and a stored session's usage and cost)."""
+    from . import print_json
+
+    if json_out:
+        print_json(report)
+        return
+    inspect_report(report, transcript=transcript)
+    if "session" in report:
+        from .sessions_view import session_lines
+
+        session_lines(report["session"])
 
 
 def inspect_report(report: Mapping[str, Any], *, transcript: str | None = None) -> None:

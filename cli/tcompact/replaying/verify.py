@@ -1,12 +1,4 @@
-"""Replaying compression dumps offline: the library side of ``tcompact replay``.
-
-A dump is self-contained: the compressor and its settings, the messages it started from, the
-request, the response (or error) of every call of its run. Verifying re-runs the compressor on
-the recorded messages with a summariser that gives back the recorded answers, and checks that the
-request, the extracted summary, the messages after and the token figures come out the same.
-Re-running sends the recorded request to another backend (or with another prompt) and rebuilds
-the compaction from the new answer.
-"""
+"""Verifying dumps: each run rebuilt from its recorded answers, and compared with what it recorded."""
 
 from __future__ import annotations
 
@@ -16,19 +8,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..compressors.base import CompressionResult
+from ..differences import first_difference
+from ..dump import Dump, RunIndex, load_dumps, message_dict, read_dump, sibling_dump
+from ..errors import InputError
+from ..summarizers.base import Summarizer, SummaryRequest, SummaryResponse, model_window
+from ..summarizers.contracts import extract_snapshot
+from ..summarizers.recorded import ReplaySummarizer, fingerprint, without_token_figures
+from .rebuild import rebuild
+from .rerun import PromptOverride
 
-from .compressors import get
-from .compressors.base import CompressionResult, Context
-from .dump import Dump, RunIndex, load_dumps, message_dict, messages_of, read_dump, sibling_dump
-from .differences import first_difference
-from .errors import InputError
-from .redact import redact
-from .summarizers.base import Summarizer, SummaryRequest, SummaryResponse, model_window, prepared
-from .summarizers.contracts import extract_snapshot
-from .summarizers.recorded import ReplaySummarizer, fingerprint, without_token_figures
-from .tokens import TokenCounter
+__all__ = ["Check", "read_checked", "verify", "verify_paths"]
 
-__all__ = ["Check", "read_checked", "verify", "rebuild", "rerun", "Rerun", "table_rows"]
 
 @dataclass(frozen=True)
 class Check:
@@ -64,25 +55,11 @@ def _runs(dumps: Sequence[Dump]) -> dict[str, list[Dump]]:
     return runs
 
 
-def _context(doc: Mapping[str, Any], summarizer: Summarizer) -> Context:
-    enc = doc["encoding"]
-    counter = TokenCounter(enc["name"], approximate=bool(enc.get("approximate")))
-    return Context(counter=counter, window=doc["trigger"]["context_window"], summarizer=summarizer,
-                   force=bool(doc["trigger"]["forced"]), preserve=doc["request"].get("preserve"),
-                   sleep=lambda s: None)
-
-
-def rebuild(doc: Mapping[str, Any], summarizer: Summarizer, *, path: Path | None = None) -> CompressionResult:
-    """Run the dump's compressor with its settings on its recorded messages, answered by ``summarizer``."""
-    compressor = get(doc["processor"]["name"])
-    settings = compressor.settings_model(**doc["processor"]["settings"])
-    try:
-        messages = messages_of(doc["context_before"]["messages"])
-    except (ValueError, TypeError, AttributeError) as exc:  # ShapeError: a stored message of the wrong shape
-        raise InputError(f"field context_before.messages holds a message tcompact cannot read ({exc})",
-                         path=str(path) if path is not None else None,
-                         hint="the dump was edited or written by another tool; compact again to get a new one") from None
-    return compressor.compress(messages, settings, _context(doc, summarizer))
+def verify_paths(paths: Iterable[str | Path]) -> list[Check]:
+    """One check per dump of ``paths``, in path order: a damaged dump, or a run that cannot be rebuilt,
+    fails its own checks only."""
+    dumps, failed = read_checked(paths)
+    return sorted([*verify(dumps), *failed], key=lambda c: str(c.dump.path))
 
 
 def verify(dumps: Sequence[Dump]) -> list[Check]:
@@ -114,7 +91,7 @@ def _verify_run(run: Sequence[Dump], folders: RunIndex) -> list[Check]:
     replay = ReplaySummarizer(answers, origin="the run's dumps", blind=redacted)
     recorder = _Recorder(replay)
     prompt = (run[0].doc.get("replayed_from") or {}).get("prompt")  # a re-run with --prompt sent that text
-    result = rebuild(run[0].doc, _PromptOverride(recorder, prompt if isinstance(prompt, str) else None),
+    result = rebuild(run[0].doc, PromptOverride(recorder, prompt if isinstance(prompt, str) else None),
                      path=run[0].path)
     return [_check(d, result, recorder.requests, redacted=redacted) for d in run]
 
@@ -169,7 +146,7 @@ def _redacted(value: Any, doc: Mapping[str, Any]) -> Any:
     """``value`` redacted as the dump's texts were, when secret redaction changed any of them."""
     if not doc.get("redactions"):
         return value
-    from .redact import redact_value
+    from ..redact import redact_value
 
     return redact_value(value)
 
@@ -193,78 +170,3 @@ def _check_after(dump: Dump, result: CompressionResult, *, note: str) -> Check:
 def _differs(dump: Dump, field: str, want: Any, have: Any) -> Check:
     found = first_difference(want, have, field)
     return Check(dump, False, *(found or (field, want, have)))
-
-
-def table_rows(dumps: Sequence[Dump]) -> list[dict[str, Any]]:
-    """One summary row per dump (time, processor, stage, tokens, reduction, latency, attempts, errors, accepted)."""
-    rows = []
-    for d in dumps:
-        doc = d.doc
-        benefit, response = doc["benefit"], doc.get("response") or {}
-        rows.append({"dump": d.name, "time": doc.get("created_at"), "processor": doc["processor"]["name"],
-                     "stage": doc["request"].get("stage"), "tokens_before": benefit["tokens_before"],
-                     "tokens_after": benefit["tokens_after"], "reduction_ratio": benefit["reduction_ratio"],
-                     "latency_s": response.get("latency_s"), "attempts": len(doc.get("attempts") or []),
-                     "error_kinds": sorted({a["error_kind"] for a in doc.get("attempts") or [] if a["error_kind"]}),
-                     "accepted": benefit["accepted"], "status": doc["call"]["status"]})
-    return rows
-
-
-@dataclass(frozen=True)
-class Rerun:
-    """A dump's run done again with another backend or prompt, next to what was recorded."""
-
-    dump: Dump
-    result: CompressionResult
-    dumps: list[tuple[str, dict[str, Any]]]
-    recorded_summary: str
-    new_summary: str
-
-
-class _PromptOverride:
-    """A summariser seen through another prompt (the system prompt of a "blocks" request)."""
-
-    def __init__(self, inner: Summarizer, prompt: str | None) -> None:
-        self.inner, self.prompt, self.name = inner, prompt, inner.name
-
-    def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        return self.inner.summarize(self._override(request))
-
-    def prepare(self, request: SummaryRequest) -> SummaryRequest:
-        return prepared(self.inner, self._override(request))
-
-    def context_window(self):
-        return model_window(self.inner)
-
-    def _override(self, request: SummaryRequest) -> SummaryRequest:
-        from dataclasses import replace
-
-        from .compressors._summarize import state_budget
-
-        if self.prompt is None:
-            return request
-        field = "system" if request.contract == "blocks" else "prompt"
-        return replace(request, **{field: state_budget(self.prompt, request.max_tokens) if field == "prompt"
-                                   else self.prompt})
-
-
-def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> Rerun:
-    """Run the dump's compressor again on its recorded messages with ``summarizer`` (and ``prompt``)."""
-    from .dump import DumpContext, build_dumps
-
-    doc = dump.doc
-    backend = _PromptOverride(summarizer, prompt)
-    result = rebuild(doc, backend, path=dump.path)
-    compressor = get(doc["processor"]["name"])
-    settings = compressor.settings_model(**doc["processor"]["settings"])
-    ctx = _context(doc, backend)
-    dctx = DumpContext(session=doc["session_id"], source=doc["source"], summarizer=summarizer.name,
-                       preserve=ctx.preserve)
-    dumps = build_dumps(result, before=messages_of(doc["context_before"]["messages"]), settings=settings,
-                        counter=ctx.counter, ctx=dctx)
-    for _, new in dumps:
-        new["replayed_from"] = {"dump": dump.name, "run": doc["run"]["id"], "prompt": prompt}
-    recorded = (doc.get("response") or {}).get("extracted_summary") or ""
-    last = next((c.response for c in reversed(result.calls) if c.response is not None), None)
-    # the new answer is shown on the terminal and in --json: redacted as the dump that holds it is
-    return Rerun(dump, result, dumps, recorded, redact(extract_snapshot(last.text)) if last else "")

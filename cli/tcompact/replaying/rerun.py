@@ -1,0 +1,135 @@
+"""Re-running a dump: its compaction done again with another backend, model or prompt, and its new dumps
+written next to it (``replays/``), linked to the original."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from .. import summarizers
+from ..artifacts import write_json
+from ..compressors import get
+from ..compressors.base import CompressionResult
+from ..dump import Dump, DumpContext, build_dumps, messages_of
+from ..errors import UsageError, WorkFailed
+from ..redact import redact
+from ..summarizers.base import Summarizer, SummaryRequest, SummaryResponse, model_window, prepared
+from ..summarizers.contracts import extract_snapshot
+from .rebuild import rebuild, run_context
+
+__all__ = ["Rerun", "PromptOverride", "rerun", "check_rerun_options", "RerunOutcome", "rerun_dump"]
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A dump's run done again with another backend or prompt, next to what was recorded."""
+
+    dump: Dump
+    result: CompressionResult
+    dumps: list[tuple[str, dict[str, Any]]]
+    recorded_summary: str
+    new_summary: str
+
+
+class PromptOverride:
+    """A summariser seen through another prompt (the system prompt of a "blocks" request)."""
+
+    def __init__(self, inner: Summarizer, prompt: str | None) -> None:
+        self.inner, self.prompt, self.name = inner, prompt, inner.name
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        return self.inner.summarize(self._override(request))
+
+    def prepare(self, request: SummaryRequest) -> SummaryRequest:
+        return prepared(self.inner, self._override(request))
+
+    def context_window(self):
+        return model_window(self.inner)
+
+    def _override(self, request: SummaryRequest) -> SummaryRequest:
+        from ..compressors._summarize import state_budget
+
+        if self.prompt is None:
+            return request
+        field = "system" if request.contract == "blocks" else "prompt"
+        return replace(request, **{field: state_budget(self.prompt, request.max_tokens) if field == "prompt"
+                                   else self.prompt})
+
+
+def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> Rerun:
+    """Run the dump's compressor again on its recorded messages with ``summarizer`` (and ``prompt``)."""
+    doc = dump.doc
+    backend = PromptOverride(summarizer, prompt)
+    result = rebuild(doc, backend, path=dump.path)
+    compressor = get(doc["processor"]["name"])
+    settings = compressor.settings_model(**doc["processor"]["settings"])
+    ctx = run_context(doc, backend)
+    dctx = DumpContext(session=doc["session_id"], source=doc["source"], summarizer=summarizer.name,
+                       preserve=ctx.preserve)
+    dumps = build_dumps(result, before=messages_of(doc["context_before"]["messages"]), settings=settings,
+                        counter=ctx.counter, ctx=dctx)
+    for _, new in dumps:
+        new["replayed_from"] = {"dump": dump.name, "run": doc["run"]["id"], "prompt": prompt}
+    recorded = (doc.get("response") or {}).get("extracted_summary") or ""
+    last = next((c.response for c in reversed(result.calls) if c.response is not None), None)
+    # the new answer is shown on the terminal and in --json: redacted as the dump that holds it is
+    return Rerun(dump, result, dumps, recorded, redact(extract_snapshot(last.text)) if last else "")
+
+
+def check_rerun_options(summarizer: str | None, *, model: str | None, base_url: str | None, prompt: object,
+                        dump_dir: Path | None) -> None:
+    """Options of a re-run are refused where they would be ignored (without ``summarizer``: no re-run)."""
+    if summarizer is None:
+        given = [o for o, v in (("--model", model), ("--base-url", base_url), ("--prompt", prompt),
+                                ("--dump-dir", dump_dir)) if v is not None]
+        if given:
+            raise UsageError(f"{given[0]} applies to a re-run, and no --summarizer was given",
+                             hint="add --summarizer extractive or openai")
+        return
+    able = [b for b in summarizers.REGISTRY if b.reruns]
+    backend = next((b for b in able if b.name == summarizer), None)
+    if backend is None:
+        raise UsageError(f"--summarizer {summarizer!r} cannot re-run a dump",
+                         hint=f"use {' or '.join(b.name for b in able)}")
+    if not backend.reads_prompt and prompt is not None:
+        raise UsageError(f"--prompt does not apply to the {summarizer} summariser, which builds its summary from the "
+                         "transcript and reads no prompt", hint="re-run with --summarizer openai to try a prompt")
+    if summarizer != "openai" and (model is not None or base_url is not None):
+        raise UsageError(f"{'--model' if model is not None else '--base-url'} is an option of the openai summariser",
+                         hint="add --summarizer openai, or leave it out")
+
+
+@dataclass(frozen=True)
+class RerunOutcome:
+    """A re-run, the dumps it wrote and where, and the failure to report once it is shown (None: exit 0)."""
+
+    rerun: Rerun
+    written: list[Path]
+    folder: Path
+    failure: WorkFailed | None
+
+
+def rerun_dump(dumps: Sequence[Dump], options: Any, *, prompt: str | None, dump_dir: Path | None) -> RerunOutcome:
+    """Re-run the one dump given with the backend ``options`` name (:class:`tcompact.compaction.CompactOptions`:
+    the summariser, its model — default: the one the dump records — and how calls are made), and write
+    its new dumps to ``dump_dir`` (default: ``replays/`` next to the dump)."""
+    if len(dumps) != 1:
+        raise UsageError(f"--summarizer re-runs one dump; {len(dumps)} were given", hint="pass a single dump file")
+    (dump,) = dumps
+    request = dump.doc["request"]
+    recorded = request.get("model") if options.summarizer == "openai" else None
+    mode = request.get("mode")
+    options = replace(options, model=options.model or (recorded if isinstance(recorded, str) else None),
+                      run=options.run.model_copy(update={"request_mode": mode if mode in summarizers.MODES
+                                                         else "conversation"}))
+    summarizers.check(options, used=True)
+    from ..tokens import TokenCounter
+
+    result = rerun(dump, summarizers.build(options, TokenCounter(dump.doc["encoding"]["name"])), prompt=prompt)
+    folder = dump_dir or dump.path.parent / "replays"
+    written = [write_json(folder / name, doc, sync=False) for name, doc in result.dumps]
+    failure = WorkFailed(f"the re-run failed: {result.result.reason}", hint=f"its dumps are in {folder}") \
+        if result.result.failed else None
+    return RerunOutcome(result, written, folder, failure)
