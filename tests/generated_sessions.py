@@ -1,0 +1,77 @@
+"""A hypothesis strategy for the property tests of the compressors and summarisers: chat sessions of
+every shape they meet, built as messages (no file), well-formed the way real sessions are.
+
+A session has a system prompt (sometimes a second system or developer message later), real user
+requests of any length — some with a constraint —, harness text in the user role (reminders,
+hook feedback, slash-command wrappers), assistant texts, and tool steps: one or two calls, each
+answered by its result before the next assistant message (outputs of one line to hundreds, some
+with an error line, some failing). The last step may be left unanswered (an in-flight call).
+"""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import strategies as st
+
+from tcompact.model import Message, ToolCall
+
+HARNESS = ("<system-reminder>The date changed.</system-reminder>",
+           "Stop hook feedback:\n[~/.claude/stop.sh]: Cannot exit with unstaged changes",
+           "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>")
+_TOOLS = (("Bash", "command", "pytest -q tests/test_{n}.py"), ("Read", "file_path", "/repo/src/mod_{n}.py"),
+          ("Grep", "pattern", "def handler_{n}"), ("Edit", "file_path", "/repo/src/mod_{n}.py"))
+_WORDS = ("parser", "cache", "export", "schema", "retry", "token", "shard", "index", "writer", "config")
+
+
+def _words(draw, low: int, high: int, salt: int) -> str:
+    n = draw(st.integers(min_value=low, max_value=high))
+    picks = draw(st.lists(st.sampled_from(_WORDS), min_size=n, max_size=n))
+    return " ".join(f"{w}{salt}" if k % 7 == 0 else w for k, w in enumerate(picks))
+
+
+def _output(draw, n: int) -> tuple[str, bool]:
+    lines = draw(st.sampled_from((1, 3, 40, 400)))
+    body = [f"{n}.{k} collected item {k % 13}" for k in range(lines)]
+    failed = draw(st.booleans()) and draw(st.booleans())
+    if failed or draw(st.integers(min_value=0, max_value=4)) == 0:
+        body.insert(len(body) // 2, f"ValueError: invalid shard id s{n} (expected 8 hex digits)")
+    return "\n".join(body), failed
+
+
+def _step(draw, n: int) -> list[Message]:
+    calls = []
+    for k in range(draw(st.integers(min_value=1, max_value=2))):
+        name, key, value = draw(st.sampled_from(_TOOLS))
+        calls.append(ToolCall(f"call_{n}_{k}", name, orjson.dumps({key: value.format(n=n)}).decode()))
+    out = [Message(role="assistant", content=draw(st.sampled_from(("", f"Checking step {n}."))), tool_calls=tuple(calls))]
+    for c in calls:
+        text, failed = _output(draw, n)
+        out.append(Message(role="tool", content=text, tool_call_ids=(c.id,), is_error=failed))
+    return out
+
+
+@st.composite
+def sessions(draw, *, max_turns: int = 14) -> list[Message]:
+    """A generated chat session (see the module docstring); at least one real user request."""
+    out = [Message(role="system", content="You are a coding agent. Follow the repository's rules.")]
+    turns = draw(st.integers(min_value=1, max_value=max_turns))
+    asked = False
+    for n in range(turns):
+        kind = draw(st.sampled_from(("user", "user", "harness", "step", "step", "step", "answer", "system")))
+        if kind == "user" or (n == turns - 1 and not asked):
+            text = _words(draw, 3, draw(st.sampled_from((12, 60, 400))), n)
+            if draw(st.booleans()):
+                text += f" Never modify vendor/lib{n}/ and keep the public API of module{n}."
+            out.append(Message(role="user", content=f"Request {n}: {text}."))
+            asked = True
+        elif kind == "harness":
+            out.append(Message(role="user", content=draw(st.sampled_from(HARNESS))))
+        elif kind == "step":
+            out += _step(draw, n)
+        elif kind == "answer":
+            out.append(Message(role="assistant", content=f"Done with part {n}: " + _words(draw, 5, 80, n) + "."))
+        else:
+            out.append(Message(role=draw(st.sampled_from(("system", "developer"))), content=f"Rule {n}: be terse."))
+    if draw(st.booleans()):  # an in-flight call at the end
+        out.append(Message(role="assistant", tool_calls=(ToolCall(f"call_last_{turns}", "Bash", '{"command": "ls"}'),)))
+    return out
