@@ -75,3 +75,61 @@ def sessions(draw, *, max_turns: int = 14) -> list[Message]:
     if draw(st.booleans()):  # an in-flight call at the end
         out.append(Message(role="assistant", tool_calls=(ToolCall(f"call_last_{turns}", "Bash", '{"command": "ls"}'),)))
     return out
+
+
+def _call(cid: str, name: str, **args: object) -> Message:
+    return Message(role="assistant", tool_calls=(ToolCall(cid, name, orjson.dumps(args).decode()),))
+
+
+def _result(cid: str, text: str, *, error: bool = False) -> Message:
+    return Message(role="tool", content=text, tool_call_ids=(cid,), is_error=error)
+
+
+def tool_heavy_session(rounds: int = 8) -> tuple[Message, ...]:
+    """An invented, deterministic coding session of ``rounds`` requests that exercises every section a
+    summary has: multi-line requests with constraints, a plan, file reads (numbered lines), writes, edits
+    (one failing), a failing command fixed by a rerun and one never fixed, a long test log with an error
+    line in its middle, a sub-agent report, decisions and a correction, and a final answer with code."""
+    out = [Message(role="system", content="You are a coding agent working in /srv/app.")]
+    for r in range(rounds):
+        out.append(Message(role="user", content=(
+            f"Round {r}: port module_{r} of the `billing` package to the new API.\n"
+            f"Never change the public signature of charge_{r}() and keep tests/test_module_{r}.py green."
+            if r % 2 == 0 else f"Now review module_{r}; prefer small commits.")))
+        out += [_call(f"t{r}", "TodoWrite", todos=[
+                    {"content": f"port module_{k}", "status": "completed" if k < r else "in_progress" if k == r
+                     else "pending"} for k in range(rounds)]),
+                _result(f"t{r}", "Todos have been modified successfully."),
+                _call(f"r{r}", "Read", file_path=f"/srv/app/billing/module_{r}.py"),
+                _result(f"r{r}", "".join(f"{n:6d}→{line}\n" for n, line in enumerate(
+                    [f'"""Charges of module {r}: one function per tariff."""', "import decimal", "",
+                     f"def charge_{r}(amount):", "    return decimal.Decimal(amount)", f"class Tariff{r}:",
+                     "    rate = 3"], start=1))),
+                Message(role="assistant", content=(
+                    f"I decided to keep charge_{r}() and wrap the new API inside it, because callers pin it. "
+                    f"The root cause of the rounding bug is the float in `Tariff{r}.rate`."),
+                    tool_calls=(ToolCall(f"e{r}", "Edit", orjson.dumps({
+                        "file_path": f"/srv/app/billing/module_{r}.py", "old_string": "rate = 3",
+                        "new_string": "rate = decimal.Decimal(3)"}).decode()),)),
+                _result(f"e{r}", f"The file /srv/app/billing/module_{r}.py has been updated."),
+                _call(f"p{r}", "Bash", command=f"python -m pytest -q tests/test_module_{r}.py"),
+                _result(f"p{r}", f"Exit code 1\n..F\nE   AssertionError: assert Decimal('3') == 3.0\n"
+                                 f"FAILED tests/test_module_{r}.py::test_rate\n1 failed, 2 passed in 0.2{r}s",
+                        error=True),
+                _call(f"q{r}", "Bash", command=f"python -m pytest -q tests/test_module_{r}.py"),
+                _result(f"q{r}", f"...\n3 passed in 0.1{r}s")]
+        if r == 1:
+            log = "\n".join(f"step {n} ok" for n in range(1500))
+            out += [_call("lint", "Bash", command="make lint"),
+                    _result("lint", "Exit code 2\nmake: *** [Makefile:12: lint] Error 2", error=True),
+                    _call("build", "Bash", command="./build.sh --all"),
+                    _result("build", f"{log}\nERROR: could not connect to cache-7.internal:6379\n{log}\nbuild done")]
+        if r == 3:
+            out += [_call("agent", "Task", description="audit", prompt="find callers of charge_3"),
+                    _result("agent", "Error handling is centralised in billing/errors.py; charge_3 has 4 callers."),
+                    Message(role="assistant", content="Actually, `Tariff3.rate` was never a float: the bug is in "
+                                                      "`round_half` of billing/util.py.")]
+        out.append(Message(role="assistant", content=(
+            f"Ported module_{r}. Here is the wrapper:\n\n```python\ndef charge_{r}(amount):\n"
+            f"    return new_api.charge(amount, tariff=Tariff{r})\n```\n\nAll tests of module_{r} pass.")))
+    return tuple(out)

@@ -10,6 +10,9 @@ import re
 import orjson
 import pytest
 from conftest import real_file
+from generated_sessions import sessions
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tcompact.formats import read_file
 from tcompact.summarizers.base import Block, SummaryRequest
@@ -135,3 +138,75 @@ def test_blocks_keep_error_lines_decisions_and_outcome_lines(summarizer):
     assert "- I decided to rebuild shard 7 first, because it is the smallest." in got
     assert "- `python reindex.py --shard 7` → ok: reindexed 42 documents" in got
     assert got.startswith("User Requirements:\n- “rebuild the index”\n\nFinal Result:\n- Done: shard 7 is rebuilt.")
+
+
+# -- the budget, on an invented session and on generated ones ---------------------------------------
+
+_USERS = re.compile(r'(?ms)^(?:- \[round \d+\] “.*?”|<user_message round="\d+">\n.*?\n</user_message>)\n(?:  → .*\n)?')
+
+
+def without_users(text):
+    """The snapshot without the user's messages, which have a budget of their own."""
+    return _USERS.sub("", text)
+
+
+@pytest.fixture(scope="module")
+def invented():
+    from generated_sessions import tool_heavy_session
+
+    return tool_heavy_session()
+
+
+@pytest.mark.parametrize("contract", list(SECTIONS))
+def test_an_invented_session_holds_every_budget(summarizer, invented, contract):
+    for target in (400, 1500, 5000):
+        text = run(summarizer, invented, contract=contract, body=range(1, len(invented)), target=target)
+        assert COUNTER.count(without_users(text)) <= target
+        assert [t for _, t in re.findall(r"(?m)^(\d+)\. (.+)$", text)] == list(SECTIONS[contract])
+        assert "omitted" not in text
+
+
+def test_on_an_invented_session_a_larger_budget_only_adds(summarizer, invented):
+    body = range(1, len(invented))
+    small = set(run(summarizer, invented, contract="full", body=body, target=800).splitlines())
+    large = set(run(summarizer, invented, contract="full", body=body, target=4000).splitlines())
+    kept = {line for line in small if line.startswith("- ") and "left out" not in line}
+    assert kept <= large and len(large) > len(small)
+
+
+def test_nothing_is_left_out_of_an_invented_session_while_budget_remains(summarizer, invented):
+    text = run(summarizer, invented, contract="full", body=range(1, len(invented)), target=50_000)
+    assert "left out" not in text and "omitted" not in text and COUNTER.count(text) < 50_000
+    for exact in ("`make lint` (Bash) → exit 2: make: *** [Makefile:12: lint] Error 2",
+                  "ERROR: could not connect to cache-7.internal:6379", "/srv/app/billing/module_7.py — edited, read",
+                  "def charge_7(amount):\n    return new_api.charge(amount, tariff=Tariff7)"):
+        assert exact in text, exact
+
+
+def test_the_snapshot_of_an_invented_session_is_deterministic(invented):
+    from tcompact.summarizers.extractive import ExtractiveSummarizer
+
+    for contract in SECTIONS:
+        first = run(ExtractiveSummarizer(TokenCounter()), invented, contract=contract, target=3000)
+        assert run(ExtractiveSummarizer(TokenCounter()), invented, contract=contract, target=3000) == first
+
+
+def test_the_invented_sessions_correction_replaces_what_it_corrects(summarizer, invented):
+    text = run(summarizer, invented, contract="full", body=range(1, len(invented)), target=50_000)
+    assert "Actually, `Tariff3.rate` was never a float: the bug is in `round_half` of billing/util.py." in text
+    assert "The root cause of the rounding bug is the float in `Tariff3.rate`." not in text
+    assert "The root cause of the rounding bug is the float in `Tariff2.rate`." in text  # about something else
+    assert "Task: audit → " not in text.split("Failed Attempts — Do Not Retry")[1]  # a report is no failure
+
+
+@settings(max_examples=40, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(sessions(), st.sampled_from(list(SECTIONS)), st.integers(min_value=300, max_value=6000))
+def test_a_snapshot_never_exceeds_its_budget(messages, contract, target):
+    from tcompact.summarizers.extractive import ExtractiveSummarizer
+
+    text = run(ExtractiveSummarizer(COUNTER), messages, contract=contract, body=range(1, len(messages)),
+               target=target)
+    assert COUNTER.count(without_users(text)) <= target
+    assert text.startswith("<state_snapshot>\n1. ") and text.endswith("\n</state_snapshot>")
+    assert "omitted" not in text
