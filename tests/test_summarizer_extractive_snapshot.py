@@ -210,3 +210,65 @@ def test_a_snapshot_never_exceeds_its_budget(messages, contract, target):
     assert COUNTER.count(without_users(text)) <= target
     assert text.startswith("<state_snapshot>\n1. ") and text.endswith("\n</state_snapshot>")
     assert "omitted" not in text
+
+
+# -- the snapshot's parts: --preserve, the user's rounds, the resume line, the rounds ------------------
+
+
+def test_the_preservation_instruction_is_found_in_the_prompt_and_read_for_its_content_words():
+    from tcompact.compressors.prefix import preserve_appendix
+    from tcompact.summarizers.contracts import prompt_text
+    from tcompact.summarizers.extractive.snapshot.preserve import instruction, keywords
+
+    asked = "the staging host and port 8443 of stg-42.example.net"
+    assert instruction(preserve_appendix(prompt_text("full"), asked)) == asked
+    assert instruction(prompt_text("full")) is None
+    assert keywords("Please keep the staging host, port 8443 and `db_url` of stg-42.example.net — everything "
+                    "relevant.") == ["staging", "host", "port", "8443", "db_url", "stg-42.example.net"]
+
+
+def test_the_lines_naming_most_of_the_words_are_kept_first():
+    from tcompact.summarizers.extractive.scan import Scan
+    from tcompact.summarizers.extractive.snapshot.preserve import preserved_items
+
+    messages = (user("review the deploy"), assistant("", call("a", "Bash", {"command": "cat deploy.log"})),
+                result("a", "boot ok\nstaging host is stg-42.example.net\nport 8443 open on the staging host\n"
+                            "the host list is long\nready"))
+    x = Scan(messages, range(3))
+    got = [(i.text, i.priority, i.order) for i in preserved_items(x, "the staging host and port 8443")]
+    assert got == [("kept on request: port 8443 open on the staging host", 0, 2),
+                   ("kept on request: staging host is stg-42.example.net", 0, 2)]  # "the host list" names one word
+    assert preserved_items(x, "everything relevant please") == []  # only filler: nothing to look for
+
+
+def test_each_round_of_the_user_says_how_it_ended_and_the_resume_line_where_it_stands():
+    from tcompact.summarizers.extractive.scan import Scan
+    from tcompact.summarizers.extractive.snapshot import resume_line
+    from tcompact.summarizers.extractive.snapshot.users import outcome
+
+    messages = (user("fix"), assistant("Looking.", call("a", "Bash", {"command": "ls"})), result("a", "x"),
+                user("now"), assistant("Done with it, all good."), user("more"))
+    x = Scan(messages, range(6))
+    assert [outcome(x, r) for r in (1, 2, 3)] == ["in progress: “Looking.”", "answered: “Done with it, all good.”",
+                                                  "no answer in this part"]
+    assert resume_line(x, x.answered()) == "last request: more; answered: no; active: last action: `ls` → ok; " \
+                                           "next: (none)"
+    planned = messages[:5] + (assistant("", call("t", "TodoWrite", {"todos": [
+        {"content": "write the test", "status": "in_progress"}, {"content": "ship it; tag it", "status": "pending"}]})),
+        result("t", "ok"))
+    x = Scan(planned, range(len(planned)))
+    assert resume_line(x, x.answered(), 12) == ("last request: now; answered: no; active: in_progress todo: write "
+                                                "the test; next: ship it, ta…")
+
+
+def test_one_line_per_round_of_what_it_changed_ran_and_how_it_ended():
+    from tcompact.summarizers.extractive.scan import Scan
+    from tcompact.summarizers.extractive.snapshot.work import round_items
+
+    messages = (user("go"), assistant("", call("a", "Edit", {"file_path": "/a.py", "old_string": "a", "new_string": "b"})),
+                result("a", "ok"), assistant("", call("b", "Read", {"file_path": "/b.py"})), result("b", "x"),
+                assistant("", call("c", "Bash", {"command": "make"})), result("c", "Exit code 2\nboom", error=True),
+                assistant("Stopped."), user("and?"), assistant("Nothing more."))
+    x = Scan(messages, range(len(messages)))
+    assert [(i.text, i.priority, i.order) for i in round_items(x, [1, 2])] == [
+        ("round 1: 1 file(s) changed, 1 read, 1 command(s) run, 1 call(s) failed; answered", 3, 1)]  # round 2: talk
