@@ -133,3 +133,17 @@ def tool_heavy_session(rounds: int = 8) -> tuple[Message, ...]:
             f"Ported module_{r}. Here is the wrapper:\n\n```python\ndef charge_{r}(amount):\n"
             f"    return new_api.charge(amount, tariff=Tariff{r})\n```\n\nAll tests of module_{r} pass.")))
     return tuple(out)
+
+
+def chat_bytes(messages) -> bytes:
+    """The messages as a chat JSON Lines file (the format's own keys)."""
+    lines = []
+    for m in messages:
+        d: dict[str, object] = {"role": m.role, "content": m.text}
+        if m.tool_calls:
+            d["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                               for c in m.tool_calls]
+        if m.tool_call_ids:
+            d["tool_call_id"] = m.tool_call_ids[0]
+        lines.append(orjson.dumps(d))
+    return b"\n".join(lines) + b"\n"

@@ -8,7 +8,7 @@ import random
 
 import orjson
 import pytest
-from generated_sessions import sessions
+from generated_sessions import chat_bytes, sessions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_evaluation import _one_step, check_well_formed
@@ -112,25 +112,11 @@ def test_steps_follow_an_answer_when_no_result_is_followed_by_one():
     assert sorted({s.after for s in layout.steps}) == [1]  # the answer before the next real request
 
 
-def _chat_bytes(messages):
-    lines = []
-    for m in messages:
-        d = {"role": m.role, "content": m.text}
-        if m.tool_calls:
-            d["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name,
-                                                                          "arguments": c.arguments}}
-                               for c in m.tool_calls]
-        if m.tool_call_ids:
-            d["tool_call_id"] = m.tool_call_ids[0]
-        lines.append(orjson.dumps(d))
-    return b"\n".join(lines) + b"\n"
-
-
 @settings(max_examples=25, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(sessions(), st.integers(min_value=0, max_value=1000), st.integers(min_value=1, max_value=4))
 def test_planting_a_generated_session_keeps_it_well_formed_with_every_canary(messages, seed, per_kind):
-    source = read_bytes(_chat_bytes(messages), "generated.jsonl", ReadOptions(keep_raw=True))
+    source = read_bytes(chat_bytes(messages), "generated.jsonl", ReadOptions(keep_raw=True))
     transcript = source.transcript()
     rng = random.Random(f"{seed}:{_digest(source)}")
     layout = plan(transcript.messages, rng, per_kind=per_kind, taken="\n".join(seen_texts(transcript.messages)))
