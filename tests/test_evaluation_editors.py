@@ -1,14 +1,18 @@
 """tcompact eval's editors and scoring on small invented files: each format's records edited in its own
 terms (a Codex output inside its JSON envelope, a Claude tool_result given as a list, chat content parts,
-the session's own key for tool results), unchanged records byte for byte, and the context an agent resumes
-from read back after a compaction."""
+the session's own key for tool results), unchanged records byte for byte, the context an agent resumes
+from read back after a compaction; the options validated and the walk over a folder."""
 
 from __future__ import annotations
 
 import orjson
+import pytest
 from conftest import jsonl, msg
+from pydantic import ValidationError
 
 from tcompact.compaction import CompactOptions, compact_source
+from tcompact.errors import UsageError
+from tcompact.evaluation import EvalOptions, evaluate_paths
 from tcompact.evaluation.canaries import Canary
 from tcompact.evaluation.editors import plant_records
 from tcompact.evaluation.planting import Plan, TextEdit, ToolStep
@@ -122,3 +126,45 @@ def test_the_context_read_back_after_a_claude_compaction_starts_at_its_summary(t
 def test_share_is_rounded_and_none_without_canaries():
     assert (share({"kept": 1, "planted": 3}), share({"kept": 2, "planted": 2}), share({"kept": 0, "planted": 0})) == (
         0.3333, 1.0, None)
+
+
+# ---- the options and the walk over paths ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"per_kind": 0}, "Input should be greater than or equal to 1"),
+    ({"per_kind": 21}, "Input should be less than or equal to 20"),
+    ({"seed": -1}, "Input should be greater than or equal to 0"),
+    ({"timeout": 0}, "Input should be greater than 0"),
+    ({"colour": 1}, "Extra inputs are not permitted"),
+])
+def test_eval_options_are_validated_at_the_boundary(values, message):
+    with pytest.raises(ValidationError) as info:
+        EvalOptions(**values)
+    assert info.value.errors()[0]["msg"] == message
+
+
+def test_the_chains_are_checked_as_compact_checks_them_before_any_work():
+    with pytest.raises(UsageError, match=r"^unknown compressor 'nope' — use one of: truncate, "):
+        EvalOptions(chains=("nope",)).chain_list()
+    with pytest.raises(UsageError) as info:
+        EvalOptions(chains=("full",), summarizer="openai").chain_list()
+    assert str(info.value) == "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model"
+
+
+def test_a_folder_walk_reports_bad_files_and_passes_over_what_is_no_transcript(tmp_path):
+    (tmp_path / "notes.json").write_bytes(orjson.dumps({"hello": 1}))
+    (tmp_path / "bad.jsonl").write_text('{"role": "user", "content": "hi"}\n{oops\n')
+    jsonl(tmp_path / "ok.jsonl", [msg("user", "Fix it."), msg("assistant", "Fixed it, the parser now works.")])
+    report = evaluate_paths([tmp_path], EvalOptions(chains=("truncate",)))
+    assert [f["path"] for f in report["files"]] == [str(tmp_path / "ok.jsonl")]
+    assert report["errors"] == [{"path": str(tmp_path / "bad.jsonl"), "error": (
+        f"{tmp_path / 'bad.jsonl'}:2: not valid JSON (unexpected character, expected a string key at column 2) — fix "
+        "or remove that line, or pass --skip-bad-lines to read on without it")}]
+    unknown = (f"{tmp_path / 'notes.json'}:1: cannot tell the format (first record has keys: hello) — pass --format "
+               "chat, claude-code or codex")
+    assert report["not_transcripts"] == [{"path": str(tmp_path / "notes.json"), "reason": unknown}]
+    assert report["summary"][0]["files"] == 1 and report["chains"] == ["truncate"]
+    named = evaluate_paths([tmp_path / "notes.json"], EvalOptions(chains=("truncate",)))
+    assert (named["errors"], named["not_transcripts"]) == ([{"path": str(tmp_path / "notes.json"), "error": unknown}],
+                                                           [])  # a file named on the command line is an error
