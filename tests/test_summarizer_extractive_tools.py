@@ -321,3 +321,39 @@ def test_commands_list_failures_then_tests_then_the_rest():
     assert commands(x.actions) == [("`npm run lint` → failed (exit 2)", 0), ("`pytest -q` ×2 → ok, 3 passed in 0.2s", 1),
                                    ("`make build` → ok: built", 2), ("`ls src` → ok", 3)]  # a listing says no outcome
     assert fixes(x.actions) == [("`pytest -q` failed (1 failed); fixed by a later successful `pytest -q`", 0)]
+
+
+@pytest.mark.parametrize(("command", "text", "failed", "summary", "outcome"), [
+    ("npx jest", "PASS src/a.test.js\nTests:       1 failed, 12 passed, 13 total\nTime: 2s", True,
+     "Tests:       1 failed, 12 passed, 13 total", ""),
+    ("go test ./...", "ok  \tpkg/a\t0.01s\n--- FAIL: TestB (0.00s)\n    b_test.go:9: got 2, want 3\nFAIL\tpkg/b\t0.02s\n"
+                      "FAIL", True, "", ""),
+    ("go test ./...", "ok  \tpkg/a\t0.01s\nok  \tpkg/b\t0.02s", False, "", "ok  \tpkg/b\t0.02s"),
+    ("cargo test", "running 3 tests\ntest result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out", False,
+     "test result: ok. 3 passed", "test result: ok. 3 passed"),
+    ("pytest", "===== 1 error in 0.5s =====", True, "1 error in 0.5s", ""),
+    ("pytest", "== 12 passed, 1 skipped, 2 xfailed in 3.10s ==", False, "12 passed, 1 skipped, 2 xfailed in 3.10s",
+     "12 passed, 1 skipped, 2 xfailed in 3.10s"),
+    ("make", "gcc -o x x.c\nx.c:3: warning: unused", False, "", "x.c:3: warning: unused"),
+    ("grep -c FAIL run.log", "FAILURES: 0", False, "", "FAILURES: 0"),  # words of the output, no verdict
+])
+def test_a_command_without_an_exit_code_fails_by_what_its_output_says(command, text, failed, summary, outcome):
+    a = recorded("Bash", {"command": command}, text)
+    assert (a.failed, a.summary, a.outcome) == (failed, summary, outcome)
+
+
+def test_an_unanswered_call_and_a_repeated_failure_are_described_as_such():
+    from tcompact.summarizers.extractive.tools import failure_groups, failure_line
+
+    pending = classify(0, call("x", "Bash", {"command": "sleep 100"}), round_=1, open_file=None)
+    assert describe(pending) == "`sleep 100` (no result yet)"
+    messages = [user("deploy")]
+    for n in range(3):
+        messages += [assistant("", call(f"d{n}", "Bash", {"command": "make  deploy"})),
+                     result(f"d{n}", f"Exit code 2\nattempt {n}: no credentials", error=True)]
+    messages += [assistant("", call("w", "WebFetch", {"url": "https://x.y"})), result("w", "Error: 403 forbidden")]
+    x = Scan(messages, range(len(messages)))
+    groups = failure_groups(x.actions)
+    assert [len(g) for g in groups] == [1, 3]  # the newest group first; one key per command, blanks collapsed
+    assert [failure_line(g) for g in groups] == ["WebFetch: https://x.y → Error: 403 forbidden",
+                                                 "`make deploy` (Bash ×3) → exit 2: attempt 2: no credentials"]
