@@ -498,3 +498,21 @@ def test_no_block_summary_exceeds_its_budget(messages, target):
     got = answers(ExtractiveSummarizer(counter), messages, blocks, target=target)
     assert list(got) == [b.block_id for b in blocks]
     assert all(counter.count(summary) <= target for summary in got.values())
+
+
+@pytest.mark.parametrize(("heading", "section"), [
+    ("### Final Answer", "Final Result"), ("__Next steps__", "Open Work"), ("2) Constraints:", "User Requirements"),
+    ("**Dead ends**:", "Failed Attempts — Do Not Retry"), ("Progress", "Work Done"), ("Relevant files:", "Artifact Trail"),
+    ("# Goal", "User Requirements"),
+])
+def test_every_usual_heading_a_model_writes_finds_its_section(summarizer, heading, section):
+    assert sections(one_block(summarizer, f"{heading}\n- the item"))[section] == ["- the item"]
+
+
+def test_a_budget_of_nothing_renders_the_whole_summary_and_a_tiny_one_is_still_held(summarizer, counter):
+    big = "User Requirements:\n- “" + "word " * 400 + "”\n\nFinal Result:\n- done"
+    request = [Block("m", "existing_round_level_block", 0, 0, 1, 2, 1)]
+    whole = answers(summarizer, (memory("completed_react", big),), request, target=0)["m"]
+    assert whole == big  # no budget: every line as it is
+    tiny = answers(summarizer, (memory("completed_react", big),), request, target=30)["m"]
+    assert counter.count(tiny) <= 30 and tiny.startswith("User Requirements:\n- “word word")
