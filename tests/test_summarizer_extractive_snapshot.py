@@ -272,3 +272,39 @@ def test_one_line_per_round_of_what_it_changed_ran_and_how_it_ended():
     x = Scan(messages, range(len(messages)))
     assert [(i.text, i.priority, i.order) for i in round_items(x, [1, 2])] == [
         ("round 1: 1 file(s) changed, 1 read, 1 command(s) run, 1 call(s) failed; answered", 3, 1)]  # round 2: talk
+
+
+def test_the_constraints_of_a_message_too_long_to_quote_are_listed_on_their_own(counter):
+    from tcompact.summarizers.extractive.scan import Scan
+    from tcompact.summarizers.extractive.snapshot.users import constraint_items
+
+    long = ("x " * 15000 + "\nYou must keep the CSV header. The weather is nice today. Never push to main.\n"
+            + "y " * 15000)
+    x = Scan((user(long), assistant("ok"), user("tag it")), range(3))
+    expected = ["“You must keep the CSV header.”", "“Never push to main.”"]  # not the sentence without a cue
+    assert [(i.kind, i.text, i.priority) for i in constraint_items(x, counter)] == [
+        ("constraint", text, 1) for text in expected]
+    assert [i.text for i in constraint_items(x, counter, quoted=False)] == expected
+    short = Scan((user("Never push to main."), assistant("ok")), range(2))
+    assert constraint_items(short, counter) == []  # quoted whole: nothing to list apart
+
+
+def test_a_terse_latest_request_is_told_with_what_it_answers_and_the_original_task(counter):
+    from tcompact.summarizers.extractive.scan import Scan
+    from tcompact.summarizers.extractive.snapshot.users import active_items, user_items
+
+    x = Scan((user("Write the migration guide for the v2 API, with examples for every endpoint."),
+              assistant("Done. Shall I add a changelog too?"), user("yes")), range(3))
+    assert [i.text for i in active_items(x, [], kept_above=False)] == [
+        "Latest request: “yes”", "It replies to the assistant's previous message: it answers “Shall I add a "
+        "changelog too?”", "Original task: “Write the migration guide for the v2 API, with examples for every "
+        "endpoint.”", "Status: not answered yet; the work is in progress."]
+    quoted = user_items(x, counter)[0]  # quoted among the user's messages: neither is said again
+    assert [i.text for i in active_items(x, quoted, kept_above=False)] == [
+        "It replies to the assistant's previous message: it answers “Shall I add a changelog too?”",
+        "Status: not answered yet; the work is in progress."]
+
+
+def test_an_item_of_a_kind_no_layout_knows_goes_last_but_one():
+    placed = place("full", SECTIONS["full"], [Item("mystery", "m", 1)], current_round=1)
+    assert [(title, [i.text for i in entries]) for title, entries in placed if entries] == [("Artifact Trail", ["m"])]
