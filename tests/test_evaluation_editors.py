@@ -5,9 +5,13 @@ from read back after a compaction; the options validated and the walk over a fol
 
 from __future__ import annotations
 
+import random
+
 import orjson
 import pytest
 from conftest import jsonl, msg
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tcompact.compaction import CompactOptions, compact_source
@@ -168,3 +172,42 @@ def test_a_folder_walk_reports_bad_files_and_passes_over_what_is_no_transcript(t
     named = evaluate_paths([tmp_path / "notes.json"], EvalOptions(chains=("truncate",)))
     assert (named["errors"], named["not_transcripts"]) == ([{"path": str(tmp_path / "notes.json"), "error": unknown}],
                                                            [])  # a file named on the command line is an error
+
+
+# ---- scoring counts exactly what stands verbatim ---------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None, database=None)
+@given(st.integers(min_value=0, max_value=10_000), st.sets(st.integers(min_value=0, max_value=13), max_size=14))
+def test_survival_counts_exactly_the_canaries_left_whole(seed, lost):
+    from tcompact.evaluation.canaries import KINDS, draw
+    from tcompact.evaluation.scoring import tally
+
+    rng = random.Random(seed)
+    canaries = [draw(rng, kind, n, taken="") for kind in KINDS for n in (1, 2)]
+    texts = []
+    for k, c in enumerate(canaries):  # every value in a text of its own; a lost canary loses one value's token
+        values = list(c.values)
+        if k in lost:
+            values[-1] = values[-1].replace(c.token, c.token[:-1])
+        texts += [f"context before {v} and after" for v in values]
+    kept = survivors(canaries, texts)
+    assert kept == {c.id for k, c in enumerate(canaries) if k not in lost}
+    counts = tally(canaries, kept)
+    assert {kind: counts[kind]["planted"] for kind in KINDS} == dict.fromkeys(KINDS, 2)
+    assert sum(counts[kind]["kept"] for kind in KINDS) == 14 - len(lost)
+
+
+def test_the_default_chain_keeps_every_canary_of_an_invented_session_at_under_three_tenths(tmp_path):
+    from generated_sessions import chat_bytes, tool_heavy_session
+
+    from tcompact.evaluation import evaluate_file
+
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(chat_bytes(tool_heavy_session()))
+    (result,) = evaluate_file(path, EvalOptions(chains=("full",)))["results"]
+    assert result["status"] == "compacted" and result["lost"] == [] and result["ratio"] <= 0.30
+    assert (result["pairing_violations"], result["last_request_kept"], result["invariants"]) == (0, True, [])
+    assert {kind: counts["planted"] for kind, counts in result["survival"].items()} == {
+        "error_line": 2, "file_written": 2, "command": 2, "user_constraint": 2, "user_preference": 2, "decision": 2,
+        "early_fact": 2}
