@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from tcompact.model import Message, ToolCall, index_tool_calls
-from tcompact.rounds import INJECTED_PREFIXES, OPENJIUWEN_INTERNAL_PREFIXES, is_real_user, split_rounds
 from tcompact.spans import (
     adjust_keep_recent_for_tool_boundaries,
     build_span,
@@ -30,46 +29,6 @@ def T(call_id: str) -> Message:
 
 def ranges(span):
     return (list(span.prefix), list(span.body), list(span.tail))
-
-
-# ---- real users and rounds -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("prefix", OPENJIUWEN_INTERNAL_PREFIXES)
-def test_openjiuwen_internal_prefixes_are_not_real_users(prefix):
-    assert not is_real_user(U(f"  \n{prefix} something"))
-
-
-@pytest.mark.parametrize("text", [
-    "This session is being continued from a previous conversation that ran out of context.",
-    "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>",
-    "# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>",
-    "<local-command-stdout></local-command-stdout>",
-    "[ROUND_LEVEL_MEMORY_BLOCK]\nprocessor: RoundLevelCompressor",
-])
-def test_injected_wrappers_are_not_real_users(text):
-    assert not is_real_user(U(text))
-
-
-def test_real_users_include_channel_wrapped_text_and_part_lists():
-    assert is_real_user(U('你收到一条消息： {"type": "user input", "content": "hi"}'))
-    assert is_real_user(Message(role="user", content=({"type": "text", "text": "look at this"},)))
-    assert not is_real_user(Message(role="user", content=({"type": "text", "text": "<system-reminder>x"},)))
-    assert not is_real_user(U("typed", internal=True))
-    assert not is_real_user(Message(role="assistant", content="task"))
-    assert len(INJECTED_PREFIXES) == len(set(INJECTED_PREFIXES))
-
-
-def test_split_rounds_with_preamble():
-    msgs = [Message(role="system", content="sys"), U("<environment_context>x"), U("first"), A("c1"), T("c1"),
-            A(text="done"), U("<system-reminder>r"), U("second"), A(text="ok")]
-    got = [(r.number, r.start, r.end, r.request) for r in split_rounds(msgs)]
-    assert got == [(0, 0, 2, None), (1, 2, 7, 2), (2, 7, 9, 7)]
-
-
-def test_split_rounds_without_any_request_is_one_preamble():
-    assert [(r.number, r.start, r.end, r.request) for r in split_rounds([A(text="x")])] == [(0, 0, 1, None)]
-    assert split_rounds([]) == []
 
 
 # ---- §1.5 variant 1: tail extension --------------------------------------------------------------
