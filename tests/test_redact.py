@@ -129,6 +129,23 @@ def test_pem_block_is_redacted_whole_even_when_cut_off():
     assert redact(f'{{"key": "{escaped}"}}') == '{"key": "[REDACTED:private_key]"}'
 
 
+@pytest.mark.parametrize(("secret", "kind"), [
+    (OPENAI, "openai_key"), (ANTHROPIC, "anthropic_key"), (GITHUB_CLASSIC, "github_token"),
+    (GITHUB_FINE, "github_token"), (SLACK, "slack_token"), (GOOGLE, "google_api_key"), (JWT, "jwt"),
+    ("AKIAIOSFODNN7EXAMPLE", "aws_access_key_id"), ("sk_live_51H8abcdefghijklmnop", "stripe_key"),
+])
+def test_a_key_right_after_an_escape_of_json_text_is_redacted(secret, kind):
+    # tool output that is JSON text: a key at the start of an escaped line follows the "n" of "\n"
+    text = f'{{"stdout": "keys:\\n{secret}\\tdone\\r\\n{secret}"}}'
+    assert redact(text) == f'{{"stdout": "keys:\\n[REDACTED:{kind}]\\tdone\\r\\n[REDACTED:{kind}]"}}'
+    assert redact(f"glued{secret}") == f"glued{secret}"  # an ordinary letter before it still glues it
+
+
+def test_a_bearer_token_right_after_an_escape_is_redacted():
+    assert redact('"curl -H \\"x\\"\\nBearer 0123456789abcdefABCDEF.xyz"') == \
+        '"curl -H \\"x\\"\\nBearer [REDACTED:bearer_token]"'
+
+
 def test_url_credentials_keep_scheme_and_host():
     assert redact("amqp://guest:guest123@rabbit.local/") == "amqp://[REDACTED:url_credentials]@rabbit.local/"
     assert redact("redis://:s3cret@cache:6379/0") == "redis://[REDACTED:url_credentials]@cache:6379/0"
