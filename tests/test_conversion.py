@@ -3,12 +3,17 @@ lines skipped on reading named too, the transcript chosen, and what reads back."
 
 from __future__ import annotations
 
+import orjson
 import pytest
-from conftest import SAMPLES, SESSION, jsonl, msg
+from conftest import SAMPLES, SESSION, call, jsonl, msg
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tcompact.conversion import convert_file
 from tcompact.errors import InputError, UsageError
 from tcompact.formats import ReadOptions, read_bytes
+from tcompact.inspection import InspectOptions, inspect_source
+from tcompact.model import index_tool_calls
 
 CHAT = SAMPLES / "chat_tool_session.jsonl"
 CLAUDE = SAMPLES / "claude_code_session.jsonl"
@@ -93,3 +98,58 @@ def test_lines_skipped_on_reading_are_noted_first(tmp_path):
     result = convert_file(path, "codex", read=ReadOptions(skip_bad_lines=True), now=NOW)
     assert result.notes == ("skipped bad line 4: not valid JSON (invalid literal, expected 'null' at column 1)",)
     assert len(_messages(result.data)) == len(SESSION)
+
+
+@pytest.mark.parametrize("name", ["chat_tool_session.jsonl", "claude_code_session.jsonl", "codex_rollout.jsonl"])
+@pytest.mark.parametrize("to", ["chat", "claude-code", "codex"])
+def test_every_sample_converts_keeping_its_messages_pairs_and_tokens(name, to):
+    """The sample-session twin of test_real_transcripts.py's conversions of the real files."""
+    path = SAMPLES / name
+    result = convert_file(path, to, lossy=True, now=NOW)
+    source, again = read_bytes(path.read_bytes(), name), read_bytes(result.data, f"out.{to}.jsonl")
+    original, back = source.transcript(), again.transcript()
+    assert len(back.messages) == len(original.messages) - len(result.losses)
+    index = index_tool_calls(back.messages)
+    assert (index.orphan_results, index.unanswered) == ((), ())
+    before = inspect_source(source, InspectOptions())["transcripts"][source.transcripts.index(original)]
+    after = inspect_source(again, InspectOptions(model=original.model))["transcripts"][again.transcripts.index(back)]
+    assert after["tool_calls"] == before["tool_calls"]
+    if not result.losses:  # only opaque encrypted reasoning cannot leave a Codex file
+        opaque = before["tokens"]["estimated"] if source.format == "codex" and to != "codex" else 0
+        assert after["tokens"]["total"] == before["tokens"]["total"] - opaque
+
+
+_TEXT = st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=24)
+
+
+@st.composite
+def _sessions(draw):
+    """Chat sessions of requests, answers and parallel tool calls with their results. An answer is followed by a
+    request: Codex has no boundary between two assistant messages in a row, its reader joins them (as it joins
+    the items of one model turn)."""
+    out, turn = [msg("user", draw(_TEXT))], 0
+    for _ in range(draw(st.integers(0, 5))):
+        if draw(st.booleans()):
+            out += [msg("assistant", draw(_TEXT)), msg("user", draw(_TEXT))]
+            continue
+        ids = [f"call_{turn}_{k}" for k in range(draw(st.integers(1, 3)))]
+        turn += 1
+        out.append(msg("assistant", draw(st.just("") | _TEXT),
+                       tool_calls=[call(i, "bash", {"cmd": draw(_TEXT)}) for i in ids]))
+        out += [msg("tool", draw(_TEXT), tool_call_id=i) for i in ids]
+    return out
+
+
+def _key(messages):
+    return [(m.role, m.text, m.tool_call_ids, [(c.id, c.name, orjson.loads(c.arguments)) for c in m.tool_calls])
+            for m in messages]
+
+
+@settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_sessions(), st.sampled_from(["chat", "claude-code", "codex"]))
+def test_any_chat_session_converts_and_reads_back_with_the_same_messages(tmp_path, session, to):
+    path = jsonl(tmp_path / "s.jsonl", session)
+    result = convert_file(path, to, now=NOW)
+    assert result.losses == ()
+    assert _key(read_bytes(result.data, "out.jsonl").transcript().messages) == _key(
+        read_bytes(path.read_bytes(), "s.jsonl").transcript().messages)
