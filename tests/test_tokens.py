@@ -313,3 +313,18 @@ def test_pieces_cut_only_after_a_newline_before_a_letter(text, size, expected):
     got = pieces(text, size)
     assert got == expected
     assert all(text[s - 1] == "\n" and text[s].isascii() and text[s].isalpha() for s, _ in got[1:])
+
+
+def test_a_large_batch_is_keyed_and_counted_in_parallel_in_order(tmp_path, ntok):
+    """Over 1 MB of texts: their cache keys are computed in slices on the thread pool, and every count must land
+    on its own text (a slice out of order would give one text another's count)."""
+    texts = [f"text {i}: " + "word " * (i % 97) + "\n" * (i % 3) + "é" * (i % 5) for i in range(6000)]
+    assert sum(map(len, texts)) > 1 << 20
+    store = TokenCache(tmp_path)
+    first = TokenCounter(cache=store)
+    first.prime(texts)
+    assert first.tokenized == len(texts) and store.added == len(texts)
+    second = TokenCounter(cache=store)
+    second.prime(texts)
+    assert second.tokenized == 0 and second._encoding is None
+    assert [second.count(t) for t in texts] == [ntok(t) for t in texts]

@@ -191,3 +191,20 @@ def test_a_closed_table_is_opened_again_on_the_next_use(tmp_path):
     cache.close()
     cache.close()  # closing twice is harmless
     assert cache.lookup(keys) == [4]
+
+
+def test_a_broken_slot_is_taken_before_any_count_is_evicted(tmp_path):
+    hour = [0]
+    cache = TokenCache(tmp_path, buckets=1, clock=lambda: hour[0] * 3600)
+    keys = _keys(WAYS + 1)
+    for i, key in enumerate(keys[:WAYS]):
+        hour[0] = i
+        cache.store([(key, i)])
+    table = tmp_path / TABLE
+    data = bytearray(table.read_bytes())
+    data[data.find(keys[5]) + 16] ^= 0xFF  # slot of key 5 torn
+    table.write_bytes(bytes(data))
+    hour[0] = 50
+    assert cache.store([(keys[WAYS], 88)]) == 1
+    assert cache.lookup(keys) == [0, 1, 2, 3, 4, None, 6, 7, 88]  # key 0, the least recently used, is still there
+    assert cache.store([(keys[5], 5)]) == 1 and cache.lookup(keys[5:6]) == [5]  # its lost count can be stored again
