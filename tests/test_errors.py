@@ -74,3 +74,16 @@ def runner(tmp_path, monkeypatch):
 def test_the_command_line_prints_one_error_line_with_the_kinds_code(runner, args, code, line):
     result = runner.invoke(app, args)
     assert (result.exit_code, result.stdout, result.stderr) == (code, "", line + "\n")
+
+
+def test_work_that_failed_exits_1_and_says_the_input_is_untouched(runner, tmp_path):
+    # a summariser endpoint nothing listens on (port 9, discard): the call fails at once
+    before = (tmp_path / "s.jsonl").read_bytes()
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "dialogue", "--force", "--summarizer", "openai",
+                                 "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0",
+                                 "-o", "out.jsonl"])
+    assert (result.exit_code, result.stderr) == (1, (
+        "Error: dialogue: summariser failed: 127.0.0.1:9: connection failed (ConnectionRefusedError: [Errno 111] "
+        "Connection refused) — is the server running and is the base URL right? retrying may help — the input is "
+        "untouched; the failed call(s) are dumped in out.dumps\n"))
+    assert (tmp_path / "s.jsonl").read_bytes() == before and not (tmp_path / "out.jsonl").exists()
