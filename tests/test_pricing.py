@@ -5,9 +5,12 @@ and requests that cannot be priced named, never costed at $0."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from decimal import Decimal
 from importlib.metadata import version
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tcompact.pricing import PRICES_PACKAGE, Cost, price, prices_version
 from tcompact.sessions.usage import ANTHROPIC, OPENAI, Request
@@ -90,3 +93,23 @@ def test_requests_without_tokens_cost_nothing_whatever_their_model():
                                                        unpriced_models=())
     assert price([]) == Cost(usd=0.0, priced_usd=0.0, requests=0, unpriced_requests=0, unpriced_models=())
     assert price(iter([R(input=1000)])).usd == 0.003  # any iterable, read once
+
+
+_TOKENS = st.integers(0, 260_000)
+_REQUESTS = st.builds(
+    lambda model, at, speed, tokens: R(model, OPENAI if model.startswith("gpt") else ANTHROPIC, at, speed=speed,
+                                       **dict(zip(("input", "output", "cache_write", "cache_read"), tokens))),
+    st.sampled_from(["claude-sonnet-4-5", "claude-opus-4-6", "claude-opus-4-8", "gpt-4o", "gpt-5"]),
+    st.sampled_from([datetime(2026, 3, 1, tzinfo=timezone.utc), datetime(2026, 3, 20, tzinfo=timezone.utc)]),
+    st.sampled_from([None, "fast"]),
+    st.tuples(_TOKENS, st.integers(0, 20_000), _TOKENS, _TOKENS),
+)
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(st.lists(_REQUESTS, max_size=8))
+def test_requests_priced_together_cost_the_sum_of_their_own_prices(requests):
+    # requests of one price list and tier are summed and priced once; the result must be the per-request sum
+    each = sum((Decimal(repr(price([r]).priced_usd)) for r in requests), Decimal(0))
+    cost = price(requests)
+    assert cost.priced_usd == cost.usd == float(each) and cost.requests == len(requests)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from conftest import SAMPLES, real_file
 
 from tcompact.formats import read_file
@@ -194,3 +196,15 @@ def test_a_reply_stopped_at_its_limit(raw, reason):
 ])
 def test_what_counts_as_a_section_heading(line, heading):
     assert (problem(f"<state_snapshot>\n{line}\nmore\n</state_snapshot>") is None) is heading
+
+
+_VOCAB = [f"{stem}{end}" for stem in ("parse", "file", "test", "lexer", "token", "fix", "run", "edit", "read", "cli")
+          for end in ("", "s", "ed", "er", "ing", "_v2", ".py", "()")]
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(st.lists(st.lists(st.sampled_from(_VOCAB), min_size=3, max_size=14), min_size=1, max_size=60, unique_by=tuple))
+def test_distinct_sentences_are_never_taken_for_a_loop(sentences):
+    """No false alarm on prose, however long and however small its vocabulary: a refused reply is retried."""
+    text = " ".join(" ".join(words).capitalize() + "." for words in sentences)
+    assert text_problem(text, instructions=()) is None
