@@ -11,20 +11,13 @@ from importlib import resources
 from importlib.metadata import version
 
 import pytest
+from conftest import EDGE_TEXTS
 
 from tcompact import encodings, tokencache
 from tcompact.encodings import ENCODINGS, encoding_for_model, fingerprint, load_encoding
 from tcompact.errors import InputError, UsageError
 from tcompact.tokens import TokenCounter
 
-TEXTS = [
-    "hello world",
-    "def add(a, b):\n    return a + b\n",
-    "日本語のテキストとemoji 🎉 mixed",
-    "  leading spaces and\r\nCRLF\r\n",
-    "<|endoftext|> is ordinary text here",
-    "",
-]
 
 
 @pytest.fixture
@@ -52,7 +45,7 @@ def test_bundled_encoding_equals_tiktoken_built_from_the_same_file(name, tmp_pat
     assert ours._pat_str == theirs._pat_str
     assert ours._special_tokens == theirs._special_tokens
     assert ours._mergeable_ranks == theirs._mergeable_ranks
-    for text in TEXTS:
+    for text in EDGE_TEXTS:
         assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
 
 

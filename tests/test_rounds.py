@@ -5,12 +5,15 @@ requests; the memory-block markers are declared once and listed as compactions."
 from __future__ import annotations
 
 import pytest
+from conftest import calls as A
+from conftest import result as T
+from conftest import user as U
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcompact import markers
 from tcompact.compressors.round_level.targets import ACK
-from tcompact.model import Compaction, Message, ToolCall
+from tcompact.model import Compaction, Message
 from tcompact.rounds import (
     INJECTED_PREFIXES,
     OPENJIUWEN_INTERNAL_PREFIXES,
@@ -22,18 +25,6 @@ from tcompact.rounds import (
 )
 from tcompact.summarizers.extractive.blocks.memory import ACK as BLOCKS_ACK
 from tcompact.summarizers.extractive.blocks.memory import MARKER
-
-
-def U(text: str = "task", **kw) -> Message:
-    return Message(role="user", content=text, **kw)
-
-
-def A(*call_ids: str, text: str = "") -> Message:
-    return Message(role="assistant", content=text, tool_calls=tuple(ToolCall(c, "bash", "{}") for c in call_ids))
-
-
-def T(call_id: str) -> Message:
-    return Message(role="tool", content="ok", tool_call_ids=(call_id,))
 
 
 @pytest.mark.parametrize("text", [

@@ -4,6 +4,9 @@ as properties on generated transcripts — spans partition the messages, and no 
 from __future__ import annotations
 
 import pytest
+from conftest import calls as A
+from conftest import result as T
+from conftest import user as U
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,18 +24,6 @@ from tcompact.spans import (
     round_level_span,
     span_names,
 )
-
-
-def U(text: str = "task", **kw) -> Message:
-    return Message(role="user", content=text, **kw)
-
-
-def A(*call_ids: str, text: str = "") -> Message:
-    return Message(role="assistant", content=text, tool_calls=tuple(ToolCall(c, "bash", "{}") for c in call_ids))
-
-
-def T(call_id: str) -> Message:
-    return Message(role="tool", content="ok", tool_call_ids=(call_id,))
 
 
 def ranges(span):

@@ -9,6 +9,7 @@ import math
 import struct
 
 import pytest
+from conftest import EDGE_TEXTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,14 +27,6 @@ from tcompact.tokens import (
     texts_of,
 )
 
-TEXTS = [
-    "hello world",
-    "def add(a, b):\n    return a + b\n",
-    "日本語のテキストとemoji 🎉 mixed",
-    "  leading spaces and\r\nCRLF\r\n",
-    "<|endoftext|> is ordinary text here",
-    "",
-]
 
 
 @pytest.mark.parametrize(("model", "encoding", "expected"), [
@@ -150,7 +143,7 @@ def test_each_distinct_text_is_tokenised_once_in_one_parallel_pass(ntok):
 
 
 def test_fast_counts_equal_the_public_batch_encoder(encoding):
-    texts = TEXTS + ["lone \ud800 surrogate", "x" * 5000, "мир " * 300] + [f"text {i}" for i in range(100)]
+    texts = EDGE_TEXTS + ["lone \ud800 surrogate", "x" * 5000, "мир " * 300] + [f"text {i}" for i in range(100)]
     fast = TokenCounter()._counts(texts)
     slow = TokenCounter()
     slow._to_buffer = None

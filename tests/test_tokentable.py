@@ -20,13 +20,20 @@ def _keys(n, prefix="k"):
     return text_keys(b"test", [f"{prefix}{i}" for i in range(n)])
 
 
-def test_a_full_bucket_gives_up_its_least_recently_used_count(tmp_path):
+def _full_bucket(folder, extra):
+    """A table of one bucket (every key shares it) filled with keys 0..WAYS-1, key i stored at hour i with count i;
+    the keys, with ``extra`` more not stored; the clock's hour, to be set by the test."""
     hour = [0]
-    cache = TokenCache(tmp_path, buckets=1, clock=lambda: hour[0] * 3600)  # one bucket: every key shares it
-    keys = _keys(WAYS + 3)
+    cache = TokenCache(folder, buckets=1, clock=lambda: hour[0] * 3600)
+    keys = _keys(WAYS + extra)
     for i, key in enumerate(keys[:WAYS]):
         hour[0] = i
         assert cache.store([(key, i)]) == 1
+    return cache, keys, hour
+
+
+def test_a_full_bucket_gives_up_its_least_recently_used_count(tmp_path):
+    cache, keys, hour = _full_bucket(tmp_path, 3)
     hour[0] = 100
     assert cache.lookup([keys[0], keys[1]]) == [0, 1]  # used again: now the most recent
     hour[0] = 101
@@ -118,12 +125,7 @@ def test_counts_are_stored_once_and_only_when_they_fit_in_32_bits(tmp_path):
 
 @pytest.mark.parametrize(("used_again_at", "evicted"), [(10, 0), (30, 1)])
 def test_a_hit_refreshes_its_slot_at_most_once_a_day(tmp_path, used_again_at, evicted):
-    hour = [0]
-    cache = TokenCache(tmp_path, buckets=1, clock=lambda: hour[0] * 3600)
-    keys = _keys(WAYS + 1)
-    for i, key in enumerate(keys[:WAYS]):
-        hour[0] = i
-        cache.store([(key, i)])
+    cache, keys, hour = _full_bucket(tmp_path, 1)
     hour[0] = used_again_at  # key 0, last used at hour 0, is read again: refreshed only when a day old
     assert cache.lookup(keys[:1]) == [0]
     hour[0] = used_again_at + 1
@@ -194,12 +196,7 @@ def test_a_closed_table_is_opened_again_on_the_next_use(tmp_path):
 
 
 def test_a_broken_slot_is_taken_before_any_count_is_evicted(tmp_path):
-    hour = [0]
-    cache = TokenCache(tmp_path, buckets=1, clock=lambda: hour[0] * 3600)
-    keys = _keys(WAYS + 1)
-    for i, key in enumerate(keys[:WAYS]):
-        hour[0] = i
-        cache.store([(key, i)])
+    cache, keys, hour = _full_bucket(tmp_path, 1)
     table = tmp_path / TABLE
     data = bytearray(table.read_bytes())
     data[data.find(keys[5]) + 16] ^= 0xFF  # slot of key 5 torn
