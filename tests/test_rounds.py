@@ -90,17 +90,6 @@ def test_the_openjiuwen_prefixes_are_among_the_injected_ones():
     assert OPENJIUWEN_INTERNAL_PREFIXES[:2] == ("<system-reminder>", "<memory_block_current>")
 
 
-@pytest.mark.parametrize("text", [
-    "This session is being continued from a previous conversation that ran out of context.",
-    "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>",
-    "# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>",
-    "<local-command-stdout></local-command-stdout>",
-    "[ROUND_LEVEL_MEMORY_BLOCK]\nprocessor: RoundLevelCompressor",
-])
-def test_injected_wrappers_are_not_real_users(text):
-    assert not is_real_user(U(text))
-
-
 def test_real_users_include_channel_wrapped_text_and_part_lists():
     assert is_real_user(U('你收到一条消息： {"type": "user input", "content": "hi"}'))
     assert is_real_user(Message(role="user", content=({"type": "text", "text": "look at this"},)))
