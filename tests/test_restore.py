@@ -53,6 +53,30 @@ def test_a_compaction_is_restored_byte_for_byte_from_its_markers_or_a_store(tmp_
     assert restore_file(out, store=moved) == (data, count, ())
 
 
+def _claude(uuid, parent, kind, message):
+    return {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/x", "sessionId": "s1",
+            "version": "2.1.3", "type": kind, "message": message, "uuid": uuid,
+            "timestamp": f"2026-02-03T09:14:0{uuid[-1]}.000Z"}
+
+
+def test_two_originals_from_one_claude_line_go_back_as_that_line(tmp_path):
+    # one user record answers two parallel calls: two messages, two stored originals, one line
+    reply = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": BIG + str(n)}
+                                         for n in (1, 2)]}
+    calls = {"model": "claude-sonnet-4-5", "id": "m1", "type": "message", "role": "assistant",
+             "content": [{"type": "tool_use", "id": f"t{n}", "name": "Read", "input": {"file_path": f"f{n}"}}
+                         for n in (1, 2)]}
+    src = jsonl(tmp_path / "s.jsonl", [
+        _claude("u1", None, "user", {"role": "user", "content": "read both files"}),
+        _claude("a2", "u1", "assistant", calls), _claude("u3", "a2", "user", reply),
+        _claude("a4", "u3", "assistant", {"model": "claude-sonnet-4-5", "id": "m2", "type": "message",
+                                          "role": "assistant", "content": [{"type": "text", "text": "Both read."}]})])
+    out = tmp_path / "out.jsonl"
+    assert len(_compact(src, out)) == 2
+    assert [line.count(b"[[OFFLOAD: handle=") for line in out.read_bytes().splitlines()] == [0, 0, 2, 0]
+    assert restore_file(out) == (src.read_bytes(), 1, ())  # the count is of lines put back
+
+
 def _blob(store, handle, *, raw, fmt="chat", messages=None, **changes):
     doc = {"offload_handle": handle, "messages": messages or [], "source": {"format": fmt, "raw": raw}, **changes}
     store.mkdir(exist_ok=True)

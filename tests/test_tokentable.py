@@ -85,6 +85,24 @@ def _worker(args):
     return wrong, cache.added
 
 
+def _open_damaged(folder):
+    cache = TokenCache(folder, buckets=8)
+    found = cache.lookup(text_keys(b"test", ["k1"]))
+    return found, cache.rebuilt, cache.store([(text_keys(b"test", ["k2"])[0], 2)])
+
+
+def test_processes_that_find_the_table_damaged_at_once_make_one_sound_table(tmp_path):
+    TokenCache(tmp_path, buckets=8).store([(text_keys(b"test", ["k1"])[0], 1)])
+    (tmp_path / TABLE).write_bytes(b"damaged" * 100)
+    with multiprocessing.get_context("spawn").Pool(3) as pool:
+        results = pool.map(_open_damaged, [tmp_path] * 3)
+    assert [found for found, _, _ in results] == [[None]] * 3
+    assert sum(rebuilt for _, rebuilt, _ in results) == 1  # the first to get the lock repairs; the others find it sound
+    assert sum(written for _, _, written in results) == 1  # one of them stores the count, the others find it there
+    final = TokenCache(tmp_path, buckets=8)
+    assert final.lookup(text_keys(b"test", ["k1", "k2"])) == [None, 2] and final.rebuilt == 0
+
+
 def test_several_processes_share_one_table(tmp_path):
     """Four writers and readers at once on a table too small for them (eviction all the time): every
     count read back is the right one, and the table is sound afterwards."""
