@@ -66,6 +66,38 @@ def msg(role: str, content: Any = None, **kw: Any) -> dict[str, Any]:
 
 
 
+def user(text: str = "task", **kw: Any) -> Any:
+    """A user Message (a real request unless its text is injected context or ``internal`` is set)."""
+    from tcompact.model import Message
+
+    return Message(role="user", content=text, **kw)
+
+
+def calls(*call_ids: str, text: str = "") -> Any:
+    """An assistant Message calling bash once per id."""
+    from tcompact.model import Message, ToolCall
+
+    return Message(role="assistant", content=text, tool_calls=tuple(ToolCall(c, "bash", "{}") for c in call_ids))
+
+
+def result(call_id: str) -> Any:
+    """A tool Message answering ``call_id``."""
+    from tcompact.model import Message
+
+    return Message(role="tool", content="ok", tool_call_ids=(call_id,))
+
+
+#: Texts that trip tokenizers: code, CJK with emoji, leading blanks and CRLF, a special token as plain text, nothing.
+EDGE_TEXTS = [
+    "hello world",
+    "def add(a, b):\n    return a + b\n",
+    "日本語のテキストとemoji 🎉 mixed",
+    "  leading spaces and\r\nCRLF\r\n",
+    "<|endoftext|> is ordinary text here",
+    "",
+]
+
+
 #: A small chat session: a system prompt, two requests, one tool call and its failing result.
 SESSION = [
     msg("system", "You are a coding agent."),

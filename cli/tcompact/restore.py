@@ -21,7 +21,8 @@ from .formats.chat import dumps_line
 
 __all__ = ["restore_file", "MARKER"]
 
-MARKER = re.compile(r"\[\[OFFLOAD: handle=([0-9A-Za-z_-]+), type=\w+(?:, path=([^\]\n]+))?\]\]")
+#: The path is the last field and runs to the closing "]]": a folder name may hold brackets ("run [2]").
+MARKER = re.compile(r"\[\[OFFLOAD: handle=([0-9A-Za-z_-]+), type=\w+(?:, path=([^\n]+?))?\]\]")
 
 
 def restore_file(path: str | Path, *, store: str | Path | None = None, read: ReadOptions | None = None

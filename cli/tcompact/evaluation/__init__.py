@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import __version__
 from ..compaction import CompactOptions, check_options, compact_source
 from ..compressors import names
+from ..defaults import DEFAULT_CHAIN
 from ..errors import NotATranscriptError, TcompactError
 from ..formats import ReadOptions, find_files, read_bytes, read_file
 from ..model import SourceFile, Transcript
@@ -48,7 +49,7 @@ class EvalOptions(BaseModel):
 
     chains: tuple[str, ...] = Field(default=(), description="Chains to run; empty = every compressor and the "
                                     "default chain.")
-    default_chain: str = Field("dialogue", min_length=1, description="The default chain of compact.")
+    default_chain: str = Field(DEFAULT_CHAIN, min_length=1, description="The default chain of compact.")
     seed: int = Field(1, ge=0, description="Seed of the canary texts and places.")
     per_kind: int = Field(2, ge=1, le=20, description="Canaries of each kind per session.")
     summarizer: str = Field("extractive", description="extractive, openai or replay.")
