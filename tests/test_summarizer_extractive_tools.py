@@ -278,6 +278,8 @@ def test_where_offloaded_or_cleared_output_can_be_found_again():
     from tcompact.summarizers.extractive.tools import offloaded
 
     assert list(offloaded("x [[OFFLOAD: handle=abc123, type=filesystem, path=o/abc123.json]] y")) == ["o/abc123.json"]
+    # the path runs to the closing "]]", as restore reads it: a folder may hold brackets
+    assert list(offloaded("[[OFFLOAD: handle=h1, type=filesystem, path=run [2]/o/h1.json]]")) == ["run [2]/o/h1.json"]
     assert list(offloaded("[... tcompact truncated 3 lines / 9 characters of 99 here; the full output is in "
                           "s.jsonl:4 ...]")) == ["s.jsonl:4"]
     assert list(offloaded("The full result is in s.jsonl:9; run the call again if you need it")) == ["s.jsonl:9"]

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import orjson
 
+from ....markers import OFFLOAD_PATTERN
 from ..text import cut, lowered, one_line, words_in
 
 _EXIT_PATTERNS = (  # looked for in the first 300 characters only (never inside the output itself)
@@ -28,7 +29,7 @@ _SUMMARY_WORDS = (" passed", " failed", " error", " skipped", " xfailed", " xpas
                   "test:", "tests:")  # every summary line has one of these
 _ZERO_COUNTS = re.compile(r";\s*0 [a-z]+(?: [a-z]+)?(?=;|$)")
 _OFFLOAD = (
-    re.compile(r"\[\[OFFLOAD: handle=([^,\]]+), type=\w+, path=([^\]]+)\]\]"),
+    OFFLOAD_PATTERN,
     re.compile(r"the full output is in (.+?) \.\.\.\]"),
     re.compile(r"The full result is in (.+?); run the call again"),
 )
