@@ -43,7 +43,7 @@ CASES = {
                       "claude-code or codex"),
     "doc.json": (b'{\n  "history": [\n    {"role": "user", "content": "hi"},\n',
                  "doc.json:4: the last line is cut off (truncated JSON) — the file may still be being written; "
-                 "pass --skip-bad-lines to read the complete lines"),
+                 "read it again once it is complete"),
     "foreign.json": (b'[\n {"x": 1}\n]\n',
                      'foreign.json: a JSON array that is no transcript tcompact knows — expected a chat message array, '
                      '{"messages": [...]}, a SWE-agent .traj or tau-bench results'),

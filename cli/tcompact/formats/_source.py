@@ -344,8 +344,9 @@ def _raise_parse_error(exc: orjson.JSONDecodeError, body: bytes, ctx: ReadContex
         hint = "re-encode the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)"
     elif what.startswith("binary"):
         hint = "this does not look like a transcript; pass a JSONL or JSON file"
-    elif what.startswith("the last line"):
-        hint = "the file may still be being written; pass --skip-bad-lines to read the complete lines"
+    elif what.startswith("the last line"):  # a document is read whole: skipping lines cannot save it
+        hint = "the file may still be being written; " + (
+            "read it again once it is complete" if ctx.document else "pass --skip-bad-lines to read the complete lines")
     else:
         hint = _SKIP_HINT if not ctx.document else "fix the JSON document"
     raise InputError(what, path=ctx.path, line=line, hint=hint)
