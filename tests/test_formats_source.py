@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcompact.errors import InputError, NotATranscriptError
+from tcompact.errors import InputError
 from tcompact.formats._source import (
     MAX_DEPTH,
     ReadContext,
@@ -81,9 +81,10 @@ def test_each_bad_input_is_one_exact_error(data, expected):
     assert error(data) == expected
 
 
-def test_a_truncated_document_is_not_told_to_skip_lines_that_skipping_cannot_save():
-    data = b'{\n  "history": [\n    {"role": "user", "content": "hi"},\n'
-    expected = ("InputError", "f.jsonl:4: the last line is cut off (truncated JSON) — the file may still be being "
+@pytest.mark.parametrize("data", [b'{\n  "history": [\n    {"role": "user", "content": "hi"},\n',
+                                  b'{\n  "history": [\n    {"role": "user", "content": "h'])
+def test_a_truncated_document_names_its_last_line_and_not_skipping_which_cannot_save_it(data):
+    expected = ("InputError", "f.jsonl:3: the last line is cut off (truncated JSON) — the file may still be being "
                               "written; read it again once it is complete")
     assert error(data) == expected
     assert error(data, skip_bad_lines=True) == expected  # a document is read whole or not at all

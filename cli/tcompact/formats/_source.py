@@ -240,7 +240,8 @@ def _try_document(fh: Any, ctx: ReadContext, *, strict: bool) -> list[Record] | 
         if not strict or (single_line and body.lstrip()[:1] == b"{"):
             return None  # JSON Lines after all: the line reader reads (or reports) it
         ctx.document = True
-        _raise_parse_error(exc, body, ctx, line=exc.lineno, last=not body.rstrip().endswith((b"}", b"]")))
+        lines = body.count(b"\n") + (not body.endswith(b"\n"))  # orjson puts an end of data after the last newline
+        _raise_parse_error(exc, body, ctx, line=min(exc.lineno, lines), last=not body.rstrip().endswith((b"}", b"]")))
     ctx.document = True
     if too_deep(body, value):
         raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", path=ctx.path,
