@@ -219,13 +219,14 @@ def usage_of(messages: Sequence[Message]) -> dict[str, Any] | None:
 
 
 def dumps_line(d: Any) -> bytes:
-    """One JSON line; falls back to the standard library for strings orjson refuses (lone surrogates)."""
+    """One JSON line; falls back to the standard library for strings orjson refuses (lone surrogates),
+    written as ``\\udXXX`` escapes: UTF-8 cannot hold them, and the line must read back."""
     try:
         return orjson.dumps(d) + b"\n"
     except TypeError:
         import json
 
-        return json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass") + b"\n"
+        return json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace") + b"\n"
 
 
 def write(transcript: Transcript, original: Transcript | None, records: Sequence[Record] | None) -> list[bytes]:
