@@ -255,6 +255,13 @@ def _write_episode(transcript: Transcript, original: Transcript, records: Sequen
         j = m.meta.get("item")
         return items[j] if j is not None and kept.get(j) == m else message_to_dict(m)
 
+    skipped = [j for j in range(len(items)) if j not in kept]  # --skip-bad-lines items: kept where they were
+    out = []
+    for m in transcript.messages:
+        while skipped and m.meta.get("item") is not None and skipped[0] < m.meta["item"]:
+            out.append(items[skipped.pop(0)])
+        out.append(item(m))
+    out += [items[j] for j in skipped]
     eol = b"\r\n" if lines[at].endswith(b"\r\n") else b"\n" if lines[at].endswith(b"\n") else b""
-    lines[at] = dumps_line({**records[at].data, "messages": [item(m) for m in transcript.messages]})[:-1] + eol
+    lines[at] = dumps_line({**records[at].data, "messages": out})[:-1] + eol
     return lines
