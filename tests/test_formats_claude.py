@@ -184,3 +184,96 @@ def test_a_tie_on_the_newest_time_resumes_the_first_leaf_in_file_order(tmp_path)
     ]
     (main,) = read_file(jsonl(tmp_path / "t.jsonl", records)).transcripts
     assert [m.text for m in main.messages] == ["hello", "first"]  # as Claude Code 2.0.76 picks it
+
+
+@pytest.mark.parametrize(("record", "is_claude"), [
+    ({"type": "user", "message": {}, "uuid": "x"}, True),
+    ({"type": "assistant", "message": {}, "sessionId": "s"}, True),
+    ({"type": "user", "message": {}}, False),  # neither uuid nor sessionId
+    ({"type": "user", "message": "x", "uuid": "x"}, False),
+    ({"type": "summary", "leafUuid": "x"}, True),
+    ({"type": "file-history-snapshot", "messageId": "x"}, True),
+    ({"type": "progress", "uuid": "x"}, True),
+    ({"type": "summary"}, False),
+    ({"type": "brand-new", "uuid": "x"}, False),  # unknown types are kept, but do not make a file Claude's
+    ({"type": 3, "uuid": "x"}, False),
+])
+def test_sniff(record, is_claude):
+    from tcompact.formats.claude_code import sniff
+
+    assert sniff(record) is is_claude
+
+
+@pytest.mark.parametrize("content", [5, ["not a block"], None])
+def test_message_content_of_the_wrong_shape_is_named(tmp_path, content):
+    records = parallel_session()
+    records[1] = dict(records[1], message={"role": "user", "content": content})
+    path = jsonl(tmp_path / "w.jsonl", records)
+    with pytest.raises(InputError) as err:
+        read_file(path)
+    assert str(err.value) == (f'{path}:2: message "content" must be a string or a list of blocks — fix or remove that '
+                              "line, or pass --skip-bad-lines to read on without it")
+
+
+def test_records_without_a_type_of_text_are_counted_apart_and_known_ones_not_at_all(tmp_path):
+    records = parallel_session() + [{"type": 5, "uuid": "q1"}, {"uuid": "q2", "sessionId": SID},
+                                    {"type": "custom-title", "customTitle": "parser", "sessionId": SID},
+                                    {"type": "summary", "summary": "Fix parser", "leafUuid": "a2"}]
+    sf = read_file(jsonl(tmp_path / "t.jsonl", records))
+    assert dict(sf.unknown_types) == {'("type" is int)': 1, "(record without type)": 1}
+    assert sf.meta["session_ids"] == [SID]
+
+
+def test_session_ids_are_listed_in_the_order_they_first_appear(tmp_path):
+    records = parallel_session()
+    records[5] = dict(records[5], sessionId="second")
+    assert read_file(jsonl(tmp_path / "s.jsonl", records)).meta["session_ids"] == [SID, "second"]
+
+
+def test_a_compaction_before_the_last_one_is_listed_outside_the_context(tmp_path):
+    first = compacted_session()
+    again = [line("system", "b2", None, None, "2026-01-05T11:00:00.000Z", subtype="compact_boundary",
+                  logicalParentUuid="a2", content="Conversation compacted",
+                  compactMetadata={"trigger": "manual", "preTokens": 999}),
+             user("s2", "b2", "This session is being continued from a previous conversation. Summary: fixed.",
+                  "2026-01-05T11:00:01.000Z", isCompactSummary=True),
+             user("u9", "s2", "now the docs", "2026-01-05T11:00:02.000Z")]
+    path = jsonl(tmp_path / "c.jsonl", first + again)
+    (main,) = read_file(path).transcripts
+    assert [m.text[:12] for m in main.messages] == ["This session", "now the docs"]
+    assert [(c.index, c.line, c.trigger, c.pre_tokens) for c in main.compactions] == [(None, 3, "auto", 1234),
+                                                                                     (0, 12, "manual", 999)]
+    (full,) = read_file(path, ReadOptions(full_history=True)).transcripts
+    assert [(c.index, c.line) for c in full.compactions] == [(2, 3), (8, 12)]
+    assert len(full.messages) == 10
+
+
+def test_a_line_without_a_timestamp_counts_as_written_when_the_line_before_it_was(tmp_path):
+    records = [user("u0", None, "hello", "2026-01-05T10:00:00.000Z"),
+               assistant("a1", "u0", "msg_1", [{"type": "text", "text": "first"}], usage(1, 0, 0, 1),
+                         "2026-01-05T10:00:05.000Z"),
+               {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-05T10:00:09.000Z",
+                "sessionId": SID},
+               {k: v for k, v in assistant("a2", "u0", "msg_2", [{"type": "text", "text": "second"}],
+                                           usage(1, 0, 0, 1), request="r2").items() if k != "timestamp"}]
+    (main,) = read_file(jsonl(tmp_path / "t.jsonl", records)).transcripts
+    assert [m.text for m in main.messages] == ["hello", "second"]
+
+
+def test_crlf_and_a_bom_read_and_write_back_unchanged(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"".join(orjson.dumps(r) + b"\r\n" for r in parallel_session()) + b"\r\n")
+    sf = read_file(path)
+    assert [m.role for m in sf.transcripts[0].messages] == ["user", "assistant", "tool", "tool", "assistant"]
+    assert render(sf.transcripts[0], "claude-code", source=sf).data == path.read_bytes()
+
+
+def test_a_subagent_is_linked_only_to_a_call_whose_prompt_started_it(tmp_path):
+    records = sidechain_session()
+    records[1]["message"]["content"].insert(0, {"type": "tool_use", "id": "toolu_other", "name": "Task",
+                                                "input": {"prompt": "something else"}})
+    sf = read_file(jsonl(tmp_path / "t.jsonl", records))
+    assert sf.transcripts[1].parent_tool_call == "toolu_task"
+    records[2] = user("s1", None, "a prompt no call gave", "2026-01-05T10:00:02.000Z", isSidechain=True)
+    sf = read_file(jsonl(tmp_path / "u.jsonl", records))
+    assert sf.transcripts[1].parent_tool_call is None
