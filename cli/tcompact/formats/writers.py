@@ -49,9 +49,9 @@ def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None
     same = source is not None and source.format == fmt and not source.meta.get("document")
     if same:
         original = source.transcript(transcript.id)
+        _need_raw(source)  # chat too: without the bytes of its lines, an unchanged file would come out empty
         if fmt == "chat":
             return Rendered(join_lines(chat.write(transcript, original, source.records)))
-        _need_raw(source)
         if transcript.messages == original.messages:
             return Rendered(join_lines([r.raw for r in source.records]))  # type: ignore[misc]
         if fmt == "claude-code":
