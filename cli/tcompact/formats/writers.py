@@ -103,8 +103,9 @@ def _notes(transcript: Transcript, source: SourceFile | None) -> list[str]:
         ids = ", ".join(t.id for t in others[:5]) + (" …" if len(others) > 5 else "")
         notes.append(f"{len(others)} other transcript(s) in the file not included ({ids}); pass --transcript ID")
     used = {i for t in source.transcripts for m in t.messages for i in m.source}
+    episodes = {m.meta.get("line") for t in source.transcripts if t.kind == "episode" for m in t.messages}
     left = [] if source.meta.get("document") else [
-        r.data for i, r in enumerate(source.records) if i not in used and r.data is not None]
+        r.data for i, r in enumerate(source.records) if i not in used and r.data is not None and r.line not in episodes]
     earlier = sum(1 for d in left if d.get("type") in ("user", "assistant") and isinstance(d.get("message"), dict))
     if earlier:
         notes.append(f"{earlier} message line(s) outside the active context (before a compaction, or on an "
