@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import UsageError
-from ..model import SourceFile, Transcript
+from ..model import Message, SourceFile, Transcript
 from . import chat, compacted
 from ._merge import join_lines
 from .claude_write import claude_session
@@ -60,8 +60,10 @@ def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None
                                                               pre_tokens=before)))
         return Rendered(join_lines(compacted.codex_lines(source, original, transcript, now=when)))
     session = str(uuid.uuid5(_NAMESPACE, f"{source.path if source else ''}/{transcript.id}"))
-    notes = tuple(_notes(transcript, source))
-    written = _without_encrypted(transcript)
+    # a Claude Code thinking block needs a signature only the model's provider makes: no reasoning is written there
+    unsigned = fmt == "claude-code"
+    notes = tuple(_notes(transcript, source)) + _unwritten_reasoning(transcript, unsigned)
+    written = _without_encrypted(transcript, text_too=unsigned)
     if fmt == "chat":
         return Rendered(join_lines(chat.write(transcript, None, None)), (), notes, written)
     build = claude_session if fmt == "claude-code" else codex_rollout
@@ -69,16 +71,25 @@ def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None
     return Rendered(join_lines(lines), tuple(losses), notes, written)
 
 
-def _without_encrypted(t: Transcript) -> Transcript | None:
+def _without_encrypted(t: Transcript, *, text_too: bool = False) -> Transcript | None:
     """The transcript without its encrypted reasoning (None when it has none): the generated lines
-    of every format carry readable reasoning only."""
-    if not any(r.encrypted_chars for m in t.messages for r in m.reasoning):
+    of every format carry readable reasoning only (``text_too``: none at all)."""
+    def dropped(m: Message) -> bool:
+        return any(r.encrypted_chars or (text_too and r.text) for r in m.reasoning)
+
+    if not any(dropped(m) for m in t.messages):
         return None
     messages = tuple(
         replace(m, reasoning=tuple(replace(r, encrypted_chars=0) for r in m.reasoning
-                                               if r.text)) if any(r.encrypted_chars for r in m.reasoning) else m
+                                   if r.text and not text_too)) if dropped(m) else m
         for m in t.messages)
     return replace(t, messages=messages)
+
+
+def _unwritten_reasoning(t: Transcript, unsigned: bool) -> tuple[str, ...]:
+    readable = sum(1 for m in t.messages for r in m.reasoning if r.text) if unsigned else 0
+    return (f"{readable} reasoning item(s) are not written: a Claude Code thinking block needs a signature only the "
+            "model's provider can make",) if readable else ()
 
 
 def _need_raw(source: SourceFile) -> None:
