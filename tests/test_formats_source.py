@@ -50,6 +50,10 @@ def error(data: bytes, **options) -> tuple[str, str]:
                                                       "convert it first: iconv -f UTF-32 -t UTF-8 FILE > FILE.utf8.jsonl")),
     (GOOD + b'{"role": user}\n', ("InputError", "f.jsonl:2: not valid JSON (unexpected character, expected a JSON "
                                                 f"value at column 10) — {SKIP}")),
+    (GOOD + b'{"role":"user"\n' + GOOD, ("InputError", "f.jsonl:2: not valid JSON (unexpected end of data at column "
+                                                    f"15) — {SKIP}")),  # where the line ends, not past its newline
+    (GOOD + b'{"role":"user"\r\n' + GOOD, ("InputError", "f.jsonl:2: not valid JSON (unexpected end of data at "
+                                                      f"column 15) — {SKIP}")),
     (GOOD + b'{"role":"user","con', ("InputError", "f.jsonl:2: the last line is cut off (truncated JSON) — the file "
                                                    "may still be being written; pass --skip-bad-lines to read the "
                                                    "complete lines")),

@@ -274,7 +274,8 @@ def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | No
             continue
         try:
             value = parse_json(body) if known is _UNPARSED else known
-        except orjson.JSONDecodeError as exc:
+        except orjson.JSONDecodeError as error:
+            exc = _on_its_line(error, body)
             if not ctx.options.skip_bad_lines:
                 _raise_parse_error(exc, body, ctx, line=line_no, last=not raw.endswith(b"\n"))
             skipped.append((line_no, _describe_parse_error(exc, body, last=not raw.endswith(b"\n"))))
@@ -288,6 +289,17 @@ def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | No
             continue
         records.append(Record(line=line_no, data=value, raw=raw if keep_raw else None))
     return records
+
+
+def _on_its_line(exc: orjson.JSONDecodeError, body: bytes) -> orjson.JSONDecodeError:
+    """The error as of the line alone: orjson puts an end of data past the line's newline (line 2, column 1)."""
+    if exc.lineno == 1:
+        return exc
+    try:
+        orjson.loads(body.rstrip(b"\r\n"))
+    except orjson.JSONDecodeError as again:
+        return again
+    return exc
 
 
 def _rest_of_line(fh: Any, raw: bytes, *, keep: bool) -> bytes:
