@@ -48,3 +48,35 @@ def test_todo_and_plan_sections_keep_their_own_caps():
     assert '<section name="todo">\nActive todo items:\n- [in_progress] 1: write test\n- [pending] 2: ship\n' \
            "Status counts: in_progress: 1, pending: 1\n</section>" in got.text
     assert files(got) == []  # the budget left nothing for the file
+
+
+def call(cid, name, args, result="ok"):
+    return [Message(role="assistant", tool_calls=(ToolCall(cid, name, orjson.dumps(args).decode()),)),
+            Message(role="tool", content=result, tool_call_ids=(cid,))]
+
+
+def test_a_file_changed_after_its_read_is_never_shown_as_it_was_read():
+    # a read, then a whole write: the written text is shown, under a header that says so
+    source = (read("r1", "Read", "/p/lib.rs", "pub fn add() {}") + call("w1", "Write", {
+        "file_path": "/p/lib.rs", "content": "pub mod utils;\n"}, "File created successfully"))
+    got = recovered_context(source, [], ("read_file",))
+    assert got.text.endswith('<section name="read_file">\nRecently written file: /p/lib.rs (its whole text as last '
+                             "written; it changed after it was read)\n\npub mod utils;\n\n</section>\n"
+                             "</recovered_context>")
+    assert "pub fn add" not in got.text
+    # a read, then an edit: the read text is stale and nothing better is known, so the file is left out
+    edited = read("r2", "Read", "/p/a.py", "x = 1") + call("e2", "Edit", {
+        "file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"})
+    assert recovered_context(edited, [], ("read_file",)) is None
+    # an edit before the read does not matter: the read shows the file as it now is
+    assert files(recovered_context(edited[2:] + edited[:2], [], ("read_file",))) == ["/p/a.py"]
+    # a write the kept messages show is not repeated: the read is stale, so the file is left out
+    assert recovered_context(source, source[2:], ("read_file",)) is None
+
+
+def test_a_harness_reminder_appended_to_a_read_is_not_part_of_the_file():
+    text = ("     1→x = 1\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
+            "considered malware.\n</system-reminder>\n")
+    got = recovered_context(read("r", "Read", "/p/a.py", text), [], ("read_file",))
+    assert got.text.endswith("Recently read file: /p/a.py\nLines returned: 1\n\n     1→x = 1\n</section>\n"
+                             "</recovered_context>")
