@@ -98,13 +98,13 @@ def test_what_cannot_be_read_as_asked_is_one_exact_error(data, fmt, expected):
     assert error(read_bytes, data, "f.json", ReadOptions(format=fmt)) == expected
 
 
-@pytest.mark.parametrize("fmt", ["chat", "claude-code", "codex"])
-def test_format_override_reads_jsonl_as_that_format(tmp_path, fmt):
-    records = {"chat": [r for r in SESSION], "claude-code": [CLAUDE], "codex": [CODEX]}[fmt]
-    # a chat line first: detection would say chat; the override reads every line as the named format
-    lines = ([{"role": "user", "content": "x"}] if fmt != "chat" else []) + records
-    sf = read_file(jsonl(tmp_path / "f.jsonl", lines), ReadOptions(format=fmt))
-    assert sf.format == fmt and sf.transcripts[0].messages[-1].text == records[-1].get("content", "hi")
+@pytest.mark.parametrize(("fmt", "record", "unknown"), [("claude-code", CLAUDE, {"(record without type)": 2}),
+                                                       ("codex", CODEX, {"None": 2})])
+def test_format_override_reads_every_line_as_that_format(tmp_path, fmt, record, unknown):
+    path = jsonl(tmp_path / "f.jsonl", [{"role": "user", "content": "x"}] * 2 + [record])
+    assert read_file(path).format == "chat"  # most lines look like chat
+    sf = read_file(path, ReadOptions(format=fmt))
+    assert (sf.format, [m.text for m in sf.transcripts[0].messages], dict(sf.unknown_types)) == (fmt, ["hi"], unknown)
 
 
 def test_read_bytes_reads_as_read_file_does(tmp_path):
