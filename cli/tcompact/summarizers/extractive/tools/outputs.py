@@ -41,6 +41,7 @@ _ERROR_LINE = re.compile(
     r"not found|cannot|can't|could not|couldn't|failed to|is not defined|invalid|refused|rejected|timed out|"
     r"traceback \(most recent call last\))")
 _FAIL_COUNT = re.compile(r"(?i)\b([1-9]\d*) (?:failed|errors?)\b|test result: FAILED")
+_GO_FAIL = re.compile(r"(?m)^(?:--- FAIL: \S|FAIL(?:\t\S+\t[\d.]+s)?$)")  # go test's failed test or package
 _REFUSED = re.compile(r"(?i)\b(?:error|exception|failed|failure|rejected|denied|not allowed|not permitted|"
                       r"forbidden|blocked|timed out|unauthori[sz]ed)\b")
 _TOOL_ERROR = re.compile(r"<tool_use_error>(.*?)(?:</tool_use_error>|$)", re.DOTALL)
@@ -216,6 +217,7 @@ def _symbols(text: str) -> list[str]:
 def _command_failed(window: str, summary: str) -> bool:
     """Whether a command's output reads as failed although it reports no exit code."""
     return bool(_FAIL_COUNT.search(summary)) or "Traceback (most recent call last)" in window \
+        or ("FAIL" in window and _GO_FAIL.search(window) is not None) \
         or bool(re.search(r"(?im)^(?:bash: |zsh: |sh: )?.*(?:command not found|No such file or directory)",
                           window[:600]))
 
