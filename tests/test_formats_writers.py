@@ -38,7 +38,8 @@ def test_a_file_read_without_its_bytes_cannot_be_written_back(fmt):
             render(transcript, fmt, source=sf, now=NOW)
         assert str(exc.value) == ("s.jsonl: this file was read without its raw bytes — read it with "
                                   "ReadOptions(keep_raw=True) to write it back")
-    assert render(t, "chat" if fmt != "chat" else "codex", source=sf, now=NOW).data  # converting needs no bytes
+    target, kept = ("codex" if fmt == "chat" else "chat"), source(fmt)  # converting needs no bytes
+    assert render(t, target, source=sf, now=NOW).data == render(kept.transcripts[0], target, source=kept, now=NOW).data
 
 
 def test_a_claude_compaction_records_the_size_before_it():
