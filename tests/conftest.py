@@ -181,3 +181,15 @@ class FakeSummarizer:
             raise reply
         return SummaryResponse(text=reply, usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
                                model="fake-model", latency_s=0.25)
+
+
+@pytest.fixture
+def screen(monkeypatch, capsys):
+    """``screen()``: what a terminal view printed since the last call, at 80 columns, each line's trailing
+    spaces cut (the views print through ``tcompact.render.console``, which reads ``COLUMNS``)."""
+    monkeypatch.setenv("COLUMNS", "80")
+
+    def shown() -> str:
+        return "".join(line.rstrip() + "\n" for line in capsys.readouterr().out.splitlines())
+
+    return shown

@@ -240,7 +240,8 @@ def _try_document(fh: Any, ctx: ReadContext, *, strict: bool) -> list[Record] | 
         if not strict or (single_line and body.lstrip()[:1] == b"{"):
             return None  # JSON Lines after all: the line reader reads (or reports) it
         ctx.document = True
-        _raise_parse_error(exc, body, ctx, line=exc.lineno, last=not body.rstrip().endswith((b"}", b"]")))
+        lines = body.count(b"\n") + (not body.endswith(b"\n"))  # orjson puts an end of data after the last newline
+        _raise_parse_error(exc, body, ctx, line=min(exc.lineno, lines), last=not body.rstrip().endswith((b"}", b"]")))
     ctx.document = True
     if too_deep(body, value):
         raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", path=ctx.path,
@@ -273,7 +274,8 @@ def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | No
             continue
         try:
             value = parse_json(body) if known is _UNPARSED else known
-        except orjson.JSONDecodeError as exc:
+        except orjson.JSONDecodeError as error:
+            exc = _on_its_line(error, body)
             if not ctx.options.skip_bad_lines:
                 _raise_parse_error(exc, body, ctx, line=line_no, last=not raw.endswith(b"\n"))
             skipped.append((line_no, _describe_parse_error(exc, body, last=not raw.endswith(b"\n"))))
@@ -287,6 +289,17 @@ def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | No
             continue
         records.append(Record(line=line_no, data=value, raw=raw if keep_raw else None))
     return records
+
+
+def _on_its_line(exc: orjson.JSONDecodeError, body: bytes) -> orjson.JSONDecodeError:
+    """The error as of the line alone: orjson puts an end of data past the line's newline (line 2, column 1)."""
+    if exc.lineno == 1:
+        return exc
+    try:
+        orjson.loads(body.rstrip(b"\r\n"))
+    except orjson.JSONDecodeError as again:
+        return again
+    return exc
 
 
 def _rest_of_line(fh: Any, raw: bytes, *, keep: bool) -> bytes:
@@ -344,8 +357,9 @@ def _raise_parse_error(exc: orjson.JSONDecodeError, body: bytes, ctx: ReadContex
         hint = "re-encode the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)"
     elif what.startswith("binary"):
         hint = "this does not look like a transcript; pass a JSONL or JSON file"
-    elif what.startswith("the last line"):
-        hint = "the file may still be being written; pass --skip-bad-lines to read the complete lines"
+    elif what.startswith("the last line"):  # a document is read whole: skipping lines cannot save it
+        hint = "the file may still be being written; " + (
+            "read it again once it is complete" if ctx.document else "pass --skip-bad-lines to read the complete lines")
     else:
         hint = _SKIP_HINT if not ctx.document else "fix the JSON document"
     raise InputError(what, path=ctx.path, line=line, hint=hint)
