@@ -1,4 +1,4 @@
-"""``tcompact batch inspect|compact SOURCE… --out DIR``: one kind of task over a whole corpus."""
+"""``tcompact batch inspect|compact|eval SOURCE… --out DIR``: one kind of task over a whole corpus."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ import typer
 
 from ..defaults import DEFAULT_CHAIN
 from ._help import Group
-from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, read_options
+from ._options import FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt, TranscriptOpt, read_options
+from .eval import (BaseUrlOpt, ChainsOpt, ConfigOpt, ContextWindowOpt, EncodingOpt, ModelOpt, PerKindOpt, PreserveOpt,
+                   ReplayDirOpt, SeedOpt, SetsOpt, SummarizerOpt, eval_options)
 
 batch_app = typer.Typer(
     name="batch", no_args_is_help=True, cls=Group,
-    help="Inspect or compact a whole corpus, on a process pool or Ray.\n\nEvery file is one task; each task's "
+    help="Inspect, compact or evaluate a whole corpus, on a process pool or Ray.\n\nEvery file is one task; each task's "
          "result is one line of DIR/results.jsonl, and the same command run again goes on where it stopped.")
 
 SourcesArg = Annotated[list[str], typer.Argument(
@@ -33,7 +35,8 @@ RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Run again the fi
 
 
 def _run(kind: str, sources: list[str], settings: Any, *, out: Path, engine: str, workers: int | None,
-         address: str | None, retry_failed: bool, json_out: bool) -> None:
+         address: str | None, retry_failed: bool, json_out: bool) -> dict[str, Any]:
+    """Run the batch and show its summary; exit 1 when a task failed, else the summary."""
     from pydantic import ValidationError
 
     from .. import render
@@ -56,6 +59,7 @@ def _run(kind: str, sources: list[str], settings: Any, *, out: Path, engine: str
         batch_summary(summary)
     if summary["tasks"]["failed"]:
         raise typer.Exit(1)
+    return summary
 
 
 @batch_app.command("inspect")
@@ -67,6 +71,7 @@ def batch_inspect(
     address: AddressOpt = None,
     retry_failed: RetryOpt = False,
     json_out: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
     encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
                                                  show_default=False)] = None,
     model: Annotated[str | None, typer.Option("--model", help="Count and size the window for this model.",
@@ -109,6 +114,7 @@ def batch_compact(
     address: AddressOpt = None,
     retry_failed: RetryOpt = False,
     json_out: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
     compressor: Annotated[str, typer.Option("-c", "--compressor", help="A compressor or a chain: -c truncate,dialogue."
                                             )] = DEFAULT_CHAIN,
     summarizer: Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")
@@ -175,6 +181,61 @@ def batch_compact(
     settings = CompactTask(options=options, strict=strict, retries=max_retries, concurrency=concurrency)
     _run("compact", sources, settings, out=out, engine=engine, workers=workers, address=address,
          retry_failed=retry_failed, json_out=json_out)
+
+
+@batch_app.command("eval")
+def batch_eval(
+    sources: SourcesArg,
+    out: OutOpt,
+    engine: EngineOpt = "pool",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
+    retry_failed: RetryOpt = False,
+    json_out: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
+    chains: ChainsOpt = None,
+    seed: SeedOpt = 1,
+    per_kind: PerKindOpt = 2,
+    summarizer: SummarizerOpt = "extractive",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    replay_dir: ReplayDirOpt = None,
+    sets: SetsOpt = None,
+    config: ConfigOpt = None,
+    context_window: ContextWindowOpt = None,
+    encoding: EncodingOpt = None,
+    preserve: PreserveOpt = None,
+    transcript: TranscriptOpt = None,
+    fmt: FormatOpt = None,
+    full_history: FullHistoryOpt = False,
+    skip_bad_lines: SkipBadLinesOpt = False,
+) -> None:
+    """Measure what each compressor keeps of planted canaries, over a whole corpus.
+
+    Each file is evaluated as `tcompact eval` evaluates it (its line's figures are the entry
+    `tcompact eval --json` gives for it), and the totals are eval's per-chain table over every
+    file. Nothing is written but the batch folder.
+
+    Example:
+
+    \b
+      tcompact batch eval runs/ --out runs.eval/ -c full -c truncate,dialogue --engine ray
+    """
+    options = eval_options(command="batch eval", chains=chains, sets=sets, seed=seed, per_kind=per_kind,
+                           summarizer=summarizer, model=model, base_url=base_url,
+                           api_key=os.environ.get("OPENAI_API_KEY"),
+                           replay_dir=replay_dir.resolve() if replay_dir else None,
+                           config=config.resolve() if config else None, context_window=context_window,
+                           encoding=encoding, preserve=preserve, transcript=transcript, format=fmt,
+                           full_history=full_history, skip_bad_lines=skip_bad_lines)
+    summary = _run("eval", sources, options, out=out, engine=engine, workers=workers, address=address,
+                   retry_failed=retry_failed, json_out=json_out)
+    failed = [row for row in summary["totals"]["summary"] if row["failed"]]
+    if failed:  # as `tcompact eval` ends
+        from ..errors import WorkFailed
+
+        raise WorkFailed(f"{sum(r['failed'] for r in failed)} compaction(s) failed ({failed[0]['chain']} first)",
+                         hint="their rows count nothing as kept; --retry-failed runs those files again")
 
 
 def register(app: typer.Typer) -> None:
