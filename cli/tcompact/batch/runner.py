@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..errors import InputError, UsageError, WorkFailed
-from .engines import Engine, make_engine
 from ..tokencache import enabled as cache_enabled
+from .engines import Engine, make_engine
 from .kinds import Kind, get_kind
 from .results import RESULTS, Results, claim, path_key
 from .sources import STDIN, expand, resolve_out, survey

@@ -5,13 +5,15 @@ Its options are declared here once; ``tcompact batch eval`` takes the same ones.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from ..defaults import DEFAULT_CHAIN
-from ._options import FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt, TranscriptOpt, with_selectors
+from ._options import (FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt, TranscriptOpt, option_group,
+                       with_selectors)
 
 ChainsOpt = Annotated[list[str] | None, typer.Option("-c", "--compressor", help="A compressor or chain to evaluate "
                                                      "(repeatable; default: every compressor and the default chain "
@@ -36,7 +38,16 @@ PreserveOpt = Annotated[str | None, typer.Option("--preserve", help="What the su
                                                  show_default=False)]
 
 
-def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | None, **values: Any):
+#: The options that make up an EvalOptions: (parameter, option, default), in the order --help shows them.
+EVAL_OPTIONS = (("chains", ChainsOpt, None), ("seed", SeedOpt, 1), ("per_kind", PerKindOpt, 2),
+                ("summarizer", SummarizerOpt, "extractive"), ("model", ModelOpt, None), ("base_url", BaseUrlOpt, None),
+                ("replay_dir", ReplayDirOpt, None), ("sets", SetsOpt, None), ("config", ConfigOpt, None),
+                ("context_window", ContextWindowOpt, None), ("encoding", EncodingOpt, None),
+                ("preserve", PreserveOpt, None), ("transcript", TranscriptOpt, None), ("fmt", FormatOpt, None),
+                ("full_history", FullHistoryOpt, False), ("skip_bad_lines", SkipBadLinesOpt, False))
+
+
+def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | None, fmt: str | None, **values: Any):
     """EvalOptions from the command's values (validated here, at the boundary); a bad value is one
     UsageError naming its option."""
     from pydantic import ValidationError
@@ -45,36 +56,28 @@ def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | No
     from ..evaluation import EvalOptions
 
     try:
-        return EvalOptions(chains=tuple(chains or ()), sets=tuple(sets or ()), default_chain=DEFAULT_CHAIN, **values)
+        return EvalOptions(chains=tuple(chains or ()), sets=tuple(sets or ()), format=fmt, default_chain=DEFAULT_CHAIN,
+                           **values)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise UsageError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}",
                          hint=f"see tcompact {command} --help") from None
 
 
+def with_eval_options(command: str):
+    """Give a command eval's options: its ``options`` parameter receives them as one EvalOptions."""
+    return option_group("options", EVAL_OPTIONS, functools.partial(eval_options, command=command))
+
+
 @with_selectors
+@with_eval_options("eval")
 def eval_(
     paths: Annotated[list[Path] | None, typer.Argument(help="Session files or folders (searched recursively); none: "
                                                        "the sessions on this machine.", show_default=False)
                      ] = None,
-    chains: ChainsOpt = None,
-    seed: SeedOpt = 1,
-    per_kind: PerKindOpt = 2,
-    summarizer: SummarizerOpt = "extractive",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    replay_dir: ReplayDirOpt = None,
-    sets: SetsOpt = None,
-    config: ConfigOpt = None,
-    context_window: ContextWindowOpt = None,
-    encoding: EncodingOpt = None,
-    preserve: PreserveOpt = None,
+    options=None,
     json_out: JsonOpt = False,
     no_cache: NoCacheOpt = False,
-    transcript: TranscriptOpt = None,
-    fmt: FormatOpt = None,
-    full_history: FullHistoryOpt = False,
-    skip_bad_lines: SkipBadLinesOpt = False,
     selector=None,
 ) -> None:
     """Measure what each compressor keeps of planted canaries.
@@ -97,14 +100,9 @@ def eval_(
       tcompact eval --last 5 --agent claude
     """
     from .. import render
-    from ..errors import WorkFailed
     from ..evaluation import evaluate_paths
     from ._sessions import check_no_path
 
-    options = eval_options(command="eval", chains=chains, sets=sets, seed=seed, per_kind=per_kind,
-                           summarizer=summarizer, model=model, base_url=base_url, replay_dir=replay_dir, config=config,
-                           context_window=context_window, encoding=encoding, preserve=preserve, transcript=transcript,
-                           format=fmt, full_history=full_history, skip_bad_lines=skip_bad_lines)
     check_no_path(paths, selector, group_by=None, what="PATH")
     if not paths:
         options.chain_list()  # bad options are the error, before the stores are searched
@@ -122,10 +120,17 @@ def eval_(
     render.warn_skipped({"files": [], "errors": report["errors"]})
     if report["errors"]:
         raise typer.Exit(2)
-    failed = [r for r in report["summary"] if r["failed"]]
+    fail_on_failed_chains(report["summary"], hint="their rows count nothing as kept; see the reasons with --json")
+
+
+def fail_on_failed_chains(rows: list[dict[str, Any]], *, hint: str) -> None:
+    """Exit 1 when a chain's compaction failed somewhere (its summariser), naming how many and the first chain."""
+    failed = [r for r in rows if r["failed"]]
     if failed:
+        from ..errors import WorkFailed
+
         raise WorkFailed(f"{sum(r['failed'] for r in failed)} compaction(s) failed ({failed[0]['chain']} first)",
-                         hint="their rows count nothing as kept; see the reasons with --json")
+                         hint=hint)
 
 
 def register(app: typer.Typer) -> None:
