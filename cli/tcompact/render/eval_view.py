@@ -11,7 +11,7 @@ from rich.text import Text
 
 from . import console
 
-__all__ = ["eval_report", "KIND_LABELS"]
+__all__ = ["eval_report", "chains_table", "KIND_LABELS"]
 
 #: Column headings of the canary kinds.
 KIND_LABELS = {"error_line": "error line", "file_written": "file written", "command": "command",
@@ -33,17 +33,25 @@ def eval_report(report: Mapping[str, Any]) -> None:
     """One column per chain (metrics as rows) and, for several files, one row per file."""
     out = console()
     files = report["files"]
-    planted = sum(len(f["canaries"]) for f in files)
-    out.print(Text(f"Canaries: {planted:,} planted in {len(files):,} session(s), {report['per_kind']} of each kind "
-                   f"per session, seed {report['seed']}; every chain compacted with --force"))
-    rows = report["summary"]
+    chains_table(out, {**report, "sessions": len(files), "canaries": sum(len(f["canaries"]) for f in files)})
+    if len(files) > 1:
+        out.print(_per_file(report))
+
+
+def chains_table(out: Any, doc: Mapping[str, Any]) -> None:
+    """The header line and the chains side by side, from ``summary`` rows and the counts beside them
+    (``sessions``, ``canaries``, ``per_kind``, ``seed``, ``kinds``, ``default_chain``): eval's report,
+    or the totals of ``tcompact batch eval``."""
+    out.print(Text(f"Canaries: {doc['canaries']:,} planted in {doc['sessions']:,} session(s), {doc['per_kind']} of "
+                   f"each kind per session, seed {doc['seed']}; every chain compacted with --force"))
+    rows = doc["summary"]
     table = Table(title="Kept verbatim, per chain", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("", no_wrap=True)
     for row in rows:
-        name = row["chain"] + (" (default)" if row["chain"] == report["default_chain"] else "")
+        name = row["chain"] + (" (default)" if row["chain"] == doc["default_chain"] else "")
         table.add_column(name + (f" ({row['failed']} failed)" if row["failed"] else ""), justify="right",
                          overflow="fold")
-    for kind in report["kinds"]:
+    for kind in doc["kinds"]:
         table.add_row(KIND_LABELS.get(kind, kind), *(_share(r["survival"][kind]) for r in rows))
     table.add_row("all kinds", *(_share(r["overall"]) for r in rows), end_section=True)
     table.add_row("tokens", *(_ratio(r["ratio"]) for r in rows))
@@ -54,8 +62,6 @@ def eval_report(report: Mapping[str, Any]) -> None:
     out.print(Text("tokens: after / before, all sessions together; worst: the highest of one session; pairing: tool "
                    "calls or results left without their partner; last request: sessions whose last real request "
                    "is kept verbatim"))
-    if len(files) > 1:
-        out.print(_per_file(report))
 
 
 def _per_file(report: Mapping[str, Any]) -> Table:
