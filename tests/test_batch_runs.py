@@ -118,8 +118,11 @@ def test_compact_redoes_the_outputs_an_interrupted_task_left(runner, tmp_path):
 # --- interruptions -------------------------------------------------------------------------------
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen:
+    """A batch run in the background, with a token cache of the test's own: the session's cache holds the
+    reports of the reference run, which would finish the run before it could be interrupted."""
     return subprocess.Popen([sys.executable, "-m", "tcompact", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            env={**os.environ, "TCOMPACT_CACHE_DIR": str(cwd / "token-cache")})
 
 
 def _wait_for_lines(results: Path, count: int, proc: subprocess.Popen) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from conftest import REAL_FILES, SAMPLES, SESSION, call, jsonl, msg, real_file
 from platformdirs import user_cache_dir
 
-from tcompact import tokencache
+from tcompact import reportcache, tokencache
 from tcompact.compaction import CompactOptions, compact_file
 from tcompact.inspection import InspectOptions, inspect_paths
 from tcompact.tokencache import TABLE, text_keys
@@ -47,14 +48,18 @@ def _figures(run):
 
 
 def _same_without_cache(path, monkeypatch, *, chain="round-level"):
-    cold = _inspect(path, monkeypatch, cache=True)  # fills the empty cache
+    cold = _inspect(path, monkeypatch, cache=True)  # fills the empty caches (counts and reports)
     shared = tokencache.shared_cache()
     assert shared is not None and shared.added > 0
+    shutil.rmtree(tokencache.cache_folder() / reportcache.FOLDER)  # the counts alone, next
     asked, found = shared.looked_up, shared.found
     warm = _inspect(path, monkeypatch, cache=True)  # every count from the cache
     assert shared.found - found == shared.looked_up - asked > 0
+    asked = shared.looked_up
+    kept = _inspect(path, monkeypatch, cache=True)  # the report kept whole: no text even looked up
+    assert shared.looked_up == asked
     uncached = _inspect(path, monkeypatch, cache=False)
-    assert cold == warm == uncached
+    assert cold == warm == kept == uncached
     options = CompactOptions(chain=chain, force=True)
     monkeypatch.setenv(tokencache.NO_CACHE_ENV, "")
     with_cache = compact_file(path, options)

@@ -112,10 +112,19 @@ def _report_or_raise(exc: TcompactError, path: Path, errors: list[dict[str, Any]
 
 
 def inspect_file(path: str | Path, options: InspectOptions | None = None) -> dict[str, Any]:
-    """The report of one file."""
+    """The report of one file: the one kept for the same bytes, options and code when there is one
+    (:mod:`tcompact.reportcache`), else made and kept."""
+    from . import reportcache
+
     options = options or InspectOptions()
-    source = read_file(path, options.read)
-    return inspect_source(source, options)
+    where = reportcache.slot(path, options)
+    if where is not None and (kept := reportcache.get(where, path)) is not None:
+        return kept
+    read = where.hasher() if where is not None else None
+    report = inspect_source(read_file(path, options.read, digest=read), options)
+    if where is not None:
+        reportcache.put(where, report, read)
+    return report
 
 
 def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from ..sessions import Selector
+if TYPE_CHECKING:
+    from ..sessions import Selector
 
 
 def check_no_path(paths: list[Path] | None, selector: Selector, *, group_by: str | None, what: str) -> None:

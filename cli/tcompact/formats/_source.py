@@ -22,7 +22,8 @@ import orjson
 from ..errors import InputError, NotATranscriptError
 from ..model import Record
 
-__all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "parse_json", "gc_paused", "MAX_LINE_BYTES"]
+__all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "parse_json", "gc_paused", "file_digest",
+           "MAX_LINE_BYTES"]
 
 MAX_LINE_BYTES = 256 * 1024 * 1024
 _BUFFER = 1 << 20  # read buffer: fewer, larger reads than the default 8 KiB
@@ -53,6 +54,9 @@ class ReadContext:
     options: ReadOptions
     skipped: list[tuple[int, str]] = field(default_factory=list)
     document: bool = False
+    #: A hashlib object fed every byte of the file as it is read (once, whatever the reader reads
+    #: again after a seek back), or None: the digest of exactly the bytes the records came from.
+    digest: Any = None
 
     def reject(self, record: Record, what: str, *, where: str | None = None) -> None:
         """Report a record of the wrong shape: raise, or note it as skipped with --skip-bad-lines."""
@@ -148,7 +152,45 @@ def load_records(path: Path, ctx: ReadContext) -> tuple[list[Record], bool]:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=shown, hint="check the permissions") from None
     with fh:
-        return _load(fh, ctx)
+        return _load(fh if ctx.digest is None else _Digesting(fh, ctx.digest), ctx)
+
+
+def file_digest(path: Path, name: str = "sha256") -> bytes | None:
+    """The digest of a file's bytes, or None when it cannot be read (reading it then says why)."""
+    import hashlib
+
+    try:
+        with path.open("rb", buffering=0) as fh:
+            return hashlib.file_digest(fh, name).digest()
+    except OSError:
+        return None
+
+
+class _Digesting:
+    """A binary file read through: each byte goes into ``digest`` the first time it is read."""
+
+    def __init__(self, fh: Any, digest: Any) -> None:
+        self._fh = fh
+        self._digest = digest
+        self._pos = self._fed = 0
+
+    def read(self, size: int = -1) -> bytes:
+        return self._feed(self._fh.read(size))
+
+    def readline(self, size: int = -1) -> bytes:
+        return self._feed(self._fh.readline(size))
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        self._pos = self._fh.seek(pos, whence)
+        return self._pos
+
+    def _feed(self, data: bytes) -> bytes:
+        start, end = self._pos, self._pos + len(data)
+        if end > self._fed:  # (bytes skipped unread would leave a digest that matches no whole file)
+            self._digest.update(memoryview(data)[self._fed - start:] if start < self._fed else data)
+            self._fed = end
+        self._pos = end
+        return data
 
 
 def load_bytes(data: bytes, ctx: ReadContext) -> tuple[list[Record], bool]:
