@@ -66,6 +66,38 @@ def msg(role: str, content: Any = None, **kw: Any) -> dict[str, Any]:
 
 
 
+def user(text: str = "task", **kw: Any) -> Any:
+    """A user Message (a real request unless its text is injected context or ``internal`` is set)."""
+    from tcompact.model import Message
+
+    return Message(role="user", content=text, **kw)
+
+
+def calls(*call_ids: str, text: str = "") -> Any:
+    """An assistant Message calling bash once per id."""
+    from tcompact.model import Message, ToolCall
+
+    return Message(role="assistant", content=text, tool_calls=tuple(ToolCall(c, "bash", "{}") for c in call_ids))
+
+
+def result(call_id: str) -> Any:
+    """A tool Message answering ``call_id``."""
+    from tcompact.model import Message
+
+    return Message(role="tool", content="ok", tool_call_ids=(call_id,))
+
+
+#: Texts that trip tokenizers: code, CJK with emoji, leading blanks and CRLF, a special token as plain text, nothing.
+EDGE_TEXTS = [
+    "hello world",
+    "def add(a, b):\n    return a + b\n",
+    "日本語のテキストとemoji 🎉 mixed",
+    "  leading spaces and\r\nCRLF\r\n",
+    "<|endoftext|> is ordinary text here",
+    "",
+]
+
+
 #: A small chat session: a system prompt, two requests, one tool call and its failing result.
 SESSION = [
     msg("system", "You are a coding agent."),
@@ -149,3 +181,27 @@ class FakeSummarizer:
             raise reply
         return SummaryResponse(text=reply, usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
                                model="fake-model", latency_s=0.25)
+
+
+@pytest.fixture
+def screen(monkeypatch, capsys):
+    """``screen()``: what a terminal view printed since the last call, at 80 columns, each line's trailing
+    spaces cut (the views print through ``tcompact.render.console``, which reads ``COLUMNS``)."""
+    monkeypatch.setenv("COLUMNS", "80")
+
+    def shown() -> str:
+        return "".join(line.rstrip() + "\n" for line in capsys.readouterr().out.splitlines())
+
+    return shown
+
+
+@pytest.fixture
+def runner(tmp_path, monkeypatch):
+    """A CliRunner in the test's temp folder, 100 columns wide, with no OpenAI key in the environment (the
+    batch tests' runner; a module with other needs defines its own ``runner``, which takes precedence)."""
+    from typer.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return CliRunner()

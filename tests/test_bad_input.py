@@ -42,8 +42,8 @@ CASES = {
                       "unknown.jsonl:1: cannot tell the format (first record has keys: a) — pass --format chat, "
                       "claude-code or codex"),
     "doc.json": (b'{\n  "history": [\n    {"role": "user", "content": "hi"},\n',
-                 "doc.json:4: the last line is cut off (truncated JSON) — the file may still be being written; "
-                 "pass --skip-bad-lines to read the complete lines"),
+                 "doc.json:3: the last line is cut off (truncated JSON) — the file may still be being written; "
+                 "read it again once it is complete"),
     "foreign.json": (b'[\n {"x": 1}\n]\n',
                      'foreign.json: a JSON array that is no transcript tcompact knows — expected a chat message array, '
                      '{"messages": [...]}, a SWE-agent .traj or tau-bench results'),

@@ -2,9 +2,10 @@
 
 The Ray results must equal the pool's byte for byte once sorted: on a few hundred variants of the
 real sessions, and on a self-contained corpus of the samples with corrupt files among them, for
-inspect and compact; a run interrupted on Ray goes on (here, on the pool) to the same results; a
-second driver reaches the same cluster through ``RAY_ADDRESS`` and through ``--address`` (which
-wins). Without Ray (the ``ray`` extra) the module is skipped and says so; with TCOMPACT_REQUIRE_RAY
+inspect and compact; for eval on variants of the real sessions with corrupt files among them; a
+run interrupted on Ray goes on (inspect: on the pool, eval: on Ray) to the same results; a second
+driver reaches the same cluster through ``RAY_ADDRESS`` and through ``--address`` (which wins);
+``--no-cache`` in the driver holds in Ray workers that were started without it. Without Ray (the ``ray`` extra) the module is skipped and says so; with TCOMPACT_REQUIRE_RAY
 set (CI, after ``.ci/install.d/40-ray.sh``) it fails instead.
 """
 
@@ -14,14 +15,17 @@ import logging
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import orjson
 import pytest
-from batch_corpus import build_corpus, corrupt_files, real_sources, sorted_lines
+from batch_corpus import NAMES, build_corpus, corrupt_files, real_sources, sorted_lines
 from conftest import SAMPLES, SHARED
 
 from tcompact.batch import BatchOptions, CompactTask, Interrupted, run_batch
 from tcompact.compaction import CompactOptions
+from tcompact.defaults import DEFAULT_CHAIN
+from tcompact.evaluation import EvalOptions
 from tcompact.inspection import InspectOptions
 
 try:
@@ -32,13 +36,17 @@ except ImportError:
                     pytrace=False)
     pytest.skip("Ray is not installed (the ray extra: pip install '.[ray]')", allow_module_level=True)
 
-NAMES = ["chat_tool_session.jsonl", "claude_code_session.jsonl", "codex_rollout.jsonl"]
-
 
 @pytest.fixture(scope="module")
-def cluster():
-    """One local Ray for the module: 2 CPUs, no dashboard, workers' logs kept off the terminal."""
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+def cluster(tmp_path_factory):
+    """One local Ray for the module: 2 CPUs, no dashboard, workers' logs kept off the terminal, and a token
+    cache folder of its own (the workers inherit the environment Ray starts with, never the user's cache)."""
+    cache = tmp_path_factory.mktemp("ray-token-cache")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TCOMPACT_CACHE_DIR", str(cache))
+        env.setenv("TCOMPACT_NO_CACHE", "")
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 logging_level=logging.ERROR)
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
 
@@ -137,3 +145,68 @@ def test_an_unreachable_ray_address_is_one_error_at_once(tmp_path):
                                                           "Connection refused — check --address / RAY_ADDRESS and "
                                                           "that the cluster is up\n")
     assert not (tmp_path / "out").exists()
+
+
+# --- eval ------------------------------------------------------------------------------------------
+
+EVAL = EvalOptions(chains=("truncate", DEFAULT_CHAIN), default_chain=DEFAULT_CHAIN, per_kind=1)
+
+
+@pytest.fixture(scope="module")
+def eval_corpus(tmp_path_factory):
+    """Variants of the real sessions (of the samples in a clone without ../shared), corrupt files among them."""
+    root = tmp_path_factory.mktemp("eval")
+    sources = real_sources(SHARED) if SHARED.is_dir() else [SAMPLES / name for name in NAMES]
+    files = build_corpus(root / "corpus", sources, 3 if SHARED.is_dir() else 5)
+    corrupt_files(root / "corpus" / "bad")
+    return root, files
+
+
+def test_ray_evaluates_as_the_pool_does(cluster, eval_corpus, tmp_path):
+    root, files = eval_corpus
+    pool, on_ray = both([str(root / "corpus")], EVAL, tmp_path, kind="eval")  # equal counts and totals too
+    assert sorted_lines(pool) == sorted_lines(on_ray)
+    statuses = [orjson.loads(line)["status"] for line in sorted_lines(on_ray)]
+    assert (statuses.count("ok"), statuses.count("failed"), statuses.count("not_transcript")) == (len(files), 2, 2)
+
+
+def test_an_eval_stopped_on_ray_goes_on_to_the_same_results(cluster, eval_corpus, tmp_path):
+    root, files = eval_corpus
+    ref = run_batch("eval", [str(root / "corpus")], EVAL, BatchOptions(out=tmp_path / "ref", workers=2))
+
+    def stop(progress):
+        if progress.done == 6:
+            raise KeyboardInterrupt  # what Ctrl-C raises in the driver
+
+    with pytest.raises(Interrupted):
+        run_batch("eval", [str(root / "corpus")], EVAL, BatchOptions(out=tmp_path / "out", engine="ray"),
+                  on_progress=stop)
+    assert (tmp_path / "out" / "results.jsonl").read_bytes().count(b"\n") == 6
+    again = run_batch("eval", [str(root / "corpus")], EVAL, BatchOptions(out=tmp_path / "out", engine="ray"))
+    assert again["tasks"] == {**ref["tasks"], "ran": ref["tasks"]["ran"] - 6, "resumed": 6}
+    assert again["totals"] == ref["totals"]
+    assert sorted_lines(tmp_path / "out" / "results.jsonl") == sorted_lines(tmp_path / "ref" / "results.jsonl")
+
+
+def test_no_cache_reaches_ray_workers_started_without_it(cluster, tmp_path, monkeypatch):
+    table = _cluster_cache() / "tokens-v1.bin"
+    for seed, off in ((11, "1"), (12, "")):  # new canaries each time: texts the cache has never seen
+        before = table.read_bytes() if table.exists() else b""
+        monkeypatch.setenv("TCOMPACT_NO_CACHE", off)  # in the driver only: the workers started long before
+        summary = run_batch("eval", [str(SAMPLES / NAMES[0])], EVAL.model_copy(update={"seed": seed}),
+                            BatchOptions(out=tmp_path / f"out{seed}", engine="ray"))
+        assert summary["tasks"]["ok"] == 1
+        after = table.read_bytes() if table.exists() else b""
+        assert (after == before) is (off == "1"), off  # untouched with --no-cache; written to without
+
+
+def _cluster_cache():
+    """The token cache folder the cluster's workers were started with."""
+    return Path(ray.get(_cache_folder.remote()))
+
+
+@ray.remote(num_cpus=1)
+def _cache_folder() -> str:
+    from tcompact.tokencache import cache_folder
+
+    return str(cache_folder())

@@ -30,21 +30,12 @@ from batch_corpus import (
 )
 from conftest import SAMPLES
 
-from typer.testing import CliRunner
 
 from tcompact.app import app
 from tcompact.batch import BatchOptions, run_batch
 from tcompact.formats import read_file
 from tcompact.inspection import InspectOptions
 
-
-@pytest.fixture
-def runner(tmp_path, monkeypatch):
-    """A CliRunner in the test's temp folder, 100 columns wide, with no OpenAI key in the environment."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("COLUMNS", "100")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return CliRunner()
 
 # --- compact --------------------------------------------------------------------------------------
 
@@ -118,8 +109,11 @@ def test_compact_redoes_the_outputs_an_interrupted_task_left(runner, tmp_path):
 # --- interruptions -------------------------------------------------------------------------------
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen:
+    """A batch run in the background, with a token cache of the test's own: the session's cache holds the
+    reports of the reference run, which would finish the run before it could be interrupted."""
     return subprocess.Popen([sys.executable, "-m", "tcompact", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            env={**os.environ, "TCOMPACT_CACHE_DIR": str(cwd / "token-cache")})
 
 
 def _wait_for_lines(results: Path, count: int, proc: subprocess.Popen) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tcompact.compressors._benefit import DENSITY, MIN_FACTS, benefit, facts
 from tcompact.model import Message, ToolCall
 from tcompact.tokens import TokenCounter
@@ -61,3 +63,50 @@ def test_a_path_made_absolute_still_counts():
     text = "\n".join(f"/repo/src/m{n}.py — read" for n in range(12))
     verdict = benefit(many, replacement(text), summary=text, before=9000, after=500, counter=COUNTER)
     assert verdict.accepted and verdict.facts_kept == 1.0
+
+
+def test_facts_of_tool_calls_and_outputs():
+    output = Message(role="tool", content="collected 12 items\nValueError: bad shard\nfine", tool_call_ids=("a",))
+    assert facts([output]) == ({"ValueError"}, set())  # only the error statements of an output carry facts
+    nested = ToolCall("a", "x", '{"a": {"b": ["src/x.py", 3]}, "c": "' + "q/" * 200 + '"}')
+    assert facts([Message(role="assistant", tool_calls=(nested,))]) == ({"src/x.py"}, set())  # long values are contents
+    raw = ToolCall("p", "apply_patch", "*** Begin Patch src/y.py", type="custom")
+    assert facts([Message(role="assistant", tool_calls=(raw,))]) == ({"src/y.py"}, set())
+    said = Message(role="user", content="Run it. Please keep config/app.toml as it is.\nok")
+    assert facts([said]) == ({"config/app.toml"}, {"Please keep config/app.toml as it is."})
+
+
+@pytest.mark.parametrize("summary", [
+    "1. Active Task\n(none)\n\n2. Files\n- (none)",
+    "## Active Task\n(omitted)\n- n/a",
+    "<state_snapshot>\nCurrent Work:\n- (+4 more left out for the budget)\n</state_snapshot>",
+    "Resume:\n\n\n",
+])
+def test_a_skeleton_is_refused_whatever_its_size(summary):
+    verdict = benefit(body(), replacement(summary), summary=summary, before=5000, after=10, counter=COUNTER)
+    assert (verdict.accepted, verdict.facts_kept, verdict.tokens_kept) == (False, 0.0, 1.0)
+
+
+def test_one_line_of_content_is_no_skeleton():
+    summary = "1. Active Task\n(none)\n- fixed rosterkit/export.py"
+    assert benefit(body(), replacement(summary), summary=summary, before=5000, after=10, counter=COUNTER).accepted
+
+
+def test_eight_facts_are_enough_for_the_density_to_count():
+    def calls(n):
+        return [Message(role="assistant", tool_calls=(ToolCall(f"c{k}", "Read", f'{{"file_path": "src/m{k}.py"}}'),))
+                for k in range(n)]
+
+    vague = "Read several modules of the package."
+    seven = benefit(calls(7), replacement(vague), summary=vague, before=900, after=100, counter=COUNTER)
+    assert (seven.accepted, seven.facts_kept) == (True, None)
+    eight = benefit(calls(8), replacement(vague), summary=vague, before=900, after=100, counter=COUNTER)
+    assert (eight.accepted, eight.facts_kept) == (False, 0.0)
+    assert eight.reason == (f"no benefit: the summary keeps 0% of the facts of what it replaces in "
+                            f"{eight.tokens_kept:.0%} of its tokens; original kept")
+
+
+def test_the_token_test_comes_before_the_skeleton_test():
+    verdict = benefit(body(), replacement("(none)"), summary="(none)", before=100, after=120, counter=COUNTER)
+    assert (verdict.accepted, verdict.reason, verdict.facts_kept) == (False, "no benefit (120 ≥ 100 tokens); original "
+                                                                            "kept", None)

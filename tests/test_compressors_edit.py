@@ -13,7 +13,7 @@ from tcompact.compressors.offload import marker_for
 from tcompact.compressors.truncate import truncate_text
 from tcompact.errors import UsageError
 from tcompact.formats.chat import parse_message
-from tcompact.model import Message
+from tcompact.model import Message, ToolCall
 from tcompact.tokens import TokenCounter
 
 
@@ -73,16 +73,11 @@ def test_truncate_over_both_limits_states_the_whole_cut_once():
                    "output is in s.jsonl:9 ...]\n" + text[-600:])
 
 
-@pytest.mark.parametrize("key", ["codemie", "codex"])
-def test_truncate_markers_on_real_sessions_count_what_was_cut_from_the_original(key):
-    from conftest import real_file
-
-    from tcompact.formats import read_file
-
-    (main, *_) = read_file(real_file(key)).transcripts
-    result = get("truncate").compress(main.messages, settings("truncate"), ctx())
+def _check_default_markers(before, after):
+    """Every output the default truncate changed is its head and tail around a marker that counts exactly
+    what was cut from the original; the number of outputs changed."""
     checked = 0
-    for old, new in zip(main.messages, result.messages, strict=True):
+    for old, new in zip(before, after, strict=True):
         if new.text == old.text:
             continue
         # the defaults: the head is the first 102 lines and the tail the last 154; when they hold
@@ -97,7 +92,35 @@ def test_truncate_markers_on_real_sessions_count_what_was_cut_from_the_original(
         assert new.text == (head + ("" if head.endswith("\n") else "\n") + marker
                             + ("" if tail.startswith("\n") else "\n") + tail)
         checked += 1
-    assert checked == {"codemie": 6, "codex": 21}[key]
+    return checked
+
+
+@pytest.mark.parametrize("key", ["codemie", "codex"])
+def test_truncate_markers_on_real_sessions_count_what_was_cut_from_the_original(key):
+    from conftest import real_file
+
+    from tcompact.formats import read_file
+
+    (main, *_) = read_file(real_file(key)).transcripts
+    result = get("truncate").compress(main.messages, settings("truncate"), ctx())
+    assert _check_default_markers(main.messages, result.messages) == {"codemie": 6, "codex": 21}[key]
+
+
+#: Outputs of every shape the limits meet: many short lines, a few long ones, one line, a leading newline,
+#: one under both limits, and one whose cut would be smaller than its marker.
+SHAPES = ["".join(f"line {i:03d}\n" for i in range(300)), "".join("y" * 400 + "\n" for _ in range(50)),
+          "\n" + "z" * 12000, "".join(f"{i} " * 30 + "\n" for i in range(2000)), "x" * 10240, "a\n" * 257]
+
+
+def test_truncate_markers_count_what_was_cut_from_outputs_of_every_shape():
+    msgs = session([("bash", text) for text in SHAPES])
+    result = run("truncate", msgs)
+    assert _check_default_markers(msgs, result.messages) == 4 and result.figures == {"truncated": 4}
+    markers = [m.text.split("[... tcompact truncated ")[1].split(" here;")[0] for m in result.messages
+               if "[... tcompact" in m.text]
+    assert markers == ["44 lines / 396 characters of 2,700", "24 lines / 9,810 characters of 20,050",
+                       "0 lines / 1,761 characters of 12,001", "1,911 lines / 258,460 characters of 268,700"]
+    assert [m.text for m in result.messages][10:13:2] == SHAPES[4:6]  # under the limits; a cut longer than its marker
 
 
 def test_truncate_compressor_touches_only_big_tool_outputs_outside_keep_recent():
@@ -294,3 +317,155 @@ def test_restore_errors(tmp_path):
     assert (result.exit_code, result.stderr) == (
         2, f"Error: {marked}: the offloaded original abc123 is missing ({tmp_path}/abc123.json) — pass --store "
            "with the folder the compaction wrote\n")
+
+
+# ---- _edit: the helpers of in-place rewrites -----------------------------------------------------
+
+IMAGE = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+
+
+@pytest.mark.parametrize(("content", "text"), [
+    ("plain output", "plain output"), ("", ""),
+    (({"type": "text", "text": "first"}, IMAGE, {"type": "text", "text": "second"}), "first\nsecond"),
+    ((IMAGE,), None), (None, None),
+])
+def test_result_text_is_the_text_a_rewrite_can_replace(content, text):
+    from tcompact.compressors._edit import result_text
+
+    assert result_text(Message(role="tool", content=content, tool_call_ids=("c",))) == text
+
+
+def test_with_text_keeps_images_after_the_new_text_and_everything_else_of_the_message():
+    from tcompact.compressors._edit import with_text
+
+    parts = Message(role="tool", content=({"type": "text", "text": "old"}, IMAGE), tool_call_ids=("c9",),
+                    is_error=True, source=(4,))
+    new = with_text(parts, "new")
+    assert new.content == ({"type": "text", "text": "new"}, IMAGE)
+    assert (new.tool_call_ids, new.is_error, new.source) == (("c9",), True, (4,))
+    assert with_text(Message(role="tool", content="old"), "new").content == "new"
+
+
+def test_tool_names_maps_each_result_to_its_call_and_a_one_line_preview():
+    from tcompact.compressors._edit import call_preview, tool_names
+
+    msgs = [Message(role="user", content="go"),
+            parse_message(msg("assistant", "", tool_calls=[call("a", "grep", {"pattern": "TODO"}),
+                                                            call("b", "Read", {"file_path": "x.py"})])),
+            Message(role="tool", content="1 hit", tool_call_ids=("a",)),
+            Message(role="tool", content="x = 1", tool_call_ids=("b",)),
+            Message(role="tool", content="orphan", tool_call_ids=("zz",))]
+    assert tool_names(msgs) == {2: ("grep", 'grep({"pattern":"TODO"})'), 3: ("Read", 'Read({"file_path":"x.py"})')}
+    assert call_preview("grep", '{"pattern":\n   "x",  "path": "src"}') == 'grep({"pattern": "x", "path": "src"})'
+    long = call_preview("Bash", '{"command": "' + "a" * 300 + '"}')
+    assert len(long) == 120 and long == ('Bash({"command": "' + "a" * 300)[:119] + "…"
+    assert len(call_preview("Bash", "x" * 10, width=12)) == 12
+
+
+def test_cut_head_keeps_the_head_within_the_budget_and_says_how_much_was_cut():
+    from tcompact.compressors._edit import CUT_MARK, cut_head
+
+    counter = TokenCounter()
+    words = " ".join(f"word{i}" for i in range(500))
+    original = Message(role="user", content=words, source=(3,))
+    out = cut_head(original, 100, counter, by="round-level", why="fit the target")
+    head, marker = out.text.split("\n[... the rest of this message (")
+    rest = words[len(head):]
+    assert words.startswith(head) and head.startswith("word0 word1 ")
+    assert marker == f"{counter.count(rest):,} tokens) {CUT_MARK} round-level to fit the target ...]"
+    assert counter.count(out.text) <= 100 and out.source == (3,) and out.role == "user"
+    assert not words[len(head)].isalnum() or not head[-1].isalnum()  # never inside a word
+
+
+# ---- truncate: more of its contract ------------------------------------------------------------
+
+
+def test_truncate_cuts_the_text_of_a_multipart_output_and_keeps_its_image():
+    big = "".join(f"{i}\n" for i in range(600))
+    msgs = session([("bash", "x")])
+    msgs[2] = Message(role="tool", content=({"type": "text", "text": big}, IMAGE), tool_call_ids=("c0",))
+    result = run("truncate", msgs)
+    text, image = result.messages[2].content
+    assert image == IMAGE and text["text"].startswith("0\n1\n") and "tcompact truncated 344 lines" in text["text"]
+
+
+def test_truncate_keeps_every_output_when_keep_recent_covers_them_all():
+    big = "".join(f"{i}\n" for i in range(600))
+    result = run("truncate", session([("bash", big), ("grep", big)]), keep_recent=5)
+    assert (result.applied, result.reason) == (False, "no tool output over the limits")
+
+
+def test_truncate_by_tokens_keeps_head_and_tail_in_their_ratio():
+    counter = TokenCounter()
+    words = " ".join(f"w{i}" for i in range(4000))
+    cut = truncate_text(words, settings("truncate", max_tokens=300, head_ratio=0.25), ctx(), where="s:1")
+    head, rest = cut.split("\n[... tcompact truncated ")
+    tail = rest.split(" ...]\n", 1)[1]
+    assert words.startswith(head) and words.endswith(tail) and counter.count(cut) <= 300
+    assert 2.0 < len(tail) / len(head) < 4.0  # a quarter from the head, the rest from the tail
+    assert truncate_text("short", settings("truncate", max_tokens=300), ctx(), where="s:1") == "short"
+
+
+# ---- offload: more of its contract -------------------------------------------------------------
+
+
+def test_offload_handles_name_the_content_and_the_place_and_the_notes_say_where():
+    import hashlib
+
+    big = "payload line\n" * 400
+    msgs = session([("bash", big), ("bash", big)])
+    result = get("offload").compress(msgs, settings("offload", preview_chars=0), ctx(force=True, offload_dir="o.d"))
+    digest = hashlib.sha256(big.encode()).hexdigest()[:16]
+    assert [b.handle for b in result.blobs] == [f"{digest}000002", f"{digest}000004"]  # oldest first
+    assert [m.text for m in result.messages if m.role == "tool"] == [
+        f"...\n[[OFFLOAD: handle={digest}00000{i}, type=filesystem, path=o.d/{digest}00000{i}.json]]" for i in (2, 4)]
+    assert result.notes == ("offloaded 2 message(s) to o.d/",) and result.figures == {"offloaded": 2}
+
+
+def test_offload_acts_only_over_its_threshold():
+    msgs = session([("bash", "payload line\n" * 400)])
+    total = TokenCounter().total(msgs)
+    assert run("offload", msgs, tokens_threshold=total).reason == "below the threshold"
+    assert run("offload", msgs, tokens_threshold=total - 1).figures == {"offloaded": 1}
+
+
+def test_offload_keep_recent_roles_and_the_last_round():
+    big = "x " * 2000
+    msgs = session([("bash", big), ("bash", big), ("bash", big)])
+    assert len(run("offload", msgs, force=True, keep_recent=4).blobs) == 1  # the last two results are kept
+    asked = [Message(role="user", content=big)] + msgs[1:]
+    assert [b.message.role for b in run("offload", asked, force=True, roles=["user"]).blobs] == ["user"]
+    open_round = msgs[:3] + [Message(role="assistant", content="first part done")] + msgs[3:-1]
+    assert [b.message for b in run("offload", open_round, force=True).blobs] == [msgs[2]]  # the round after the answer
+    assert len(run("offload", open_round, force=True, keep_last_round=False).blobs) == 3
+    assert len(run("offload", msgs[:-1], force=True).blobs) == 3  # no answer at all: no round is protected
+
+
+def test_offload_protection_matches_raw_arguments_too():
+    big = "x " * 2000
+    msgs = session([("bash", big)])
+    msgs[1] = Message(role="assistant", tool_calls=(ToolCall("c0", "bash", "cat notes.txt", type="custom"),))
+    assert run("offload", msgs, force=True, protected_tools=["bash:cat *"]).applied is False
+    assert run("offload", msgs, force=True, protected_tools=["bash:rm *"]).figures == {"offloaded": 1}
+    assert run("offload", msgs, force=True, protected_tools=["bash"]).applied is False
+
+
+# ---- micro: more of its contract ---------------------------------------------------------------
+
+
+def test_micro_clears_only_the_tools_named_and_says_what_it_did():
+    big = "result " * 200
+    msgs = session([("grep", big), ("grep", big), ("read", big), ("read", big)])
+    result = run("micro", msgs, keep_recent_per_tool=1, tools=["read"])
+    assert [m.text.startswith(CLEARED_MARKER) for m in result.messages if m.role == "tool"] == [False, False, True,
+                                                                                               False]
+    assert result.notes == ("cleared 1 old tool result(s)",) and result.figures == {"cleared": 1}
+    assert result.tokens_after < result.tokens_before
+
+
+def test_micro_keeps_the_image_of_a_cleared_result():
+    msgs = session([("shot", "x"), ("shot", "y")])
+    msgs[2] = Message(role="tool", content=({"type": "text", "text": "result " * 200}, IMAGE), tool_call_ids=("c0",))
+    result = run("micro", msgs, keep_recent_per_tool=1)
+    text, image = result.messages[2].content
+    assert image == IMAGE and text["text"].startswith(CLEARED_MARKER + "\nshot output of ")

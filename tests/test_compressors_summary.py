@@ -268,3 +268,116 @@ def test_full_keeps_user_messages_newest_first_within_the_budget():
     assert (second.text, third.text) == ("second request", "third request")
     assert handoff.text == f"{SUMMARY_INTRO}\n\n1. Active Task\nfix it"
     assert list(fake.calls[0].body) == list(range(1, 8)) and fake.calls[0].contract == "full"
+
+
+# ---- through compress(): the summary budget, pinned messages, the assembled result --------------
+
+
+def bodies(tokens_per_result, results=1):
+    """A request, ``results`` calls with results of about ``tokens_per_result`` tokens each, an answer, a request."""
+    msgs = [U("start")]
+    for n in range(results):
+        msgs += [A("", (f"c{n}", "bash", {"n": n})), T(f"c{n}", "word " * tokens_per_result)]
+    return msgs + [A("done"), U("next")]
+
+
+@pytest.mark.parametrize(("size", "values", "budget"), [
+    (30, {}, 64),  # a tiny body: at least 64 tokens
+    (400, {}, 214),  # under 1,024 tokens: half of it (the 512 floor is more than the body can use)
+    (3000, {}, 512),  # 0.13 of 3,000-odd tokens is under the 512 floor
+    (30_000, {}, 3903),  # 0.13 of what it replaces
+    (30_000, {"summary_max_tokens": 2000}, 2000),  # capped
+    (30_000, {"summary_ratio": 0.5}, 8000),  # capped at the default summary_max_tokens
+])
+def test_the_summary_budget_is_a_share_of_what_it_replaces(size, values, budget):
+    msgs = bodies(size)
+    fake = FakeSummarizer(SNAPSHOT)
+    run("dialogue", msgs, fake, **values)
+    (request,) = fake.calls
+    body = sum(TokenCounter().message(msgs[i]).total for i in request.body)
+    assert (request.target_tokens, request.max_tokens) == (budget, budget)
+    expected = min(values.get("summary_max_tokens", 8000),
+                   max(min(512, body // 2), int(body * values.get("summary_ratio", 0.13)), 64))
+    assert budget == expected
+
+
+@pytest.mark.parametrize("name", ["dialogue", "current-round", "full"])
+def test_without_a_summariser_a_summarising_compressor_fails_and_changes_nothing(name):
+    ctx = Context(counter=TokenCounter(), window=200_000, summarizer=None, force=True)
+    result = get(name).compress(history(), get(name).settings_model(), ctx)
+    assert (result.applied, result.failed, result.reason, result.messages) == (False, True, "no summariser",
+                                                                               tuple(history()))
+
+
+@pytest.mark.parametrize(("name", "body"), [("dialogue", [0, 1, 2, 3, 4, 5, 6]),
+                                         ("current-round", [8, 9, 10, 11])])
+def test_system_and_developer_messages_inside_the_body_stay_before_the_memory_block(name, body):
+    msgs = history()
+    msgs.insert(3, Message(role="system", content="Rule: never push."))
+    msgs.insert(10, Message(role="developer", content="Use the staging database."))
+    fake = FakeSummarizer(SNAPSHOT)
+    result, _ = run(name, msgs, fake)
+    assert list(fake.calls[0].body) == body
+    texts = [m.text for m in result.messages]
+    memory = next(i for i, m in enumerate(result.messages) if m.meta.get("memory_block"))
+    pinned = [i for i, m in enumerate(result.messages) if m.role in ("system", "developer")]
+    assert [texts[i] for i in pinned] == ["Rule: never push.", "Use the staging database."]
+    inside = [i for i in pinned if msgs.index(next(m for m in msgs if m.text == texts[i])) in body]
+    assert all(i < memory for i in inside)  # those of the body come before the summary replacing it
+
+
+def test_a_failed_call_and_an_empty_summary_leave_the_transcript_as_it_was():
+    result, _ = run("dialogue", history(), FakeSummarizer(SummarizerError("authentication", "bad key")))
+    assert (result.applied, result.failed, result.reason) == (False, True, "summariser failed: bad key")
+    assert result.messages == tuple(history()) and len(result.calls) == 1
+    empty = FakeSummarizer("  \n ")
+    empty.trusted = True  # a backend trusted to follow the contract is not checked: the empty summary is refused
+    result, _ = run("full", history(), empty)
+    assert (result.applied, result.failed, result.reason) == (False, True, "the summariser returned an empty summary")
+
+
+def test_an_applied_summary_reports_what_it_replaced_and_its_figures():
+    result, _ = run("dialogue", history(), FakeSummarizer(SNAPSHOT))
+    assert result.notes == ("6 messages summarised into one memory_block_dialogue",)
+    assert result.messages[0].meta["memory_block"] == "memory_block_dialogue"
+    assert set(result.figures) == {"facts_kept", "tokens_kept"} and 0 < result.figures["tokens_kept"] < 1
+    assert result.span.body == range(0, 6) and result.tokens_after < result.tokens_before
+
+
+def test_full_starts_after_the_leading_system_prompt_and_can_keep_a_raw_tail():
+    msgs = [Message(role="system", content="sys"), Message(role="developer", content="dev")] + history()
+    fake = FakeSummarizer(SNAPSHOT)
+    result, _ = run("full", msgs, fake, keep_recent_messages=1)
+    assert list(fake.calls[0].body) == list(range(2, 11))  # the last message stays raw
+    assert [m.text for m in result.messages[:2]] == ["sys", "dev"]
+    handoff = next(m for m in result.messages if m.meta.get("memory_block") == "full")
+    assert handoff.text == f"{SUMMARY_INTRO}\n\n1. Active Task\nfix it\n\nRecent messages are preserved verbatim."
+    assert result.messages[-1].text == "working"
+    assert result.notes == ("9 messages replaced by 2 user message(s) and one summary",)
+
+
+def test_full_with_no_user_budget_keeps_no_user_message_and_never_harness_text():
+    msgs = history()
+    msgs.insert(3, U("<system-reminder>the todo list changed</system-reminder>"))
+    result, _ = run("full", msgs, FakeSummarizer(SNAPSHOT), user_messages_max_tokens=0)
+    assert [m.text for m in result.messages if m.role == "user" and not m.meta.get("memory_block")
+            and not m.meta.get("reinjected")] == []
+    result, _ = run("full", msgs, FakeSummarizer(SNAPSHOT))
+    users = [m.text for m in result.messages if m.role == "user" and not m.meta.get("memory_block")
+             and not m.meta.get("reinjected")]
+    assert users == ["Read the parser", "Now fix the empty-input bug"]
+
+
+def test_full_reinjects_the_plan_todos_and_files_after_its_summary():
+    msgs = [U("port it"),
+            A("", ("p", "update_plan", {"explanation": "Port module by module.", "plan": [
+                {"step": "port parser", "status": "in_progress"}, {"step": "port cli", "status": "pending"}]})),
+            T("p", "Plan updated"), A("", ("r", "read_file", {"path": "cli.py"})), T("r", SOURCE),
+            A("", ("b", "bash", {"command": "pytest -q"})), T("b"), A("working")]
+    result, _ = run("full", msgs, FakeSummarizer(SNAPSHOT), summary_ratio=1.0)
+    extra = result.messages[-1]
+    assert extra.meta.get("reinjected") and result.messages[-2].meta.get("memory_block") == "full"
+    assert [line for line in extra.text.splitlines() if line.startswith("<section")] == [
+        '<section name="plan">', '<section name="read_file">', '<section name="todo">']
+    assert "Current plan:\nPort module by module." in extra.text and f"Lines returned: 2\n\n{SOURCE}\n" in extra.text
+    assert "- [in_progress] 1: port parser\n- [pending] 2: port cli" in extra.text

@@ -103,7 +103,7 @@ def test_library_example_names_exist():
         assert getattr(tcompact, name) is not None
 
 
-@pytest.mark.parametrize("kind", ["inspect", "compact"])
+@pytest.mark.parametrize("kind", ["inspect", "compact", "eval"])
 def test_every_batch_option_is_documented(kind):
     section = README[README.index(_title("batch")):]
     section = section[: section.find("\n### ", 1)]
@@ -120,12 +120,15 @@ def test_every_batch_json_key_is_documented(tmp_path, monkeypatch):
     section = README[README.index(_title("batch")):]
     section = section[: section.find("\n### ", 1)]
     named = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", " ".join(re.findall(r"`[^`]*`", section))))
-    for kind in ("inspect", "compact"):
+    from tcompact.evaluation import KINDS
+
+    extra = {"inspect": ["--spans", "dialogue"], "compact": [], "eval": ["-c", "full"]}
+    for kind in ("inspect", "compact", "eval"):
         result = CliRunner().invoke(app, ["batch", kind, str(SAMPLES), "--out", str(tmp_path / kind), "--json",
-                                          "--workers", "1", *(["--spans", "dialogue"] if kind == "inspect" else [])])
+                                          "--workers", "1", *extra[kind]])
         assert result.exit_code == 0, result.stderr
         keys = _keys(orjson.loads(result.stdout), set())
-        values = {"user", "assistant", "tool", "system", "developer"}
+        values = {"user", "assistant", "tool", "system", "developer", *KINDS}  # eval: canary kinds are keys
         for raw in (tmp_path / kind / "results.jsonl").read_bytes().splitlines():
             line = orjson.loads(raw)
             _keys(line, keys)

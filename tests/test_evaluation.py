@@ -274,7 +274,7 @@ def test_eval_json_has_every_key_documented(runner):
     assert [f["path"].rsplit("/", 1)[-1] for f in doc["files"]] == SAMPLE_FILES
     assert [n["path"].rsplit("/", 1)[-1] for n in doc["not_transcripts"]] == [] and doc["errors"] == []
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    start = readme.index("### `tcompact eval PATH...`")
+    start = readme.index("### `tcompact eval [PATH...]`")
     section = readme[start:readme.index("\n## ", start)]
     keys = _keys(doc, set())
     assert sorted(k for k in keys - set(KINDS) if f'"{k}"' not in section) == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 from conftest import call, jsonl, msg
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tcompact.errors import InputError, UsageError
 from tcompact.formats import ReadOptions, read_file, render
@@ -197,3 +199,171 @@ def test_claude_code_cannot_hold_system_messages(tmp_path):
     sf = read_file(jsonl(tmp_path / "c.jsonl", SESSION))
     rendered = render(sf.transcripts[0], "claude-code", source=sf, now="2026-01-01T00:00:00.000Z")
     assert rendered.losses == ("message 0 (system): Claude Code sessions have no system messages",)
+
+
+@pytest.mark.parametrize(("d", "error"), [
+    ({"content": "x"}, '"role" must be a non-empty string'),
+    ({"role": ""}, '"role" must be a non-empty string'),
+    ({"role": 1}, '"role" must be a non-empty string'),
+    ({"role": "user", "content": 5}, '"content" must be a string, a list of parts or null, not int'),
+    ({"role": "user", "content": {"text": "x"}}, '"content" must be a string, a list of parts or null, not dict'),
+    ({"role": "user", "content": ["x"]}, '"content" parts must be objects'),
+    ({"role": "assistant", "tool_calls": {}}, '"tool_calls" must be a list'),
+    ({"role": "assistant", "tool_calls": [call("c", "f", {}), "x"]}, '"tool_calls"[1] must be an object'),
+    ({"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}, '"tool_calls"[0] has no function name'),
+    ({"role": "user", "name": 3}, '"name" must be a string'),
+    ({"role": "assistant", "reasoning_content": ["x"]}, '"reasoning_content" must be a string'),
+    ({"role": "tool", "tool_call_id": 3}, '"tool_call_id" must be a string'),
+    ({"role": "tool", "tool_call_ids": "c1"}, '"tool_call_ids" must be a list of strings'),
+    ({"role": "tool", "tool_call_ids": ["c1", 2]}, '"tool_call_ids" must be a list of strings'),
+])
+def test_a_message_of_the_wrong_shape_names_the_key(d, error):
+    from tcompact.formats.chat import ShapeError
+
+    with pytest.raises(ShapeError) as exc:
+        parse_message(d)
+    assert str(exc.value) == error
+
+
+def test_parse_message_fills_what_a_call_leaves_out():
+    m = parse_message({"role": "assistant", "tool_calls": [{"function": {"name": "f"}},
+                                                             {"name": "g", "arguments": [1], "type": None, "id": 7}]})
+    assert [(c.id, c.name, c.arguments, c.type) for c in m.tool_calls] == [("call_0", "f", "", "function"),
+                                                                         ("7", "g", "[1]", "function")]
+    tool = parse_message({"role": "tool", "tool_call_id": "a", "tool_call_ids": ["a", "b", ""]})
+    assert tool.tool_call_ids == ("a", "b", "")  # the single id first, once; an empty id is kept
+    assert parse_message({"role": "assistant", "content": "x", "reasoning_content": ""}).reasoning == ()
+
+
+@pytest.mark.parametrize(("record", "is_chat"), [
+    ({"role": "user", "content": "x"}, True),
+    ({"messages": []}, True),
+    ({"role": "user", "type": "message"}, False),  # Claude and Codex lines carry a "type"
+    ({"messages": [], "type": "x"}, False),
+    ({"role": 3}, False),
+    ({"messages": "x"}, False),
+    ({}, False),
+])
+def test_sniff(record, is_chat):
+    from tcompact.formats.chat import sniff
+
+    assert sniff(record) is is_chat
+
+
+def test_message_to_dict_writes_openai_shapes():
+    from tcompact.model import Message, Reasoning, ToolCall
+
+    m = Message(role="assistant", content=({"type": "text", "text": "a"},),
+                tool_calls=(ToolCall("w", "web_search", "{}", type="server"), ToolCall("p", "apply_patch", "x", "custom")),
+                reasoning=(Reasoning(text="one"), Reasoning(encrypted_chars=40), Reasoning(text="two")),
+                extra={"role": "ignored", "usage": {"prompt_tokens": 1}})
+    assert message_to_dict(m) == {
+        "role": "assistant", "content": [{"type": "text", "text": "a"}],
+        "tool_calls": [{"id": "w", "type": "function", "function": {"name": "web_search", "arguments": "{}"}},
+                       {"id": "p", "type": "custom", "function": {"name": "apply_patch", "arguments": "x"}}],
+        "reasoning_content": "one\n\ntwo", "usage": {"prompt_tokens": 1}}
+    assert message_to_dict(Message(role="tool", content="r", tool_call_ids=("a", "b"), name="t")) == {
+        "role": "tool", "content": "r", "name": "t", "tool_call_ids": ["a", "b"]}
+
+
+def test_records_that_are_no_message_are_counted_by_kind_and_kept(tmp_path):
+    lines = [msg("user", "a"), {"type": "note"}, {"foo": 1}, {"type": 3}, {"type": ""}, {"type": "note"},
+             {"id": "x", "messages": [msg("user", "e")]}]
+    path = jsonl(tmp_path / "c.jsonl", lines)
+    sf = read_file(path)
+    assert dict(sf.unknown_types) == {"note": 2, "(record without role)": 2, '("type" is int)': 1}
+    assert [(t.id, t.kind, [m.text for m in t.messages]) for t in sf.transcripts] == [
+        ("main", "main", ["a"]), ("line-7", "episode", ["e"])]
+    assert render(sf.transcripts[0], "chat", source=sf).data == path.read_bytes()
+    assert render(sf.transcripts[1], "chat", source=sf).data == path.read_bytes()
+
+
+def test_a_skipped_message_line_is_written_back_as_it_was(tmp_path):
+    from dataclasses import replace
+
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b'{"role":"user","content":"a"}\n{"role":"user","content":5}\n{"role":"assistant","content":"b"}\n')
+    sf = read_file(path, ReadOptions(skip_bad_lines=True))
+    assert sf.skipped == ((2, 'chat message: "content" must be a string, a list of parts or null, not int'),)
+    t = sf.transcripts[0]
+    changed = replace(t, messages=(t.messages[0], replace(t.messages[1], content="c")))
+    assert render(changed, "chat", source=sf).data == (b'{"role":"user","content":"a"}\n{"role":"user","content":5}\n'
+                                                      b'{"role":"assistant","content":"c"}\n')
+
+
+def test_an_item_skipped_inside_an_episode_stays_when_the_episode_is_rewritten(tmp_path):
+    from dataclasses import replace
+
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b'{"messages":[{"role":"user","content":"a"}]}\r\n'
+                     b'{"messages":[{"role":"user","content":"q"},{"role":"user","content":5},'
+                     b'{"role":"assistant","content":"c"}],"reward":1}\r\n')
+    sf = read_file(path, ReadOptions(skip_bad_lines=True))
+    assert sf.skipped == ((2, 'messages[1]: "content" must be a string, a list of parts or null, not int'),)
+    t = sf.transcript("line-2")
+    assert [(m.text, dict(m.meta)) for m in t.messages] == [("q", {"item": 0, "line": 2}), ("c", {"item": 2, "line": 2})]
+    changed = replace(t, messages=(t.messages[0], replace(t.messages[1], content="cut")))
+    assert render(changed, "chat", source=sf).data == (
+        b'{"messages":[{"role":"user","content":"a"}]}\r\n'
+        b'{"messages":[{"role":"user","content":"q"},{"role":"user","content":5},'
+        b'{"role":"assistant","content":"cut"}],"reward":1}\r\n')
+
+
+@pytest.mark.parametrize(("messages", "usage"), [
+    ([msg("assistant", "a", usage={"prompt_tokens": 10, "completion_tokens": 2}),
+      msg("assistant", "b", usage_metadata={"input_tokens": 30, "output_tokens": 4}, usage={"prompt_tokens": 1})],
+     {"source": "chat", "requests": 2, "input_tokens": 40, "output_tokens": 6, "last_context_tokens": 30,
+      "last_line": 2}),
+    ([msg("assistant", "a", usage={"prompt_tokens": 0, "completion_tokens": 0}),  # no figures: not a request
+      msg("user", "b", usage={"prompt_tokens": 5, "completion_tokens": 5}),  # only replies are requests
+      msg("assistant", "c", usage={"prompt_tokens": "5", "completion_tokens": 5}),
+      msg("assistant", "d", usage=[1])], None),
+])
+def test_provider_usage_of_chat_replies(tmp_path, messages, usage):
+    sf = read_file(jsonl(tmp_path / "u.jsonl", [msg("user", "q"), *messages]))
+    usage = usage if usage is None else {**usage, "last_line": usage["last_line"] + 1}
+    assert sf.transcripts[0].provider_usage == usage
+
+
+@pytest.mark.parametrize("target", ["chat", "claude-code", "codex"])
+def test_a_lone_surrogate_in_a_written_message_still_reads_back(target):
+    # parse_json turns lone surrogates into U+FFFD, but a summariser's reply can hold one: the line written
+    # must be UTF-8 that tcompact (and every JSON reader) can read again
+    from tcompact.formats import read_bytes
+    from tcompact.formats.chat import dumps_line
+    from tcompact.model import Message, Transcript
+
+    assert dumps_line({"a\ud800": "café \udfff"}) == b'{"a\\ud800":"caf\xc3\xa9 \\udfff"}\n'
+    t = Transcript(id="main", kind="main", messages=(Message(role="user", content="café \ud800 ok"),))
+    data = render(t, target, now="2026-01-01T00:00:00.000Z").data
+    data.decode("utf-8")
+    assert [m.text for m in read_bytes(data, "back.jsonl").transcripts[0].messages] == ["café \ufffd ok"]
+
+
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+_MESSAGE = st.fixed_dictionaries(
+    {"role": st.sampled_from(["system", "user", "assistant", "tool"]),
+     "content": st.one_of(st.none(), _TEXT, st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": _TEXT}),
+                                                     max_size=2))},
+    optional={"name": _TEXT, "tool_call_id": _TEXT, "reasoning_content": _TEXT.filter(bool),
+              "tool_calls": st.lists(st.builds(lambda i, n, a: call(i, n, a), _TEXT, _TEXT.filter(bool), _TEXT),
+                                     min_size=1, max_size=2),
+              "metadata": st.dictionaries(_TEXT, st.integers(-5, 5), max_size=2)})
+
+
+@settings(max_examples=80, deadline=None)
+@given(_MESSAGE)
+def test_parse_then_to_dict_is_the_identity_on_chat_messages(d):
+    assert message_to_dict(parse_message(d)) == d
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_MESSAGE, min_size=1, max_size=6),
+       st.lists(st.sampled_from([b"\n", b"\r\n", b" \n", b"\n\n"]), min_size=6, max_size=6), st.booleans())
+def test_reading_and_writing_back_an_unchanged_chat_file_gives_its_bytes(messages, ends, indent):
+    from tcompact.formats import read_bytes
+
+    lines = [orjson.dumps(d).replace(b'":', b'": ') if indent else orjson.dumps(d) for d in messages]
+    data = b"".join(line + end for line, end in zip(lines, ends))
+    sf = read_bytes(data, "g.jsonl")
+    assert render(sf.transcripts[0], "chat", source=sf).data == data

@@ -4,68 +4,11 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from claude_lines import SID, assistant, compacted_session, line, parallel_session, sidechain_session, user, usage
 from conftest import jsonl
 
 from tcompact.errors import InputError
 from tcompact.formats import ReadOptions, read_file, render
-
-SID = "11111111-2222-3333-4444-555555555555"
-
-
-def line(kind, uuid, parent, message=None, ts="2026-01-05T10:00:00.000Z", **extra):
-    d = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/repo", "sessionId": SID,
-         "version": "2.1.0", "type": kind}
-    if message is not None:
-        d["message"] = message
-    d.update({"uuid": uuid, "timestamp": ts})
-    d.update(extra)
-    return d
-
-
-def user(uuid, parent, content, ts="2026-01-05T10:00:00.000Z", **extra):
-    return line("user", uuid, parent, {"role": "user", "content": content}, ts, **extra)
-
-
-def usage(inp, read, create, out):
-    return {"input_tokens": inp, "cache_read_input_tokens": read, "cache_creation_input_tokens": create,
-            "output_tokens": out}
-
-
-def assistant(uuid, parent, mid, blocks, use, ts="2026-01-05T10:00:01.000Z", request="req", **extra):
-    msg = {"id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": blocks,
-           "stop_reason": None, "stop_sequence": None, "usage": use}
-    d = line("assistant", uuid, parent, msg, ts, **extra)
-    if request:
-        d["requestId"] = request
-    return d
-
-
-def tool_result(uuid, parent, tool_id, text, ts, is_error=None):
-    block = {"tool_use_id": tool_id, "type": "tool_result", "content": text}
-    if is_error is not None:
-        block["is_error"] = is_error
-    return user(uuid, parent, [block], ts, toolUseResult={"stdout": text, "stderr": ""})
-
-
-def parallel_session(request="req_A"):
-    """A reply split over three lines with two parallel calls, results hanging off their own call lines."""
-    return [
-        {"type": "queue-operation", "operation": "dequeue", "timestamp": "2026-01-05T10:00:00.000Z", "sessionId": SID},
-        user("u1", None, "Fix the bug in parser.py", "2026-01-05T10:00:00.100Z"),
-        assistant("a1a", "u1", "msg_A", [{"type": "thinking", "thinking": "Look at the parser.", "signature": "sig"}],
-                  usage(10, 100, 5, 1), "2026-01-05T10:00:01.000Z", request),
-        assistant("a1b", "a1a", "msg_A", [{"type": "tool_use", "id": "t1", "name": "Read",
-                                           "input": {"file_path": "parser.py"}}],
-                  usage(10, 100, 5, 7), "2026-01-05T10:00:01.100Z", request),
-        assistant("a1c", "a1b", "msg_A", [{"type": "tool_use", "id": "t2", "name": "Bash",
-                                           "input": {"command": "pytest -q"}}],
-                  usage(10, 100, 5, 12), "2026-01-05T10:00:01.200Z", request),
-        tool_result("r1", "a1b", "t1", "def parse(): ...", "2026-01-05T10:00:02.000Z"),
-        tool_result("r2", "a1c", "t2", "1 failed", "2026-01-05T10:00:02.100Z", is_error=True),
-        assistant("a2", "r2", "msg_B", [{"type": "text", "text": "The test fails; fixing."}],
-                  usage(3, 200, 0, 20), "2026-01-05T10:00:03.000Z", "req_B" if request else None),
-    ]
-
 
 def summary(messages):
     return [(m.role, m.text, tuple(c.id for c in m.tool_calls), m.tool_call_ids, m.is_error, m.internal)
@@ -108,20 +51,6 @@ def test_write_back_unchanged_is_byte_identical(tmp_path):
     assert render(sf.transcripts[0], "claude-code", source=sf).data == path.read_bytes()
 
 
-def compacted_session():
-    pre = [user("u0", None, "old task", "2026-01-05T09:00:00.000Z"),
-           assistant("a0", "u0", "msg_0", [{"type": "text", "text": "old answer"}], usage(1, 1, 1, 1),
-                     "2026-01-05T09:00:01.000Z")]
-    boundary = line("system", "b1", None, None, "2026-01-05T09:30:00.000Z", subtype="compact_boundary",
-                    logicalParentUuid="a0", content="Conversation compacted", level="info",
-                    compactMetadata={"trigger": "auto", "preTokens": 1234})
-    summ = user("s1", "b1", "This session is being continued from a previous conversation. Summary: old task done.",
-                "2026-01-05T09:30:01.000Z", isCompactSummary=True, isVisibleInTranscriptOnly=True)
-    rest = parallel_session()[1:]
-    rest[0] = user("u1", "s1", "Fix the bug in parser.py", "2026-01-05T10:00:00.100Z")
-    return pre + [boundary, summ] + rest
-
-
 def test_active_chain_stops_at_the_compact_boundary(tmp_path):
     sf = read_file(jsonl(tmp_path / "c.jsonl", compacted_session()))
     (main,) = sf.transcripts
@@ -149,32 +78,6 @@ def test_newest_branch_wins_after_a_rewind(tmp_path):
     ]
     (main,) = read_file(jsonl(tmp_path / "b.jsonl", records)).transcripts
     assert [m.text for m in main.messages] == ["hello", "second try"]
-
-
-def sidechain_session():
-    prompt = "Survey the package.json files and report the scripts."
-    main = [
-        user("u1", None, "Update the docs", "2026-01-05T10:00:00.000Z"),
-        assistant("aT", "u1", "msg_T", [{"type": "tool_use", "id": "toolu_task", "name": "Task",
-                                         "input": {"description": "survey", "prompt": prompt}}],
-                  usage(5, 0, 0, 9), "2026-01-05T10:00:01.000Z"),
-    ]
-    side = [
-        user("s1", None, prompt, "2026-01-05T10:00:02.000Z", isSidechain=True),
-        assistant("s2", "s1", "msg_S1", [{"type": "tool_use", "id": "toolu_glob", "name": "Glob",
-                                          "input": {"pattern": "**/package.json"}}],
-                  usage(2, 0, 0, 3), "2026-01-05T10:00:03.000Z", isSidechain=True),
-        tool_result("s3", "s2", "toolu_glob", "package.json", "2026-01-05T10:00:04.000Z"),
-        assistant("s4", "s3", "msg_S2", [{"type": "text", "text": "One package.json with 3 scripts."}],
-                  usage(4, 0, 0, 8), "2026-01-05T10:00:05.000Z", isSidechain=True),
-    ]
-    side[2]["isSidechain"] = True
-    tail = [
-        tool_result("rT", "aT", "toolu_task", "One package.json with 3 scripts.", "2026-01-05T10:00:06.000Z"),
-        assistant("aE", "rT", "msg_E", [{"type": "text", "text": "Docs updated."}], usage(7, 0, 0, 4),
-                  "2026-01-05T10:00:07.000Z"),
-    ]
-    return main + side + tail
 
 
 def test_sidechains_are_their_own_transcripts_linked_to_the_task_call(tmp_path):
@@ -281,3 +184,96 @@ def test_a_tie_on_the_newest_time_resumes_the_first_leaf_in_file_order(tmp_path)
     ]
     (main,) = read_file(jsonl(tmp_path / "t.jsonl", records)).transcripts
     assert [m.text for m in main.messages] == ["hello", "first"]  # as Claude Code 2.0.76 picks it
+
+
+@pytest.mark.parametrize(("record", "is_claude"), [
+    ({"type": "user", "message": {}, "uuid": "x"}, True),
+    ({"type": "assistant", "message": {}, "sessionId": "s"}, True),
+    ({"type": "user", "message": {}}, False),  # neither uuid nor sessionId
+    ({"type": "user", "message": "x", "uuid": "x"}, False),
+    ({"type": "summary", "leafUuid": "x"}, True),
+    ({"type": "file-history-snapshot", "messageId": "x"}, True),
+    ({"type": "progress", "uuid": "x"}, True),
+    ({"type": "summary"}, False),
+    ({"type": "brand-new", "uuid": "x"}, False),  # unknown types are kept, but do not make a file Claude's
+    ({"type": 3, "uuid": "x"}, False),
+])
+def test_sniff(record, is_claude):
+    from tcompact.formats.claude_code import sniff
+
+    assert sniff(record) is is_claude
+
+
+@pytest.mark.parametrize("content", [5, ["not a block"], None])
+def test_message_content_of_the_wrong_shape_is_named(tmp_path, content):
+    records = parallel_session()
+    records[1] = dict(records[1], message={"role": "user", "content": content})
+    path = jsonl(tmp_path / "w.jsonl", records)
+    with pytest.raises(InputError) as err:
+        read_file(path)
+    assert str(err.value) == (f'{path}:2: message "content" must be a string or a list of blocks — fix or remove that '
+                              "line, or pass --skip-bad-lines to read on without it")
+
+
+def test_records_without_a_type_of_text_are_counted_apart_and_known_ones_not_at_all(tmp_path):
+    records = parallel_session() + [{"type": 5, "uuid": "q1"}, {"uuid": "q2", "sessionId": SID},
+                                    {"type": "custom-title", "customTitle": "parser", "sessionId": SID},
+                                    {"type": "summary", "summary": "Fix parser", "leafUuid": "a2"}]
+    sf = read_file(jsonl(tmp_path / "t.jsonl", records))
+    assert dict(sf.unknown_types) == {'("type" is int)': 1, "(record without type)": 1}
+    assert sf.meta["session_ids"] == [SID]
+
+
+def test_session_ids_are_listed_in_the_order_they_first_appear(tmp_path):
+    records = parallel_session()
+    records[5] = dict(records[5], sessionId="second")
+    assert read_file(jsonl(tmp_path / "s.jsonl", records)).meta["session_ids"] == [SID, "second"]
+
+
+def test_a_compaction_before_the_last_one_is_listed_outside_the_context(tmp_path):
+    first = compacted_session()
+    again = [line("system", "b2", None, None, "2026-01-05T11:00:00.000Z", subtype="compact_boundary",
+                  logicalParentUuid="a2", content="Conversation compacted",
+                  compactMetadata={"trigger": "manual", "preTokens": 999}),
+             user("s2", "b2", "This session is being continued from a previous conversation. Summary: fixed.",
+                  "2026-01-05T11:00:01.000Z", isCompactSummary=True),
+             user("u9", "s2", "now the docs", "2026-01-05T11:00:02.000Z")]
+    path = jsonl(tmp_path / "c.jsonl", first + again)
+    (main,) = read_file(path).transcripts
+    assert [m.text[:12] for m in main.messages] == ["This session", "now the docs"]
+    assert [(c.index, c.line, c.trigger, c.pre_tokens) for c in main.compactions] == [(None, 3, "auto", 1234),
+                                                                                     (0, 12, "manual", 999)]
+    (full,) = read_file(path, ReadOptions(full_history=True)).transcripts
+    assert [(c.index, c.line) for c in full.compactions] == [(2, 3), (8, 12)]
+    assert len(full.messages) == 10
+
+
+def test_a_line_without_a_timestamp_counts_as_written_when_the_line_before_it_was(tmp_path):
+    records = [user("u0", None, "hello", "2026-01-05T10:00:00.000Z"),
+               assistant("a1", "u0", "msg_1", [{"type": "text", "text": "first"}], usage(1, 0, 0, 1),
+                         "2026-01-05T10:00:05.000Z"),
+               {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-05T10:00:09.000Z",
+                "sessionId": SID},
+               {k: v for k, v in assistant("a2", "u0", "msg_2", [{"type": "text", "text": "second"}],
+                                           usage(1, 0, 0, 1), request="r2").items() if k != "timestamp"}]
+    (main,) = read_file(jsonl(tmp_path / "t.jsonl", records)).transcripts
+    assert [m.text for m in main.messages] == ["hello", "second"]
+
+
+def test_crlf_and_a_bom_read_and_write_back_unchanged(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"".join(orjson.dumps(r) + b"\r\n" for r in parallel_session()) + b"\r\n")
+    sf = read_file(path)
+    assert [m.role for m in sf.transcripts[0].messages] == ["user", "assistant", "tool", "tool", "assistant"]
+    assert render(sf.transcripts[0], "claude-code", source=sf).data == path.read_bytes()
+
+
+def test_a_subagent_is_linked_only_to_a_call_whose_prompt_started_it(tmp_path):
+    records = sidechain_session()
+    records[1]["message"]["content"].insert(0, {"type": "tool_use", "id": "toolu_other", "name": "Task",
+                                                "input": {"prompt": "something else"}})
+    sf = read_file(jsonl(tmp_path / "t.jsonl", records))
+    assert sf.transcripts[1].parent_tool_call == "toolu_task"
+    records[2] = user("s1", None, "a prompt no call gave", "2026-01-05T10:00:02.000Z", isSidechain=True)
+    sf = read_file(jsonl(tmp_path / "u.jsonl", records))
+    assert sf.transcripts[1].parent_tool_call is None

@@ -3,62 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from codex_lines import TS, compacted_rollout, item, ln, message, rollout
 from conftest import jsonl
 
 from tcompact.errors import InputError
 from tcompact.formats import ReadOptions, read_file, render
 from tcompact.rounds import split_rounds
-
-TS = "2026-01-05T10:00:00.000Z"
-
-
-def ln(kind, payload, ts=TS):
-    return {"timestamp": ts, "type": kind, "payload": payload}
-
-
-def item(payload):
-    return ln("response_item", payload)
-
-
-def message(role, text, kind="input_text"):
-    return item({"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
-
-
-def token_count(total_in, total_out, last_in, last_out, window=272000):
-    def u(i, o):
-        return {"input_tokens": i, "cached_input_tokens": i // 2, "output_tokens": o, "reasoning_output_tokens": 0,
-                "total_tokens": i + o}
-
-    return ln("event_msg", {"type": "token_count", "info": {"total_token_usage": u(total_in, total_out),
-                                                            "last_token_usage": u(last_in, last_out),
-                                                            "model_context_window": window}})
-
-
-def rollout():
-    return [
-        ln("session_meta", {"id": "0199", "cwd": "/repo", "originator": "codex_cli_rs", "cli_version": "0.130.0",
-                            "base_instructions": {"text": "You are Codex."}}),
-        ln("turn_context", {"cwd": "/repo", "model": "gpt-5-codex", "approval_policy": "never"}),
-        message("user", "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"),
-        message("developer", "<permissions instructions>sandboxed</permissions instructions>"),
-        message("user", "run the tests"),
-        ln("event_msg", {"type": "user_message", "message": "run the tests", "images": []}),
-        item({"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Plan** run pytest"}],
-              "content": None, "encrypted_content": "gAAAA" + "x" * 795}),
-        item({"type": "function_call", "name": "shell", "arguments": '{"command":["pytest","-q"]}', "call_id": "c1"}),
-        ln("event_msg", {"type": "agent_reasoning", "text": "Plan"}),
-        item({"type": "custom_tool_call", "status": "completed", "call_id": "c2", "name": "apply_patch",
-              "input": "*** Begin Patch\n*** End Patch"}),
-        item({"type": "function_call_output", "call_id": "c1", "output": "Process exited with code 1\n2 failed"}),
-        item({"type": "custom_tool_call_output", "call_id": "c2", "output": "Success."}),
-        token_count(1000, 50, 1000, 50),
-        item({"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "pytest"}}),
-        message("assistant", "Two tests fail.", "output_text"),
-        item({"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}),
-        {"timestamp": TS, "type": "world_state", "payload": {"x": 1}},
-        token_count(2500, 90, 1500, 40),
-    ]
-
 
 def test_items_group_into_assistant_turns(tmp_path):
     sf = read_file(jsonl(tmp_path / "r.jsonl", rollout()))
@@ -117,22 +67,6 @@ def test_write_back_unchanged_is_byte_identical(tmp_path):
     assert render(sf.transcripts[0], "codex", source=sf).data == path.read_bytes()
 
 
-def compacted_rollout(with_replacement=True):
-    compacted = {"message": "Summary: tests were run, two fail."}
-    if with_replacement:
-        compacted["replacement_history"] = [
-            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "run the tests"}]},
-            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Summary: two fail."}]},
-        ]
-    return rollout() + [
-        ln("compacted", compacted),
-        ln("event_msg", {"type": "context_compacted"}),
-        message("user", "now fix them"),
-        ln("event_msg", {"type": "user_message", "message": "now fix them", "images": []}),
-        message("assistant", "Fixed.", "output_text"),
-    ]
-
-
 def test_context_after_compaction_is_the_replacement_history(tmp_path):
     (t,) = read_file(jsonl(tmp_path / "r.jsonl", compacted_rollout())).transcripts
     assert [(m.role, m.text) for m in t.messages] == [
@@ -179,3 +113,115 @@ def test_payload_of_the_wrong_shape(tmp_path):
     path = jsonl(tmp_path / "r.jsonl", records)
     with pytest.raises(InputError, match=r":7: response_item line without a \"payload\" object"):
         read_file(path)
+
+
+def test_every_kind_of_item_becomes_what_the_model_saw(tmp_path):
+    records = [
+        ln("session_meta", {"id": "x", "instructions": "Old-style prompt", "dynamic_tools": [{"name": "t"}]}),
+        item({"type": "message", "role": "user", "content": "a plain string", "metadata": {"compress_level": 1}}),
+        item({"type": "message", "role": "user", "content": [
+            {"type": "input_image", "image_url": "data:image/png;base64,AA"}, {"type": "input_text", "text": "look"},
+            {"type": "refusal", "refusal": "no"}, "junk"]}),
+        item({"type": "local_shell_call", "call_id": "ls1", "status": "completed",
+              "action": {"type": "exec", "command": ["ls"]}}),
+        item({"type": "function_call", "name": "shell", "arguments": {"cmd": "x"}, "id": "fc_1"}),
+        item({"type": "function_call", "name": "shell"}),
+        item({"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "raw thought"}, 5]}),
+        item({"type": "function_call_output", "call_id": "ls1", "output": [{"type": "input_text", "text": "a.py"}]}),
+        item({"type": "function_call_output", "call_id": "fc_1", "output": {"content": "structured", "success": False}}),
+        item({"type": "function_call_output", "output": None}),
+        item({"type": "compaction", "encrypted_content": "E" * 50}),
+        item({"type": "tool_search_call", "query": "x"}),
+        item({"type": 5}),
+    ]
+    sf = read_file(jsonl(tmp_path / "r.jsonl", records))
+    (t,) = sf.transcripts
+    from tcompact.model import Message, Reasoning, ToolCall
+
+    assert t.messages == (
+        Message(role="system", content="Old-style prompt", internal=True, source=(0,)),
+        Message(role="user", content=({"type": "text", "text": "a plain string"},), source=(1,),
+                extra={"metadata": {"compress_level": 1}}),
+        Message(role="user", content=({"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
+                                      {"type": "text", "text": "look"}, {"type": "refusal", "refusal": "no"}),
+                source=(2,)),
+        Message(role="assistant", tool_calls=(
+            ToolCall("ls1", "local_shell", '{"type":"exec","command":["ls"]}', "local_shell"),
+            ToolCall("fc_1", "shell", '{"cmd":"x"}'), ToolCall("function_call_2", "shell", "")),
+            reasoning=(Reasoning(text="raw thought", kind="reasoning"),), source=(3, 4, 5, 6)),
+        Message(role="tool", content=({"type": "text", "text": "a.py"},), tool_call_ids=("ls1",), source=(7,)),
+        Message(role="tool", content="structured", tool_call_ids=("fc_1",), is_error=True, source=(8,)),
+        Message(role="tool", content="", tool_call_ids=("",), source=(9,)),
+        Message(role="user", internal=True, reasoning=(Reasoning(encrypted_chars=50, kind="compaction"),),
+                source=(10,)),
+    )
+    assert dict(sf.unknown_types) == {"response_item/tool_search_call": 1, "response_item/(int)": 1}
+    assert dict(sf.meta) == {"id": "x", "document": False}
+
+
+def test_base_instructions_come_first_wherever_session_meta_is(tmp_path):
+    records = [message("user", "run the tests"),
+               ln("compacted", {"message": "legacy summary"}),
+               message("assistant", "ok", "output_text"),
+               ln("session_meta", {"id": "x", "base_instructions": {"text": "You are Codex."}})]
+    (t,) = read_file(jsonl(tmp_path / "r.jsonl", records)).transcripts
+    assert [(m.role, m.text) for m in t.messages] == [("system", "You are Codex."), ("user", "run the tests"),
+                                                      ("user", "legacy summary"), ("assistant", "ok")]
+    assert [(c.kind, c.index) for c in t.compactions] == [("codex_compacted", 2)]
+
+
+@pytest.mark.parametrize(("record", "error"), [
+    ({"timestamp": TS, "type": "response_item", "payload": {"type": "message", "content": []}},
+     'response_item message needs a "role" and a "content" list'),
+    ({"timestamp": TS, "type": "response_item", "payload": {"type": "message", "role": "user", "content": 5}},
+     'response_item message needs a "role" and a "content" list'),
+    ({"timestamp": TS, "type": "event_msg", "payload": []}, 'event_msg line without a "payload" object'),
+])
+def test_items_of_the_wrong_shape_name_the_line(tmp_path, record, error):
+    path = jsonl(tmp_path / "r.jsonl", [*rollout()[:5], record])
+    with pytest.raises(InputError) as exc:
+        read_file(path)
+    assert str(exc.value) == (f"{path}:6: {error} — fix or remove that line, or pass --skip-bad-lines to read on "
+                              "without it")
+    sf = read_file(path, ReadOptions(skip_bad_lines=True))
+    assert sf.skipped == ((6, error),)
+    assert render(sf.transcripts[0], "codex", source=sf).data == path.read_bytes()
+
+
+@pytest.mark.parametrize(("output", "failed"), [
+    ("Exit code: 2\nWall time: 0.1 seconds", True),
+    ("Process exited with code -1", True),
+    ("Process exited with code 0\nall good", False),
+    ("x" * 400 + "Process exited with code 1", False),  # only the head says how a command ended
+    ('{"output":"x","metadata":{"exit_code":"1"}}', False),
+    ('{"output":"x","metadata":[1]}', False),
+    ("{not json} Process exited with code 3", True),
+    ({"success": True}, False),
+    ([{"type": "input_text", "text": "Process exited with code 1"}], False),
+])
+def test_which_outputs_are_errors(output, failed):
+    from tcompact.formats.codex import _failed
+
+    assert _failed(output) is failed
+
+
+def test_usage_figures_that_are_no_counts_count_nothing(tmp_path):
+    records = [*rollout()[:5], ln("event_msg", {"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": "9", "output_tokens": [1], "cached_input_tokens": -3,
+                              "total_tokens": True}, "model_context_window": 0}}),
+               ln("event_msg", {"type": "token_count", "info": None})]
+    (t,) = read_file(jsonl(tmp_path / "r.jsonl", records)).transcripts
+    zero = dict.fromkeys(("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens",
+                          "total_tokens"), 0)
+    assert t.provider_usage == {"source": "codex", "events": 1, "total": zero, "last": None,
+                                "model_context_window": None, "last_context_tokens": None, "last_line": 6}
+
+
+def test_an_event_only_user_turn_before_a_compaction_is_not_in_the_context(tmp_path):
+    records = [ln("session_meta", {"id": "x"}), ln("event_msg", {"type": "user_message", "message": "old request"}),
+               ln("compacted", {"message": "s", "replacement_history": [
+                   {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "kept"}]}]}),
+               ln("event_msg", {"type": "user_message", "message": "new request"})]
+    (t,) = read_file(jsonl(tmp_path / "r.jsonl", records)).transcripts
+    assert [(m.text, m.meta.get("from"), m.meta.get("replacement")) for m in t.messages] == [
+        ("kept", None, 0), ("new request", "event_msg", None)]

@@ -21,14 +21,15 @@ from typer.testing import CliRunner
 from tcompact.app import app
 
 COMMANDS = ["inspect", "compact", "replay", "compressors", "restore", "convert", "eval", "batch", "batch inspect",
-            "batch compact"]
+            "batch compact", "batch eval"]
 USAGE = {"": "Usage: tcompact [OPTIONS] COMMAND [ARGS]...", "inspect": "Usage: tcompact inspect [OPTIONS] [PATH]...",
          "compact": "Usage: tcompact compact [OPTIONS] [PATH]", "replay": "Usage: tcompact replay [OPTIONS] DUMP|DIR...",
          "compressors": "Usage: tcompact compressors [OPTIONS]", "restore": "Usage: tcompact restore [OPTIONS] [PATH]",
-         "convert": "Usage: tcompact convert [OPTIONS] PATH", "eval": "Usage: tcompact eval [OPTIONS] PATH...",
+         "convert": "Usage: tcompact convert [OPTIONS] PATH", "eval": "Usage: tcompact eval [OPTIONS] [PATH]...",
          "batch": "Usage: tcompact batch [OPTIONS] COMMAND [ARGS]...",
          "batch inspect": "Usage: tcompact batch inspect [OPTIONS] SOURCE...",
-         "batch compact": "Usage: tcompact batch compact [OPTIONS] SOURCE..."}
+         "batch compact": "Usage: tcompact batch compact [OPTIONS] SOURCE...",
+         "batch eval": "Usage: tcompact batch eval [OPTIONS] SOURCE..."}
 TYPE_TAG = re.compile(r"<(?:bool|int|float|str|path|list\[\w+\])>|\{\w+\}", re.IGNORECASE)
 
 ROOT_HELP_80 = """\
@@ -52,7 +53,7 @@ Commands:
   restore      Put offloaded originals back into a compacted transcript.
   convert      Convert a transcript to chat, Claude Code or Codex.
   eval         Measure what each compressor keeps of planted canaries.
-  batch        Inspect or compact a whole corpus, on a process pool or Ray.
+  batch        Inspect, compact or evaluate a whole corpus on a pool or Ray.
 """
 
 

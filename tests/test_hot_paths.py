@@ -48,3 +48,17 @@ def test_the_dump_context_digest_given_is_the_one_computed():
     doc = {"context_before": {"messages": [{"role": "user", "content": "x"}]}, "request": {"prompt": "p"}}
     known = digest(doc["context_before"]["messages"])
     assert content_hashes(doc, context_before=known) == content_hashes(doc)
+
+
+_TAIL_PIECES = ["a", "b", "ab", " ", "\n", "\t", ".", "xyz. ", "é", "\u00a0", "\u2003", "\x1c", "line\n", "=" * 3]
+
+
+@settings(max_examples=600, deadline=None, database=None)
+@given(st.lists(st.sampled_from(_TAIL_PIECES), max_size=40), st.lists(st.sampled_from(_TAIL_PIECES), min_size=1,
+       max_size=6), st.integers(0, 7), st.lists(st.sampled_from([" ", "\n", "\t", "\u00a0", "\x1c"]), max_size=4))
+def test_the_loop_check_searches_the_tail_only_where_it_can_match(body, unit, copies, tail):
+    from tcompact.summarizers.validity import _TAIL, _tail_repeat
+
+    text = "".join(body) + "".join(unit) * copies + "".join(tail)
+    plain, fast = _TAIL.search(text), _tail_repeat(text)
+    assert (fast.span(), fast.groups()) == (plain.span(), plain.groups()) if plain else fast is None

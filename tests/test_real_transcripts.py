@@ -2,14 +2,15 @@
 
 Expected figures are checked two ways: counted straight from the raw JSON here (tool uses,
 error results, provider usage with its de-duplication), and pinned as exact values so any
-change in reading or counting shows up.
+change in reading or counting shows up. The checks that hold for any session also run on the
+invented sessions of sample_transcripts/, so a clone without ../shared still runs them.
 """
 
 from __future__ import annotations
 
 import orjson
 import pytest
-from conftest import real_file
+from conftest import SAMPLES, call, real_file
 
 from tcompact.formats import ReadOptions, read_file, render
 from tcompact.inspection import InspectOptions, inspect_file, inspect_source
@@ -26,8 +27,17 @@ EXPECTED = {
 }
 
 
+SAMPLE_FILES = {"sample-chat": "chat_tool_session.jsonl", "sample-claude": "claude_code_session.jsonl",
+                "sample-codex": "codex_rollout.jsonl"}
+
+
+def path_of(key):
+    """A sample of the repository, or a real file (skipped without ../shared)."""
+    return SAMPLES / SAMPLE_FILES[key] if key in SAMPLE_FILES else real_file(key)
+
+
 def raw_lines(key):
-    return [orjson.loads(line) for line in real_file(key).read_bytes().splitlines() if line.strip()]
+    return [orjson.loads(line) for line in path_of(key).read_bytes().splitlines() if line.strip()]
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED))
@@ -45,7 +55,7 @@ def test_reader_figures(key):
     assert report["skipped_lines"] == [] and report["unknown_records"] == {}
 
 
-@pytest.mark.parametrize("key", ["ccviewer", "codemie", "drmaciver"])
+@pytest.mark.parametrize("key", ["sample-claude", "ccviewer", "codemie", "drmaciver"])
 def test_claude_tool_calls_and_errors_match_the_raw_blocks(key):
     uses, errors = {}, 0
     for d in raw_lines(key):
@@ -57,19 +67,19 @@ def test_claude_tool_calls_and_errors_match_the_raw_blocks(key):
                 uses[block["id"]] = block["name"]
             if block.get("type") == "tool_result" and block.get("is_error") is True:
                 errors += 1
-    (main, *_) = read_file(real_file(key)).transcripts
+    (main, *_) = read_file(path_of(key), ReadOptions(full_history=True)).transcripts  # the sample has a compaction
     assert sorted(c.id for m in main.messages for c in m.tool_calls) == sorted(uses)
     assert sum(m.is_error for m in main.messages) == errors
     assert len(index_tool_calls(main.messages).links) == len(uses)
 
 
-@pytest.mark.parametrize("key", ["ccviewer", "codemie", "drmaciver"])
+@pytest.mark.parametrize("key", ["sample-claude", "ccviewer", "codemie", "drmaciver"])
 def test_claude_provider_usage_equals_a_naive_last_line_dedupe(key):
     last = {}
     for d in raw_lines(key):
         if d.get("type") == "assistant" and not d.get("isSidechain") and "usage" in d["message"]:
             last[(d["message"]["id"], d.get("requestId"))] = d["message"]["usage"]
-    (main, *_) = read_file(real_file(key)).transcripts
+    (main, *_) = read_file(path_of(key)).transcripts
     u = main.provider_usage
     assert u["requests"] == len(last)
     for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"):
@@ -109,19 +119,29 @@ def test_swe_agent_pairs_reused_call_ids_with_the_nearest_call():
     assert all(link.result_at == link.call_at + 1 for link in links)
 
 
-@pytest.mark.parametrize("key", ["ccviewer", "codemie", "drmaciver", "codex"])
+def test_swe_agent_ids_reused_across_turns_pair_with_the_nearest_call(tmp_path):
+    # a replayed demonstration answers the same call id in several turns, as the real file above does
+    turn = [{"role": "assistant", "content": "", "tool_calls": [call("call_demo", "bash", {"command": "ls"})]},
+            {"role": "tool", "content": "setup.py", "tool_call_ids": ["call_demo"]}]
+    path = tmp_path / "demo.traj"
+    path.write_bytes(orjson.dumps({"history": [{"role": "user", "content": "Solve it"}, *turn * 3], "trajectory": []}))
+    (t,) = read_file(path).transcripts
+    assert [(link.call_at, link.result_at) for link in index_tool_calls(t.messages).links] == [(1, 2), (3, 4), (5, 6)]
+
+
+@pytest.mark.parametrize("key", [*SAMPLE_FILES, "ccviewer", "codemie", "drmaciver", "codex"])
 def test_write_back_is_byte_identical(key):
-    path = real_file(key)
+    path = path_of(key)
     source = read_file(path)
     fmt = source.format
     for t in source.transcripts:
         assert render(t, fmt, source=source).data == path.read_bytes()
 
 
-@pytest.mark.parametrize("key", sorted(EXPECTED))
+@pytest.mark.parametrize("key", [*SAMPLE_FILES, *sorted(EXPECTED)])
 @pytest.mark.parametrize("target", ["chat", "claude-code", "codex"])
 def test_conversions_keep_messages_pairs_and_tokens(key, target, tmp_path):
-    source = read_file(real_file(key))
+    source = read_file(path_of(key))
     for t in source.transcripts:
         out = tmp_path / f"{t.id}.{target}.jsonl"
         rendered = render(t, target, source=source, now="2026-01-01T00:00:00.000Z")
@@ -142,8 +162,8 @@ def test_conversions_keep_messages_pairs_and_tokens(key, target, tmp_path):
             assert after["tokens"]["total"] == before["tokens"]["total"] - opaque
 
 
-def test_full_history_on_real_files_changes_nothing_without_compactions():
-    for key in ("ccviewer", "codemie", "drmaciver", "codex"):
-        plain = read_file(real_file(key))
-        full = read_file(real_file(key), ReadOptions(full_history=True))
-        assert [len(t.messages) for t in plain.transcripts] == [len(t.messages) for t in full.transcripts]
+@pytest.mark.parametrize("key", ["sample-chat", "sample-codex", "ccviewer", "codemie", "drmaciver", "codex"])
+def test_full_history_changes_nothing_without_compactions(key):
+    plain = read_file(path_of(key))
+    full = read_file(path_of(key), ReadOptions(full_history=True))
+    assert [t.messages for t in plain.transcripts] == [t.messages for t in full.transcripts]

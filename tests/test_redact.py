@@ -9,6 +9,9 @@ import uuid
 from types import MappingProxyType
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tcompact.redact import PATTERNS, SECRET_KEY, redact, redact_value
 
 OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
@@ -129,6 +132,23 @@ def test_pem_block_is_redacted_whole_even_when_cut_off():
     assert redact(f'{{"key": "{escaped}"}}') == '{"key": "[REDACTED:private_key]"}'
 
 
+@pytest.mark.parametrize(("secret", "kind"), [
+    (OPENAI, "openai_key"), (ANTHROPIC, "anthropic_key"), (GITHUB_CLASSIC, "github_token"),
+    (GITHUB_FINE, "github_token"), (SLACK, "slack_token"), (GOOGLE, "google_api_key"), (JWT, "jwt"),
+    ("AKIAIOSFODNN7EXAMPLE", "aws_access_key_id"), ("sk_live_51H8abcdefghijklmnop", "stripe_key"),
+])
+def test_a_key_right_after_an_escape_of_json_text_is_redacted(secret, kind):
+    # tool output that is JSON text: a key at the start of an escaped line follows the "n" of "\n"
+    text = f'{{"stdout": "keys:\\n{secret}\\tdone\\r\\n{secret}"}}'
+    assert redact(text) == f'{{"stdout": "keys:\\n[REDACTED:{kind}]\\tdone\\r\\n[REDACTED:{kind}]"}}'
+    assert redact(f"glued{secret}") == f"glued{secret}"  # an ordinary letter before it still glues it
+
+
+def test_a_bearer_token_right_after_an_escape_is_redacted():
+    assert redact('"curl -H \\"x\\"\\nBearer 0123456789abcdefABCDEF.xyz"') == \
+        '"curl -H \\"x\\"\\nBearer [REDACTED:bearer_token]"'
+
+
 def test_url_credentials_keep_scheme_and_host():
     assert redact("amqp://guest:guest123@rabbit.local/") == "amqp://[REDACTED:url_credentials]@rabbit.local/"
     assert redact("redis://:s3cret@cache:6379/0") == "redis://[REDACTED:url_credentials]@cache:6379/0"
@@ -195,3 +215,58 @@ def test_redact_value_keeps_keys_and_non_strings():
 ])
 def test_secret_key_names(key, secret):
     assert bool(SECRET_KEY.match(key)) is secret
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # "İ" lower-cases to two characters, so positions in the lower-cased text shift: the generic patterns then
+    # run over the whole text, with the same result
+    ("İstanbul: password=hunter22 ok", "İstanbul: password=[REDACTED:generic_secret] ok"),
+    (f"İ {OPENAI} İ token=abc123xyz", "İ [REDACTED:openai_key] İ token=[REDACTED:generic_secret]"),
+    # letters of other scripts do not glue a key to them (only ASCII token characters do)
+    (f"鍵{OPENAI}です", "鍵[REDACTED:openai_key]です"),
+    (f"ключ={GITHUB_CLASSIC}", "ключ=[REDACTED:github_token]"),
+    # ... but ASCII ones do: a longer identifier or a key with more characters than its shape is not a key
+    ("AKIAIOSFODNN7EXAMPLEX", "AKIAIOSFODNN7EXAMPLEX"),
+    (f"x{ANTHROPIC}", f"x{ANTHROPIC}"),
+    ("", ""),
+])
+def test_unicode_neighbours_and_glued_tokens(text, expected):
+    assert redact(text) == expected
+
+
+SECRETS = [OPENAI, OPENAI_LEGACY, ANTHROPIC, GITHUB_CLASSIC, GITHUB_FINE, SLACK, GOOGLE, JWT, "AKIAIOSFODNN7EXAMPLE",
+           "sk_live_51H8abcdefghijklmnop", PEM]
+WORDS = ["the", "password", "=", ":", "token", "Bearer", "Authorization:", "https://x.org", "日本語", "İstanbul", "(",
+         '"', "'", ",", "key", "export", "X=", "\n", "[REDACTED", "sk-", "://", "@"]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.sampled_from(SECRETS + WORDS), max_size=12),
+       st.sampled_from([" ", "\n", "\t", '"', "'", "=", ": ", "(", "&", ";", ",", "\\n", "|", "`", "日"]))
+def test_no_key_survives_next_to_any_separator_and_redacting_again_changes_nothing(parts, sep):
+    text = sep.join(parts)
+    once = redact(text)
+    assert [secret for secret in SECRETS if secret in once] == []
+    assert redact(once) == once
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.sampled_from([t for _, t, _ in POSITIVE] + NEGATIVE + WORDS), max_size=8))
+def test_redacting_is_idempotent_on_any_mix_of_the_cases(parts):
+    once = redact("".join(parts))
+    assert redact(once) == once
+
+
+def test_redact_value_fills_and_uses_the_shared_cache():
+    cache: dict[str, str] = {}
+    first = redact_value({"a": "password=hunter22", "b": ["password=hunter22", "plain"]}, cache)
+    assert first == {"a": "password=[REDACTED:generic_secret]", "b": ["password=[REDACTED:generic_secret]", "plain"]}
+    assert cache == {"password=hunter22": "password=[REDACTED:generic_secret]", "plain": "plain"}
+    cache["plain"] = "taken from the cache"  # a later call with the same string reads it from there
+    assert redact_value(["plain"], cache) == ["taken from the cache"]
+
+
+def test_a_secret_field_already_redacted_keeps_its_label():
+    assert redact_value({"api_key": "[REDACTED:openai_key]", "token": "[REDACTED]"}) == {
+        "api_key": "[REDACTED:openai_key]", "token": "[REDACTED]"}
+    assert redact_value({"password": ["hunter22"]}) == {"password": ["hunter22"]}  # only string values are blanked

@@ -493,3 +493,109 @@ def test_generated_sessions_keep_every_invariant_through_every_stage(messages, t
         assert counter.total(result.messages) < counter.total(messages)
         assert [m.text for m in result.messages if m.role == "system"] == [
             m.text for m in messages if m.role == "system"]
+
+
+# ---- targets, prompting and truncation on their own -------------------------------------------------
+
+
+@pytest.mark.parametrize(("metadata", "level"), [
+    ({"compress_level": 5}, 5), ({"compress_level": " 4 "}, 4), ({"compress_level": "three"}, 1),
+    ({"compress_level": True}, 1), ({"compress_level": 0}, 1), ({"compress_level": -2}, 1), ({}, 1), ("l3", 1),
+])
+def test_the_level_of_a_memory_block_is_its_metadata_or_one(metadata, level):
+    assert level_of(Message(role="user", content=MARK, extra={"metadata": metadata})) == level
+
+
+def test_a_memory_block_is_a_user_message_starting_with_the_marker():
+    from tcompact.compressors.round_level.targets import is_memory
+
+    assert is_memory(M(1), MARK) and is_memory(U(f"{MARK} old"), MARK)
+    assert not is_memory(Message(role="assistant", content=MARK), MARK)
+    assert not is_memory(U(f"see {MARK}"), MARK) and not is_memory(M(1), "[OTHER_MARKER]")
+    assert M(2).meta["memory_block"] == "round_level"
+
+
+def test_tool_ties_pair_reused_ids_with_the_nearest_call():
+    from tcompact.compressors.round_level.targets import tool_ties
+
+    msgs = [A("", "x"), T("x"), A("", "x"), T("x"), U("u"), A("", "p", "q"), T("q"), T("p")]
+    assert tool_ties(msgs) == [(0, 1), (0, 1), (2, 3), (2, 3), (4, 4), (5, 7), (5, 6), (5, 7)]
+
+
+def test_messages_are_serialised_with_their_role_calls_ids_and_level():
+    from tcompact.compressors.round_level.prompting import serialize
+
+    two = parse_message(msg("assistant", "thinking", tool_calls=[call("a", "bash", {"command": "rm -rf /"}),
+                                                                  call("b", "Read", {"path": "x"})]))
+    assert serialize(3, two, marker=MARK) == "[3] role=assistant | tool_calls=bash,Read | content=thinking"
+    assert serialize(4, T("a", "out\nmore"), marker=MARK) == "[4] role=tool | tool_call_id=a | content=out\nmore"
+    assert serialize(0, M(2, "s"), marker=MARK).startswith(f"[0] role=user | compress_level=l2 | content={MARK}\n")
+    assert serialize(1, Message(role="system", content="sys"), marker=MARK) == "[1] role=system | content=sys"
+
+
+@pytest.mark.parametrize(("keep", "ratio", "cut"), [
+    (1, 0.2, "j"),  # spec §8.1.6: a head of no character leaves the tail alone, without the marker
+    (10, 0.5, "abcde\n|\nfghij"), (4, 0.5, "ab\n|\nij"), (5, 0.99, "abcd\n|\nj"), (-3, 0.2, "|"),
+])
+def test_head_tail(keep, ratio, cut):
+    assert head_tail("abcdefghij", keep, head_ratio=ratio, marker="|") == cut
+
+
+def test_prompt_parts_share_the_context_and_bound_every_prompt():
+    from tcompact.compressors.round_level.prompting import PromptParts
+
+    counter = TokenCounter()
+    msgs = [Message(role="system", content="sys")] + rounds(3) + [U("the last request")]
+    targets = l0_targets(msgs, len(msgs) - 2, MARK)
+    parts = PromptParts(msgs, targets[:2], keep_recent=1, marker=MARK, counter=counter)
+    assert parts.reference.splitlines() == ["[0] role=system | content=sys", "[9] role=user | content=request 2",
+                                            "[10] role=assistant | tool_calls=bash | content=",
+                                            "[11] role=tool | tool_call_id=c2 | content=" + PAD,
+                                            "[12] role=assistant | content=answer 2"]
+    assert parts.protected == "[13] role=user | content=the last request"
+    prompt = parts.prompt(targets[:2], phase="l0_to_l1", target_tokens=500, keep_recent=1, window_tokens=999,
+                          call_budget=4000, max_output_tokens=1048)
+    assert "- max_output_tokens: 1048\n- keep_recent_messages: 1\n- selected_blocks: 2\n" in prompt
+    assert counter.count(prompt) <= parts.upper_bound(targets[:2])
+    assert parts.upper_bound(targets[:1]) == parts.base_cost() + parts.costs["block_1"]
+    empty = PromptParts([U("only")], [type(targets[0])("b", "ongoing_react", 0, 0)], keep_recent=0, marker=MARK,
+                        counter=counter)
+    assert (empty.reference, empty.protected) == ("(none)", "(none)")
+
+
+def test_fit_prompt_trusts_a_known_upper_bound_and_counts_otherwise():
+    counter = TokenCounter()
+    short = "[Compression Task]\nsmall"
+    assert fit_prompt("sys", short, budget=10_000, counter=counter, head_ratio=0.2, marker="m", at_most=10) is short
+    # a bound over the budget is no verdict: the prompt is counted, and it fits as it is
+    assert fit_prompt("sys", short, budget=40, counter=counter, head_ratio=0.2, marker="m", at_most=10_000) is short
+    fixed = counter.count("sys") + 8  # two messages' framing
+    assert fit_prompt("sys", short, budget=fixed, counter=counter, head_ratio=0.2, marker="m") is None
+
+
+def test_hard_truncation_without_a_request_or_text():
+    from tcompact.compressors.round_level.truncation import hard_truncate
+
+    counter = TokenCounter()
+    work = [A("", "a"), T("a", "output " * 800), A("answer " * 100)]
+    (block,) = hard_truncate(work, target=300, marker=MARK, truncated_marker="...[TRUNCATED]...", head_ratio=0.2,
+                             counter=counter)
+    assert block.text.startswith(f"{MARK}\nprocessor: RoundLevelCompressor\n") and counter.message(block).total <= 300
+    assert "scope: truncated_full_context" in block.text and "\n...[TRUNCATED]...\n" in block.text
+    assert block.text.split("Summary:\n", 1)[1].startswith("[0] role=assistant | tool_calls=bash | content=\n[1] ")
+    (nothing,) = hard_truncate([A("")], target=300, marker=MARK, truncated_marker="...[TRUNCATED]...",
+                               head_ratio=0.2, counter=counter)
+    assert nothing.text.startswith(f"{MARK}\n")  # an empty context: a block with nothing cut out of it
+    kept = hard_truncate([Message(role="system", content="sys"), U("short request"), *work], target=400, marker=MARK,
+                         truncated_marker="|", head_ratio=0.2, counter=counter)
+    assert [(m.role, m.text[:13]) for m in kept] == [("system", "sys"), ("user", MARK[:13]), ("user", "short request")]
+
+
+def test_acts_at_the_total_or_the_ratio_of_the_window():
+    compressor = get("round-level")
+    plain = compressor.settings_model(trigger_total_tokens=1000, target_total_tokens=500)
+    assert compressor.acts(1000, 0, window=10, settings=plain, empty=True)
+    assert not compressor.acts(999, 10_000, window=10, settings=plain, empty=False)
+    ratio = compressor.settings_model(trigger_context_ratio=0.5, target_total_tokens=100)
+    assert compressor.acts(500, 0, window=1000, settings=ratio, empty=False)
+    assert not compressor.acts(499, 0, window=1000, settings=ratio, empty=False)

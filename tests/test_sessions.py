@@ -8,7 +8,8 @@ from session_stores import A, B, C, D, E, HAIKU, OPUS, SONNET, env_for, project_
 from typer.testing import CliRunner
 
 from tcompact.app import app
-from tcompact.sessions import make_selector, session_files
+from tcompact.errors import TcompactError
+from tcompact.sessions import make_selector, one_session, session_files
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +106,27 @@ def test_the_library_api_resolves_selectors_to_session_files(home):
     folder = home / ".claude" / "projects"
     assert paths == [folder / project_folder("/home/dev/lib") / f"{C}.jsonl",
                      folder / project_folder("/home/dev/app") / f"{B}.jsonl"]
+
+
+def test_one_session_is_the_store_session_of_a_path_or_the_one_the_selector_names(home, tmp_path):
+    env = env_for(home)
+    main = home / ".claude" / "projects" / project_folder("/home/dev/app") / f"{B}.jsonl"
+    assert one_session(main, make_selector(), env=env).id == B
+    assert one_session(None, make_selector(session="c3"), env=env).id == C
+    loose = tmp_path / "loose.jsonl"
+    loose.write_bytes(main.read_bytes())
+
+    def error(path, **selector):
+        with pytest.raises(TcompactError) as exc:
+            one_session(path, make_selector(**selector), env=env)
+        return str(exc.value)
+
+    assert error(loose) == (f"{loose}: this file is not a session of the Claude Code or Codex stores on this machine — "
+                            "name a stored session with --session ID (see `tcompact inspect`)")
+    assert error(None) == ("name the session: a PATH, or --session ID (or --session last) — `tcompact inspect` lists "
+                           "the sessions on this machine")
+    assert error(None, project="/home/dev/app") == (f"3 sessions match ({D[:8]}, {B[:8]}, {A[:8]}); this command "
+                                                    "works on one — name it with --session ID or --session last")
 
 
 def test_project_is_the_directory_or_below_it_relative_to_the_current_one(home, monkeypatch, tmp_path):

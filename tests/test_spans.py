@@ -1,13 +1,21 @@
-"""Rounds, real-user detection, span builders and legal cut points (openjiuwen-spec §1.4-1.5, §3-5, §11)."""
+"""Span builders and legal cut points (spans.py; openjiuwen-spec §1.5, §3-5, §11): the examples of the spec, and
+as properties on generated transcripts — spans partition the messages, and no cut splits a call from its results."""
 
 from __future__ import annotations
 
 import pytest
+from conftest import calls as A
+from conftest import result as T
+from conftest import user as U
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tcompact.errors import UsageError
 from tcompact.model import Message, ToolCall, index_tool_calls
-from tcompact.rounds import INJECTED_PREFIXES, OPENJIUWEN_INTERNAL_PREFIXES, is_real_user, split_rounds
-from tcompact.compressors import build_span
+from tcompact.rounds import last_real_user_index
+from tcompact.compressors import build_span, keep_recent_default, span_names
 from tcompact.spans import (
+    Span,
     adjust_keep_recent_for_tool_boundaries,
     current_round_span,
     dialogue_span,
@@ -16,60 +24,8 @@ from tcompact.spans import (
 )
 
 
-def U(text: str = "task", **kw) -> Message:
-    return Message(role="user", content=text, **kw)
-
-
-def A(*call_ids: str, text: str = "") -> Message:
-    return Message(role="assistant", content=text, tool_calls=tuple(ToolCall(c, "bash", "{}") for c in call_ids))
-
-
-def T(call_id: str) -> Message:
-    return Message(role="tool", content="ok", tool_call_ids=(call_id,))
-
-
 def ranges(span):
     return (list(span.prefix), list(span.body), list(span.tail))
-
-
-# ---- real users and rounds -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("prefix", OPENJIUWEN_INTERNAL_PREFIXES)
-def test_openjiuwen_internal_prefixes_are_not_real_users(prefix):
-    assert not is_real_user(U(f"  \n{prefix} something"))
-
-
-@pytest.mark.parametrize("text", [
-    "This session is being continued from a previous conversation that ran out of context.",
-    "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>",
-    "# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>",
-    "<local-command-stdout></local-command-stdout>",
-    "[ROUND_LEVEL_MEMORY_BLOCK]\nprocessor: RoundLevelCompressor",
-])
-def test_injected_wrappers_are_not_real_users(text):
-    assert not is_real_user(U(text))
-
-
-def test_real_users_include_channel_wrapped_text_and_part_lists():
-    assert is_real_user(U('你收到一条消息： {"type": "user input", "content": "hi"}'))
-    assert is_real_user(Message(role="user", content=({"type": "text", "text": "look at this"},)))
-    assert not is_real_user(Message(role="user", content=({"type": "text", "text": "<system-reminder>x"},)))
-    assert not is_real_user(U("typed", internal=True))
-    assert not is_real_user(Message(role="assistant", content="task"))
-    assert len(INJECTED_PREFIXES) == len(set(INJECTED_PREFIXES))
-
-
-def test_split_rounds_with_preamble():
-    msgs = [Message(role="system", content="sys"), U("<environment_context>x"), U("first"), A("c1"), T("c1"),
-            A(text="done"), U("<system-reminder>r"), U("second"), A(text="ok")]
-    got = [(r.number, r.start, r.end, r.request) for r in split_rounds(msgs)]
-    assert got == [(0, 0, 2, None), (1, 2, 7, 2), (2, 7, 9, 7)]
-
-
-def test_split_rounds_without_any_request_is_one_preamble():
-    assert [(r.number, r.start, r.end, r.request) for r in split_rounds([A(text="x")])] == [(0, 0, 1, None)]
-    assert split_rounds([]) == []
 
 
 # ---- §1.5 variant 1: tail extension --------------------------------------------------------------
@@ -152,8 +108,6 @@ def test_round_level_keeps_the_newest_n_tool_safe():
 def test_every_span_is_the_one_its_compressor_uses():
     # issue 13 item 6: the preview kept 4 recent messages for round-level, the compressor 0
     from tcompact.compressors import get
-    from tcompact.errors import UsageError
-    from tcompact.compressors import keep_recent_default, span_names
 
     msgs = [Message(role="system", content="sys"), U("a"), A(text="b"), U("c"), A("t1"), T("t1"), A("t2"), T("t2"), A(text="end")]
     assert span_names() == ["current-round", "dialogue", "round-level", "full"]
@@ -202,3 +156,124 @@ def test_index_tool_calls_orphans_unanswered_server_and_reused_ids():
     assert [(link.call_at, link.result_at) for link in idx.links] == [(1, 2), (3, 4)]
     assert idx.orphan_results == (0,)
     assert [(i, c.id) for i, c in idx.unanswered] == [(5, "never")]
+
+
+def test_span_from_cuts_and_empty():
+    span = Span.from_cuts(7, 2, 5)
+    assert (span.prefix, span.body, span.tail, span.empty) == (range(0, 2), range(2, 5), range(5, 7), False)
+    assert Span.from_cuts(3, 3, 3).empty and Span.from_cuts(0, 0, 0) == Span(range(0), range(0), range(0))
+
+
+def test_a_compressor_without_keep_recent_or_unknown_is_an_error():
+    assert keep_recent_default("truncate") is None
+    with pytest.raises(UsageError) as info:
+        build_span("no-such", [U()])
+    assert str(info.value).startswith("unknown compressor 'no-such' — use one of: truncate, ")
+    with pytest.raises(UsageError, match="^unknown compressor 'x'"):
+        keep_recent_default("x")
+
+
+# ---- properties on generated transcripts ------------------------------------------------------------
+
+
+def _build(steps):
+    messages: list[Message] = []
+    pending: list[str] = []
+    for step, (kind, calls, reuse, pick) in enumerate(steps):
+        if kind == "user":
+            messages.append(Message(role="user", content=f"request {step}"))
+        elif kind == "internal":
+            messages.append(Message(role="user", content="<system-reminder>note</system-reminder>"))
+        elif kind == "assistant":
+            ids = [f"c{step}_{k}" for k in range(calls)]
+            if reuse and ids:  # real files reuse ids: pairing must take the nearest call
+                ids[0] = "shared"
+            messages.append(Message(role="assistant", content="x",
+                                    tool_calls=tuple(ToolCall(i, "bash", "{}") for i in ids)))
+            pending.extend(ids)
+        elif pending:
+            messages.append(Message(role="tool", content="ok", tool_call_ids=(pending.pop(pick % len(pending)),)))
+    return messages
+
+
+def transcripts():
+    """Users, internal users, assistants with 0-3 calls whose results come later, some delayed."""
+    step = st.tuples(st.sampled_from(["user", "internal", "assistant", "result", "result"]), st.integers(0, 3),
+                     st.booleans(), st.integers(0, 99))
+    return st.lists(step, max_size=30).map(_build)
+
+
+def _crossing(messages, cut):
+    return [link for link in index_tool_calls(messages).links if link.call_at < cut <= link.result_at]
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(transcripts())
+def test_legal_cut_points_are_exactly_the_cuts_no_pair_crosses(messages):
+    cuts = legal_cut_points(messages)
+    assert cuts[0] == 0 and cuts[-1] == len(messages) and cuts == sorted(set(cuts))
+    legal = set(cuts)
+    for cut in range(len(messages) + 1):
+        assert (cut in legal) == (not _crossing(messages, cut))
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(transcripts(), st.integers(min_value=0, max_value=8))
+def test_every_span_tail_starts_at_a_legal_cut(messages, keep):
+    for name in span_names():
+        span = build_span(name, messages, keep_recent=None if keep_recent_default(name) is None else keep)
+        assert span.prefix.start == 0
+        assert span.prefix.stop == span.body.start and span.body.stop == span.tail.start
+        assert span.tail.stop == len(messages) or (not span.tail and span.tail.start == len(messages))
+        if span.body:
+            assert not _crossing(messages, span.tail.start), name
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(transcripts(), st.integers(min_value=0, max_value=8))
+def test_adjusted_tail_only_grows_and_is_stable(messages, keep):
+    got = adjust_keep_recent_for_tool_boundaries(messages, keep)
+    assert adjust_keep_recent_for_tool_boundaries(messages, got) == got
+    assert got >= keep or got == len(messages) or not messages
+    if messages and keep:
+        assert not _crossing(messages, max(len(messages) - got, 0))
+
+
+_SETTINGS = settings(max_examples=200, deadline=None, database=None)
+
+
+def _partitions(span, n):
+    return span.prefix.start == 0 and span.prefix.stop == span.body.start and span.body.stop == span.tail.start \
+        and span.tail.stop == n
+
+
+@_SETTINGS
+@given(transcripts(), st.integers(min_value=0, max_value=8))
+def test_current_round_compresses_only_work_after_the_last_request(messages, keep):
+    span, n, user = current_round_span(messages, keep_recent=keep), len(messages), last_real_user_index(messages)
+    assert _partitions(span, n)
+    if user is None:
+        assert span.empty
+        return
+    assert span.body.start > user and span.body.start in legal_cut_points(messages)
+    if span.body:
+        assert len(span.tail) == adjust_keep_recent_for_tool_boundaries(messages, keep)
+
+
+@_SETTINGS
+@given(transcripts())
+def test_dialogue_compresses_only_what_precedes_the_last_request(messages):
+    span, n, user = dialogue_span(messages), len(messages), last_real_user_index(messages)
+    assert _partitions(span, n) and not span.prefix
+    if user is None:
+        assert span.empty and span.tail == range(n)
+    else:
+        assert span.tail.start <= user and span.tail.start in legal_cut_points(messages)
+
+
+@_SETTINGS
+@given(transcripts(), st.integers(min_value=0, max_value=40))
+def test_round_level_keeps_at_least_the_newest_n(messages, keep):
+    span = round_level_span(messages, keep_recent=keep)
+    assert _partitions(span, len(messages)) and not span.prefix
+    assert len(span.tail) >= min(keep, len(messages)) and span.tail.start in legal_cut_points(messages)

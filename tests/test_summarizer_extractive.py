@@ -651,16 +651,23 @@ def test_preserve_keeps_what_the_instruction_names(summarizer):
         kept["Primary Request and Intent"]
 
 
-def test_compacting_a_compacted_session_again_keeps_its_state(tmp_path):
+def compacted_twice(path, tmp_path):
+    """The context after compacting ``path`` with the default chain, then its output again; the second
+    summary, and its sections."""
     from tcompact.compaction import CompactOptions, compact_file
     from tcompact.evaluation.scoring import visible_messages
 
-    once = compact_file(real_file("drmaciver"), CompactOptions(force=True))
-    path = tmp_path / "once.jsonl"
-    path.write_bytes(once.output.data)
-    twice = visible_messages(compact_file(path, CompactOptions(force=True)))
+    once = compact_file(path, CompactOptions(force=True))
+    assert once.status == "compacted"
+    again = tmp_path / "once.jsonl"
+    again.write_bytes(once.output.data)
+    twice = visible_messages(compact_file(again, CompactOptions(force=True)))
     summary = next(m.text for m in twice if m.text.startswith("This session is being continued"))
-    got = sections("<state_snapshot>\n" + summary.split("\n\n", 1)[1] + "\n</state_snapshot>")
+    return twice, summary, sections("<state_snapshot>\n" + summary.split("\n\n", 1)[1] + "\n</state_snapshot>")
+
+
+def test_compacting_a_compacted_session_again_keeps_its_state(tmp_path):
+    twice, summary, got = compacted_twice(real_file("drmaciver"), tmp_path)
     assert got["Primary Request and Intent"][-1] == "- Status: answered."  # the earlier summary said so
     assert got["Resume"][0].endswith("; answered: yes; active: (none); next: (none)")
     files = got["Files and Code Sections"]
@@ -669,3 +676,22 @@ def test_compacting_a_compacted_session_again_keeps_its_state(tmp_path):
         "- The user's messages are kept verbatim before this summary (newest first within 20,000 tokens); a "
         "constraint of any that did not fit is listed here."]
     assert "[earlier] [earlier]" not in summary and twice[0].text.startswith("Port this Python project to Rust.")
+
+
+def test_compacting_an_invented_compacted_session_again_keeps_its_state(tmp_path):
+    from generated_sessions import chat_bytes, tool_heavy_session
+
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(chat_bytes(tool_heavy_session()))
+    twice, summary, got = compacted_twice(path, tmp_path)
+    assert got["Primary Request and Intent"][-1] == "- Status: answered."  # the earlier summary said so
+    assert got["Failed Attempts — Do Not Retry"] == [
+        "- [earlier] `make lint` (Bash) → exit 2: make: *** [Makefile:12: lint] Error 2"]
+    assert got["All User Messages"][0] == (
+        "- The user's messages are kept verbatim before this summary (newest first within 20,000 tokens); a "
+        "constraint of any that did not fit is listed here.")
+    assert summary.count("kept verbatim before this summary") == 1  # the earlier note is not carried again
+    assert summary.count("Status: answered.") == 1
+    users = [m.text for m in twice if m.role == "user" and m.text.startswith(("Round ", "Now review"))]
+    assert len(users) == 8 and users[0].startswith("Round 0: port module_0")  # every request still verbatim
+    assert "[earlier] [earlier]" not in summary

@@ -9,6 +9,9 @@ import re
 import orjson
 import pytest
 from conftest import real_file
+from generated_sessions import sessions
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_summarizer_extractive import assistant, call, result, user
 
 from tcompact.compressors.round_level.targets import ACK, memory_text
@@ -408,3 +411,108 @@ def test_lone_surrogates_still_give_valid_json(summarizer):
     messages = (user("fix the bug \ud800 now"), assistant("done"))
     got = answers(summarizer, messages, [Block("b", "completed_react", 0, 1)])
     assert got == {"b": "User Requirements:\n- “fix the bug \ufffd now”\n\nFinal Result:\n- done"}
+
+
+# -- memory blocks a model wrote, or a raw answer, read back --------------------------------------------
+
+
+def one_block(summarizer, summary, scope="completed_react"):
+    return answers(summarizer, (memory(scope, summary),), [Block("m", "existing_round_level_block", 0, 0, 1, 2, 1)])["m"]
+
+
+def test_a_models_headings_are_read_back_into_the_sections(summarizer):
+    written = ("## Requirements\n- Keep the API stable.\n\n**Final Result**: shipped v2.1 to staging.\n\n"
+               "**Open Work**\n- deploy to prod\n\n1. Failures\n- `make deploy` → exit 2: no credentials\n\n"
+               "Key facts:\n- the cache lives in redis\n\nFiles:\n- /srv/app/deploy.sh — edited")
+    assert one_block(summarizer, written).splitlines() == [
+        "User Requirements:", "- Keep the API stable.", "", "Final Result:", "- shipped v2.1 to staging.", "",
+        "Open Work:", "- deploy to prod", "", "Work Done:", "- the cache lives in redis", "",
+        "Failed Attempts — Do Not Retry:", "- `make deploy` → exit 2: no credentials", "",
+        "Artifact Trail:", "- /srv/app/deploy.sh — edited"]
+
+
+def test_a_raw_json_answer_kept_as_a_summary_gives_one_part_per_entry(summarizer):
+    raw = orjson.dumps({"blocks": [
+        {"block_id": "block_1", "summary": "User Requirements:\n- “first task”\n\nFinal Result:\n- one"},
+        {"block_id": "block_2", "summary": "User Requirements:\n- “second task”\n\nFinal Result:\n- two"}]}).decode()
+    assert one_block(summarizer, raw, scope="mixed_context").splitlines() == [
+        "User Requirements:", "- “first task”", "- “second task”", "", "Final Result:", "- one", "- two"]
+
+
+def test_a_hard_truncated_block_gives_back_the_users_serialised_requests(summarizer):
+    cut = ("[0] role=user | content=port the parser\n[1] role=assistant | content=Ported it.\n...[TRUNCATED]...\n"
+           "[7] role=user | content=<system-reminder>x</system-reminder>\n[8] role=user | content=now the CLI")
+    got = sections(one_block(summarizer, cut, scope="truncated_full_context"))
+    assert got["User Requirements"] == ["- “port the parser”", "- “now the CLI”"]  # never the harness text
+    assert got["Work Done"] == ["- Ported it. ...[TRUNCATED]..."]
+
+
+# -- the per-block budget, on an invented session and on generated ones ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def invented():
+    from generated_sessions import tool_heavy_session
+
+    return tool_heavy_session(6)
+
+
+def _request(n):
+    if n % 2:
+        return [f"- “Now review module_{n}; prefer small commits.”"]
+    return [f"- “Round {n}: port module_{n} of the `billing` package to the new API.",
+            f"  Never change the public signature of charge_{n}() and keep tests/test_module_{n}.py green.”"]
+
+
+@pytest.mark.parametrize("target", [300, 1500])
+def test_the_blocks_of_an_invented_session_hold_their_budget_and_every_request(summarizer, counter, invented,
+                                                                             target):
+    blocks = round_blocks(invented)
+    # round 3's correction is an answer without tool calls: it ends a block, and its final answer is one alone
+    assert [(b.start, b.end) for b in blocks] == [(0, 12), (13, 28), (29, 40), (41, 54), (55, 55), (56, 67), (68, 79)]
+    got = answers(summarizer, invented, blocks, target=target)
+    assert list(got) == [b.block_id for b in blocks]
+    assert all(counter.count(summary) <= target for summary in got.values())
+    firsts = [sections(got[b.block_id])["User Requirements"][0] for b in blocks]
+    assert firsts == [_request(n)[0] for n in (0, 1, 2, 3)] + [
+        "- (continues an earlier request) “Now review module_3; prefer small commits.”"] + [
+        _request(n)[0] for n in (4, 5)]
+    merged = answers(summarizer, tuple(memory(b.scope, got[b.block_id]) for b in blocks),
+                     [Block("merge_1_1", "recursive_merge", 0, len(blocks) - 1, 1, 2, len(blocks))], target=target)
+    assert counter.count(merged["merge_1_1"]) <= target
+    assert sections(merged["merge_1_1"])["User Requirements"] == [line for n in range(6) for line in _request(n)]
+
+
+def test_the_blocks_of_an_invented_session_are_deterministic(invented):
+    blocks = round_blocks(invented)
+    first = ask(ExtractiveSummarizer(TokenCounter()), invented, blocks, target=700).text
+    assert ask(ExtractiveSummarizer(TokenCounter()), invented, blocks, target=700).text == first
+
+
+@settings(max_examples=30, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(sessions(), st.integers(min_value=40, max_value=3000))
+def test_no_block_summary_exceeds_its_budget(messages, target):
+    counter = TokenCounter()
+    blocks = round_blocks(messages)
+    got = answers(ExtractiveSummarizer(counter), messages, blocks, target=target)
+    assert list(got) == [b.block_id for b in blocks]
+    assert all(counter.count(summary) <= target for summary in got.values())
+
+
+@pytest.mark.parametrize(("heading", "section"), [
+    ("### Final Answer", "Final Result"), ("__Next steps__", "Open Work"), ("2) Constraints:", "User Requirements"),
+    ("**Dead ends**:", "Failed Attempts — Do Not Retry"), ("Progress", "Work Done"), ("Relevant files:", "Artifact Trail"),
+    ("# Goal", "User Requirements"),
+])
+def test_every_usual_heading_a_model_writes_finds_its_section(summarizer, heading, section):
+    assert sections(one_block(summarizer, f"{heading}\n- the item"))[section] == ["- the item"]
+
+
+def test_a_budget_of_nothing_renders_the_whole_summary_and_a_tiny_one_is_still_held(summarizer, counter):
+    big = "User Requirements:\n- “" + "word " * 400 + "”\n\nFinal Result:\n- done"
+    request = [Block("m", "existing_round_level_block", 0, 0, 1, 2, 1)]
+    whole = answers(summarizer, (memory("completed_react", big),), request, target=0)["m"]
+    assert whole == big  # no budget: every line as it is
+    tiny = answers(summarizer, (memory("completed_react", big),), request, target=30)["m"]
+    assert counter.count(tiny) <= 30 and tiny.startswith("User Requirements:\n- “word word")

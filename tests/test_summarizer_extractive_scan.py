@@ -151,3 +151,94 @@ def test_answered_by_a_final_text_or_a_successful_finishing_call():
     failed = asked + (assistant("", call("s", "submit", {})), result("s", "Error: nothing to submit", error=True))
     assert not Scan(failed, range(3)).answered()
     assert not Scan((assistant("hello"),), range(1)).answered()  # no request at all
+
+
+# ---- the scan's parts on their own -------------------------------------------------------------
+
+
+def test_a_full_contract_checkpoint_is_carried_by_its_headings():
+    from tcompact.summarizers.extractive.scan import carry
+
+    text = ("<state_snapshot>\n1. Primary Request and Intent\n- port it\n2. Key Technical Concepts\n- rust\n"
+            "3. Files and Code Sections\n- /a.rs — created\n4. Errors and Fixes\n- E0425 fixed\n5. Pending Tasks\n"
+            "- tests\n- (none)\n6. All User Messages\n- “port it”\n7. Optional Next Step\n- run cargo\n"
+            "8. Errors and Fixes\n- latest test run: `cargo test` → ok\n- Status: answered.\n- E0425 fixed\n"
+            "9. Resume\nlast request: x; answered: yes\n</state_snapshot>")
+    # the old primary request goes (the user's messages are listed), as do stale and repeated lines
+    assert carry(text) == [("history", "rust"), ("files", "/a.rs — created"), ("facts", "E0425 fixed"),
+                           ("pending", "tests"), ("requests", "“port it”"), ("pending", "run cargo")]
+
+
+def test_what_counts_as_an_earlier_checkpoint():
+    from tcompact.summarizers.extractive.scan import is_checkpoint
+
+    assert is_checkpoint(user("  <memory_block_dialogue>\nx", internal=True))
+    assert is_checkpoint(user("[ROUND_LEVEL_MEMORY_BLOCK]\nprocessor: RoundLevelCompressor"))
+    assert is_checkpoint(user("notes\n<state_snapshot>x</state_snapshot>", internal=True))
+    assert not is_checkpoint(user("notes\n<state_snapshot>x</state_snapshot>"))  # a user pasting one is no checkpoint
+
+
+def test_a_checkpoint_saying_answered_answers_the_request_before_it():
+    old = ("<memory_block_current>\n<summary>\n1. Active Task\n- fix it\n14. Resume\nlast request: fix it; "
+           "answered: yes; active: (none); next: (none)\n</summary>\n</memory_block_current>")
+    assert Scan((user("fix it"), user(old, internal=True)), range(2)).answered()
+    assert not Scan((user("fix it"), user(old.replace("answered: yes", "answered: no"), internal=True)),
+                    range(2)).answered()
+
+
+def test_the_plan_of_the_last_plan_call():
+    import orjson
+
+    from tcompact.model import ToolCall
+    from tcompact.summarizers.extractive.scan import plan_of
+
+    codex = ToolCall("a", "update_plan", orjson.dumps({"explanation": "  Do it\n step by step ", "plan": [
+        {"step": "a", "status": "completed"}, {"title": "t"}, {"text": "  "}, "x"]}).decode())
+    assert plan_of([codex, ToolCall("b", "Bash", "{}")]) == ([("a", "completed"), ("t", "pending")],
+                                                             "Do it step by step")
+    assert plan_of([ToolCall("a", "TodoWrite", '{"todos": "nope"}')]) is None
+    later = ToolCall("c", "TodoWrite", '{"todos": [{"content": "b", "status": "in_progress"}]}')
+    assert plan_of([codex, later]) == ([("b", "in_progress")], "")
+
+
+def test_the_scan_tracks_rounds_the_request_it_answers_and_the_working_directory():
+    messages = (user("first request that is long enough to be substantive, yes."), assistant("Which file?"),
+                user("a.py"), assistant("", call("c", "Bash", {"command": "cat a.py", "workdir": "/srv"})),
+                result("c", "x=1"), assistant("", call("d", "Bash", {"command": "cat ../etc/b.cfg"})),
+                result("d", "y=2"))
+    x = Scan(messages, range(2, len(messages)))
+    assert (x.round, x.last_request, x.previous_text, x.cwd) == (2, (2, "a.py"), "Which file?", "/srv")
+    assert x.substantive == [(0, "first request that is long enough to be substantive, yes.")]
+    assert x.requests == [(2, 2, "a.py")]  # the prefix is context only
+    assert sorted(x.files) == ["/etc/b.cfg", "/srv/a.py"]  # relative paths made absolute against the workdir
+
+
+def test_a_file_state_says_every_operation_and_what_it_now_is():
+    from tcompact.summarizers.extractive.scan import FileState
+
+    messages = (user("go"),
+                assistant("", call("a", "Write", {"file_path": "/r/a.py", "content": "def one(): ..."})),
+                result("a", "File created successfully at: /r/a.py"),
+                assistant("", call("b", "Edit", {"file_path": "/r/a.py", "old_string": "x", "new_string": "y"})),
+                result("b", "<tool_use_error>String to replace not found</tool_use_error>"),
+                assistant("", call("c", "Read", {"file_path": "/r/b.py"})),
+                result("c", "File does not exist.", error=True),
+                assistant("", call("d", "Bash", {"command": "rm /r/a.py"})), result("d", ""))
+    x = Scan(messages, range(len(messages)))
+    a, b = x.files["/r/a.py"], x.files["/r/b.py"]
+    assert (a.status(), a.status(latest=True), a.symbols) == ("created, deleted, edited failed",
+                                                              "now deleted (earlier: created, deleted, edited failed)",
+                                                              ["one"])
+    assert (b.status(), b.last_op) == ("read failed", "")
+    assert FileState("/x").status() == "touched"
+
+
+def test_a_passing_run_fixes_only_failures_it_covers():
+    messages = (user("go"),
+                assistant("", call("a", "Bash", {"command": "pytest -q tests/a.py"})), result("a", "1 failed"),
+                assistant("", call("b", "Bash", {"command": "cargo test"})), result("b", "test result: ok. 2 passed"),
+                assistant("", call("c", "Bash", {"command": "pytest tests/b.py"})), result("c", "1 passed"),
+                assistant("", call("d", "Bash", {"command": "pytest tests/a.py tests/b.py"})), result("d", "2 passed"))
+    x = Scan(messages, range(len(messages)))
+    assert [(a.label, a.failed, a.resolved_by) for a in x.actions][0] == (
+        "`pytest -q tests/a.py`", True, "`pytest tests/a.py tests/b.py`")  # not cargo's run, nor one of b.py alone

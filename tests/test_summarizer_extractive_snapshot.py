@@ -10,6 +10,9 @@ import re
 import orjson
 import pytest
 from conftest import real_file
+from generated_sessions import sessions
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tcompact.formats import read_file
 from tcompact.summarizers.base import Block, SummaryRequest
@@ -125,3 +128,173 @@ def test_blocks_keep_error_lines_decisions_and_outcome_lines(summarizer):
     assert "- I decided to rebuild shard 7 first, because it is the smallest." in got
     assert "- `python reindex.py --shard 7` → ok: reindexed 42 documents" in got
     assert got.startswith("User Requirements:\n- “rebuild the index”\n\nFinal Result:\n- Done: shard 7 is rebuilt.")
+
+
+# -- the budget, on an invented session and on generated ones ---------------------------------------
+
+_USERS = re.compile(r'(?ms)^(?:- \[round \d+\] “.*?”|<user_message round="\d+">\n.*?\n</user_message>)\n(?:  → .*\n)?')
+
+
+def without_users(text):
+    """The snapshot without the user's messages, which have a budget of their own."""
+    return _USERS.sub("", text)
+
+
+@pytest.fixture(scope="module")
+def invented():
+    from generated_sessions import tool_heavy_session
+
+    return tool_heavy_session()
+
+
+@pytest.mark.parametrize("contract", list(SECTIONS))
+def test_an_invented_session_holds_every_budget(summarizer, invented, contract):
+    for target in (400, 1500, 5000):
+        text = run(summarizer, invented, contract=contract, body=range(1, len(invented)), target=target)
+        assert COUNTER.count(without_users(text)) <= target
+        assert [t for _, t in re.findall(r"(?m)^(\d+)\. (.+)$", text)] == list(SECTIONS[contract])
+        assert "omitted" not in text
+
+
+def test_on_an_invented_session_a_larger_budget_only_adds(summarizer, invented):
+    body = range(1, len(invented))
+    small = set(run(summarizer, invented, contract="full", body=body, target=800).splitlines())
+    large = set(run(summarizer, invented, contract="full", body=body, target=4000).splitlines())
+    kept = {line for line in small if line.startswith("- ") and "left out" not in line}
+    assert kept <= large and len(large) > len(small)
+
+
+def test_nothing_is_left_out_of_an_invented_session_while_budget_remains(summarizer, invented):
+    text = run(summarizer, invented, contract="full", body=range(1, len(invented)), target=50_000)
+    assert "left out" not in text and "omitted" not in text and COUNTER.count(text) < 50_000
+    for exact in ("`make lint` (Bash) → exit 2: make: *** [Makefile:12: lint] Error 2",
+                  "ERROR: could not connect to cache-7.internal:6379", "/srv/app/billing/module_7.py — edited, read",
+                  "def charge_7(amount):\n    return new_api.charge(amount, tariff=Tariff7)"):
+        assert exact in text, exact
+
+
+def test_the_snapshot_of_an_invented_session_is_deterministic(invented):
+    from tcompact.summarizers.extractive import ExtractiveSummarizer
+
+    for contract in SECTIONS:
+        first = run(ExtractiveSummarizer(TokenCounter()), invented, contract=contract, target=3000)
+        assert run(ExtractiveSummarizer(TokenCounter()), invented, contract=contract, target=3000) == first
+
+
+def test_the_invented_sessions_correction_replaces_what_it_corrects(summarizer, invented):
+    text = run(summarizer, invented, contract="full", body=range(1, len(invented)), target=50_000)
+    assert "Actually, `Tariff3.rate` was never a float: the bug is in `round_half` of billing/util.py." in text
+    assert "The root cause of the rounding bug is the float in `Tariff3.rate`." not in text
+    assert "The root cause of the rounding bug is the float in `Tariff2.rate`." in text  # about something else
+    assert "Task: audit → " not in text.split("Failed Attempts — Do Not Retry")[1]  # a report is no failure
+
+
+@settings(max_examples=40, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(sessions(), st.sampled_from(list(SECTIONS)), st.integers(min_value=300, max_value=6000))
+def test_a_snapshot_never_exceeds_its_budget(messages, contract, target):
+    from tcompact.summarizers.extractive import ExtractiveSummarizer
+
+    text = run(ExtractiveSummarizer(COUNTER), messages, contract=contract, body=range(1, len(messages)),
+               target=target)
+    assert COUNTER.count(without_users(text)) <= target
+    assert text.startswith("<state_snapshot>\n1. ") and text.endswith("\n</state_snapshot>")
+    assert "omitted" not in text
+
+
+# -- the snapshot's parts: --preserve, the user's rounds, the resume line, the rounds ------------------
+
+
+def test_the_preservation_instruction_is_found_in_the_prompt_and_read_for_its_content_words():
+    from tcompact.compressors.prefix import preserve_appendix
+    from tcompact.summarizers.contracts import prompt_text
+    from tcompact.summarizers.extractive.snapshot.preserve import instruction, keywords
+
+    asked = "the staging host and port 8443 of stg-42.example.net"
+    assert instruction(preserve_appendix(prompt_text("full"), asked)) == asked
+    assert instruction(prompt_text("full")) is None
+    assert keywords("Please keep the staging host, port 8443 and `db_url` of stg-42.example.net — everything "
+                    "relevant.") == ["staging", "host", "port", "8443", "db_url", "stg-42.example.net"]
+
+
+def test_the_lines_naming_most_of_the_words_are_kept_first():
+    from tcompact.summarizers.extractive.scan import Scan
+    from tcompact.summarizers.extractive.snapshot.preserve import preserved_items
+
+    messages = (user("review the deploy"), assistant("", call("a", "Bash", {"command": "cat deploy.log"})),
+                result("a", "boot ok\nstaging host is stg-42.example.net\nport 8443 open on the staging host\n"
+                            "the host list is long\nready"))
+    x = Scan(messages, range(3))
+    got = [(i.text, i.priority, i.order) for i in preserved_items(x, "the staging host and port 8443")]
+    assert got == [("kept on request: port 8443 open on the staging host", 0, 2),
+                   ("kept on request: staging host is stg-42.example.net", 0, 2)]  # "the host list" names one word
+    assert preserved_items(x, "everything relevant please") == []  # only filler: nothing to look for
+
+
+def test_each_round_of_the_user_says_how_it_ended_and_the_resume_line_where_it_stands():
+    from tcompact.summarizers.extractive.scan import Scan
+    from tcompact.summarizers.extractive.snapshot import resume_line
+    from tcompact.summarizers.extractive.snapshot.users import outcome
+
+    messages = (user("fix"), assistant("Looking.", call("a", "Bash", {"command": "ls"})), result("a", "x"),
+                user("now"), assistant("Done with it, all good."), user("more"))
+    x = Scan(messages, range(6))
+    assert [outcome(x, r) for r in (1, 2, 3)] == ["in progress: “Looking.”", "answered: “Done with it, all good.”",
+                                                  "no answer in this part"]
+    assert resume_line(x, x.answered()) == "last request: more; answered: no; active: last action: `ls` → ok; " \
+                                           "next: (none)"
+    planned = messages[:5] + (assistant("", call("t", "TodoWrite", {"todos": [
+        {"content": "write the test", "status": "in_progress"}, {"content": "ship it; tag it", "status": "pending"}]})),
+        result("t", "ok"))
+    x = Scan(planned, range(len(planned)))
+    assert resume_line(x, x.answered(), 12) == ("last request: now; answered: no; active: in_progress todo: write "
+                                                "the test; next: ship it, ta…")
+
+
+def test_one_line_per_round_of_what_it_changed_ran_and_how_it_ended():
+    from tcompact.summarizers.extractive.scan import Scan
+    from tcompact.summarizers.extractive.snapshot.work import round_items
+
+    messages = (user("go"), assistant("", call("a", "Edit", {"file_path": "/a.py", "old_string": "a", "new_string": "b"})),
+                result("a", "ok"), assistant("", call("b", "Read", {"file_path": "/b.py"})), result("b", "x"),
+                assistant("", call("c", "Bash", {"command": "make"})), result("c", "Exit code 2\nboom", error=True),
+                assistant("Stopped."), user("and?"), assistant("Nothing more."))
+    x = Scan(messages, range(len(messages)))
+    assert [(i.text, i.priority, i.order) for i in round_items(x, [1, 2])] == [
+        ("round 1: 1 file(s) changed, 1 read, 1 command(s) run, 1 call(s) failed; answered", 3, 1)]  # round 2: talk
+
+
+def test_the_constraints_of_a_message_too_long_to_quote_are_listed_on_their_own(counter):
+    from tcompact.summarizers.extractive.scan import Scan
+    from tcompact.summarizers.extractive.snapshot.users import constraint_items
+
+    long = ("x " * 15000 + "\nYou must keep the CSV header. The weather is nice today. Never push to main.\n"
+            + "y " * 15000)
+    x = Scan((user(long), assistant("ok"), user("tag it")), range(3))
+    expected = ["“You must keep the CSV header.”", "“Never push to main.”"]  # not the sentence without a cue
+    assert [(i.kind, i.text, i.priority) for i in constraint_items(x, counter)] == [
+        ("constraint", text, 1) for text in expected]
+    assert [i.text for i in constraint_items(x, counter, quoted=False)] == expected
+    short = Scan((user("Never push to main."), assistant("ok")), range(2))
+    assert constraint_items(short, counter) == []  # quoted whole: nothing to list apart
+
+
+def test_a_terse_latest_request_is_told_with_what_it_answers_and_the_original_task(counter):
+    from tcompact.summarizers.extractive.scan import Scan
+    from tcompact.summarizers.extractive.snapshot.users import active_items, user_items
+
+    x = Scan((user("Write the migration guide for the v2 API, with examples for every endpoint."),
+              assistant("Done. Shall I add a changelog too?"), user("yes")), range(3))
+    assert [i.text for i in active_items(x, [], kept_above=False)] == [
+        "Latest request: “yes”", "It replies to the assistant's previous message: it answers “Shall I add a "
+        "changelog too?”", "Original task: “Write the migration guide for the v2 API, with examples for every "
+        "endpoint.”", "Status: not answered yet; the work is in progress."]
+    quoted = user_items(x, counter)[0]  # quoted among the user's messages: neither is said again
+    assert [i.text for i in active_items(x, quoted, kept_above=False)] == [
+        "It replies to the assistant's previous message: it answers “Shall I add a changelog too?”",
+        "Status: not answered yet; the work is in progress."]
+
+
+def test_an_item_of_a_kind_no_layout_knows_goes_last_but_one():
+    placed = place("full", SECTIONS["full"], [Item("mystery", "m", 1)])
+    assert [(title, [i.text for i in entries]) for title, entries in placed if entries] == [("Artifact Trail", ["m"])]

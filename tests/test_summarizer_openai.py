@@ -7,7 +7,6 @@ import socket
 import subprocess
 import sys
 import time
-from types import SimpleNamespace
 
 import pytest
 from conftest import REPO
@@ -18,7 +17,6 @@ from tcompact.summarizers.base import TRANSIENT_KINDS, SummarizerError, SummaryR
 from tcompact.summarizers.openai_compat import (
     PLACEHOLDER_KEY,
     OpenAISummarizer,
-    classify,
     get_client,
     serialize_conversation,
 )
@@ -463,70 +461,3 @@ def test_importing_the_module_does_not_import_openai():
             "print('openai' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO)
     assert (out.returncode, out.stdout) == (0, "False\n")
-
-
-# ---------------------------------------------------------------------------------- classify
-
-
-class _Err(Exception):
-    def __init__(self, text: str = "", **attrs) -> None:
-        super().__init__(text)
-        self.__dict__.update(attrs)
-
-
-@pytest.mark.parametrize(("exc", "expected"), [
-    (Exception("request id req_500abc failed: bad gateway"), ("server_unstable", None, None)),
-    (Exception("request req_12500 failed"), ("unknown", None, None)),
-    (Exception("request req-500 failed (trace 500abc, id 1500)"), ("unknown", None, None)),
-    (Exception("upstream answered 503"), ("server_unstable", None, None)),
-    (Exception("HTTP 413"), ("context_overflow", None, None)),
-    (Exception("prompt is too long: 210000 tokens > 200000 maximum"), ("context_overflow", None, None)),
-    (Exception("rate limit exceeded"), ("rate_limit", None, None)),
-    (Exception("insufficient_quota"), ("authentication", None, None)),
-    (Exception("Unauthorized"), ("authentication", None, None)),
-    (Exception("504 Gateway Timeout"), ("server_unstable", None, None)),
-    (Exception("Read timed out"), ("timeout", None, None)),
-    (TimeoutError(), ("timeout", None, None)),
-    (ConnectionResetError(104, "Connection reset by peer"), ("server_unstable", None, None)),
-    (Exception("Bad Request: messages must not be empty"), ("api_request_error", None, None)),
-    (Exception("something odd"), ("unknown", None, None)),
-    (_Err("failed", status_code=413), ("context_overflow", 413, None)),
-    (_Err("failed", status="503"), ("server_unstable", 503, None)),
-    (_Err("max_tokens must be at most 500", status_code=400), ("api_request_error", 400, None)),
-    (_Err("max_tokens must be at most 429", status_code=400), ("api_request_error", 400, None)),
-    (_Err("failed", code="context_length_exceeded"), ("context_overflow", None, None)),
-    (_Err("failed", body={"type": "overloaded_error"}), ("server_unstable", None, None)),
-    (_Err("failed", status=SimpleNamespace(name="RESOURCE", errmsg="Too Many Requests")), ("rate_limit", None, None)),
-    (_Err("failed", response=SimpleNamespace(status_code=429, headers={"retry-after-ms": "1500"})),
-     ("rate_limit", 429, 1.5)),
-    (_Err("failed", response=SimpleNamespace(status_code=503, headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})),
-     ("server_unstable", 503, 0.0)),
-    (_Err("failed", response=SimpleNamespace(status_code=429, headers={"Retry-After": "later"})),
-     ("rate_limit", 429, None)),
-])
-def test_classify(exc, expected):
-    assert classify(exc) == expected
-
-
-def test_classify_follows_cause_and_context_chains():
-    try:
-        try:
-            raise ValueError("429 Too Many Requests")
-        except ValueError as inner:
-            raise RuntimeError("compaction failed") from inner
-    except RuntimeError as exc:
-        assert classify(exc) == ("rate_limit", None, None)
-    try:
-        try:
-            raise _Err("upstream", status_code=401)
-        except _Err:
-            raise RuntimeError("while summarising") from None
-    except RuntimeError as exc:
-        assert classify(exc) == ("authentication", 401, None)
-
-
-def test_classify_survives_cycles_and_a_cause_attribute():
-    a, b = RuntimeError("outer"), RuntimeError("service unavailable")
-    a.__cause__, b.__cause__ = b, a
-    assert classify(a) == ("server_unstable", None, None)
-    assert classify(_Err("wrapper", cause=_Err("inner", status_code=504))) == ("server_unstable", 504, None)

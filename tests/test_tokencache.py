@@ -1,20 +1,24 @@
-"""The persistent token cache: figures never change with it, it is found again, bounded, shared and repaired."""
+"""The persistent token cache (tokencache.py): where it lives and when it is on, the keys, the blobs kept beside it,
+and, through inspect and compact, that no figure ever changes with it. (The table itself: test_tokentable.py.)"""
 
 from __future__ import annotations
 
-import multiprocessing
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import orjson
 import pytest
 from conftest import REAL_FILES, SAMPLES, SESSION, call, jsonl, msg, real_file
+from platformdirs import user_cache_dir
 
-from tcompact import tokencache
+from tcompact import reportcache, tokencache
 from tcompact.compaction import CompactOptions, compact_file
 from tcompact.inspection import InspectOptions, inspect_paths
-from tcompact.tokencache import TABLE, WAYS, TokenCache, text_keys
+from tcompact.tokencache import TABLE, text_keys
 from tcompact.tokens import TokenCounter, texts_of
 
 
@@ -44,14 +48,18 @@ def _figures(run):
 
 
 def _same_without_cache(path, monkeypatch, *, chain="round-level"):
-    cold = _inspect(path, monkeypatch, cache=True)  # fills the empty cache
+    cold = _inspect(path, monkeypatch, cache=True)  # fills the empty caches (counts and reports)
     shared = tokencache.shared_cache()
     assert shared is not None and shared.added > 0
+    shutil.rmtree(tokencache.cache_folder() / reportcache.FOLDER)  # the counts alone, next
     asked, found = shared.looked_up, shared.found
     warm = _inspect(path, monkeypatch, cache=True)  # every count from the cache
     assert shared.found - found == shared.looked_up - asked > 0
+    asked = shared.looked_up
+    kept = _inspect(path, monkeypatch, cache=True)  # the report kept whole: no text even looked up
+    assert shared.looked_up == asked
     uncached = _inspect(path, monkeypatch, cache=False)
-    assert cold == warm == uncached
+    assert cold == warm == kept == uncached
     options = CompactOptions(chain=chain, force=True)
     monkeypatch.setenv(tokencache.NO_CACHE_ENV, "")
     with_cache = compact_file(path, options)
@@ -122,52 +130,6 @@ def test_counts_are_keyed_by_encoding(own_cache):
     assert again.tokenized == 0 and again._encoding is None
 
 
-def _keys(n, prefix="k"):
-    return text_keys(b"test", [f"{prefix}{i}" for i in range(n)])
-
-
-def test_a_full_bucket_gives_up_its_least_recently_used_count(tmp_path):
-    hour = [0]
-    cache = TokenCache(tmp_path, buckets=1, clock=lambda: hour[0] * 3600)  # one bucket: every key shares it
-    keys = _keys(WAYS + 3)
-    for i, key in enumerate(keys[:WAYS]):
-        hour[0] = i
-        assert cache.store([(key, i)]) == 1
-    hour[0] = 100
-    assert cache.lookup([keys[0], keys[1]]) == [0, 1]  # used again: now the most recent
-    hour[0] = 101
-    assert cache.store([(k, 50 + j) for j, k in enumerate(keys[WAYS:])]) == 3
-    assert cache.lookup(keys) == [0, 1, None, None, None, 5, 6, 7, 50, 51, 52]
-    assert os.path.getsize(tmp_path / TABLE) == 4096 + WAYS * 32  # the size never grows
-
-
-def test_a_damaged_table_is_replaced_silently(tmp_path):
-    keys = _keys(40)
-    TokenCache(tmp_path, buckets=4).store([(k, i) for i, k in enumerate(keys)])
-    table = tmp_path / TABLE
-    data = bytearray(table.read_bytes())
-    data[:8] = b"garbage!"
-    table.write_bytes(bytes(data))
-    again = TokenCache(tmp_path, buckets=4)
-    assert again.lookup(keys[:3]) == [None, None, None] and again.rebuilt == 1
-    assert again.store([(keys[0], 7)]) == 1 and again.lookup(keys[:1]) == [7]
-    table.write_bytes(table.read_bytes()[:1000])  # cut short
-    third = TokenCache(tmp_path, buckets=4)
-    assert third.lookup(keys[:1]) == [None] and third.rebuilt == 1 and table.stat().st_size == 4096 + 4 * WAYS * 32
-
-
-def test_a_damaged_slot_is_a_miss_and_the_others_still_answer(tmp_path):
-    keys = _keys(2)
-    cache = TokenCache(tmp_path, buckets=1)
-    cache.store([(keys[0], 11), (keys[1], 22)])
-    table = tmp_path / TABLE
-    data = bytearray(table.read_bytes())
-    at = data.find(keys[0])
-    data[at + 16] ^= 0xFF  # its count, as a torn write or a bad sector would leave it
-    table.write_bytes(bytes(data))
-    assert TokenCache(tmp_path, buckets=1).lookup(keys) == [None, 22]
-
-
 def test_a_cache_folder_that_cannot_be_used_means_a_run_without_the_cache(tmp_path, monkeypatch):
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
@@ -205,38 +167,8 @@ def test_no_cache_neither_reads_nor_writes_it(own_cache):
     assert cached.stdout == uncached.stdout
 
 
-def _worker(args):
-    folder, seed, rounds = args
-    import random
-
-    rng = random.Random(seed)
-    cache = TokenCache(folder, buckets=8)
-    wrong = 0
-    for _ in range(rounds):
-        ids = rng.sample(range(400), 60)
-        keys = text_keys(b"test", [f"k{i}" for i in ids])
-        cache.store([(k, i * 7) for k, i in zip(keys, ids)])
-        found = cache.lookup(keys)
-        wrong += sum(1 for n, i in zip(found, ids) if n is not None and n != i * 7)
-    return wrong, cache.added
-
-
-def test_several_processes_share_one_table(tmp_path):
-    """Four writers and readers at once on a table too small for them (eviction all the time): every
-    count read back is the right one, and the table is sound afterwards."""
-    with multiprocessing.get_context("spawn").Pool(4) as pool:
-        results = pool.map(_worker, [(tmp_path, seed, 40) for seed in range(4)])
-    assert [wrong for wrong, _ in results] == [0, 0, 0, 0]
-    assert all(added > 0 for _, added in results)
-    keys = text_keys(b"test", [f"k{i}" for i in range(400)])
-    final = TokenCache(tmp_path, buckets=8)
-    found = final.lookup(keys)
-    assert final.rebuilt == 0 and sum(n is not None for n in found) == 8 * WAYS
-    assert all(n == i * 7 for i, n in enumerate(found) if n is not None)
-
-
-def test_concurrent_inspect_runs_give_the_uncached_figures(own_cache):
-    path = str(real_file("codemie"))
+def test_concurrent_inspect_runs_give_the_uncached_figures(tmp_path, own_cache):
+    path = str(jsonl(tmp_path / "s.jsonl", _session_of(60)))
     env = {**os.environ, tokencache.CACHE_ENV: str(own_cache)}
     cmd = [sys.executable, "-m", "tcompact", "inspect", path, "--json"]
     runs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env) for _ in range(3)]
@@ -257,3 +189,88 @@ def test_the_cache_holds_every_text_of_a_session(monkeypatch, own_cache):
     found = tokencache.shared_cache().lookup(text_keys(fingerprint("o200k_base"), sorted(texts)))
     bare = TokenCounter(cache=False)
     assert found == [bare.count(t) for t in sorted(texts)]
+
+
+# ---- where the cache lives and when it is on ---------------------------------------------------------
+
+
+def test_the_cache_folder_is_the_variable_else_the_users_cache_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv(tokencache.CACHE_ENV, "~/counts")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert tokencache.cache_folder() == tmp_path / "counts"
+    monkeypatch.setenv(tokencache.CACHE_ENV, "")
+    assert tokencache.cache_folder() == Path(user_cache_dir("tcompact", appauthor=False))
+    monkeypatch.delenv(tokencache.CACHE_ENV)
+    assert tokencache.cache_folder() == Path(user_cache_dir("tcompact", appauthor=False))
+
+
+@pytest.mark.parametrize(("value", "on"), [(None, True), ("", True), ("0", True), ("1", False), ("yes", False),
+                                           ("true", False), ("false", False)])
+def test_caching_is_on_unless_the_variable_is_set_to_anything_but_0(monkeypatch, own_cache, value, on):
+    if value is None:
+        monkeypatch.delenv(tokencache.NO_CACHE_ENV)
+    else:
+        monkeypatch.setenv(tokencache.NO_CACHE_ENV, value)
+    assert tokencache.enabled() is on
+    assert (tokencache.shared_cache() is not None) is on
+
+
+def test_the_shared_cache_is_one_per_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv(tokencache.CACHE_ENV, str(tmp_path / "a"))
+    a = tokencache.shared_cache()
+    assert tokencache.shared_cache() is a and a.folder == tmp_path / "a"
+    monkeypatch.setenv(tokencache.CACHE_ENV, str(tmp_path / "b"))
+    assert tokencache.shared_cache() is not a
+
+
+# ---- keys -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "hello", "日本語 🎉", "lone \ud800 surrogate"])
+def test_a_key_is_16_bytes_of_sha1_over_the_salt_and_the_utf8(text):
+    expected = hashlib.sha1(b"salt" + text.encode("utf-8", "surrogatepass")).digest()[:16]
+    assert text_keys(b"salt", [text]) == [expected]
+    assert text_keys(b"other", [text]) != [expected]
+
+
+def test_a_huge_text_hashed_in_pieces_has_the_key_of_the_whole():
+    text = ("é" * 1_000_003 + "x") * 5  # over the 4 Mi-character piece, pieces cut inside runs of two-byte characters
+    assert len(text) > 1 << 22
+    assert text_keys(b"s", [text, "a"]) == [hashlib.sha1(b"s" + text.encode()).digest()[:16],
+                                            hashlib.sha1(b"sa").digest()[:16]]
+
+
+# ---- blobs kept beside the counts -------------------------------------------------------------------
+
+
+def test_a_blob_reads_back_as_written(own_cache):
+    tokencache.write_blob("tables.bin", b"\x00derived data\xff")
+    assert tokencache.read_blob("tables.bin") == b"\x00derived data\xff"
+    assert sorted(p.name for p in own_cache.iterdir()) == ["tables.bin"]  # no temporary file left
+    assert tokencache.read_blob("missing.bin") is None
+
+
+@pytest.mark.parametrize("damage", ["body", "checksum", "cut to the checksum", "empty"])
+def test_a_damaged_blob_reads_as_none(own_cache, damage):
+    tokencache.write_blob("tables.bin", b"derived data")
+    path = own_cache / "tables.bin"
+    data = path.read_bytes()
+    path.write_bytes({"body": data[:-1] + b"X", "checksum": b"\x00" + data[1:], "cut to the checksum": data[:32],
+                      "empty": b""}[damage])
+    assert tokencache.read_blob("tables.bin") is None
+
+
+def test_blobs_are_neither_read_nor_written_when_caching_is_off(own_cache, monkeypatch):
+    tokencache.write_blob("tables.bin", b"kept")
+    monkeypatch.setenv(tokencache.NO_CACHE_ENV, "1")
+    assert tokencache.read_blob("tables.bin") is None
+    tokencache.write_blob("other.bin", b"data")
+    assert not (own_cache / "other.bin").exists()
+
+
+def test_a_blob_that_cannot_be_written_is_no_error(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv(tokencache.CACHE_ENV, str(tmp_path / "file"))
+    tokencache.write_blob("tables.bin", b"data")
+    assert tokencache.read_blob("tables.bin") is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

@@ -72,15 +72,16 @@ class Counted:
 def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = None,
                   on_file: Callable[[int, int, Path], None] | None = None) -> dict[str, Any]:
     """Inspect files and folders; a file that cannot be read is listed under ``errors``."""
-    return inspect_counted(paths, options, on_file)[0]
+    return inspect_counted(paths, options, on_file, counted=False)[0]
 
 
 def inspect_counted(paths: Iterable[str | Path], options: InspectOptions | None = None,
-                    on_file: Callable[[int, int, Path], None] | None = None
+                    on_file: Callable[[int, int, Path], None] | None = None, *, counted: bool = True
                     ) -> tuple[dict[str, Any], dict[str, Counted] | None]:
-    """:func:`inspect_paths`, and — when it inspected one file — that file's transcripts as counted, by id."""
+    """:func:`inspect_paths`, and — with ``counted``, when it inspected one file — that file's transcripts
+    as counted, by id (what an HTML page of it draws)."""
     options = options or InspectOptions()
-    counted: list[dict[str, Counted]] = []
+    first: dict[str, Counted] | None = None
     paths = list(paths)
     named = {Path(p) for p in paths if not Path(p).is_dir()}
     reports: list[dict[str, Any]] = []
@@ -96,10 +97,9 @@ def inspect_counted(paths: Iterable[str | Path], options: InspectOptions | None 
         if on_file:
             on_file(n, len(files), path)
         try:
-            report, transcripts = _inspect_file(path, options)
+            report, transcripts = _inspect_file(path, options, counted=counted and len(files) == 1)
             reports.append(report)
-            counted[1:] = []  # a page of several files draws no message: only the first file's are kept
-            counted.append(transcripts)
+            first = transcripts if len(reports) == 1 else None  # a page of several files draws no message
         except NotATranscriptError as exc:
             if path in named:
                 _report_or_raise(exc, path, errors, alone=len(files) == 1)
@@ -122,7 +122,7 @@ def inspect_counted(paths: Iterable[str | Path], options: InspectOptions | None 
         "errors": errors,
         "not_transcripts": passed_over,
         "totals": _totals(reports),
-    }, (counted[0] if len(reports) == 1 else None)
+    }, (first if len(reports) == 1 else None)
 
 
 def _report_or_raise(exc: TcompactError, path: Path, errors: list[dict[str, Any]], *, alone: bool) -> None:
@@ -132,12 +132,25 @@ def _report_or_raise(exc: TcompactError, path: Path, errors: list[dict[str, Any]
 
 
 def inspect_file(path: str | Path, options: InspectOptions | None = None) -> dict[str, Any]:
-    """The report of one file."""
-    return _inspect_file(path, options or InspectOptions())[0]
+    """The report of one file: the one kept for the same bytes, options and code when there is one
+    (:mod:`tcompact.reportcache`), else made and kept."""
+    return _inspect_file(path, options or InspectOptions(), counted=False)[0]
 
 
-def _inspect_file(path: str | Path, options: InspectOptions) -> tuple[dict[str, Any], dict[str, Counted]]:
-    return _inspect_source(read_file(path, options.read), options)
+def _inspect_file(path: str | Path, options: InspectOptions, *, counted: bool
+                  ) -> tuple[dict[str, Any], dict[str, Counted] | None]:
+    """The report, and with ``counted`` the transcripts as counted (a kept report holds no messages:
+    the file is then read and counted again, and its report kept anew)."""
+    from . import reportcache
+
+    where = reportcache.slot(path, options)
+    if not counted and where is not None and (kept := reportcache.get(where, path)) is not None:
+        return kept, None
+    read = where.hasher() if where is not None else None
+    report, by_id = _inspect_source(read_file(path, options.read, digest=read), options)
+    if where is not None:
+        reportcache.put(where, report, read)
+    return report, by_id
 
 
 def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any]:

@@ -9,6 +9,8 @@ compacted session is compacted again. Keeping the texts in one place keeps those
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "OPENJIUWEN_TAGS",
     "MEMORY_TAGS",
@@ -21,6 +23,7 @@ __all__ = [
     "MEMORY_BLOCKS",
     "CHECKPOINT_PREFIXES",
     "is_checkpoint_text",
+    "OFFLOAD_PATTERN",
 ]
 
 #: openJiuwen memory-block tags (spec §1.4, §2.7): ``<tag>`` opens the block; the base processor's
@@ -36,6 +39,9 @@ LEGACY_MARKERS = ("[CURRENT_ROUND_MEMORY_BLOCK]", "[DIALOGUE_MEMORY_BLOCK]", ROU
 #: State re-injected after a compaction (spec §6).
 RECOVERED_CONTEXT = "<recovered_context>"
 STATE_REINJECTION = "[STATE_REINJECTION]"
+#: The marker ``offload`` leaves in place of a tool result (``[[OFFLOAD: handle=H, type=filesystem, path=P]]``):
+#: the handle, and the path, which is the last field and runs to the closing "]]" (a folder may be "run [2]").
+OFFLOAD_PATTERN = re.compile(r"\[\[OFFLOAD: handle=([0-9A-Za-z_-]+), type=\w+(?:, path=([^\n]+?))?\]\]")
 #: How Claude Code (and the ``full`` compressor) opens the summary of a compacted conversation.
 CONTINUATION = "This session is being continued from a previous conversation"
 

@@ -32,9 +32,10 @@ _NOT_BEFORE_B64 = r"(?![A-Za-z0-9_\-+/])"
 
 
 def _glued(prefix: str, base64: bool = False) -> str:
-    """A lookbehind failing when the literal ``prefix`` just matched follows a token character."""
+    """A lookbehind failing when the literal ``prefix`` just matched follows a token character (not the letter of
+    an escape such as the ``\\n`` of JSON text a tool printed)."""
     chars = r"A-Za-z0-9_\-+/" if base64 else r"A-Za-z0-9_\-"
-    return rf"(?<![{chars}]{prefix})"
+    return rf"(?<!(?<!\\)[{chars}]{prefix})"
 
 
 # How the name of a secret ends in a generic assignment (``client_secret``, ``DB_PASSWORD``,
@@ -80,7 +81,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?!\[REDACTED)(?P<secret>[A-Za-z0-9._~+/\-]{6,}=*)")),
     # A bare "Bearer <token>" (16+ characters with a digit, so prose like "Bearer tokens" stays).
     ("bearer_token", re.compile(
-        r"[Bb]earer(?<![A-Za-z0-9_][Bb]earer)\s+"
+        r"[Bb]earer(?<!(?<!\\)[A-Za-z0-9_][Bb]earer)\s+"
         r"(?P<secret>(?=[A-Za-z._~+/\-]*[0-9])[A-Za-z0-9._~+/\-]{16,}=*)")),
     # Credentials in a URL: scheme://user:password@host keeps the scheme and the host.
     ("url_credentials", re.compile(

@@ -10,7 +10,6 @@ is the file ``tcompact convert --to chat`` makes of the input.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import orjson
@@ -18,10 +17,11 @@ import orjson
 from .errors import InputError
 from .formats import ReadOptions, join_lines, read_file
 from .formats.chat import dumps_line
+from .markers import OFFLOAD_PATTERN
 
 __all__ = ["restore_file", "MARKER"]
 
-MARKER = re.compile(r"\[\[OFFLOAD: handle=([0-9A-Za-z_-]+), type=\w+(?:, path=([^\]\n]+))?\]\]")
+MARKER = OFFLOAD_PATTERN
 
 
 def restore_file(path: str | Path, *, store: str | Path | None = None, read: ReadOptions | None = None

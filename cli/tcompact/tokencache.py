@@ -103,15 +103,16 @@ def read_blob(name: str) -> bytes | None:
 
 
 def write_blob(name: str, data: bytes) -> None:
-    """Keep a derived file (atomically: temporary file, then rename); failing to is no error."""
+    """Keep a derived file (atomically: temporary file, then rename); failing to is no error.
+    ``name`` may name a file in a subfolder of the cache folder (``reports-v1/KEY``)."""
     if not enabled():
         return
-    folder = cache_folder()
-    tmp = folder / f".{name}.{os.getpid()}.tmp"
+    target = cache_folder() / name
+    tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(hashlib.sha256(data).digest() + data)
-        os.replace(tmp, folder / name)
+        os.replace(tmp, target)
     except OSError:
         pass
     finally:

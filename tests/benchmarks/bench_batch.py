@@ -9,11 +9,17 @@ What it measures
    or key (the trajectory), so every file has its own sha256. Nothing is copied into the
    repository; the folder is removed afterwards.
 2. For each engine and worker count (default: pool × 1, pool × 2, ray × 2), ``tcompact batch
-   inspect CORPUS --out DIR --json`` as a child process, into a fresh DIR: wall time, tasks a
+   KIND CORPUS --out DIR --json`` (``--kind``: inspect, compact with ``-c truncate,dialogue
+   --force``, or eval with its default chains, or those ``--chain`` names) as a child process,
+   into a fresh DIR and with a fresh token cache folder of its own (every run counts every text:
+   the first run over a corpus, and none profits from another's counts): wall time, tasks a
    second, and the driver's peak RSS (its own VmHWM, polled: not its pool workers' or Ray's
    processes'). Ray is a local Ray that the command starts and stops itself, so
    its time includes Ray's start-up; the start-up alone is measured on a one-file corpus.
-3. A resumed run over the finished DIR (every file hashed again, nothing recomputed).
+3. A resumed run over the finished DIR (every file hashed again, nothing recomputed); and an
+   interrupted run (``--interrupt``, default ray:2): Ctrl-C (SIGINT) once ``--stop-at`` (default
+   0.4) of the tasks have their line, then the same command again, whose results must be the
+   pool's uninterrupted ones byte for byte once sorted.
 4. The driver's peak RSS over the distinct cuts alone (about half the sessions) against all of
    them, to show that it does not grow with the corpus beyond the small per-task index.
 5. That the pool's and Ray's results are the same bytes once sorted.
@@ -26,7 +32,8 @@ and the medians are printed, with the load average before and after, since the m
 are shared. Run by hand (not collected by pytest)::
 
     python tests/benchmarks/bench_batch.py [--sessions 1000] [--repeat 1] [--runs pool:1,pool:2,ray:2]
-    [--kind inspect|compact] [--overhead 20000]
+    [--kind inspect|compact|eval] [--chain CHAIN ...] [--interrupt ray:2] [--stop-at 0.4]
+    [--overhead 20000]
 
 It exits 0 when the measurements ran.
 """
@@ -36,10 +43,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import threading
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -75,16 +83,29 @@ def make_corpus(dest: Path, sessions: int) -> list[Path]:
     return files[:sessions]
 
 
-def run(corpus: Path, out: Path, *, engine: str, workers: int, kind: str) -> dict:
-    """One ``tcompact batch`` child: wall seconds, the driver's peak RSS (MB) and its summary."""
+def _args(corpus: Path, out: Path, *, engine: str, workers: int, kind: str, chains: list[str]) -> list[str]:
     args = [sys.executable, "-m", "tcompact", "batch", kind, str(corpus), "--out", str(out), "--json",
             "--engine", engine, "--workers", str(workers)]
     if kind == "compact":
         args += ["-c", "truncate,dialogue", "--force"]
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    if kind == "eval":
+        args += [a for chain in chains for a in ("-c", chain)]
+    return args
+
+
+def _env(out: Path) -> dict[str, str]:
+    """The child's environment: no RAY_ADDRESS (a local Ray), and a token cache folder of its own beside DIR."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "TCOMPACT_NO_CACHE")}
+    env["TCOMPACT_CACHE_DIR"] = str(out.parent / f"{out.name}.cache")
+    return env
+
+
+def run(corpus: Path, out: Path, *, engine: str, workers: int, kind: str, chains: list[str] = ()) -> dict:
+    """One ``tcompact batch`` child: wall seconds, the driver's peak RSS (MB) and its summary."""
+    args = _args(corpus, out, engine=engine, workers=workers, kind=kind, chains=list(chains))
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(out))
     peak = _Peak(proc.pid)
     stdout, stderr = proc.communicate()
     wall = time.perf_counter() - start
@@ -93,6 +114,31 @@ def run(corpus: Path, out: Path, *, engine: str, workers: int, kind: str) -> dic
         raise SystemExit(f"batch failed: {stderr.decode()[-2000:]}")
     return {"wall": wall, "rss_mb": peak.kb / 1024, "summary": orjson.loads(stdout),
             "load": (load, os.getloadavg()[0])}
+
+
+def interrupted(corpus: Path, out: Path, *, engine: str, workers: int, kind: str, chains: list[str], total: int,
+                stop_at: float) -> tuple[dict, int, float]:
+    """Ctrl-C a run once ``stop_at`` of the tasks have their line, then run it again: (the second run,
+    the lines the first left, the first run's seconds)."""
+    args = _args(corpus, out, engine=engine, workers=workers, kind=kind, chains=chains)
+    results = out / "results.jsonl"
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(out))
+    done, offset = 0, 0
+    while proc.poll() is None and done < stop_at * total:  # counted from the new bytes only: lines are large
+        time.sleep(0.05)
+        if results.exists():
+            with open(results, "rb") as fh:
+                fh.seek(offset)
+                tail = fh.read()
+            done, offset = done + tail.count(b"\n"), offset + len(tail)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate()
+    first = time.perf_counter() - start
+    if proc.returncode != 130:
+        raise SystemExit(f"the interrupted run ended with {proc.returncode}, not 130: {stderr.decode()[-2000:]}")
+    left = results.read_bytes().count(b"\n")
+    return run(corpus, out, engine=engine, workers=workers, kind=kind, chains=chains), left, first
 
 
 class _Peak(threading.Thread):
@@ -119,12 +165,14 @@ class _Peak(threading.Thread):
         self.join()
 
 
-def measure(corpus: Path, work: Path, *, engine: str, workers: int, kind: str, repeat: int, keep: bool = False):
+def measure(corpus: Path, work: Path, *, engine: str, workers: int, kind: str, repeat: int, chains: list[str],
+            keep: bool = False):
     """The median of ``repeat`` fresh runs (the last run's folder kept when ``keep``)."""
     runs = []
     for i in range(repeat):
         out = work / f"{engine}-{workers}-{i}"
-        runs.append(run(corpus, out, engine=engine, workers=workers, kind=kind))
+        runs.append(run(corpus, out, engine=engine, workers=workers, kind=kind, chains=chains))
+        shutil.rmtree(out.parent / f"{out.name}.cache", ignore_errors=True)
         if not (keep and i == repeat - 1):
             shutil.rmtree(out)
     runs.sort(key=lambda r: r["wall"])
@@ -145,7 +193,11 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--runs", default="pool:1,pool:2,ray:2", help="engine:workers,… to measure")
-    parser.add_argument("--kind", default="inspect", choices=("inspect", "compact"))
+    parser.add_argument("--kind", default="inspect", choices=("inspect", "compact", "eval"))
+    parser.add_argument("--chain", action="append", default=[], help="eval: a chain to run (repeatable; default: "
+                        "eval's own, every compressor and the default chain)")
+    parser.add_argument("--interrupt", default="ray:2", help="engine:workers of the interrupted run ('': none)")
+    parser.add_argument("--stop-at", type=float, default=0.4, help="share of the tasks done when it is interrupted")
     parser.add_argument("--overhead", type=int, default=20_000, help="near-empty tasks to time (0: none)")
     opts = parser.parse_args()
     if not SHARED.is_dir():
@@ -160,32 +212,52 @@ def main() -> None:
 def _bench(work: Path, opts: argparse.Namespace) -> None:
     files = make_corpus(work / "corpus", opts.sessions)
     size = sum(f.stat().st_size for f in files)
+    what = f"batch {opts.kind}" + (f" -c {' -c '.join(opts.chain)}" if opts.chain else "")
     print(f"corpus: {len(files)} sessions, {size / 1e6:.1f} MB, {os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.1f}; batch {opts.kind}, median of {opts.repeat}")
+          f"load {os.getloadavg()[0]:.1f}; {what}, median of {opts.repeat}")
     print(f"{'run':<34} {'wall':>10} {'tasks/wall':>11} {'in the run':>11} {'driver':>11}")
     results = {}
     for spec in opts.runs.split(","):
         engine, workers = spec.split(":")
         r = measure(work / "corpus", work, engine=engine, workers=int(workers), kind=opts.kind, repeat=opts.repeat,
-                    keep=True)
+                    chains=opts.chain, keep=True)
         results[spec] = r
         print(_row(f"{engine} × {workers}", r, len(files)), flush=True)
     first = next(iter(results.values()))
-    resumed = run(work / "corpus", first["out"], engine="pool", workers=first["summary"]["workers"], kind=opts.kind)
+    resumed = run(work / "corpus", first["out"], engine="pool", workers=first["summary"]["workers"], kind=opts.kind,
+                  chains=opts.chain)
     print(_row("resumed (pool, all done)", resumed, len(files)))
-    q = run(work / "corpus" / "cuts", work / "cuts", engine="pool", workers=2, kind=opts.kind)
+    if opts.interrupt:
+        _interrupted(work, opts, results, total=len(files))
+    q = run(work / "corpus" / "cuts", work / "cuts", engine="pool", workers=2, kind=opts.kind, chains=opts.chain)
     print(_row(f"pool × 2, {q['summary']['tasks']['total']} sessions", q, q["summary"]["tasks"]["total"]))
     one = work / "one"
     one.mkdir()
     shutil.copy(files[0], one / files[0].name)
     for engine in ("pool", "ray"):
         if any(s.startswith(engine) for s in results):
-            r = run(one, work / f"one-{engine}", engine=engine, workers=2, kind=opts.kind)
+            r = run(one, work / f"one-{engine}", engine=engine, workers=2, kind=opts.kind, chains=opts.chain)
             print(_row(f"{engine} × 2, one file (start-up)", r,
                        r["summary"]["tasks"]["total"]))
     _compare(results)
     if opts.overhead:
         _overhead(work, opts.overhead, engines={s.split(":")[0] for s in results})
+
+
+def _interrupted(work: Path, opts: argparse.Namespace, results: dict, *, total: int) -> None:
+    """Ctrl-C at ``--stop-at``, the same command again, and its results against the pool's."""
+    engine, workers = opts.interrupt.split(":")
+    out = work / f"interrupted-{engine}-{workers}"
+    again, left, first = interrupted(work / "corpus", out, engine=engine, workers=int(workers), kind=opts.kind,
+                                     chains=opts.chain, total=total, stop_at=opts.stop_at)
+    print(f"{'interrupted (' + opts.interrupt + ')':<34} {first:8.2f} s  Ctrl-C after {left} lines, exit 130")
+    print(_row(f"  then resumed ({opts.interrupt})", again, total))
+    pools = [r for s, r in results.items() if s.startswith("pool")]
+    if pools:
+        same = sorted_lines(pools[0]["out"] / "results.jsonl") == sorted_lines(out / "results.jsonl")
+        totals = pools[0]["summary"]["totals"] == again["summary"]["totals"]
+        print(f"  interrupted + resumed over the pool's uninterrupted run: results identical once sorted: {same}; "
+              f"totals identical: {totals}")
 
 
 def _overhead(work: Path, count: int, *, engines: set[str]) -> None:
@@ -206,8 +278,9 @@ def _compare(results: dict) -> None:
         if twin is None:
             continue
         same = sorted_lines(twin["out"] / "results.jsonl") == sorted_lines(r["out"] / "results.jsonl")
+        totals = twin["summary"]["totals"] == r["summary"]["totals"]
         print(f"{spec} over {spec.replace('ray', 'pool')}: {r['wall'] / twin['wall']:.2f}× the time "
-              f"(+{r['wall'] - twin['wall']:.1f} s); results identical once sorted: {same}")
+              f"(+{r['wall'] - twin['wall']:.1f} s); results identical once sorted: {same}; totals identical: {totals}")
     if "pool:1" in pools and "pool:2" in pools:
         print(f"pool × 2 over pool × 1: speed-up {pools['pool:1']['wall'] / pools['pool:2']['wall']:.2f}×")
 

@@ -2,9 +2,11 @@
 
 A kind is a few declarations: the function that turns one file into a JSON-ready dict of figures
 (raising a :class:`~tcompact.errors.TcompactError` when the file cannot be done), the part of its
-settings that decides the figures (the fingerprint a resumed run must match), and which string
-figures are categories to count. The registry is an explicit tuple; a duplicate name fails at
-import and an unknown one is an error listing the known ones (as for compressors).
+settings that decides the figures (the fingerprint a resumed run must match), and how the figures
+of many files add up — by default :func:`fold` (numbers summed, category strings counted); eval
+adds them up with ``tcompact eval``'s own per-chain :class:`~tcompact.evaluation.Summary`. The
+registry is an explicit tuple; a duplicate name fails at import and an unknown one is an error
+listing the known ones (as for compressors).
 """
 
 from __future__ import annotations
@@ -18,9 +20,27 @@ from typing import Any
 from ..compaction import (CompactOptions, OutputPaths, check_options, compact_file, default_paths, resolve_chain,
                           run_failure, strict_failure, write_run)
 from ..errors import UsageError
+from ..evaluation import KINDS as CANARY_KINDS
+from ..evaluation import EvalOptions, Summary, evaluate_file
 from ..inspection import InspectOptions, inspect_file
 
-__all__ = ["Kind", "KINDS", "get_kind", "CompactTask", "mirror_output", "fold"]
+__all__ = ["Kind", "KINDS", "get_kind", "CompactTask", "mirror_output", "fold", "Totals", "failed_chains"]
+
+
+class Totals:
+    """How a kind adds up the figures of its ok lines: :func:`fold` with the kind's category figures."""
+
+    def __init__(self, categories: frozenset[str]) -> None:
+        self.categories = categories
+        self.doc: dict[str, Any] = {}
+
+    def add(self, figures: Mapping[str, Any]) -> None:
+        """Count one ok line's figures."""
+        fold(self.doc, figures, self.categories)
+
+    def result(self) -> dict[str, Any]:
+        """The totals so far (the summary's ``totals``)."""
+        return self.doc
 
 
 @dataclass(frozen=True)
@@ -33,6 +53,12 @@ class Kind:
     categories: frozenset[str] = frozenset()  # string figures whose values are counted in the totals
     check: Callable[[Any], None] | None = None  # refuses bad settings in the driver, before any task
     bind: Callable[[Any, str, str], Any] | None = None  # (settings, out folder, root) → the settings tasks get
+    totals: Callable[[Any], Totals] | None = None  # settings → what adds the figures up (default: fold)
+    unfinished: Callable[[Mapping[str, Any]], bool] | None = None  # an ok line's figures --retry-failed redoes
+
+    def make_totals(self, settings: Any) -> Totals:
+        """A fresh accumulator of this kind's totals."""
+        return self.totals(settings) if self.totals is not None else Totals(self.categories)
 
 
 def _plain(value: Any) -> Any:
@@ -94,10 +120,15 @@ class CompactTask:
         """Refuse bad options before any task runs, as ``tcompact compact`` does (the chain, its settings,
         --to, the window, the encoding, the summariser and what it needs), and an unreadable replay folder."""
         check_options(self.options)
-        if self.options.summarizer == "replay":
-            from ..dump import dumps_of
+        _check_replay(self.options)
 
-            dumps_of(str(self.options.replay_dir))  # an empty or unreadable folder would fail every file
+
+def _check_replay(options: CompactOptions) -> None:
+    """A replay folder that would fail every file is an error before any task."""
+    if options.summarizer == "replay":
+        from ..dump import dumps_of
+
+        dumps_of(str(options.replay_dir))  # an empty or unreadable folder would fail every file
 
 
 def mirror_output(path: str, *, out: str, root: str) -> Path:
@@ -149,15 +180,73 @@ def _bind_compact(task: CompactTask, out: str, root: str) -> CompactTask:
     return replace(task, out=out, root=root)
 
 
-def _compact_fingerprint(task: CompactTask) -> dict[str, Any]:
-    chain, settings = resolve_chain(task.options)
-    o = task.options
+def _options_fingerprint(o: CompactOptions) -> dict[str, Any]:
+    """What of compact's options decides a result: the validated settings of each compressor (--set and
+    --config's content resolved), not the key, the deadline or where the store goes."""
+    chain, settings = resolve_chain(o)
     config = hashlib.sha256(Path(o.config).read_bytes()).hexdigest() if o.config else None
-    kept = {k: v for k, v in asdict(o).items()
-            if k not in ("api_key", "run", "offload_dir", "overrides", "config", "trigger_ratio", "read")}
-    kept.update(request_mode=o.run.request_mode, summarizer_window=o.run.summarizer_window)
-    return _plain({**kept, "chain": [c.name for c in chain], "settings": [s.model_dump(mode="json") for s in settings],
-                   "config_sha256": config, "read": {**asdict(o.read), "keep_raw": None}, "strict": task.strict})
+    kept: dict[str, Any] = {}
+    for k, v in asdict(o).items():
+        if k not in ("api_key", "run", "offload_dir", "overrides", "config", "trigger_ratio", "read"):
+            kept[k] = v
+        if k == "base_url":  # the request settings of the run, where a batch.json has always listed them
+            kept.update(request_mode=o.run.request_mode, summarizer_window=o.run.summarizer_window)
+    return {**kept, "chain": [c.name for c in chain], "settings": [s.model_dump(mode="json") for s in settings],
+            "config_sha256": config, "read": {**asdict(o.read), "keep_raw": None}}
+
+
+def _compact_fingerprint(task: CompactTask) -> dict[str, Any]:
+    return _plain({**_options_fingerprint(task.options), "strict": task.strict})
+
+
+# --- eval --------------------------------------------------------------------------------------
+
+def eval_figures(path: str, options: EvalOptions) -> dict[str, Any]:
+    """One file's entry of ``tcompact eval --json`` (its canaries and every chain's result)."""
+    return evaluate_file(path, options)
+
+
+def _check_eval(options: EvalOptions) -> None:
+    chains = options.chain_list()  # every chain's options checked as `tcompact eval` checks them
+    _check_replay(options.compact_options(chains[0]))
+
+
+def _eval_fingerprint(options: EvalOptions) -> dict[str, Any]:
+    """The seed, the canaries per kind and, per chain in order, what decides its compaction."""
+    chains = options.chain_list()
+    return _plain({"seed": options.seed, "per_kind": options.per_kind, "order": chains,
+                   "chains": {c: _options_fingerprint(options.compact_options(c)) for c in chains}})
+
+
+class EvalTotals(Totals):
+    """The totals of batch eval: ``tcompact eval``'s per-chain summary of the same files, with the
+    sessions, canaries and skipped kinds counted (the header of eval's table)."""
+
+    def __init__(self, options: EvalOptions) -> None:
+        super().__init__(frozenset())
+        self.options = options
+        self.chains = options.chain_list()
+        self.summary = Summary(self.chains)
+        self.sessions = self.canaries = 0
+        self.skipped = {k: 0 for k in CANARY_KINDS}
+
+    def add(self, figures: Mapping[str, Any]) -> None:
+        self.summary.add(figures)
+        self.sessions += 1
+        self.canaries += len(figures["canaries"])
+        for kind in figures["skipped_kinds"]:
+            self.skipped[kind] += 1
+
+    def result(self) -> dict[str, Any]:
+        o = self.options
+        return {"seed": o.seed, "per_kind": o.per_kind, "kinds": list(CANARY_KINDS), "chains": self.chains,
+                "default_chain": o.default_chain, "sessions": self.sessions, "canaries": self.canaries,
+                "skipped_kinds": self.skipped, "summary": self.summary.rows()}
+
+
+def failed_chains(figures: Mapping[str, Any]) -> bool:
+    """Whether a chain's compaction failed in this eval line (its summariser): --retry-failed runs it again."""
+    return any(r["status"] == "failed" for r in figures["results"])
 
 
 # --- the registry ------------------------------------------------------------------------------
@@ -166,6 +255,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("inspect", inspect_figures, _inspect_fingerprint, frozenset({"format", "model", "encoding"})),
     Kind("compact", compact_figures, _compact_fingerprint, frozenset({"status", "format", "output_format"}),
          check=CompactTask.check, bind=_bind_compact),
+    Kind("eval", eval_figures, _eval_fingerprint, check=_check_eval, totals=EvalTotals, unfinished=failed_chains),
 )
 _BY_NAME = {k.name: k for k in KINDS}
 if len(_BY_NAME) != len(KINDS):

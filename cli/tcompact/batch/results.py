@@ -12,7 +12,7 @@ resumed task needs its figures — about 170 bytes a path.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -82,13 +82,15 @@ def dumps_line(line: Mapping[str, Any]) -> bytes:
 class Results:
     """``results.jsonl`` of one batch: what is done (for these settings), appending, reading back."""
 
-    def __init__(self, folder: Path, sid: str) -> None:
+    def __init__(self, folder: Path, sid: str, *,
+                 unfinished: Callable[[Mapping[str, Any]], bool] | None = None) -> None:
         self.path = folder / RESULTS
         self.sid = sid
+        self._unfinished = unfinished  # an ok line's figures that --retry-failed redoes as if it had failed
         self._log = AppendLog(self.path)
         self.dropped = self._log.dropped  # bytes of a torn last line cut off
         self.unreadable = 0               # complete lines that are not result lines (edited by hand)
-        self._index: dict[bytes, bytes] = {}  # path key → sha256 (32 bytes, or none) + offset (8) + failed (1)
+        self._index: dict[bytes, bytes] = {}  # path key → sha256 (32 bytes, or none) + offset (8) + redo (1)
         self._reader = open(self.path, "rb")  # closed in close()
         self._scan()
 
@@ -97,23 +99,30 @@ class Results:
         for raw in self._reader:
             try:
                 line = orjson.loads(raw)
-                path, sha, status, sid = line["path"], line["sha256"], line["status"], line["settings"]
+                path, sha, sid = line["path"], line["sha256"], line["settings"]
+                redo = self._redo(line)
             except (orjson.JSONDecodeError, KeyError, TypeError):
                 self.unreadable += 1
             else:
                 if sid == self.sid:
-                    self._remember(path, sha, offset, status)
+                    self._remember(path, sha, offset, redo)
             offset += len(raw)
 
-    def _remember(self, path: str, sha: str | None, offset: int, status: str) -> None:
-        packed = (bytes.fromhex(sha) if sha else b"") + offset.to_bytes(8, "little") + bytes([status == "failed"])
+    def _redo(self, line: Mapping[str, Any]) -> bool:
+        """Whether --retry-failed runs this line's task again: it failed, or its kind calls it unfinished."""
+        if line["status"] == "failed":
+            return True
+        return line["status"] == "ok" and self._unfinished is not None and self._unfinished(line["figures"])
+
+    def _remember(self, path: str, sha: str | None, offset: int, redo: bool) -> None:
+        packed = (bytes.fromhex(sha) if sha else b"") + offset.to_bytes(8, "little") + bytes([redo])
         self._index[path_key(path)] = packed  # one bytes object: about 170 bytes a path with its key
 
     def __len__(self) -> int:
         return len(self._index)
 
     def lookup(self, path: str) -> tuple[str | None, bool] | None:
-        """(sha256, failed) of the path's recorded line, or None when there is none."""
+        """(sha256, to redo under --retry-failed) of the path's recorded line, or None when there is none."""
         hit = self._index.get(path_key(path))
         return None if hit is None else (hit[:-9].hex() or None, bool(hit[-1]))
 
@@ -125,7 +134,7 @@ class Results:
     def append(self, line: Mapping[str, Any]) -> None:
         """Append a finished task's line; it replaces the path's earlier line in the index."""
         offset = self._log.append(dumps_line(line))
-        self._remember(line["path"], line["sha256"], offset, line["status"])
+        self._remember(line["path"], line["sha256"], offset, self._redo(line))
 
     def sync(self) -> None:
         """Flush the appended lines to the disk."""

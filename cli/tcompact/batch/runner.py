@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..errors import InputError, UsageError, WorkFailed
+from ..tokencache import enabled as cache_enabled
 from .engines import Engine, make_engine
-from .kinds import Kind, fold, get_kind
+from .kinds import Kind, get_kind
 from .results import RESULTS, Results, claim, path_key
 from .sources import STDIN, expand, resolve_out, survey
 from .worker import RESUMED, Job
@@ -64,17 +65,16 @@ class Interrupted(WorkFailed):
 class _Tally:
     """Counts and totals of the run's lines, and the first failures."""
 
-    def __init__(self, kind: Kind) -> None:
-        self.kind = kind
+    def __init__(self, kind: Kind, settings: Any) -> None:
         self.counts = {"ran": 0, "resumed": 0, "ok": 0, "failed": 0, "not_transcript": 0}
-        self.totals: dict[str, Any] = {}
+        self.sums = kind.make_totals(settings)
         self.failures: list[dict[str, str]] = []
 
     def add(self, line: dict[str, Any], *, resumed: bool) -> None:
         self.counts["resumed" if resumed else "ran"] += 1
         self.counts[line["status"]] += 1
         if line["status"] == "ok":
-            fold(self.totals, line["figures"], self.kind.categories)
+            self.sums.add(line["figures"])
         elif line["status"] == "failed" and len(self.failures) < MAX_FAILURES_LISTED:
             self.failures.append({"path": line["path"], "error": line["error"]})
 
@@ -108,11 +108,11 @@ def _run(kind: Kind, sources: Sequence[str], settings: Any, options: BatchOption
     sid, root = claim(Path(out), kind=kind.name, fingerprint=kind.fingerprint(settings), root=root)
     if kind.bind is not None:
         settings = kind.bind(settings, out, root)
-    results = Results(Path(out), sid)
-    tally, seen = _Tally(kind), _Seen()
+    results = Results(Path(out), sid, unfinished=kind.unfinished)
+    tally, seen = _Tally(kind, settings), _Seen()
     started = time.monotonic()
     jobs = _jobs(sources, out=out, kind=kind.name, settings=settings, sid=sid, results=results, seen=seen,
-                 retry_failed=options.retry_failed)
+                 retry_failed=options.retry_failed, no_cache=not cache_enabled())
     try:
         _drive(engine, jobs, results, tally, lambda: Progress(
             tally.done, total and total - seen.duplicates, tally.counts["ok"], tally.counts["failed"],
@@ -163,7 +163,7 @@ class _Seen:
 
 
 def _jobs(sources: Sequence[str], *, out: str, kind: str, settings: Any, sid: str, results: Results, seen: _Seen,
-          retry_failed: bool) -> Iterator[Job]:
+          retry_failed: bool, no_cache: bool) -> Iterator[Job]:
     for found in expand(sources, exclude=out):
         if not seen.first(found.path):
             continue
@@ -171,7 +171,7 @@ def _jobs(sources: Sequence[str], *, out: str, kind: str, settings: Any, sid: st
         if record is not None and retry_failed and record[1]:
             record = None
         yield Job(path=found.path, named=found.named, recorded=record[0] if record else None,
-                  has_record=record is not None, kind=kind, settings=settings, settings_id=sid)
+                  has_record=record is not None, kind=kind, settings=settings, settings_id=sid, no_cache=no_cache)
 
 
 def _check_out(sources: Sequence[str], out: str) -> None:
@@ -198,7 +198,7 @@ def _summary(kind: str, tally: _Tally, *, engine: Any, out: str, sid: str, secon
         "engine": engine.name, "workers": engine.workers, "out": out, "results": str(Path(out) / RESULTS),
         "settings_id": sid,
         "tasks": {"total": tally.done, **tally.counts, "duplicates": duplicates},
-        "totals": tally.totals,
+        "totals": tally.sums.result(),
         "failures": tally.failures,
         "seconds": round(seconds, 3),
         "tasks_per_second": round(tally.counts["ran"] / seconds, 2) if seconds > 0 else None,

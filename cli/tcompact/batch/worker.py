@@ -5,12 +5,19 @@ same :func:`execute`, so the two engines give the same lines. A line holds nothi
 on where or when it ran (no timings, hosts or worker ids), which is what makes their results
 byte-identical once sorted. A file that fails is a line with the error text the single-file
 command would print after ``Error:``; nothing a file does makes the task itself raise.
+
+``--no-cache`` (or ``TCOMPACT_NO_CACHE=1`` in the driver) travels with each job rather than
+through the environment: a pool's forkserver or a Ray worker started before the run (a cluster,
+a notebook's Ray) never saw the driver's variable. It holds for the task only, since workers
+are reused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +34,8 @@ _CHUNK = 1 << 20
 @dataclass(frozen=True)
 class Job:
     """What a worker needs for one task: the file, whether it was named (not found in a folder),
-    the sha256 of its recorded result (skip when unchanged), the kind and the settings."""
+    the sha256 of its recorded result (skip when unchanged), the kind, the settings, and whether
+    the token cache is off."""
 
     path: str
     named: bool
@@ -36,6 +44,7 @@ class Job:
     kind: str
     settings: Any
     settings_id: str
+    no_cache: bool = False
 
 
 def file_sha256(path: str) -> str | None:
@@ -58,8 +67,30 @@ def internal_error_text(exc: BaseException) -> str:
                     "set TCOMPACT_DEBUG=1 to see the traceback".split())
 
 
+@contextlib.contextmanager
+def _cache_off(off: bool) -> Iterator[None]:
+    """``TCOMPACT_NO_CACHE=1`` while the task runs (when ``off``), and the worker's own value again after."""
+    from ..tokencache import NO_CACHE_ENV
+
+    was = os.environ.get(NO_CACHE_ENV)
+    if off:
+        os.environ[NO_CACHE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if off and was is None:
+            os.environ.pop(NO_CACHE_ENV, None)
+        elif off:
+            os.environ[NO_CACHE_ENV] = was
+
+
 def execute(job: Job) -> dict[str, Any] | str:
     """The result line of one task, or :data:`RESUMED` when its recorded line still holds."""
+    with _cache_off(job.no_cache):
+        return _execute(job)
+
+
+def _execute(job: Job) -> dict[str, Any] | str:
     sha = file_sha256(job.path)
     if job.has_record and sha == job.recorded:
         return RESUMED

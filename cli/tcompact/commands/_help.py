@@ -31,11 +31,11 @@ METAVARS = {
     "--trigger-ratio": "R", "--preserve": "TEXT", "--prompt": "FILE", "--store": "DIR",
     "--session": "ID", "--last": "N", "--project": "PATH", "--agent": "NAME", "--since": "DATE", "--until": "DATE",
     "--timezone": "TZ", "--summarizer-window": "N", "--out": "DIR", "--engine": "NAME", "--workers": "N",
-    "--address": "ADDRESS",
+    "--address": "ADDRESS", "--seed": "N", "--per-kind": "N",
 }
 #: Arguments whose metavar is not their name in capitals.
 ARGUMENTS = {("inspect", "paths"): "PATH", ("replay", "paths"): "DUMP|DIR", ("inspect", "sources"): "SOURCE",
-             ("compact", "sources"): "SOURCE"}
+             ("compact", "sources"): "SOURCE", ("eval", "paths"): "PATH", ("eval", "sources"): "SOURCE"}
 _BY_TYPE = {int: "N", float: "X", Path: "PATH"}
 
 

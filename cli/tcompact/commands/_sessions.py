@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from ..sessions import Selector
+if TYPE_CHECKING:
+    from ..sessions import Selector
 
 
-def check_no_path(paths: list[Path] | None, selector: Selector, *, group_by: str, what: str) -> None:
-    """Selectors name sessions of the stores: refuse them next to a PATH."""
-    if paths and (selector.narrows or selector.timezone or group_by != "session"):
+def check_no_path(paths: list[Path] | None, selector: Selector, *, group_by: str | None, what: str) -> None:
+    """Selectors name sessions of the stores: refuse them next to a PATH (``group_by`` None: the
+    command has no --group-by)."""
+    if paths and (selector.narrows or selector.timezone or group_by not in (None, "session")):
         from ..errors import UsageError
 
+        grouping = "" if group_by is None else ", --group-by"
         raise UsageError(f"{what} and the session selectors (--session, --last, --project, --agent, --since, "
-                         "--until, --timezone, --group-by) exclude each other",
+                         f"--until, --timezone{grouping}) exclude each other",
                          hint="leave out the PATH to select among the sessions on this machine "
                               "(CLAUDE_CONFIG_DIR and CODEX_HOME point at other stores)")
 

@@ -1,8 +1,10 @@
-"""``tcompact batch inspect|compact SOURCE… --out DIR``: one kind of task over a whole corpus."""
+"""``tcompact batch inspect|compact|eval SOURCE… --out DIR``: one kind of task over a whole corpus."""
 
 from __future__ import annotations
 
+import inspect
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,11 +12,12 @@ import typer
 
 from ..defaults import DEFAULT_CHAIN
 from ._help import Group
-from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, read_options
+from ._options import FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt, option_group, read_options
+from .eval import fail_on_failed_chains, with_eval_options
 
 batch_app = typer.Typer(
     name="batch", no_args_is_help=True, cls=Group,
-    help="Inspect or compact a whole corpus, on a process pool or Ray.\n\nEvery file is one task; each task's "
+    help="Inspect, compact or evaluate a whole corpus on a pool or Ray.\n\nEvery file is one task; each task's "
          "result is one line of DIR/results.jsonl, and the same command run again goes on where it stopped.")
 
 SourcesArg = Annotated[list[str], typer.Argument(
@@ -32,41 +35,60 @@ AddressOpt = Annotated[str | None, typer.Option("--address", help="The Ray clust
 RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Run again the files whose recorded result failed.")]
 
 
-def _run(kind: str, sources: list[str], settings: Any, *, out: Path, engine: str, workers: int | None,
-         address: str | None, retry_failed: bool, json_out: bool) -> None:
+@dataclass(frozen=True)
+class _How:
+    """How a batch runs (the options every batch command takes), validated."""
+
+    options: Any  # BatchOptions
+    json_out: bool
+
+
+def _how(*, out: Path, engine: str, workers: int | None, address: str | None, retry_failed: bool, json_out: bool,
+         no_cache: bool) -> _How:
     from pydantic import ValidationError
 
-    from .. import render
-    from ..batch import BatchOptions, run_batch
+    from ..batch import BatchOptions
     from ..errors import UsageError
-    from ..render.batch_view import batch_progress, batch_summary
 
     try:
         options = BatchOptions(out=out, engine=engine, workers=workers, address=address, retry_failed=retry_failed)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise UsageError(f"--{err['loc'][0]}: {err['msg']}", hint="see 'tcompact batch --help'") from None
-    with batch_progress(kind, enabled=not json_out) as on_progress:
-        summary = run_batch(kind, sources, settings, options, on_progress=on_progress)
+    return _How(options, json_out)  # --no-cache has done its work: it set TCOMPACT_NO_CACHE, which the jobs carry
+
+
+#: The options of every batch command (declared once): the batch folder, the engine, resuming, the output.
+with_batch_options = option_group("how", (
+    ("out", OutOpt, inspect.Parameter.empty), ("engine", EngineOpt, "pool"), ("workers", WorkersOpt, None),
+    ("address", AddressOpt, None), ("retry_failed", RetryOpt, False), ("json_out", JsonOpt, False),
+    ("no_cache", NoCacheOpt, False)), _how)
+
+
+def _run(kind: str, sources: list[str], settings: Any, how: _How) -> dict[str, Any]:
+    """Run the batch and show its summary; exit 1 when a task failed, else the summary."""
+    from .. import render
+    from ..batch import run_batch
+    from ..render.batch_view import batch_progress, batch_summary
+
+    with batch_progress(kind, enabled=not how.json_out) as on_progress:
+        summary = run_batch(kind, sources, settings, how.options, on_progress=on_progress)
     for note in summary["warnings"]:
         render.warn(note)
-    if json_out:
+    if how.json_out:
         render.print_json(summary)
     else:
         batch_summary(summary)
     if summary["tasks"]["failed"]:
         raise typer.Exit(1)
+    return summary
 
 
 @batch_app.command("inspect")
+@with_batch_options
 def batch_inspect(
     sources: SourcesArg,
-    out: OutOpt,
-    engine: EngineOpt = "pool",
-    workers: WorkersOpt = None,
-    address: AddressOpt = None,
-    retry_failed: RetryOpt = False,
-    json_out: JsonOpt = False,
+    how=None,
     encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
                                                  show_default=False)] = None,
     model: Annotated[str | None, typer.Option("--model", help="Count and size the window for this model.",
@@ -96,19 +118,14 @@ def batch_inspect(
     settings = InspectOptions(read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False),
                               encoding=encoding, model=model, context_window=context_window, spans=spans,
                               keep_recent=keep_recent)
-    _run("inspect", sources, settings, out=out, engine=engine, workers=workers, address=address,
-         retry_failed=retry_failed, json_out=json_out)
+    _run("inspect", sources, settings, how)
 
 
 @batch_app.command("compact")
+@with_batch_options
 def batch_compact(
     sources: SourcesArg,
-    out: OutOpt,
-    engine: EngineOpt = "pool",
-    workers: WorkersOpt = None,
-    address: AddressOpt = None,
-    retry_failed: RetryOpt = False,
-    json_out: JsonOpt = False,
+    how=None,
     compressor: Annotated[str, typer.Option("-c", "--compressor", help="A compressor or a chain: -c truncate,dialogue."
                                             )] = DEFAULT_CHAIN,
     summarizer: Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")
@@ -177,8 +194,29 @@ def batch_compact(
         context_window=context_window, trigger_ratio=trigger_ratio, force=force, to=to, preserve=preserve,
         read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
     settings = CompactTask(options=options, strict=strict)
-    _run("compact", sources, settings, out=out, engine=engine, workers=workers, address=address,
-         retry_failed=retry_failed, json_out=json_out)
+    _run("compact", sources, settings, how)
+
+
+@batch_app.command("eval")
+@with_batch_options
+@with_eval_options("batch eval")
+def batch_eval(sources: SourcesArg, how=None, options=None) -> None:
+    """Measure what each compressor keeps of planted canaries, over a whole corpus.
+
+    Each file is evaluated as `tcompact eval` evaluates it (its line's figures are the entry
+    `tcompact eval --json` gives for it), and the totals are eval's per-chain table over every
+    file. Nothing is written but the batch folder.
+
+    Example:
+
+    \b
+      tcompact batch eval runs/ --out runs.eval/ -c full -c dialogue --engine ray
+    """
+    paths = {k: getattr(options, k).resolve() for k in ("replay_dir", "config") if getattr(options, k) is not None}
+    options = options.model_copy(update={"api_key": os.environ.get("OPENAI_API_KEY"), **paths})  # as Ray gets them
+    summary = _run("eval", sources, options, how)
+    fail_on_failed_chains(summary["totals"]["summary"],  # as `tcompact eval` ends
+                          hint="their rows count nothing as kept; --retry-failed runs those files again")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,47 +1,84 @@
-"""``tcompact eval``: plant canaries in copies of sessions, compact them, report what survived."""
+"""``tcompact eval``: plant canaries in copies of sessions, compact them, report what survived.
+
+Its options are declared here once; ``tcompact batch eval`` takes the same ones.
+"""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from ._options import FormatOpt, FullHistoryOpt, JsonOpt, SkipBadLinesOpt, TranscriptOpt
 from ..defaults import DEFAULT_CHAIN
+from ._options import (FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt, TranscriptOpt, option_group,
+                       with_selectors)
+
+ChainsOpt = Annotated[list[str] | None, typer.Option("-c", "--compressor", help="A compressor or chain to evaluate "
+                                                     "(repeatable; default: every compressor and the default chain "
+                                                     "of compact).", show_default=False)]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the canaries' texts and places.")]
+PerKindOpt = Annotated[int, typer.Option("--per-kind", help="Canaries of each kind planted per session.")]
+SummarizerOpt = Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Model: its encoding and window, and the model the "
+                                              "openai summariser calls.", show_default=False)]
+BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
+                                                "OPENAI_BASE_URL).", show_default=False)]
+ReplayDirOpt = Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers from.",
+                                                   show_default=False)]
+SetsOpt = Annotated[list[str] | None, typer.Option("--set", help="A setting, key=value or compressor.key=value "
+                                                   "(repeatable).", show_default=False)]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="TOML or JSON file with a table of settings per "
+                                                "compressor.", show_default=False)]
+ContextWindowOpt = Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
+                                                      show_default=False)]
+EncodingOpt = Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.", show_default=False)]
+PreserveOpt = Annotated[str | None, typer.Option("--preserve", help="What the summaries must keep, in your words.",
+                                                 show_default=False)]
 
 
+#: The options that make up an EvalOptions: (parameter, option, default), in the order --help shows them.
+EVAL_OPTIONS = (("chains", ChainsOpt, None), ("seed", SeedOpt, 1), ("per_kind", PerKindOpt, 2),
+                ("summarizer", SummarizerOpt, "extractive"), ("model", ModelOpt, None), ("base_url", BaseUrlOpt, None),
+                ("replay_dir", ReplayDirOpt, None), ("sets", SetsOpt, None), ("config", ConfigOpt, None),
+                ("context_window", ContextWindowOpt, None), ("encoding", EncodingOpt, None),
+                ("preserve", PreserveOpt, None), ("transcript", TranscriptOpt, None), ("fmt", FormatOpt, None),
+                ("full_history", FullHistoryOpt, False), ("skip_bad_lines", SkipBadLinesOpt, False))
+
+
+def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | None, fmt: str | None, **values: Any):
+    """EvalOptions from the command's values (validated here, at the boundary); a bad value is one
+    UsageError naming its option."""
+    from pydantic import ValidationError
+
+    from ..errors import UsageError
+    from ..evaluation import EvalOptions
+
+    try:
+        return EvalOptions(chains=tuple(chains or ()), sets=tuple(sets or ()), format=fmt, default_chain=DEFAULT_CHAIN,
+                           **values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise UsageError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}",
+                         hint=f"see tcompact {command} --help") from None
+
+
+def with_eval_options(command: str):
+    """Give a command eval's options: its ``options`` parameter receives them as one EvalOptions."""
+    return option_group("options", EVAL_OPTIONS, functools.partial(eval_options, command=command))
+
+
+@with_selectors
+@with_eval_options("eval")
 def eval_(
-    paths: Annotated[list[Path], typer.Argument(help="Session files or folders (searched recursively).",
-                                                show_default=False, metavar="PATH")],
-    chains: Annotated[list[str] | None, typer.Option("-c", "--compressor", help="A compressor or chain to "
-                                                     "evaluate (repeatable; default: every compressor and the "
-                                                     "default chain of compact).", show_default=False)] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the canaries' texts and places.")] = 1,
-    per_kind: Annotated[int, typer.Option("--per-kind", help="Canaries of each kind planted per session.")] = 2,
-    summarizer: Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")
-                          ] = "extractive",
-    model: Annotated[str | None, typer.Option("--model", help="Model: its encoding and window, and the model the "
-                                              "openai summariser calls.", show_default=False)] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
-                                                 "OPENAI_BASE_URL).", show_default=False)] = None,
-    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers "
-                                                    "from.", show_default=False)] = None,
-    sets: Annotated[list[str] | None, typer.Option("--set", help="A setting, key=value or compressor.key=value "
-                                                   "(repeatable).", show_default=False)] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="TOML or JSON file with a table of settings per "
-                                                "compressor.", show_default=False)] = None,
-    context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
-                                                       show_default=False)] = None,
-    encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
-                                                 show_default=False)] = None,
-    preserve: Annotated[str | None, typer.Option("--preserve", help="What the summaries must keep, in your words.",
-                                                 show_default=False)] = None,
+    paths: Annotated[list[Path] | None, typer.Argument(help="Session files or folders (searched recursively); none: "
+                                                       "the sessions on this machine.", show_default=False)
+                     ] = None,
+    options=None,
     json_out: JsonOpt = False,
-    transcript: TranscriptOpt = None,
-    fmt: FormatOpt = None,
-    full_history: FullHistoryOpt = False,
-    skip_bad_lines: SkipBadLinesOpt = False,
+    no_cache: NoCacheOpt = False,
+    selector=None,
 ) -> None:
     """Measure what each compressor keeps of planted canaries.
 
@@ -52,29 +89,26 @@ def eval_(
     model would see, the tokens against the original, tool-pairing violations and whether the
     last real request was kept.
 
+    With no PATH: the sessions of Claude Code and Codex on this machine (all of them, or those the
+    selectors name), newest first.
+
     Examples:
 
     \b
       tcompact eval ~/.claude/projects/-home-me-app/
       tcompact eval session.jsonl -c full -c truncate,dialogue --seed 7 --json
+      tcompact eval --last 5 --agent claude
     """
-    from pydantic import ValidationError
-
     from .. import render
-    from ..errors import UsageError, WorkFailed
-    from ..evaluation import EvalOptions, evaluate_paths
+    from ..evaluation import evaluate_paths
+    from ._sessions import check_no_path
 
-    try:
-        options = EvalOptions(chains=tuple(chains or ()), default_chain=DEFAULT_CHAIN, seed=seed, per_kind=per_kind,
-                              summarizer=summarizer, model=model, base_url=base_url, replay_dir=replay_dir,
-                              sets=tuple(sets or ()), config=config,
-                              context_window=context_window, encoding=encoding, preserve=preserve,
-                              transcript=transcript, format=fmt, full_history=full_history,
-                              skip_bad_lines=skip_bad_lines)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise UsageError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}",
-                         hint="see tcompact eval --help") from None
+    check_no_path(paths, selector, group_by=None, what="PATH")
+    if not paths:
+        options.chain_list()  # bad options are the error, before the stores are searched
+        from ..sessions import session_files
+
+        paths = session_files(selector)
     with render.file_progress(enabled=not json_out) as on_file:
         report = evaluate_paths(paths, options, on_file=on_file)
     if json_out:
@@ -86,10 +120,17 @@ def eval_(
     render.warn_skipped({"files": [], "errors": report["errors"]})
     if report["errors"]:
         raise typer.Exit(2)
-    failed = [r for r in report["summary"] if r["failed"]]
+    fail_on_failed_chains(report["summary"], hint="their rows count nothing as kept; see the reasons with --json")
+
+
+def fail_on_failed_chains(rows: list[dict[str, Any]], *, hint: str) -> None:
+    """Exit 1 when a chain's compaction failed somewhere (its summariser), naming how many and the first chain."""
+    failed = [r for r in rows if r["failed"]]
     if failed:
+        from ..errors import WorkFailed
+
         raise WorkFailed(f"{sum(r['failed'] for r in failed)} compaction(s) failed ({failed[0]['chain']} first)",
-                         hint="their rows count nothing as kept; see the reasons with --json")
+                         hint=hint)
 
 
 def register(app: typer.Typer) -> None:

@@ -74,7 +74,7 @@ def inspect(
 
         check_html(html, force=True, keep=paths)
     with render.file_progress(enabled=not json_out) as on_file:
-        report, counted = inspect_counted(paths, options, on_file=on_file)
+        report, counted = inspect_counted(paths, options, on_file=on_file, counted=html is not None)
     if session is not None:
         from ..sessions.report import session_detail
 

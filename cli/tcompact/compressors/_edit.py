@@ -49,11 +49,16 @@ def call_preview(name: str, arguments: str, width: int = 120) -> str:
 
 def cut_head(m: Message, budget: int, counter: TokenCounter, *, by: str, why: str) -> Message:
     """The head of a message's text that fits ``budget`` tokens with the marker saying what was cut
-    (the marker's ~40 tokens included)."""
+    (the marker's ~40 tokens included); the head ends at a blank when one is near, as the user-message
+    cuts of :mod:`tcompact.user_messages` do."""
     text = m.text
     total = counter.count(text)
     keep = max(0, int(len(text) * (budget - 40) / max(total, 1)))
     while keep > 0 and counter.count(text[:keep]) > budget - 40:
         keep = int(keep * 0.9)
-    return replace(m, content=text[:keep] + _CUT.format(n=counter.count(text[keep:]), by=by, why=why),
+    head = text[:keep]
+    blank = max(head.rfind(" "), head.rfind("\n"))
+    if 0 < blank and keep - blank <= 80 and keep < len(text):  # end at a blank, never inside a word
+        head = head[:blank].rstrip()
+    return replace(m, content=head + _CUT.format(n=counter.count(text[len(head):]), by=by, why=why),
                    source=m.source)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import __version__
 from ..compaction import CompactOptions, check_options, compact_source
 from ..compressors import names, parse_sets
+from ..defaults import DEFAULT_CHAIN
 from ..errors import NotATranscriptError, TcompactError
 from ..formats import ReadOptions, find_files, read_bytes, read_file
 from ..model import SourceFile, Transcript
@@ -37,7 +38,7 @@ from .editors import plant_records
 from .planting import plan
 from .scoring import last_request_kept, pairing_violations, seen_texts, share, survivors, tally, visible_messages
 
-__all__ = ["EvalOptions", "KINDS", "evaluate_file", "evaluate_paths", "summarize", "default_chains"]
+__all__ = ["EvalOptions", "KINDS", "evaluate_file", "evaluate_paths", "summarize", "Summary", "default_chains"]
 
 SCHEMA_VERSION = 1
 
@@ -49,12 +50,14 @@ class EvalOptions(BaseModel):
 
     chains: tuple[str, ...] = Field(default=(), description="Chains to run; empty = every compressor and the "
                                     "default chain.")
-    default_chain: str = Field("dialogue", min_length=1, description="The default chain of compact.")
+    default_chain: str = Field(DEFAULT_CHAIN, min_length=1, description="The default chain of compact.")
     seed: int = Field(1, ge=0, description="Seed of the canary texts and places.")
     per_kind: int = Field(2, ge=1, le=20, description="Canaries of each kind per session.")
     summarizer: str = Field("extractive", description="extractive, openai or replay.")
     model: str | None = None
     base_url: str | None = None
+    api_key: str | None = Field(None, repr=False, description="The openai summariser's key (default: "
+                                "OPENAI_API_KEY where the compaction runs); never in a fingerprint or report.")
     timeout: float = Field(60.0, gt=0)
     replay_dir: Path | None = None
     encoding: str | None = None
@@ -84,8 +87,8 @@ class EvalOptions(BaseModel):
         """The options of the ``compact --force`` run of one chain."""
         return CompactOptions(chain=chain, overrides=parse_sets(self.sets), config=self.config,
                               summarizer=self.summarizer, model=self.model, base_url=self.base_url,
-                              api_key=os.environ.get("OPENAI_API_KEY"), run=RunSettings(timeout=self.timeout),
-                              replay_dir=self.replay_dir, encoding=self.encoding,
+                              api_key=self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY"),
+                              run=RunSettings(timeout=self.timeout), replay_dir=self.replay_dir, encoding=self.encoding,
                               context_window=self.context_window, force=True, transcript=self.transcript,
                               preserve=self.preserve, read=self.read_options())
 
@@ -152,25 +155,67 @@ def _run(source: SourceFile, planted: Transcript, chain: str, options: EvalOptio
             "invariants": list(run.report.get("invariants") or [])}
 
 
-def summarize(files: Sequence[dict[str, Any]], chains: Sequence[str]) -> list[dict[str, Any]]:
+class Summary:
+    """The per-chain totals of :func:`summarize`, added up one file at a time (``tcompact batch eval``
+    folds its result lines into one without holding them): ``add`` each file's entry, then ``rows``."""
+
+    def __init__(self, chains: Sequence[str]) -> None:
+        self.chains = list(chains)
+        self._acc = {chain: _ChainTotals() for chain in self.chains}
+
+    def add(self, file: Mapping[str, Any]) -> None:
+        """Count one file's entry (as :func:`evaluate_file` returns it); results of other chains are ignored."""
+        for r in file["results"]:
+            acc = self._acc.get(r["chain"])
+            if acc is not None:
+                acc.add(r)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Per chain, over every file added: survival per kind, tokens, worst ratio, violations, requests kept."""
+        return [self._acc[chain].row(chain) for chain in self.chains]
+
+
+class _ChainTotals:
+    """Sums (and the worst ratio) of one chain's results."""
+
+    def __init__(self) -> None:
+        self.files = self.failed = self.before = self.after = self.pairs = self.kept = self.of = 0
+        self.worst: float | None = None
+        self.counts = {k: {"kept": 0, "planted": 0} for k in KINDS}
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        self.files += 1
+        self.failed += r["status"] == "failed"
+        for k, c in self.counts.items():
+            c["kept"] += r["survival"][k]["kept"]
+            c["planted"] += r["survival"][k]["planted"]
+        self.before += r["tokens_before"]
+        self.after += r["tokens_after"]
+        if r["ratio"] is not None and (self.worst is None or r["ratio"] > self.worst):
+            self.worst = r["ratio"]
+        self.pairs += r["pairing_violations"]
+        if r["last_request_kept"] is not None:
+            self.kept += r["last_request_kept"]
+            self.of += 1
+
+    def row(self, chain: str) -> dict[str, Any]:
+        total = {"kept": sum(c["kept"] for c in self.counts.values()),
+                 "planted": sum(c["planted"] for c in self.counts.values())}
+        return {"chain": chain, "files": self.files, "failed": self.failed,
+                "survival": {k: {**c, "share": share(c)} for k, c in self.counts.items()},
+                "overall": {**total, "share": share(total)},
+                "tokens_before": self.before, "tokens_after": self.after,
+                "ratio": round(self.after / self.before, 4) if self.before else None,
+                "worst_ratio": self.worst, "pairing_violations": self.pairs,
+                "last_request_kept": {"kept": self.kept, "of": self.of}}
+
+
+def summarize(files: Iterable[Mapping[str, Any]], chains: Sequence[str]) -> list[dict[str, Any]]:
     """Per chain, over every file evaluated: survival per kind, tokens, worst ratio, violations, requests kept."""
-    out = []
-    for chain in chains:
-        rows = [r for f in files for r in f["results"] if r["chain"] == chain]
-        counts = {k: {"kept": sum(r["survival"][k]["kept"] for r in rows),
-                      "planted": sum(r["survival"][k]["planted"] for r in rows)} for k in KINDS}
-        before, after = sum(r["tokens_before"] for r in rows), sum(r["tokens_after"] for r in rows)
-        requests = [r["last_request_kept"] for r in rows if r["last_request_kept"] is not None]
-        total = {"kept": sum(c["kept"] for c in counts.values()), "planted": sum(c["planted"] for c in counts.values())}
-        out.append({"chain": chain, "files": len(rows), "failed": sum(r["status"] == "failed" for r in rows),
-                    "survival": {k: {**c, "share": share(c)} for k, c in counts.items()},
-                    "overall": {**total, "share": share(total)},
-                    "tokens_before": before, "tokens_after": after,
-                    "ratio": round(after / before, 4) if before else None,
-                    "worst_ratio": max((r["ratio"] for r in rows if r["ratio"] is not None), default=None),
-                    "pairing_violations": sum(r["pairing_violations"] for r in rows),
-                    "last_request_kept": {"kept": sum(requests), "of": len(requests)}})
-    return out
+    summary = Summary(chains)
+    for f in files:
+        summary.add(f)
+    return summary.rows()
 
 
 def evaluate_paths(paths: Iterable[str | Path], options: EvalOptions, *,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError, NotATranscriptError, UsageError
 from ..model import Record, SourceFile, Transcript
@@ -39,9 +40,12 @@ _SNIFF_RECORDS = 50
 _TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
 
 
-def read_file(path: str | Path, options: ReadOptions | None = None) -> SourceFile:
-    """Read one transcript file; raises InputError with file:line on bad input."""
+def read_file(path: str | Path, options: ReadOptions | None = None, *, digest: Any = None) -> SourceFile:
+    """Read one transcript file; raises InputError with file:line on bad input.
+
+    ``digest`` (a hashlib object) is fed the bytes the records were read from, as they are read."""
     ctx = _context(str(path), options)
+    ctx.digest = digest
     with gc_paused():
         return _source_file(*load_records(Path(path), ctx), ctx)
 

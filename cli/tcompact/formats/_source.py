@@ -22,7 +22,8 @@ import orjson
 from ..errors import InputError, NotATranscriptError
 from ..model import Record
 
-__all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "parse_json", "gc_paused", "MAX_LINE_BYTES"]
+__all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "parse_json", "gc_paused", "file_digest",
+           "MAX_LINE_BYTES"]
 
 MAX_LINE_BYTES = 256 * 1024 * 1024
 _BUFFER = 1 << 20  # read buffer: fewer, larger reads than the default 8 KiB
@@ -53,6 +54,9 @@ class ReadContext:
     options: ReadOptions
     skipped: list[tuple[int, str]] = field(default_factory=list)
     document: bool = False
+    #: A hashlib object fed every byte of the file as it is read (once, whatever the reader reads
+    #: again after a seek back), or None: the digest of exactly the bytes the records came from.
+    digest: Any = None
 
     def reject(self, record: Record, what: str, *, where: str | None = None) -> None:
         """Report a record of the wrong shape: raise, or note it as skipped with --skip-bad-lines."""
@@ -148,7 +152,45 @@ def load_records(path: Path, ctx: ReadContext) -> tuple[list[Record], bool]:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=shown, hint="check the permissions") from None
     with fh:
-        return _load(fh, ctx)
+        return _load(fh if ctx.digest is None else _Digesting(fh, ctx.digest), ctx)
+
+
+def file_digest(path: Path, name: str = "sha256") -> bytes | None:
+    """The digest of a file's bytes, or None when it cannot be read (reading it then says why)."""
+    import hashlib
+
+    try:
+        with path.open("rb", buffering=0) as fh:
+            return hashlib.file_digest(fh, name).digest()
+    except OSError:
+        return None
+
+
+class _Digesting:
+    """A binary file read through: each byte goes into ``digest`` the first time it is read."""
+
+    def __init__(self, fh: Any, digest: Any) -> None:
+        self._fh = fh
+        self._digest = digest
+        self._pos = self._fed = 0
+
+    def read(self, size: int = -1) -> bytes:
+        return self._feed(self._fh.read(size))
+
+    def readline(self, size: int = -1) -> bytes:
+        return self._feed(self._fh.readline(size))
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        self._pos = self._fh.seek(pos, whence)
+        return self._pos
+
+    def _feed(self, data: bytes) -> bytes:
+        start, end = self._pos, self._pos + len(data)
+        if end > self._fed:  # (bytes skipped unread would leave a digest that matches no whole file)
+            self._digest.update(memoryview(data)[self._fed - start:] if start < self._fed else data)
+            self._fed = end
+        self._pos = end
+        return data
 
 
 def load_bytes(data: bytes, ctx: ReadContext) -> tuple[list[Record], bool]:
@@ -240,7 +282,8 @@ def _try_document(fh: Any, ctx: ReadContext, *, strict: bool) -> list[Record] | 
         if not strict or (single_line and body.lstrip()[:1] == b"{"):
             return None  # JSON Lines after all: the line reader reads (or reports) it
         ctx.document = True
-        _raise_parse_error(exc, body, ctx, line=exc.lineno, last=not body.rstrip().endswith((b"}", b"]")))
+        lines = body.count(b"\n") + (not body.endswith(b"\n"))  # orjson puts an end of data after the last newline
+        _raise_parse_error(exc, body, ctx, line=min(exc.lineno, lines), last=not body.rstrip().endswith((b"}", b"]")))
     ctx.document = True
     if too_deep(body, value):
         raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", path=ctx.path,
@@ -273,7 +316,8 @@ def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | No
             continue
         try:
             value = parse_json(body) if known is _UNPARSED else known
-        except orjson.JSONDecodeError as exc:
+        except orjson.JSONDecodeError as error:
+            exc = _on_its_line(error, body)
             if not ctx.options.skip_bad_lines:
                 _raise_parse_error(exc, body, ctx, line=line_no, last=not raw.endswith(b"\n"))
             skipped.append((line_no, _describe_parse_error(exc, body, last=not raw.endswith(b"\n"))))
@@ -287,6 +331,17 @@ def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | No
             continue
         records.append(Record(line=line_no, data=value, raw=raw if keep_raw else None))
     return records
+
+
+def _on_its_line(exc: orjson.JSONDecodeError, body: bytes) -> orjson.JSONDecodeError:
+    """The error as of the line alone: orjson puts an end of data past the line's newline (line 2, column 1)."""
+    if exc.lineno == 1:
+        return exc
+    try:
+        orjson.loads(body.rstrip(b"\r\n"))
+    except orjson.JSONDecodeError as again:
+        return again
+    return exc
 
 
 def _rest_of_line(fh: Any, raw: bytes, *, keep: bool) -> bytes:
@@ -344,8 +399,9 @@ def _raise_parse_error(exc: orjson.JSONDecodeError, body: bytes, ctx: ReadContex
         hint = "re-encode the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)"
     elif what.startswith("binary"):
         hint = "this does not look like a transcript; pass a JSONL or JSON file"
-    elif what.startswith("the last line"):
-        hint = "the file may still be being written; pass --skip-bad-lines to read the complete lines"
+    elif what.startswith("the last line"):  # a document is read whole: skipping lines cannot save it
+        hint = "the file may still be being written; " + (
+            "read it again once it is complete" if ctx.document else "pass --skip-bad-lines to read the complete lines")
     else:
         hint = _SKIP_HINT if not ctx.document else "fix the JSON document"
     raise InputError(what, path=ctx.path, line=line, hint=hint)

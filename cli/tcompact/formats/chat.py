@@ -219,13 +219,14 @@ def usage_of(messages: Sequence[Message]) -> dict[str, Any] | None:
 
 
 def dumps_line(d: Any) -> bytes:
-    """One JSON line; falls back to the standard library for strings orjson refuses (lone surrogates)."""
+    """One JSON line; falls back to the standard library for strings orjson refuses (lone surrogates),
+    written as ``\\udXXX`` escapes: UTF-8 cannot hold them, and the line must read back."""
     try:
         return orjson.dumps(d) + b"\n"
     except TypeError:
         import json
 
-        return json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass") + b"\n"
+        return json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace") + b"\n"
 
 
 def write(transcript: Transcript, original: Transcript | None, records: Sequence[Record] | None) -> list[bytes]:
@@ -254,6 +255,13 @@ def _write_episode(transcript: Transcript, original: Transcript, records: Sequen
         j = m.meta.get("item")
         return items[j] if j is not None and kept.get(j) == m else message_to_dict(m)
 
+    skipped = [j for j in range(len(items)) if j not in kept]  # --skip-bad-lines items: kept where they were
+    out = []
+    for m in transcript.messages:
+        while skipped and m.meta.get("item") is not None and skipped[0] < m.meta["item"]:
+            out.append(items[skipped.pop(0)])
+        out.append(item(m))
+    out += [items[j] for j in skipped]
     eol = b"\r\n" if lines[at].endswith(b"\r\n") else b"\n" if lines[at].endswith(b"\n") else b""
-    lines[at] = dumps_line({**records[at].data, "messages": [item(m) for m in transcript.messages]})[:-1] + eol
+    lines[at] = dumps_line({**records[at].data, "messages": out})[:-1] + eol
     return lines

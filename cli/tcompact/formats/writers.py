@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import UsageError
-from ..model import SourceFile, Transcript
+from ..model import Message, SourceFile, Transcript
 from . import chat, compacted
 from ._merge import join_lines
 from .claude_write import claude_session
@@ -49,9 +49,9 @@ def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None
     same = source is not None and source.format == fmt and not source.meta.get("document")
     if same:
         original = source.transcript(transcript.id)
+        _need_raw(source)  # chat too: without the bytes of its lines, an unchanged file would come out empty
         if fmt == "chat":
             return Rendered(join_lines(chat.write(transcript, original, source.records)))
-        _need_raw(source)
         if transcript.messages == original.messages:
             return Rendered(join_lines([r.raw for r in source.records]))  # type: ignore[misc]
         if fmt == "claude-code":
@@ -60,8 +60,10 @@ def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None
                                                               pre_tokens=before)))
         return Rendered(join_lines(compacted.codex_lines(source, original, transcript, now=when)))
     session = str(uuid.uuid5(_NAMESPACE, f"{source.path if source else ''}/{transcript.id}"))
-    notes = tuple(_notes(transcript, source))
-    written = _without_encrypted(transcript)
+    # a Claude Code thinking block needs a signature only the model's provider makes: no reasoning is written there
+    unsigned = fmt == "claude-code"
+    notes = tuple(_notes(transcript, source)) + _unwritten_reasoning(transcript, unsigned)
+    written = _without_encrypted(transcript, text_too=unsigned)
     if fmt == "chat":
         return Rendered(join_lines(chat.write(transcript, None, None)), (), notes, written)
     build = claude_session if fmt == "claude-code" else codex_rollout
@@ -69,16 +71,25 @@ def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None
     return Rendered(join_lines(lines), tuple(losses), notes, written)
 
 
-def _without_encrypted(t: Transcript) -> Transcript | None:
+def _without_encrypted(t: Transcript, *, text_too: bool = False) -> Transcript | None:
     """The transcript without its encrypted reasoning (None when it has none): the generated lines
-    of every format carry readable reasoning only."""
-    if not any(r.encrypted_chars for m in t.messages for r in m.reasoning):
+    of every format carry readable reasoning only (``text_too``: none at all)."""
+    def dropped(m: Message) -> bool:
+        return any(r.encrypted_chars or (text_too and r.text) for r in m.reasoning)
+
+    if not any(dropped(m) for m in t.messages):
         return None
     messages = tuple(
         replace(m, reasoning=tuple(replace(r, encrypted_chars=0) for r in m.reasoning
-                                               if r.text)) if any(r.encrypted_chars for r in m.reasoning) else m
+                                   if r.text and not text_too)) if dropped(m) else m
         for m in t.messages)
     return replace(t, messages=messages)
+
+
+def _unwritten_reasoning(t: Transcript, unsigned: bool) -> tuple[str, ...]:
+    readable = sum(1 for m in t.messages for r in m.reasoning if r.text) if unsigned else 0
+    return (f"{readable} reasoning item(s) are not written: a Claude Code thinking block needs a signature only the "
+            "model's provider can make",) if readable else ()
 
 
 def _need_raw(source: SourceFile) -> None:
@@ -103,8 +114,9 @@ def _notes(transcript: Transcript, source: SourceFile | None) -> list[str]:
         ids = ", ".join(t.id for t in others[:5]) + (" …" if len(others) > 5 else "")
         notes.append(f"{len(others)} other transcript(s) in the file not included ({ids}); pass --transcript ID")
     used = {i for t in source.transcripts for m in t.messages for i in m.source}
+    episodes = {m.meta.get("line") for t in source.transcripts if t.kind == "episode" for m in t.messages}
     left = [] if source.meta.get("document") else [
-        r.data for i, r in enumerate(source.records) if i not in used and r.data is not None]
+        r.data for i, r in enumerate(source.records) if i not in used and r.data is not None and r.line not in episodes]
     earlier = sum(1 for d in left if d.get("type") in ("user", "assistant") and isinstance(d.get("message"), dict))
     if earlier:
         notes.append(f"{earlier} message line(s) outside the active context (before a compaction, or on an "

@@ -114,10 +114,17 @@ def _compact(out: Any, totals: Mapping[str, Any]) -> None:
                    f"{_n(totals['calls'])} summariser calls, {_n(totals['invariants'])} invariant warnings"))
 
 
+def _eval(out: Any, totals: Mapping[str, Any]) -> None:
+    if totals["sessions"]:
+        from .eval_view import chains_table
+
+        chains_table(out, totals)
+
+
 def _generic(out: Any, totals: Mapping[str, Any]) -> None:
     numbers = ", ".join(f"{k} {v:,}" for k, v in totals.items() if isinstance(v, int))
     if numbers:
         out.print(Text(numbers))
 
 
-_VIEWS = {"inspect": _inspect, "compact": _compact}
+_VIEWS = {"inspect": _inspect, "compact": _compact, "eval": _eval}

@@ -25,7 +25,7 @@ from .work import command_items, error_items, failure_items, file_items, round_i
 
 __all__ = ["write_snapshot", "instruction"]
 
-_CARRIED = {"failed": ("failure", 2), "files": ("file_changed", 2), "pending": ("pending", 2),
+_CARRIED = {"failed": ("failure", 1), "files": ("file_changed", 2), "pending": ("pending", 2),
             "facts": ("finding", 2), "history": ("round", 3)}
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import orjson
 
+from ....markers import OFFLOAD_PATTERN
 from ..text import cut, lowered, one_line, words_in
 
 _EXIT_PATTERNS = (  # looked for in the first 300 characters only (never inside the output itself)
@@ -28,7 +29,7 @@ _SUMMARY_WORDS = (" passed", " failed", " error", " skipped", " xfailed", " xpas
                   "test:", "tests:")  # every summary line has one of these
 _ZERO_COUNTS = re.compile(r";\s*0 [a-z]+(?: [a-z]+)?(?=;|$)")
 _OFFLOAD = (
-    re.compile(r"\[\[OFFLOAD: handle=([^,\]]+), type=\w+, path=([^\]]+)\]\]"),
+    OFFLOAD_PATTERN,
     re.compile(r"the full output is in (.+?) \.\.\.\]"),
     re.compile(r"The full result is in (.+?); run the call again"),
 )
@@ -41,6 +42,7 @@ _ERROR_LINE = re.compile(
     r"not found|cannot|can't|could not|couldn't|failed to|is not defined|invalid|refused|rejected|timed out|"
     r"traceback \(most recent call last\))")
 _FAIL_COUNT = re.compile(r"(?i)\b([1-9]\d*) (?:failed|errors?)\b|test result: FAILED")
+_GO_FAIL = re.compile(r"(?m)^(?:--- FAIL: \S|FAIL(?:\t\S+\t[\d.]+s)?$)")  # go test's failed test or package
 _REFUSED = re.compile(r"(?i)\b(?:error|exception|failed|failure|rejected|denied|not allowed|not permitted|"
                       r"forbidden|blocked|timed out|unauthori[sz]ed)\b")
 _TOOL_ERROR = re.compile(r"<tool_use_error>(.*?)(?:</tool_use_error>|$)", re.DOTALL)
@@ -216,6 +218,7 @@ def _symbols(text: str) -> list[str]:
 def _command_failed(window: str, summary: str) -> bool:
     """Whether a command's output reads as failed although it reports no exit code."""
     return bool(_FAIL_COUNT.search(summary)) or "Traceback (most recent call last)" in window \
+        or ("FAIL" in window and _GO_FAIL.search(window) is not None) \
         or bool(re.search(r"(?im)^(?:bash: |zsh: |sh: )?.*(?:command not found|No such file or directory)",
                           window[:600]))
 

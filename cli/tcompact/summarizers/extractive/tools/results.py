@@ -46,8 +46,9 @@ def _silent_failure(action: Action, window: str, *, summary: str) -> bool:
     """Whether a result without error flag or exit code still says the call failed."""
     if action.kind == "command" and not action.quiet:
         return _command_failed(window, summary)
-    refusable = action.kind == "other" and action.name.lower() not in AGENT  # a sub-agent's answer is a report
-    return _tool_failed(window[:4000], refusable=refusable)
+    if action.name.lower() in AGENT:  # a sub-agent's answer is a report, whatever its first word
+        return False
+    return _tool_failed(window[:4000], refusable=action.kind == "other")
 
 
 def _note_read(action: Action, head: str) -> None:

@@ -1,0 +1,139 @@
+"""compressors/_summarize.py on its own: the trigger's reasons with their figures, what a refusal teaches,
+the Retry-After delay, a refused reply resampled, and shrinking a span only at legal cuts."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FakeSummarizer, call, msg
+from generated_sessions import sessions
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tcompact.compressors import get
+from tcompact.compressors._summarize import (
+    OVERFLOW_BUDGETS,
+    RESAMPLE_TEMPERATURE,
+    TRIGGER_REASONS,
+    learned,
+    refusal_hint,
+    shrink_span,
+    trigger_reason,
+)
+from tcompact.compressors.base import Context
+from tcompact.formats.chat import parse_message
+from tcompact.model import Message
+from tcompact.spans import Span, legal_cut_points
+from tcompact.summarizers.base import ModelWindow, SummarizerError
+from tcompact.tokens import TokenCounter
+
+COUNTER = TokenCounter()
+SNAPSHOT = "<state_snapshot>\n1. Active Task\nfix the parser\n</state_snapshot>"
+
+
+@pytest.mark.parametrize(("total", "body", "force", "empty", "reason"), [
+    (7999, 5000, False, False, "below the threshold (7,999 < 8,000 tokens)"),
+    (8000, 5000, False, False, None),  # the threshold is inclusive
+    (9000, 999, False, False, "the compressible part is below the minimum target (999 < 1,000 tokens)"),
+    (9000, 1000, False, False, None),
+    (10, 0, True, False, None),  # --force skips both checks …
+    (10, 0, True, True, "no compressible span"),  # … but a span must hold something
+    (9000, 5000, False, True, "no compressible span"),
+])
+def test_trigger_reason_says_why_with_its_figures(total, body, force, empty, reason):
+    got = trigger_reason(total, body, window=10_000, trigger_ratio=0.8, min_target_ratio=0.1, force=force, empty=empty)
+    assert got == reason
+    assert got is None or got == "no compressible span" or got.startswith(TRIGGER_REASONS)
+
+
+def test_a_refusal_with_figures_teaches_the_window_and_the_token_ratio():
+    window = ModelWindow(8192, "GET /v1/models")
+    told = SummarizerError("context_overflow", "too long", context_window=4096, prompt_tokens=6000)
+    assert learned(told, 5000, window, 1.15) == (ModelWindow(4096, "overflow error"), 6000 / 5000 * 1.03)
+    silent = SummarizerError("context_overflow", "too long")
+    assert learned(silent, 5000, window, 1.15) == (window, 1.15)
+    assert learned(silent, 5000, None, 1.15) == (None, 1.15)
+    size_only = SummarizerError("context_overflow", "too long", prompt_tokens=3000)
+    assert learned(size_only, 0, None, 1.15) == (None, 1.15)  # nothing counted: no ratio to learn
+
+
+@pytest.mark.parametrize(("problem", "hint"), [
+    ("the reply was cut at max_tokens (512)", "raise summary_max_tokens (--set dialogue.summary_max_tokens=N) or use "
+                                              "a model that writes shorter"),
+    ("the reply is empty", "use a larger model: this one does not follow the summary prompt"),
+])
+def test_the_hint_of_a_refused_reply(problem, hint):
+    assert refusal_hint(problem, "dialogue") == hint
+
+
+def history():
+    return [Message(role="user", content="Read the parser"),
+            parse_message(msg("assistant", "", tool_calls=[call("c1", "bash", {"command": "cat parser.py"})])),
+            Message(role="tool", content="def parse(text):\n" + "    pass\n" * 200, tool_call_ids=("c1",)),
+            Message(role="assistant", content="It splits on commas."),
+            Message(role="user", content="Now fix the empty-input bug"), Message(role="assistant", content="on it")]
+
+
+def run(fake, **values):
+    sleeps = []
+    ctx = Context(counter=COUNTER, window=200_000, summarizer=fake, force=True, sleep=sleeps.append)
+    result = get("dialogue").compress(history(), get("dialogue").settings_model(**values), ctx)
+    return result, sleeps
+
+
+@pytest.mark.parametrize(("retry_after", "slept"), [(2.5, 2.5), (600.0, 60.0), (0.0, 0.0), (-1.0, 0.05), (None, 0.05)])
+def test_retry_after_is_honoured_up_to_a_minute(retry_after, slept):
+    result, sleeps = run(FakeSummarizer(SummarizerError("rate_limit", "429", retry_after=retry_after), SNAPSHOT))
+    assert result.applied and sleeps == [slept]
+    assert [c.reason for c in result.calls] == ["transient rate_limit: retrying", "ok"]
+
+
+def test_an_empty_response_is_retried_like_a_transient_error():
+    result, sleeps = run(FakeSummarizer(SummarizerError("empty_response", "no text"), SNAPSHOT))
+    assert result.applied and sleeps == [0.05]
+
+
+def test_a_refused_reply_is_resampled_at_once_with_a_seed_per_attempt():
+    fake = FakeSummarizer("no sections at all, just chatter", "still no sections here either", SNAPSHOT)
+    result, sleeps = run(fake)
+    assert result.applied and sleeps == []  # a refused reply is asked again without waiting
+    assert [c.parameters.get("temperature") for c in fake.calls] == [None, RESAMPLE_TEMPERATURE, RESAMPLE_TEMPERATURE]
+    assert [c.parameters.get("seed") for c in fake.calls] == [None, 1, 2]
+    assert [c.reason for c in result.calls] == ["reply refused: retrying", "reply refused: retrying", "ok"]
+    assert [c.attempt for c in result.calls] == [1, 2, 3]
+
+
+def test_three_overflow_budgets_then_give_up():
+    assert OVERFLOW_BUDGETS == (0.85, 0.65, 0.5)
+
+
+# ---- shrink_span ---------------------------------------------------------------------------------
+
+
+def test_shrink_span_keeps_the_largest_legal_prefix_that_fits():
+    msgs = [Message(role="user", content="go")]
+    for n in range(4):
+        msgs += [parse_message(msg("assistant", "", tool_calls=[call(f"c{n}", "bash", {})])),
+                 Message(role="tool", content="word " * 100, tool_call_ids=(f"c{n}",))]
+    span = Span.from_cuts(len(msgs), 1, len(msgs))
+    pair = sum(COUNTER.message(m).total for m in msgs[1:3])
+    smaller = shrink_span(msgs, span, budget=2 * pair + 50 + 7, fixed=50, counter=COUNTER)
+    assert (smaller.body, smaller.tail) == (range(1, 5), range(5, 9))  # two pairs fit, never a call without result
+    # room for less than one message: the body would keep the first call without its result, so no span
+    assert shrink_span(msgs, span, budget=50 + 3, fixed=50, counter=COUNTER) is None
+    talk = [msgs[0], Message(role="assistant", content="word " * 100), *msgs[1:]]
+    one = shrink_span(talk, Span.from_cuts(len(talk), 1, len(talk)), budget=53, fixed=50, counter=COUNTER)
+    assert one.body == range(1, 2)  # at least one message stays in the body when that cut is legal
+    assert shrink_span(msgs, span, budget=50, fixed=50, counter=COUNTER) is None  # no room at all
+    assert shrink_span(msgs, Span.from_cuts(len(msgs), 1, 2), budget=10_000, fixed=0, counter=COUNTER) is None
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions(), st.integers(min_value=1, max_value=4000))
+def test_a_shrunk_span_is_smaller_and_never_splits_a_tool_pair(messages, budget):
+    span = Span.from_cuts(len(messages), 1, len(messages))
+    smaller = shrink_span(messages, span, budget=budget, fixed=0, counter=COUNTER)
+    if smaller is None:
+        return
+    assert smaller.body.start == 1 and smaller.body.stop < span.body.stop
+    assert smaller.tail.start == smaller.body.stop and smaller.tail.stop == len(messages)
+    assert smaller.body.stop in legal_cut_points(messages)
