@@ -137,11 +137,13 @@ SELECTOR_OPTIONS = (("session", SessionOpt), ("last", LastOpt), ("project", Proj
                     ("since", SinceOpt), ("until", UntilOpt), ("timezone", TimezoneOpt))
 
 
-def option_group(name: str, params, build):
+def option_group(name: str, params, build, *, keep: tuple[str, ...] = ()):
     """A decorator: the command's parameter ``name`` (a placeholder, ``name=None``) becomes the options
     ``params`` — ``(name, annotation, default)`` each, shown in its place — and the command receives
     their values as one, ``build(**values)`` (validated there, at the boundary). So a group of
-    options several commands take is declared once."""
+    options several commands take is declared once. The options named in ``keep`` are shown in their
+    place in the group but reach the command as themselves (its own keyword parameters, not declared
+    again in its signature)."""
     import functools
     import inspect
 
@@ -150,13 +152,16 @@ def option_group(name: str, params, build):
         keyword = inspect.Parameter.KEYWORD_ONLY
         new = []
         for p in signature.parameters.values():
+            if p.name in keep:
+                continue
             new += ([inspect.Parameter(n, keyword, default=d, annotation=a) for n, a, d in params] if p.name == name
                     else [p.replace(kind=keyword)])
 
         @functools.wraps(command)
         def wrapper(**kwargs):
             values = {n: kwargs.pop(n, d) for n, _, d in params}
-            return command(**{name: build(**values)}, **kwargs)
+            kept = {n: values.pop(n) for n in keep}
+            return command(**{name: build(**values)}, **kept, **kwargs)
 
         wrapper.__signature__ = signature.replace(parameters=new)
         wrapper.__annotations__ = {p.name: p.annotation for p in new}

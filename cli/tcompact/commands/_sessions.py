@@ -24,6 +24,18 @@ def check_no_path(paths: list[Path] | None, selector: Selector, *, group_by: str
                               "(CLAUDE_CONFIG_DIR and CODEX_HOME point at other stores)")
 
 
+def paths_or_session(paths: list[Path] | None, selector: Selector, options, *, group_by: str, cost: bool,
+                     json_out: bool, transcript: str | None, html: Path | None):
+    """(the files to inspect, the stored session they are or None); None when the selected sessions
+    were listed instead (no PATH, and no one session named)."""
+    check_no_path(paths, selector, group_by=group_by, what="PATH")
+    if paths:
+        return list(paths), None
+    session = list_or_pick(selector, options, group_by=group_by, cost=cost, json_out=json_out,
+                           transcript=transcript, html=html)
+    return None if session is None else (list(session.files), session)
+
+
 def list_or_pick(selector: Selector, options, *, group_by: str, cost: bool, json_out: bool,
                  transcript: str | None, html: Path | None):
     """List the selected sessions (returns None), or return the one ``--session`` names, for the

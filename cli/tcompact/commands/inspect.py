@@ -8,37 +8,43 @@ from typing import Annotated
 import typer
 
 from ._options import (ContextWindowOpt, CountModelOpt, EncodingOpt, FormatOpt, FullHistoryOpt, GroupByOpt, JsonOpt,
-                       NoCacheOpt, NoCostOpt, SkipBadLinesOpt, TranscriptOpt, read_options, with_selectors)
+                       NoCacheOpt, NoCostOpt, SkipBadLinesOpt, TranscriptOpt, option_group, read_options, with_selectors)
+
+
+PathsArg = Annotated[list[Path] | None, typer.Argument(help="Transcript files or folders (searched recursively); "
+                                                      "none: the sessions on this machine.", show_default=False)]
+SpansOpt = Annotated[str | None, typer.Option("--spans", help="Show the span layout a compressor uses: current-round, "
+                                              "dialogue, round-level or full.", show_default=False)]
+KeepRecentOpt = Annotated[int | None, typer.Option("--keep-recent", help="With --spans: tail messages the span keeps "
+                                                   "raw (default: the compressor's).", show_default=False)]
+TopOpt = Annotated[int, typer.Option("--top", help="How many of the largest messages to list.")]
+HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report with charts "
+                                              "(needs tcompact[html]; replaces an existing page).",
+                                              show_default=False)]
+
+#: inspect's options, in the order --help shows them: (parameter, option, default).
+INSPECT_OPTIONS = (
+    ("json_out", JsonOpt, False), ("no_cache", NoCacheOpt, False), ("encoding", EncodingOpt, None),
+    ("model", CountModelOpt, None), ("context_window", ContextWindowOpt, None), ("spans", SpansOpt, None),
+    ("keep_recent", KeepRecentOpt, None), ("top", TopOpt, 10), ("html", HtmlOpt, None),
+    ("transcript", TranscriptOpt, None), ("fmt", FormatOpt, None), ("full_history", FullHistoryOpt, False),
+    ("skip_bad_lines", SkipBadLinesOpt, False), ("group_by", GroupByOpt, "session"), ("no_cost", NoCostOpt, False),
+)
+
+
+def inspect_options(*, fmt: str | None, full_history: bool, skip_bad_lines: bool, no_cache: bool, **values):
+    """The InspectOptions of inspect's option values, validated here at the boundary (--no-cache has done
+    its work in its callback)."""
+    from ..inspection import InspectOptions
+
+    return InspectOptions(read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False), **values)
 
 
 @with_selectors
-def inspect(
-    paths: Annotated[list[Path] | None, typer.Argument(help="Transcript files or folders (searched recursively); "
-                                                       "none: the sessions on this machine.", show_default=False)
-                     ] = None,
-    json_out: JsonOpt = False,
-    no_cache: NoCacheOpt = False,
-    encoding: EncodingOpt = None,
-    model: CountModelOpt = None,
-    context_window: ContextWindowOpt = None,
-    spans: Annotated[str | None, typer.Option("--spans", help="Show the span layout a compressor uses: "
-                                                 "current-round, dialogue, round-level or full.",
-                                                 show_default=False)] = None,
-    keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="With --spans: tail messages the "
-                                                       "span keeps raw (default: the compressor's).",
-                                                    show_default=False)] = None,
-    top: Annotated[int, typer.Option("--top", help="How many of the largest messages to list.")] = 10,
-    html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report with charts "
-                                              "(needs tcompact[html]; replaces an existing page).",
-                                              show_default=False)] = None,
-    transcript: TranscriptOpt = None,
-    fmt: FormatOpt = None,
-    full_history: FullHistoryOpt = False,
-    skip_bad_lines: SkipBadLinesOpt = False,
-    group_by: GroupByOpt = "session",
-    no_cost: NoCostOpt = False,
-    selector=None,
-) -> None:
+@option_group("options", INSPECT_OPTIONS, inspect_options,
+              keep=("json_out", "html", "transcript", "group_by", "no_cost"))
+def inspect(paths: PathsArg = None, options=None, selector=None, *, json_out: bool = False, html: Path | None = None,
+            transcript: str | None = None, group_by: str = "session", no_cost: bool = False) -> None:
     """Show where the tokens of one or many transcripts go.
 
     Per transcript: tokens by role, by content kind and by tool, per round, the largest messages,
@@ -56,29 +62,17 @@ def inspect(
       tcompact inspect --last 5
     """
     from .. import render
-    from ..inspection import InspectOptions, inspect_counted
-    from ._sessions import check_no_path, list_or_pick
+    from ..inspect_job import inspect_job
+    from ._sessions import paths_or_session
 
-    check_no_path(paths, selector, group_by=group_by, what="PATH")
-    options = InspectOptions(read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False), encoding=encoding,
-                             model=model, context_window=context_window, spans=spans, keep_recent=keep_recent, top=top)
-    session = None
-    if not paths:
-        session = list_or_pick(selector, options, group_by=group_by, cost=not no_cost, json_out=json_out,
-                               transcript=transcript, html=html)
-        if session is None:
-            return
-        paths = list(session.files)
-    if html is not None:  # a report page is a view: it replaces an older page, never an input
-        from ..pages import check_html
-
-        check_html(html, force=True, keep=paths)
+    found = paths_or_session(paths, selector, options, group_by=group_by, cost=not no_cost, json_out=json_out,
+                             transcript=transcript, html=html)
+    if found is None:  # the sessions were listed
+        return
+    paths, session = found
     with render.file_progress(enabled=not json_out) as on_file:
-        report, counted = inspect_counted(paths, options, on_file=on_file, counted=html is not None)
-    if session is not None:
-        from ..sessions.report import session_detail
-
-        report = session_detail(session, report, read=options.read, cost=not no_cost, timezone_name=selector.timezone)
+        report, counted = inspect_job(paths, options, session=session, html=html, cost=not no_cost,
+                                      timezone_name=selector.timezone, on_file=on_file)
     render.inspect_outcome(report, json_out=json_out, transcript=transcript)
     if html is not None:
         from ..pages import write_inspect_page

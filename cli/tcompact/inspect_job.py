@@ -1,0 +1,35 @@
+"""``tcompact inspect`` as one library call: the report of the files (or of a stored session's files,
+with its row), and what an HTML page of it needs, checked before any work.
+
+:mod:`tcompact.inspection` makes the report of files; this adds what the command asks beyond it —
+the page's path checked first (a page is a view: it replaces an older page, never an input), the
+transcripts as counted for that page, and a stored session's usage and cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .inspection import Counted, InspectOptions, inspect_counted
+
+__all__ = ["inspect_job"]
+
+
+def inspect_job(paths: Sequence[str | Path], options: InspectOptions, *, session: Any = None,
+                html: Path | None = None, cost: bool = True, timezone_name: str | None = None,
+                on_file: Callable[[int, int, Path], None] | None = None
+                ) -> tuple[dict[str, Any], dict[str, Counted] | None]:
+    """The report of ``paths`` (the files of ``session`` when it is given, its row added under
+    ``session``), and — for an HTML page at ``html`` — the one file's transcripts as counted."""
+    if html is not None:
+        from .pages import check_html
+
+        check_html(html, force=True, keep=paths)
+    report, counted = inspect_counted(paths, options, on_file=on_file, counted=html is not None)
+    if session is not None:
+        from .sessions.report import session_detail
+
+        report = session_detail(session, report, read=options.read, cost=cost, timezone_name=timezone_name)
+    return report, counted
