@@ -24,6 +24,19 @@ def check_no_path(paths: list[Path] | None, selector: Selector, *, group_by: str
                               "(CLAUDE_CONFIG_DIR and CODEX_HOME point at other stores)")
 
 
+def paths_or_sessions(paths: list[Path] | None, selector: Selector, *, before_search=None) -> list[Path]:
+    """The files a command without --group-by works on: the PATHs, or else the selected sessions' files
+    (``before_search`` is called first: bad options are the error before the stores are searched)."""
+    check_no_path(paths, selector, group_by=None, what="PATH")
+    if paths:
+        return paths
+    if before_search is not None:
+        before_search()
+    from ..sessions import session_files
+
+    return session_files(selector)
+
+
 def paths_or_session(paths: list[Path] | None, selector: Selector, options, *, group_by: str, cost: bool,
                      json_out: bool, transcript: str | None, html: Path | None):
     """(the files to inspect, the stored session they are or None); None when the selected sessions

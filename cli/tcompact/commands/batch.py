@@ -12,8 +12,10 @@ import typer
 
 from ..defaults import DEFAULT_CHAIN
 from ._help import Group
-from ._options import FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt, option_group, read_options
-from .eval import fail_on_failed_chains, with_eval_options
+from ._options import (ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, MaxRetriesOpt,
+                       NoCacheOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, api_key, option_group,
+                       read_options)
+from .eval import ModelOpt, PreserveOpt, fail_on_failed_chains, with_eval_options
 
 batch_app = typer.Typer(
     name="batch", no_args_is_help=True, cls=Group,
@@ -121,53 +123,64 @@ def batch_inspect(
     _run("inspect", sources, settings, how)
 
 
+BatchChainOpt = Annotated[str, typer.Option("-c", "--compressor", help="A compressor or a chain: -c "
+                                             "truncate,dialogue.")]
+BatchToOpt = Annotated[str | None, typer.Option("--to", help="Output format: chat, claude-code or codex (default: "
+                                                "each input's).", show_default=False)]
+BatchBaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
+                                                     "OPENAI_BASE_URL); the key comes from OPENAI_API_KEY.",
+                                                     show_default=False)]
+BatchTimeoutOpt = Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt.")]
+BatchConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Summariser calls at once within a file "
+                                                  "(round-level).")]
+BatchRequestModeOpt = Annotated[str | None, typer.Option("--request-mode", help="openai: conversation (the default) "
+                                                         "or serialized.", show_default=False)]
+BatchSummarizerWindowOpt = Annotated[int | None, typer.Option("--summarizer-window", help="openai: the summariser "
+                                                              "model's context window in tokens (default: what the "
+                                                              "server reports).", show_default=False)]
+BatchTriggerRatioOpt = Annotated[float | None, typer.Option("--trigger-ratio", help="Compact at this share of the "
+                                                            "window.", show_default=False)]
+BatchForceOpt = Annotated[bool, typer.Option("--force", help="Compact even below the trigger.")]
+BatchStrictOpt = Annotated[bool, typer.Option("--strict", help="A file whose output breaks an invariant fails (its "
+                                              "transcript is not written).")]
+
+#: batch compact's options, in the order --help shows them: (parameter, option, default).
+BATCH_COMPACT_OPTIONS = (
+    ("compressor", BatchChainOpt, DEFAULT_CHAIN), ("summarizer", SummarizerOpt, "extractive"), ("to", BatchToOpt, None),
+    ("sets", SetOpt, None), ("config", ConfigOpt, None), ("model", ModelOpt, None),
+    ("base_url", BatchBaseUrlOpt, None), ("timeout", BatchTimeoutOpt, 60.0), ("max_retries", MaxRetriesOpt, 2),
+    ("concurrency", BatchConcurrencyOpt, 4), ("request_mode", BatchRequestModeOpt, None),
+    ("summarizer_window", BatchSummarizerWindowOpt, None), ("replay_dir", ReplayDirOpt, None),
+    ("context_window", ContextWindowOpt, None), ("trigger_ratio", BatchTriggerRatioOpt, None),
+    ("encoding", EncodingOpt, None), ("preserve", PreserveOpt, None), ("force", BatchForceOpt, False),
+    ("strict", BatchStrictOpt, False), ("fmt", FormatOpt, None), ("full_history", FullHistoryOpt, False),
+    ("skip_bad_lines", SkipBadLinesOpt, False),
+)
+
+
+def compact_task(*, compressor: str, sets: list[str] | None, config: Path | None, max_retries: int, timeout: float,
+                 concurrency: int, request_mode: str | None, summarizer_window: int | None, replay_dir: Path | None,
+                 strict: bool, fmt: str | None, full_history: bool, skip_bad_lines: bool, **values: Any):
+    """The CompactTask of batch compact's option values, validated here at the boundary (paths made
+    absolute and the key read here: a pool or Ray worker runs elsewhere)."""
+    from ..batch import CompactTask
+    from ..compaction import CompactOptions
+    from ..compressors import parse_sets
+    from ..summarizers import RunSettings
+
+    run_settings = RunSettings.checked(retries=max_retries, timeout=timeout, concurrency=concurrency,
+                                       request_mode=request_mode, summarizer_window=summarizer_window)
+    options = CompactOptions(
+        chain=compressor, overrides=parse_sets(sets), config=config.resolve() if config else None,
+        api_key=api_key(), run=run_settings, replay_dir=replay_dir.resolve() if replay_dir else None,
+        read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True), **values)
+    return CompactTask(options=options, strict=strict)
+
+
 @batch_app.command("compact")
 @with_batch_options
-def batch_compact(
-    sources: SourcesArg,
-    how=None,
-    compressor: Annotated[str, typer.Option("-c", "--compressor", help="A compressor or a chain: -c truncate,dialogue."
-                                            )] = DEFAULT_CHAIN,
-    summarizer: Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")
-                          ] = "extractive",
-    to: Annotated[str | None, typer.Option("--to", help="Output format: chat, claude-code or codex (default: "
-                                           "each input's).", show_default=False)] = None,
-    sets: Annotated[list[str] | None, typer.Option("--set", help="A setting, key=value or compressor.key=value "
-                                                   "(repeatable).", show_default=False)] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="TOML or JSON file with a table of settings per "
-                                                "compressor.", show_default=False)] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model: its encoding and window, and the model the "
-                                              "openai summariser calls.", show_default=False)] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
-                                                 "OPENAI_BASE_URL); the key comes from OPENAI_API_KEY.",
-                                                 show_default=False)] = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt.")
-                       ] = 60.0,
-    max_retries: Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")] = 2,
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Summariser calls at once within a file "
-                                             "(round-level).")] = 4,
-    request_mode: Annotated[str | None, typer.Option("--request-mode", help="openai: conversation (the default) or "
-                                                     "serialized.", show_default=False)] = None,
-    summarizer_window: Annotated[int | None, typer.Option("--summarizer-window", help="openai: the summariser "
-                                                          "model's context window in tokens (default: what the "
-                                                          "server reports).", show_default=False)] = None,
-    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers from.",
-                                                    show_default=False)] = None,
-    context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
-                                                       show_default=False)] = None,
-    trigger_ratio: Annotated[float | None, typer.Option("--trigger-ratio", help="Compact at this share of the "
-                                                        "window.", show_default=False)] = None,
-    encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
-                                                 show_default=False)] = None,
-    preserve: Annotated[str | None, typer.Option("--preserve", help="What the summaries must keep, in your words.",
-                                                 show_default=False)] = None,
-    force: Annotated[bool, typer.Option("--force", help="Compact even below the trigger.")] = False,
-    strict: Annotated[bool, typer.Option("--strict", help="A file whose output breaks an invariant fails (its "
-                                         "transcript is not written).")] = False,
-    fmt: FormatOpt = None,
-    full_history: FullHistoryOpt = False,
-    skip_bad_lines: SkipBadLinesOpt = False,
-) -> None:
+@option_group("task", BATCH_COMPACT_OPTIONS, compact_task)
+def batch_compact(sources: SourcesArg, how=None, task=None) -> None:
     """Compact every file of a corpus into the batch folder.
 
     Each file's compacted transcript, dumps, offload store and report are written as
@@ -180,21 +193,7 @@ def batch_compact(
     \b
       tcompact batch compact runs/ --out runs.compacted/ --engine ray
     """
-    from ..batch import CompactTask
-    from ..compaction import CompactOptions
-    from ..compressors import parse_sets
-    from ..summarizers import RunSettings
-
-    run_settings = RunSettings.checked(retries=max_retries, timeout=timeout, concurrency=concurrency,
-                                       request_mode=request_mode, summarizer_window=summarizer_window)
-    options = CompactOptions(
-        chain=compressor, overrides=parse_sets(sets), config=config.resolve() if config else None,
-        summarizer=summarizer, model=model, base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY"),
-        run=run_settings, replay_dir=replay_dir.resolve() if replay_dir else None, encoding=encoding,
-        context_window=context_window, trigger_ratio=trigger_ratio, force=force, to=to, preserve=preserve,
-        read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
-    settings = CompactTask(options=options, strict=strict)
-    _run("compact", sources, settings, how)
+    _run("compact", sources, task, how)
 
 
 @batch_app.command("eval")

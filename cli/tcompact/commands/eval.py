@@ -12,7 +12,8 @@ from typing import Annotated, Any
 import typer
 
 from ..defaults import DEFAULT_CHAIN
-from ._options import (FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt, TranscriptOpt, option_group,
+from ._options import (ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt,
+                       ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, TranscriptOpt, option_group,
                        with_selectors)
 
 ChainsOpt = Annotated[list[str] | None, typer.Option("-c", "--compressor", help="A compressor or chain to evaluate "
@@ -20,20 +21,10 @@ ChainsOpt = Annotated[list[str] | None, typer.Option("-c", "--compressor", help=
                                                      "of compact).", show_default=False)]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the canaries' texts and places.")]
 PerKindOpt = Annotated[int, typer.Option("--per-kind", help="Canaries of each kind planted per session.")]
-SummarizerOpt = Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Model: its encoding and window, and the model the "
                                               "openai summariser calls.", show_default=False)]
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
                                                 "OPENAI_BASE_URL).", show_default=False)]
-ReplayDirOpt = Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers from.",
-                                                   show_default=False)]
-SetsOpt = Annotated[list[str] | None, typer.Option("--set", help="A setting, key=value or compressor.key=value "
-                                                   "(repeatable).", show_default=False)]
-ConfigOpt = Annotated[Path | None, typer.Option("--config", help="TOML or JSON file with a table of settings per "
-                                                "compressor.", show_default=False)]
-ContextWindowOpt = Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
-                                                      show_default=False)]
-EncodingOpt = Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.", show_default=False)]
 PreserveOpt = Annotated[str | None, typer.Option("--preserve", help="What the summaries must keep, in your words.",
                                                  show_default=False)]
 
@@ -41,7 +32,7 @@ PreserveOpt = Annotated[str | None, typer.Option("--preserve", help="What the su
 #: The options that make up an EvalOptions: (parameter, option, default), in the order --help shows them.
 EVAL_OPTIONS = (("chains", ChainsOpt, None), ("seed", SeedOpt, 1), ("per_kind", PerKindOpt, 2),
                 ("summarizer", SummarizerOpt, "extractive"), ("model", ModelOpt, None), ("base_url", BaseUrlOpt, None),
-                ("replay_dir", ReplayDirOpt, None), ("sets", SetsOpt, None), ("config", ConfigOpt, None),
+                ("replay_dir", ReplayDirOpt, None), ("sets", SetOpt, None), ("config", ConfigOpt, None),
                 ("context_window", ContextWindowOpt, None), ("encoding", EncodingOpt, None),
                 ("preserve", PreserveOpt, None), ("transcript", TranscriptOpt, None), ("fmt", FormatOpt, None),
                 ("full_history", FullHistoryOpt, False), ("skip_bad_lines", SkipBadLinesOpt, False))
@@ -69,17 +60,14 @@ def with_eval_options(command: str):
     return option_group("options", EVAL_OPTIONS, functools.partial(eval_options, command=command))
 
 
+PathsArg = Annotated[list[Path] | None, typer.Argument(help="Session files or folders (searched recursively); none: "
+                                                      "the sessions on this machine.", show_default=False)]
+
+
 @with_selectors
 @with_eval_options("eval")
-def eval_(
-    paths: Annotated[list[Path] | None, typer.Argument(help="Session files or folders (searched recursively); none: "
-                                                       "the sessions on this machine.", show_default=False)
-                     ] = None,
-    options=None,
-    json_out: JsonOpt = False,
-    no_cache: NoCacheOpt = False,
-    selector=None,
-) -> None:
+def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_cache: NoCacheOpt = False,
+          selector=None) -> None:
     """Measure what each compressor keeps of planted canaries.
 
     In a copy of each session (nothing is written) it plants seeded facts — an error line inside
@@ -101,22 +89,14 @@ def eval_(
     """
     from .. import render
     from ..evaluation import evaluate_paths
-    from ._sessions import check_no_path
+    from ..render.eval_view import eval_outcome
+    from ._sessions import paths_or_sessions
 
-    check_no_path(paths, selector, group_by=None, what="PATH")
-    if not paths:
-        options.chain_list()  # bad options are the error, before the stores are searched
-        from ..sessions import session_files
-
-        paths = session_files(selector)
+    # bad options are the error before the stores are searched
+    paths = paths_or_sessions(paths, selector, before_search=options.chain_list)
     with render.file_progress(enabled=not json_out) as on_file:
         report = evaluate_paths(paths, options, on_file=on_file)
-    if json_out:
-        render.print_json(report)
-    else:
-        from ..render.eval_view import eval_report
-
-        eval_report(report)
+    eval_outcome(report, json_out=json_out)
     render.warn_skipped({"files": [], "errors": report["errors"]})
     if report["errors"]:
         raise typer.Exit(2)

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from . import console
 
-__all__ = ["eval_report", "chains_table", "KIND_LABELS"]
+__all__ = ["eval_outcome", "eval_report", "chains_table", "KIND_LABELS"]
 
 #: Column headings of the canary kinds.
 KIND_LABELS = {"error_line": "error line", "file_written": "file written", "command": "command",
@@ -29,6 +29,16 @@ def _share(counts: Mapping[str, Any]) -> str:
 
 def _ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
+
+
+def eval_outcome(report: Mapping[str, Any], *, json_out: bool) -> None:
+    """What ``eval`` prints: the JSON document, or the tables."""
+    if json_out:
+        from . import print_json
+
+        print_json(report)
+        return
+    eval_report(report)
 
 
 def eval_report(report: Mapping[str, Any]) -> None:
