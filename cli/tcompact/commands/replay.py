@@ -10,26 +10,27 @@ import typer
 from ._options import JsonOpt, NoCacheOpt, TimeoutOpt, api_key
 
 
-def replay(
-    paths: Annotated[list[Path], typer.Argument(help="Dump files or folders of dumps.", show_default=False)],
-    verify: Annotated[bool, typer.Option("--verify", help="Rebuild every compaction from its dumps and compare "
-                                         "(the default when no --summarizer is given).")] = False,
-    table: Annotated[bool, typer.Option("--table", help="One row per dump, with totals.")] = False,
-    summarizer: Annotated[str | None, typer.Option("--summarizer", help="Re-run one dump with this backend: "
-                                                   "extractive or openai.", show_default=False)] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model for the openai backend (default: the one "
-                                              "the dump records).", show_default=False)] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
-                                                 "OPENAI_BASE_URL); the key comes from OPENAI_API_KEY.",
-                                                 show_default=False)] = None,
-    prompt: Annotated[Path | None, typer.Option("--prompt", help="A file whose text replaces the recorded prompt "
-                                                "(the system prompt for round-level).", show_default=False)] = None,
-    timeout: TimeoutOpt = 60.0,
-    dump_dir: Annotated[Path | None, typer.Option("--dump-dir", help="Where a re-run writes its dumps (default: "
-                                                  "a replays/ folder next to the dump).", show_default=False)] = None,
-    json_out: JsonOpt = False,
-    no_cache: NoCacheOpt = False,
-) -> None:
+DumpsArg = Annotated[list[Path], typer.Argument(help="Dump files or folders of dumps.", show_default=False)]
+VerifyOpt = Annotated[bool, typer.Option("--verify", help="Rebuild every compaction from its dumps and compare (the "
+                                         "default when no --summarizer is given).")]
+TableOpt = Annotated[bool, typer.Option("--table", help="One row per dump, with totals.")]
+RerunOpt = Annotated[str | None, typer.Option("--summarizer", help="Re-run one dump with this backend: extractive or "
+                                              "openai.", show_default=False)]
+RerunModelOpt = Annotated[str | None, typer.Option("--model", help="Model for the openai backend (default: the one "
+                                                   "the dump records).", show_default=False)]
+RerunBaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
+                                                     "OPENAI_BASE_URL); the key comes from OPENAI_API_KEY.",
+                                                     show_default=False)]
+PromptOpt = Annotated[Path | None, typer.Option("--prompt", help="A file whose text replaces the recorded prompt "
+                                                "(the system prompt for round-level).", show_default=False)]
+RerunDumpDirOpt = Annotated[Path | None, typer.Option("--dump-dir", help="Where a re-run writes its dumps (default: "
+                                                      "a replays/ folder next to the dump).", show_default=False)]
+
+
+def replay(paths: DumpsArg, verify: VerifyOpt = False, table: TableOpt = False, summarizer: RerunOpt = None,
+           model: RerunModelOpt = None, base_url: RerunBaseUrlOpt = None, prompt: PromptOpt = None,
+           timeout: TimeoutOpt = 60.0, dump_dir: RerunDumpDirOpt = None, json_out: JsonOpt = False,
+           no_cache: NoCacheOpt = False) -> None:
     """Verify, re-run or tabulate compression dumps, offline.
 
     Verifying rebuilds each compaction from its dumps alone — no transcript needed — and exits 1
@@ -43,7 +44,6 @@ def replay(
       tcompact replay dumps/ --verify
       tcompact replay dumps/DUMP.json --summarizer openai --model M
     """
-    from .. import render
     from ..errors import UsageError
     from ..replaying import check_rerun_options
 
@@ -51,31 +51,49 @@ def replay(
         raise UsageError("choose one of --verify, --table and --summarizer")
     check_rerun_options(summarizer, model=model, base_url=base_url, prompt=prompt, dump_dir=dump_dir)
     if not table and summarizer is None:
-        from ..replaying import verify_paths
+        _verify(paths, json_out=json_out)
+    elif table:
+        _table(paths, json_out=json_out)
+    else:
+        _rerun(paths, summarizer, model=model, base_url=base_url, prompt=prompt, timeout=timeout, dump_dir=dump_dir,
+               json_out=json_out)
 
-        checks = verify_paths(paths)
-        render.print_json({"checks": [render.check_dict(c) for c in checks]}) if json_out else render.replay_checks(checks)
-        if any(c.error for c in checks):
-            raise typer.Exit(2)
-        if not all(c.ok for c in checks):
-            raise typer.Exit(1)
-        return
+
+def _verify(paths: list[Path], *, json_out: bool) -> None:
+    """Check every dump; exit 2 when one cannot be read or rebuilt, 1 on a mismatch."""
+    from .. import render
+    from ..replaying import verify_paths
+
+    checks = verify_paths(paths)
+    render.print_json({"checks": [render.check_dict(c) for c in checks]}) if json_out else render.replay_checks(checks)
+    if any(c.error for c in checks):
+        raise typer.Exit(2)
+    if not all(c.ok for c in checks):
+        raise typer.Exit(1)
+
+
+def _table(paths: list[Path], *, json_out: bool) -> None:
+    """One row per dump."""
+    from .. import render
     from ..dump import load_dumps
+    from ..replaying import table_rows
 
-    dumps = load_dumps(paths)
-    if table:
-        from ..replaying import table_rows
+    rows = table_rows(load_dumps(paths))
+    render.print_json({"dumps": rows}) if json_out else render.replay_table(rows)
 
-        rows = table_rows(dumps)
-        render.print_json({"dumps": rows}) if json_out else render.replay_table(rows)
-        return
+
+def _rerun(paths: list[Path], summarizer: str, *, model: str | None, base_url: str | None, prompt: Path | None,
+           timeout: float, dump_dir: Path | None, json_out: bool) -> None:
+    """Re-run the one dump given with ``summarizer``; exit 1 when the re-run failed (after showing it)."""
+    from .. import render
     from ..compaction import CompactOptions
+    from ..dump import load_dumps
     from ..replaying import rerun_dump
     from ..summarizers import RunSettings
 
-    options = CompactOptions(summarizer=summarizer or "", model=model, base_url=base_url, api_key=api_key(),
+    options = CompactOptions(summarizer=summarizer, model=model, base_url=base_url, api_key=api_key(),
                              run=RunSettings(timeout=timeout))
-    outcome = rerun_dump(dumps, options, prompt=_read_prompt(prompt) if prompt is not None else None,
+    outcome = rerun_dump(load_dumps(paths), options, prompt=_read_prompt(prompt) if prompt is not None else None,
                          dump_dir=dump_dir)
     render.print_json(render.rerun_dict(outcome.rerun, outcome.written)) if json_out else \
         render.rerun_view(outcome.rerun, outcome.written)

@@ -10,19 +10,17 @@ import typer
 from ._options import FormatOpt, SkipBadLinesOpt, with_selectors
 
 
+PathArg = Annotated[Path | None, typer.Argument(help="A transcript compacted with -c offload.", show_default=False)]
+OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="Where to write the restored transcript.",
+                                                show_default=False)]
+StoreOpt = Annotated[Path | None, typer.Option("--store", help="The offload store folder (default: the paths in the "
+                                               "markers).", show_default=False)]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")]
+
+
 @with_selectors
-def restore(
-    path: Annotated[Path | None, typer.Argument(help="A transcript compacted with -c offload.", show_default=False)
-                    ] = None,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Where to write the restored transcript.",
-                                                show_default=False)] = None,
-    store: Annotated[Path | None, typer.Option("--store", help="The offload store folder (default: the paths "
-                                               "in the markers).", show_default=False)] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
-    fmt: FormatOpt = None,
-    skip_bad_lines: SkipBadLinesOpt = False,
-    selector=None,
-) -> None:
+def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = None, force: ForceOpt = False,
+            fmt: FormatOpt = None, skip_bad_lines: SkipBadLinesOpt = False, selector=None) -> None:
     """Put offloaded originals back into a compacted transcript.
 
     Rebuilds the original transcript from one compacted with -c offload and its offload store. Lines
