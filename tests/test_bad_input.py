@@ -95,12 +95,12 @@ def test_skip_bad_lines_reads_on_and_says_so(runner, tmp_path):
 
 
 def test_skipped_lines_are_kept_when_writing_back(tmp_path):
-    from tcompact.formats import render
+    from tcompact.formats import serialize
 
     path = tmp_path / "m.jsonl"
     path.write_bytes(CASES["malformed.jsonl"][0])
     sf = read_file(path, ReadOptions(skip_bad_lines=True))
-    assert render(sf.transcripts[0], "chat", source=sf).data == path.read_bytes()
+    assert serialize(sf.transcripts[0], "chat", source=sf).data == path.read_bytes()
 
 
 def test_one_bad_file_among_many_is_reported_and_the_rest_inspected(runner, tmp_path):

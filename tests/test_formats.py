@@ -1,4 +1,4 @@
-"""formats/__init__.py: detection from content, --format overrides, find_files, and the render door."""
+"""formats/__init__.py: detection from content, --format overrides, find_files, and the serialize door."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from conftest import SAMPLES, SESSION, jsonl
 
 from tcompact.errors import TcompactError
-from tcompact.formats import FORMATS, WRITABLE, ReadOptions, detect_records, find_files, read_bytes, read_file, render
+from tcompact.formats import FORMATS, WRITABLE, ReadOptions, detect_records, find_files, read_bytes, read_file, serialize
 from tcompact.model import Record
 
 CODEX = {"timestamp": "2026-01-05T10:00:00.000Z", "type": "response_item",
@@ -135,7 +135,7 @@ def test_render_writes_only_the_writable_formats(tmp_path):
     assert FORMATS == ("chat", "claude-code", "codex", "swe-agent", "tau-bench")
     assert WRITABLE == ("chat", "claude-code", "codex")
     for fmt in ("swe-agent", "tau-bench", "xml"):
-        assert error(render, sf.transcripts[0], fmt) == ("UsageError", f"cannot write {fmt} files — write one of: "
+        assert error(serialize, sf.transcripts[0], fmt) == ("UsageError", f"cannot write {fmt} files — write one of: "
                                                                        "chat, claude-code, codex")
-    assert render(sf.transcripts[0], "chat").data == b"".join(orjson.dumps(m) + b"\n" for m in SESSION)
+    assert serialize(sf.transcripts[0], "chat").data == b"".join(orjson.dumps(m) + b"\n" for m in SESSION)
 

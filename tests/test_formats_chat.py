@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcompact.errors import InputError, UsageError
-from tcompact.formats import ReadOptions, read_file, render
+from tcompact.formats import ReadOptions, read_file, serialize
 from tcompact.formats.chat import message_to_dict, parse_message
 
 SESSION = [
@@ -55,7 +55,7 @@ def test_unchanged_write_back_is_byte_identical_even_with_odd_spacing(tmp_path):
     path.write_bytes(raw)
     sf = read_file(path)
     assert dict(sf.unknown_types) == {"note": 1}
-    assert render(sf.transcripts[0], "chat", source=sf).data == raw
+    assert serialize(sf.transcripts[0], "chat", source=sf).data == raw
 
 
 def test_changed_messages_are_rewritten_the_rest_keeps_its_bytes(tmp_path):
@@ -65,7 +65,7 @@ def test_changed_messages_are_rewritten_the_rest_keeps_its_bytes(tmp_path):
     sf = read_file(path)
     t = sf.transcripts[0]
     edited = replace(t, messages=(*t.messages[:3], replace(t.messages[3], content="[cut]"), *t.messages[4:]))
-    lines = render(edited, "chat", source=sf).data.splitlines()
+    lines = serialize(edited, "chat", source=sf).data.splitlines()
     original = path.read_bytes().splitlines()
     assert lines[:3] == original[:3] and lines[4:] == original[4:]
     assert orjson.loads(lines[3]) == {"role": "tool", "content": "[cut]", "tool_call_id": "c1"}
@@ -79,7 +79,7 @@ def test_json_documents(tmp_path, shape):
     sf = read_file(path)
     assert (sf.format, len(sf.transcripts[0].messages), sf.meta["document"]) == ("chat", 6, True)
     assert sf.transcripts[0].model == (None if shape == "array" else "gpt-4o")
-    out = render(sf.transcripts[0], "chat", source=sf).data
+    out = serialize(sf.transcripts[0], "chat", source=sf).data
     assert [orjson.loads(x) for x in out.splitlines()] == SESSION
 
 
@@ -115,7 +115,7 @@ def test_compacting_one_episode_rewrites_its_line_only(tmp_path):
             in cut["messages"][2]["content"])
     back = read_file(out)
     assert [(t.id, len(t.messages)) for t in back.transcripts] == [("line-1", 1), ("line-2", 4)]
-    assert render(back.transcript("line-2"), "chat", source=back).data == out.read_bytes()  # unchanged: as is
+    assert serialize(back.transcript("line-2"), "chat", source=back).data == out.read_bytes()  # unchanged: as is
 
 
 def test_swe_agent_trajectory(tmp_path):
@@ -139,7 +139,7 @@ def test_swe_agent_trajectory(tmp_path):
     assert t.provider_usage == {"source": "swe-agent", "requests": 2, "input_tokens": 1200, "output_tokens": 80,
                                 "last_context_tokens": None}
     with pytest.raises(UsageError, match="cannot write swe-agent"):
-        render(t, "swe-agent", source=sf)
+        serialize(t, "swe-agent", source=sf)
 
 
 def test_tau_bench_episodes(tmp_path):
@@ -183,7 +183,7 @@ def test_conversion_keeps_every_message_and_token(tmp_path, target):
     source = jsonl(tmp_path / "c.jsonl", SESSION[1:])  # Claude Code has no system messages
     sf = read_file(source)
     out = tmp_path / f"out.{target}.jsonl"
-    out.write_bytes(render(sf.transcripts[0], target, source=sf, now="2026-01-01T00:00:00.000Z").data)
+    out.write_bytes(serialize(sf.transcripts[0], target, source=sf, now="2026-01-01T00:00:00.000Z").data)
     again = read_file(out)
     assert again.format == target
     a, b = sf.transcripts[0].messages, again.transcripts[0].messages
@@ -197,7 +197,7 @@ def test_conversion_keeps_every_message_and_token(tmp_path, target):
 
 def test_claude_code_cannot_hold_system_messages(tmp_path):
     sf = read_file(jsonl(tmp_path / "c.jsonl", SESSION))
-    rendered = render(sf.transcripts[0], "claude-code", source=sf, now="2026-01-01T00:00:00.000Z")
+    rendered = serialize(sf.transcripts[0], "claude-code", source=sf, now="2026-01-01T00:00:00.000Z")
     assert rendered.losses == ("message 0 (system): Claude Code sessions have no system messages",)
 
 
@@ -274,8 +274,8 @@ def test_records_that_are_no_message_are_counted_by_kind_and_kept(tmp_path):
     assert dict(sf.unknown_types) == {"note": 2, "(record without role)": 2, '("type" is int)': 1}
     assert [(t.id, t.kind, [m.text for m in t.messages]) for t in sf.transcripts] == [
         ("main", "main", ["a"]), ("line-7", "episode", ["e"])]
-    assert render(sf.transcripts[0], "chat", source=sf).data == path.read_bytes()
-    assert render(sf.transcripts[1], "chat", source=sf).data == path.read_bytes()
+    assert serialize(sf.transcripts[0], "chat", source=sf).data == path.read_bytes()
+    assert serialize(sf.transcripts[1], "chat", source=sf).data == path.read_bytes()
 
 
 def test_a_skipped_message_line_is_written_back_as_it_was(tmp_path):
@@ -287,7 +287,7 @@ def test_a_skipped_message_line_is_written_back_as_it_was(tmp_path):
     assert sf.skipped == ((2, 'chat message: "content" must be a string, a list of parts or null, not int'),)
     t = sf.transcripts[0]
     changed = replace(t, messages=(t.messages[0], replace(t.messages[1], content="c")))
-    assert render(changed, "chat", source=sf).data == (b'{"role":"user","content":"a"}\n{"role":"user","content":5}\n'
+    assert serialize(changed, "chat", source=sf).data == (b'{"role":"user","content":"a"}\n{"role":"user","content":5}\n'
                                                       b'{"role":"assistant","content":"c"}\n')
 
 
@@ -303,7 +303,7 @@ def test_an_item_skipped_inside_an_episode_stays_when_the_episode_is_rewritten(t
     t = sf.transcript("line-2")
     assert [(m.text, dict(m.meta)) for m in t.messages] == [("q", {"item": 0, "line": 2}), ("c", {"item": 2, "line": 2})]
     changed = replace(t, messages=(t.messages[0], replace(t.messages[1], content="cut")))
-    assert render(changed, "chat", source=sf).data == (
+    assert serialize(changed, "chat", source=sf).data == (
         b'{"messages":[{"role":"user","content":"a"}]}\r\n'
         b'{"messages":[{"role":"user","content":"q"},{"role":"user","content":5},'
         b'{"role":"assistant","content":"cut"}],"reward":1}\r\n')
@@ -335,7 +335,7 @@ def test_a_lone_surrogate_in_a_written_message_still_reads_back(target):
 
     assert dumps_line({"a\ud800": "café \udfff"}) == b'{"a\\ud800":"caf\xc3\xa9 \\udfff"}\n'
     t = Transcript(id="main", kind="main", messages=(Message(role="user", content="café \ud800 ok"),))
-    data = render(t, target, now="2026-01-01T00:00:00.000Z").data
+    data = serialize(t, target, now="2026-01-01T00:00:00.000Z").data
     data.decode("utf-8")
     assert [m.text for m in read_bytes(data, "back.jsonl").transcripts[0].messages] == ["café \ufffd ok"]
 
@@ -366,4 +366,4 @@ def test_reading_and_writing_back_an_unchanged_chat_file_gives_its_bytes(message
     lines = [orjson.dumps(d).replace(b'":', b'": ') if indent else orjson.dumps(d) for d in messages]
     data = b"".join(line + end for line, end in zip(lines, ends))
     sf = read_bytes(data, "g.jsonl")
-    assert render(sf.transcripts[0], "chat", source=sf).data == data
+    assert serialize(sf.transcripts[0], "chat", source=sf).data == data

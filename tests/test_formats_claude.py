@@ -8,7 +8,7 @@ from claude_lines import SID, assistant, compacted_session, line, parallel_sessi
 from conftest import jsonl
 
 from tcompact.errors import InputError
-from tcompact.formats import ReadOptions, read_file, render
+from tcompact.formats import ReadOptions, read_file, serialize
 
 def summary(messages):
     return [(m.role, m.text, tuple(c.id for c in m.tool_calls), m.tool_call_ids, m.is_error, m.internal)
@@ -48,7 +48,7 @@ def test_provider_usage_keeps_the_last_line_of_each_reply(tmp_path, request_id):
 def test_write_back_unchanged_is_byte_identical(tmp_path):
     path = jsonl(tmp_path / "s.jsonl", parallel_session())
     sf = read_file(path)
-    assert render(sf.transcripts[0], "claude-code", source=sf).data == path.read_bytes()
+    assert serialize(sf.transcripts[0], "claude-code", source=sf).data == path.read_bytes()
 
 
 def test_active_chain_stops_at_the_compact_boundary(tmp_path):
@@ -108,7 +108,7 @@ def test_unknown_and_non_message_lines_are_kept(tmp_path):
     sf = read_file(path)
     assert dict(sf.unknown_types) == {"brand-new-kind": 1}
     assert [m.role for m in sf.transcripts[0].messages][-1] == "assistant"
-    assert render(sf.transcripts[0], "claude-code", source=sf).data == path.read_bytes()
+    assert serialize(sf.transcripts[0], "claude-code", source=sf).data == path.read_bytes()
 
 
 def test_wrong_shape_is_an_error_naming_the_line(tmp_path):
@@ -265,7 +265,7 @@ def test_crlf_and_a_bom_read_and_write_back_unchanged(tmp_path):
     path.write_bytes(b"\xef\xbb\xbf" + b"".join(orjson.dumps(r) + b"\r\n" for r in parallel_session()) + b"\r\n")
     sf = read_file(path)
     assert [m.role for m in sf.transcripts[0].messages] == ["user", "assistant", "tool", "tool", "assistant"]
-    assert render(sf.transcripts[0], "claude-code", source=sf).data == path.read_bytes()
+    assert serialize(sf.transcripts[0], "claude-code", source=sf).data == path.read_bytes()
 
 
 def test_a_subagent_is_linked_only_to_a_call_whose_prompt_started_it(tmp_path):

@@ -7,7 +7,7 @@ from codex_lines import TS, compacted_rollout, item, ln, message, rollout
 from conftest import jsonl
 
 from tcompact.errors import InputError
-from tcompact.formats import ReadOptions, read_file, render
+from tcompact.formats import ReadOptions, read_file, serialize
 from tcompact.rounds import split_rounds
 
 def test_items_group_into_assistant_turns(tmp_path):
@@ -64,7 +64,7 @@ def test_user_turns_recorded_only_as_events_become_messages(tmp_path):
 def test_write_back_unchanged_is_byte_identical(tmp_path):
     path = jsonl(tmp_path / "r.jsonl", rollout())
     sf = read_file(path)
-    assert render(sf.transcripts[0], "codex", source=sf).data == path.read_bytes()
+    assert serialize(sf.transcripts[0], "codex", source=sf).data == path.read_bytes()
 
 
 def test_context_after_compaction_is_the_replacement_history(tmp_path):
@@ -185,7 +185,7 @@ def test_items_of_the_wrong_shape_name_the_line(tmp_path, record, error):
                               "without it")
     sf = read_file(path, ReadOptions(skip_bad_lines=True))
     assert sf.skipped == ((6, error),)
-    assert render(sf.transcripts[0], "codex", source=sf).data == path.read_bytes()
+    assert serialize(sf.transcripts[0], "codex", source=sf).data == path.read_bytes()
 
 
 @pytest.mark.parametrize(("output", "failed"), [

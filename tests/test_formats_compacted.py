@@ -12,7 +12,7 @@ from codex_lines import rollout
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcompact.formats import read_bytes, render
+from tcompact.formats import read_bytes, serialize
 from tcompact.formats.compacted import SUMMARY_PREFIX, one_to_one
 from tcompact.model import Message
 
@@ -44,7 +44,7 @@ def test_claude_tool_results_changed_in_place_rewrite_only_their_lines():
     sf = source(records, end=b"\r\n")
     t = sf.transcripts[0]
     cut = [replace(m, content="[cut]") if m.role == "tool" else m for m in t.messages]
-    out = render(with_messages(t, cut), "claude-code", source=sf, now=NOW).data.split(b"\n")
+    out = serialize(with_messages(t, cut), "claude-code", source=sf, now=NOW).data.split(b"\n")
     original = [r.raw for r in sf.records]
     assert [x + b"\n" for x in out[:5]] == original[:5] and out[7] + b"\n" == original[7]
     for n in (5, 6):
@@ -66,7 +66,7 @@ def test_a_claude_line_holding_two_results_gets_both_replaced_in_order():
     t = sf.transcripts[0]
     assert [(m.role, m.text) for m in t.messages[2:5]] == [("tool", "one"), ("tool", "two"), ("user", "between")]
     cut = [replace(m, content=f"<{m.text}>") if m.role == "tool" else m for m in t.messages]
-    lines = render(with_messages(t, cut), "claude-code", source=sf, now=NOW).data.splitlines()
+    lines = serialize(with_messages(t, cut), "claude-code", source=sf, now=NOW).data.splitlines()
     assert orjson.loads(lines[5])["message"]["content"] == [
         {"tool_use_id": "t1", "type": "tool_result", "content": "<one>"}, {"type": "text", "text": "between"},
         {"tool_use_id": "t2", "type": "tool_result", "content": "<two>"}]
@@ -75,7 +75,7 @@ def test_a_claude_line_holding_two_results_gets_both_replaced_in_order():
 def test_a_claude_compaction_appends_to_a_file_without_a_last_newline():
     sf = read_bytes(b"\n".join(orjson.dumps(r) for r in parallel_session()), "s.jsonl")
     t = sf.transcripts[0]
-    data = render(with_messages(t, [SUMMARY, t.messages[-1]]), "claude-code", source=sf, now=NOW, pre_tokens=42).data
+    data = serialize(with_messages(t, [SUMMARY, t.messages[-1]]), "claude-code", source=sf, now=NOW, pre_tokens=42).data
     assert data.startswith(b"".join(r.raw for r in sf.records) + b"\n")
     (back,) = read_bytes(data, "b.jsonl").transcripts
     assert [m.text for m in back.messages] == [SUMMARY.text, "The test fails; fixing."]
@@ -87,7 +87,7 @@ def test_codex_outputs_changed_in_place_rewrite_only_their_lines():
     sf = source(records)
     t = sf.transcripts[0]
     cut = [replace(m, content="[cut]") if m.role == "tool" else m for m in t.messages]
-    lines = render(with_messages(t, cut), "codex", source=sf, now=NOW).data.splitlines(keepends=True)
+    lines = serialize(with_messages(t, cut), "codex", source=sf, now=NOW).data.splitlines(keepends=True)
     changed = [n for n, (a, b) in enumerate(zip(lines, (r.raw for r in sf.records))) if a != b]
     assert (len(lines), changed) == (len(records), [10, 11])
     assert [orjson.loads(lines[n])["payload"]["output"] for n in changed] == ["[cut]", "[cut]"]
@@ -99,7 +99,7 @@ def test_a_codex_compaction_appends_a_compacted_line_whose_history_reuses_the_or
     sf = source(records)
     t = sf.transcripts[0]
     kept = [t.messages[0], t.messages[3], SUMMARY, *t.messages[4:]]
-    lines = render(with_messages(t, kept), "codex", source=sf, now=NOW).data.splitlines(keepends=True)
+    lines = serialize(with_messages(t, kept), "codex", source=sf, now=NOW).data.splitlines(keepends=True)
     assert lines[:len(records)] == [r.raw for r in sf.records]
     compacted, event = (orjson.loads(x) for x in lines[len(records):])
     assert event == {"timestamp": NOW, "type": "event_msg", "payload": {"type": "context_compacted"}}
@@ -120,7 +120,7 @@ def test_a_codex_compaction_appends_a_compacted_line_whose_history_reuses_the_or
 def test_a_codex_compaction_without_a_summary_has_an_empty_message():
     sf = source(rollout())
     t = sf.transcripts[0]
-    lines = render(with_messages(t, t.messages[3:]), "codex", source=sf, now=NOW).data.splitlines()
+    lines = serialize(with_messages(t, t.messages[3:]), "codex", source=sf, now=NOW).data.splitlines()
     assert orjson.loads(lines[-2])["payload"]["message"] == ""
 
 
@@ -139,7 +139,7 @@ def test_the_written_file_reads_back_as_the_new_messages(fmt, start, summary, ed
     body = [replace(m, content=m.text.split("\n")[0] + "\n[cut]") if edit and m.role == "tool" else m
             for m in t.messages[start:]]
     new = [*head, *([SUMMARY] if summary else []), *body]
-    data = render(with_messages(t, new), fmt, source=sf, now=NOW, pre_tokens=10).data
+    data = serialize(with_messages(t, new), fmt, source=sf, now=NOW, pre_tokens=10).data
     (back,) = read_bytes(data, "b.jsonl").transcripts
     assert shape(back.messages) == shape(new)
 
@@ -149,4 +149,4 @@ def test_an_unchanged_transcript_gives_the_file_back(fmt):
     records = parallel_session() if fmt == "claude-code" else rollout()
     data = b"\r\n".join(orjson.dumps(r) for r in records) + b"\r\n\r\n"
     sf = read_bytes(data, "s.jsonl")
-    assert render(sf.transcripts[0], fmt, source=sf, now=NOW).data == data
+    assert serialize(sf.transcripts[0], fmt, source=sf, now=NOW).data == data

@@ -7,7 +7,7 @@ import pytest
 from conftest import SESSION, call
 
 from tcompact.errors import InputError
-from tcompact.formats import read_bytes, render
+from tcompact.formats import read_bytes, serialize
 from tcompact.formats.trajectories import is_swe_agent, is_tau_bench
 
 USER = {"role": "user", "content": "Fix the issue"}
@@ -90,6 +90,6 @@ def test_a_bad_item_is_named_by_its_place_in_the_document(doc, error):
 
 def test_a_trajectory_is_written_as_chat_lines():
     sf = read({"history": [USER, REPLY]})
-    rendered = render(sf.transcripts[0], "chat", source=sf)
+    rendered = serialize(sf.transcripts[0], "chat", source=sf)
     assert rendered.data == orjson.dumps(USER) + b"\n" + orjson.dumps(REPLY) + b"\n"
     assert (rendered.losses, rendered.notes) == ((), ())

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from conftest import SAMPLES, call, real_file
 
-from tcompact.formats import ReadOptions, read_file, render
+from tcompact.formats import ReadOptions, read_file, serialize
 from tcompact.inspection import InspectOptions, inspect_file, inspect_source
 from tcompact.model import index_tool_calls
 
@@ -135,7 +135,7 @@ def test_write_back_is_byte_identical(key):
     source = read_file(path)
     fmt = source.format
     for t in source.transcripts:
-        assert render(t, fmt, source=source).data == path.read_bytes()
+        assert serialize(t, fmt, source=source).data == path.read_bytes()
 
 
 @pytest.mark.parametrize("key", [*SAMPLE_FILES, *sorted(EXPECTED)])
@@ -144,7 +144,7 @@ def test_conversions_keep_messages_pairs_and_tokens(key, target, tmp_path):
     source = read_file(path_of(key))
     for t in source.transcripts:
         out = tmp_path / f"{t.id}.{target}.jsonl"
-        rendered = render(t, target, source=source, now="2026-01-01T00:00:00.000Z")
+        rendered = serialize(t, target, source=source, now="2026-01-01T00:00:00.000Z")
         out.write_bytes(rendered.data)
         again = read_file(out)
         same = target == source.format  # the whole file comes back, every transcript in it

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import UsageError
-from .formats import WRITABLE, ReadOptions, Rendered, read_file, render
+from .formats import WRITABLE, ReadOptions, Rendered, read_file, serialize
 
 __all__ = ["convert_file"]
 
@@ -17,7 +17,7 @@ def convert_file(path: str | Path, to: str, *, read: ReadOptions | None = None, 
         raise UsageError(f"cannot convert to {to!r}", hint=f"use --to {', '.join(WRITABLE)}")
     source = read_file(path, read or ReadOptions())
     chosen = source.transcript(transcript)
-    result = render(chosen, to, source=source, now=now)
+    result = serialize(chosen, to, source=source, now=now)
     if result.losses and not lossy:
         listed = "; ".join(result.losses[:3]) + (f"; and {len(result.losses) - 3} more" if len(result.losses) > 3 else "")
         raise UsageError(f"{to} cannot represent {len(result.losses)} part(s) of this transcript: {listed}",

@@ -14,7 +14,7 @@ from ..compressors._summarize import TRIGGER_REASONS
 from ..compressors.base import CompressionResult, Compressor, Context, Settings
 from ..dump import DumpContext, iter_dumps, safe_name
 from ..errors import UsageError
-from ..formats import WRITABLE, Rendered, read_file, render
+from ..formats import WRITABLE, Rendered, read_file, serialize
 from ..formats.chat import message_to_dict
 from ..invariants import violations
 from ..model import Message, SourceFile, Transcript
@@ -124,7 +124,7 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     output = None
     if applied:
         new = replace(original, messages=tuple(final))
-        output = render(new, fmt, source=source, pre_tokens=stages[0].result.tokens_before)
+        output = serialize(new, fmt, source=source, pre_tokens=stages[0].result.tokens_before)
         if output.losses:
             raise UsageError(f"{fmt} cannot represent the compacted transcript: {output.losses[0]}",
                              hint="write it with --to chat")

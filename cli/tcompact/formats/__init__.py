@@ -1,7 +1,7 @@
 """Transcript formats: detection, reading and writing.
 
 ``read_file`` reads one file into a :class:`~tcompact.model.SourceFile`, detecting the format
-from content (``ReadOptions.format`` overrides); ``find_files`` expands folders; ``render``
+from content (``ReadOptions.format`` overrides); ``find_files`` expands folders; ``serialize``
 writes a transcript in a chosen format, reusing the original bytes of everything unchanged.
 """
 
@@ -28,7 +28,7 @@ __all__ = [
     "read_bytes",
     "find_files",
     "detect_records",
-    "render",
+    "serialize",
     "join_lines",
 ]
 
@@ -173,7 +173,7 @@ def find_files(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None, now: str | None = None,
+def serialize(transcript: Transcript, fmt: str, *, source: SourceFile | None = None, now: str | None = None,
            pre_tokens: int | None = None) -> Rendered:
     """Write ``transcript`` as ``fmt``; over a same-format source, unchanged records keep their bytes.
 
@@ -182,4 +182,4 @@ def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None
     """
     if fmt not in WRITABLE:
         raise UsageError(f"cannot write {fmt} files", hint=f"write one of: {', '.join(WRITABLE)}")
-    return writers.render(transcript, fmt, source=source, now=now, pre_tokens=pre_tokens)
+    return writers.serialize(transcript, fmt, source=source, now=now, pre_tokens=pre_tokens)

@@ -24,7 +24,7 @@ from ._merge import join_lines
 from .claude_write import claude_session
 from .codex_write import codex_rollout
 
-__all__ = ["Rendered", "render"]
+__all__ = ["Rendered", "serialize"]
 
 _NAMESPACE = uuid.UUID("6f1d3c2a-9b1e-4c55-8a8e-2f4f7d0c9e11")
 
@@ -41,7 +41,7 @@ class Rendered:
     written: Transcript | None = None
 
 
-def render(transcript: Transcript, fmt: str, *, source: SourceFile | None = None, now: str | None = None,
+def serialize(transcript: Transcript, fmt: str, *, source: SourceFile | None = None, now: str | None = None,
            pre_tokens: int | None = None) -> Rendered:
     """Write ``transcript`` as ``fmt`` (see the module docstring); ``pre_tokens`` is the size of the
     context before a compaction, recorded in a Claude Code compact boundary."""
