@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from ..errors import InputError, UsageError
 from ..model import Message
+from ..registry import by_name
 from ..spans import Span
 from .base import CompressionResult, Compressor, Context, Settings
 from .current_round import CurrentRound
@@ -34,11 +35,7 @@ __all__ = ["REGISTRY", "get", "names", "parse_chain", "Override", "parse_set", "
            "CompressionResult", "Settings"]
 
 REGISTRY: tuple[type[Compressor], ...] = (Truncate, Offload, Micro, CurrentRound, Dialogue, RoundLevel, Full)
-_BY_NAME: dict[str, type[Compressor]] = {}
-for _cls in REGISTRY:
-    if _cls.name in _BY_NAME:
-        raise RuntimeError(f"two compressors are named {_cls.name!r}")
-    _BY_NAME[_cls.name] = _cls
+_BY_NAME: dict[str, type[Compressor]] = by_name(REGISTRY, "compressors")
 
 
 def names() -> list[str]:

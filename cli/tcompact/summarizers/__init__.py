@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import UsageError
+from ..registry import by_name
 from .base import Summarizer
 
 __all__ = ["RunSettings", "Backend", "REGISTRY", "names", "get", "check", "build", "SummarizerOptions", "MODES"]
@@ -128,11 +129,7 @@ REGISTRY: tuple[Backend, ...] = (
             options=(("replay_dir", "--replay-dir"),), needs=(("replay_dir", "--replay-dir",
                                                               "point it at a folder of dumps"),)),
 )
-_BY_NAME: dict[str, Backend] = {}
-for _backend in REGISTRY:
-    if _backend.name in _BY_NAME:
-        raise RuntimeError(f"two summarisers are named {_backend.name!r}")
-    _BY_NAME[_backend.name] = _backend
+_BY_NAME: dict[str, Backend] = by_name(REGISTRY, "summarisers")
 
 
 def names() -> list[str]:
