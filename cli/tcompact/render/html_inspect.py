@@ -213,10 +213,27 @@ def file_page(one: FilePage) -> str:
     """The page of one transcript, from its report entries, its per-message counts and its span layouts."""
     specs = file_charts(one)
     f, t, messages, layouts = one.file, one.transcript, one.messages, one.layouts
+    tokens = t["tokens"]
+    body = _file_header(f, t)
+    if t["tools"]:
+        body += ["<h2>Tokens by tool</h2>",
+                 table(["tool", "calls", "argument tokens", "result tokens", "results", "errors"], tool_rows(t["tools"]),
+                       sortable=True, numeric=[False, True, True, True, True, True], table_id="tools")]
+    if t["top_messages"]:
+        body += ["<h2>Largest messages</h2>", _top_table(t["top_messages"], messages)]
+    body += ["<h2>Span layout</h2>", chart_div("spans", height=90 + 50 * len(layouts)), _span_table(layouts, t)]
+    body += ["<h2>Provider-reported and counted usage</h2>", _usage_html(t["provider_usage"], tokens["total"])]
+    if specs.get("usage") is not None:
+        body.append(chart_div("usage", height=260))
+    body += _file_details(f, t)
+    return page(f"tcompact inspect: {os.path.basename(f['path'])}", "\n".join(body), specs)
+
+
+def _file_header(f: Mapping[str, Any], t: Mapping[str, Any]) -> list[str]:
+    """The title, the figures, the window's levels and the first two charts of a transcript's page."""
     tokens, w = t["tokens"], t["window"]
-    usage = specs.get("usage")
     approx = " (approximate)" if t["approximate"] else ""
-    body = [f"<h1>tcompact inspect: {esc(os.path.basename(f['path']))}</h1>",
+    return [f"<h1>tcompact inspect: {esc(os.path.basename(f['path']))}</h1>",
             f'<p class="sub">{esc(f["path"])} · {esc(f["format"])} · transcript {esc(t["id"])} ({esc(t["kind"])})'
             + (f" · model {esc(t['model'])}" if t["model"] else "") + "</p>",
             _figures([("messages", n(t["messages"])), ("tool calls", n(t["tool_calls"])),
@@ -230,16 +247,11 @@ def file_page(one: FilePage) -> str:
             "<h2>Cumulative tokens</h2>", chart_div("cumulative", height=400),
             "<h2>Tokens per round, by content kind</h2>", chart_div("kinds-by-round"),
             _kinds_table(tokens)]
-    if t["tools"]:
-        body += ["<h2>Tokens by tool</h2>",
-                 table(["tool", "calls", "argument tokens", "result tokens", "results", "errors"], tool_rows(t["tools"]),
-                       sortable=True, numeric=[False, True, True, True, True, True], table_id="tools")]
-    if t["top_messages"]:
-        body += ["<h2>Largest messages</h2>", _top_table(t["top_messages"], messages)]
-    body += ["<h2>Span layout</h2>", chart_div("spans", height=90 + 50 * len(layouts)), _span_table(layouts, t)]
-    body += ["<h2>Provider-reported and counted usage</h2>", _usage_html(t["provider_usage"], tokens["total"])]
-    if usage is not None:
-        body.append(chart_div("usage", height=260))
+
+
+def _file_details(f: Mapping[str, Any], t: Mapping[str, Any]) -> list[str]:
+    """The compactions found, the file's other transcripts and the notes, each when there are any."""
+    body: list[str] = []
     if t["compactions"]:
         body += ["<h2>Compactions found in the file</h2>",
                  table(["line", "kind", "trigger", "tokens before", "at message"],
@@ -258,7 +270,7 @@ def file_page(one: FilePage) -> str:
                      f"{orphans['unanswered_calls']} call(s) without a result")
     if notes:
         body += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{esc(x)}</li>" for x in notes) + "</ul>"]
-    return page(f"tcompact inspect: {os.path.basename(f['path'])}", "\n".join(body), specs)
+    return body
 
 
 def _kinds_table(tokens: Mapping[str, Any]) -> str:
