@@ -72,15 +72,7 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
     check_options(job.options)
     path, into, original, paths = _targets(job)
     options = replace(job.options, offload_dir=str(paths.store.resolve()))
-    if not path.is_file():
-        raise InputError("no such file" if not path.exists() else "is a folder", path=str(path),
-                         hint="pass the transcript file to compact")
-    if not job.dry_run:
-        check_paths(paths, source=path, force=options.force)
-    if job.html is not None:
-        from ..pages import check_html
-
-        check_html(job.html, force=options.force, keep=(path, paths.output, paths.report))
+    _check_targets(job, path, paths)
     run = compact_file(path, options)
     if into is not None:
         from ..sessions.fork import with_new_ids
@@ -98,17 +90,37 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
         from ..sessions.fork import finish
 
         session = finish(into, run, written, original=original)
-    page = None
-    if job.html is not None:  # after the run's outputs, so that it links them; a dry run writes only the page
-        from ..pages import write_compact_page
-
-        page = write_compact_page(job.html, run, paths, written=written, problems=problems, dry_run=job.dry_run,
-                                  force=options.force)
-        written = [*written, page]
+    page = _page(job, run, paths, written=written, problems=problems)
+    written = written + ([page] if page is not None else [])
     failure = strict_failure(problems) if job.strict else None
     return JobOutcome(run, paths, tuple(written), tuple(problems), job.dry_run, into is not None, session, page,
                       failure or _unwritten(run, paths, written, problems, dry_run=job.dry_run)
                       or run_failure(run, paths, dry_run=job.dry_run))
+
+
+def _check_targets(job: CompactJob, path: Path, paths: OutputPaths) -> None:
+    """Before any work: the input is a file, the outputs can be written (not for a dry run), and the page."""
+    if not path.is_file():
+        raise InputError("no such file" if not path.exists() else "is a folder", path=str(path),
+                         hint="pass the transcript file to compact")
+    if not job.dry_run:
+        check_paths(paths, source=path, force=job.options.force)
+    if job.html is not None:
+        from ..pages import check_html
+
+        check_html(job.html, force=job.options.force, keep=(path, paths.output, paths.report))
+
+
+def _page(job: CompactJob, run: CompactionRun, paths: OutputPaths, *, written: list[Path],
+          problems: Sequence[str]) -> Path | None:
+    """The HTML report (--html), written after the run's outputs so that it links them; a dry run writes
+    only the page."""
+    if job.html is None:
+        return None
+    from ..pages import write_compact_page
+
+    return write_compact_page(job.html, run, paths, written=written, problems=problems, dry_run=job.dry_run,
+                              force=job.options.force)
 
 
 def _targets(job: CompactJob) -> tuple[Path, Any, bytes | None, OutputPaths]:
