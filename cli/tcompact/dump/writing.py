@@ -68,7 +68,6 @@ def _document(call: CallRecord, result: CompressionResult, *, number: int, befor
     final = call is result.calls[-1]
     accepted = result.applied and final and call.error is None
     after_tokens = result.tokens_after if accepted else result.figures.get("rejected_tokens_after")
-    req = call.request
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "tcompact", "version": __version__},
@@ -81,21 +80,9 @@ def _document(call: CallRecord, result: CompressionResult, *, number: int, befor
                  "retried": call.retried, "reason": call.reason},
         "trigger": asdict(result.trigger) if result.trigger is not None else None,
         "span": _span(call.span),
-        "request": {"summarizer": ctx.summarizer, "model": req.model, "parameters": dict(req.parameters),
-                    "max_tokens": req.max_tokens, "summarizer_window": asdict(req.window) if req.window else None,
-                    "mode": req.mode,
-                    "contract": req.contract, "prompt": req.prompt, "target_tokens": req.target_tokens,
-                    "exclude_recent_messages": len(call.span.tail), "messages_sent": req.wire_messages(),
-                    "stage": req.stage, "blocks": [asdict(b) for b in req.blocks], "preserve": ctx.preserve},
-        "response": None if call.response is None else {
-            "raw_content": call.response.text, "extracted_summary": _extracted(call.response.text),
-            "usage": dict(call.response.usage) if call.response.usage else None, "model": call.response.model,
-            "latency_s": round(call.response.latency_s, 6), "finish_reason": call.response.finish_reason,
-            "timings": dict(call.response.timings) if call.response.timings else None},
-        "error": None if call.error is None else {"kind": call.error.kind, "message": call.error.what,
-                                                  "status": call.error.status, "retry_after": call.error.retry_after,
-                                                  "context_window": call.error.context_window,
-                                                  "prompt_tokens": call.error.prompt_tokens},
+        "request": _request(call, ctx),
+        "response": _response(call),
+        "error": _error(call),
         "attempts": attempts,
         "context_before": {"messages": [message_dict(m) for m in before], "total_tokens": result.tokens_before}
         if with_context else None,
@@ -105,6 +92,38 @@ def _document(call: CallRecord, result: CompressionResult, *, number: int, befor
         "timestamp": call.started,
         "created_at": datetime.fromtimestamp(call.started, timezone.utc).isoformat(timespec="milliseconds"),
     }
+
+
+def _request(call: CallRecord, ctx: DumpContext) -> dict[str, Any]:
+    """What was asked of the summariser: the backend, model and parameters, the fitting, the prompt and
+    the messages sent."""
+    req = call.request
+    return {"summarizer": ctx.summarizer, "model": req.model, "parameters": dict(req.parameters),
+            "max_tokens": req.max_tokens, "summarizer_window": asdict(req.window) if req.window else None,
+            "mode": req.mode,
+            "contract": req.contract, "prompt": req.prompt, "target_tokens": req.target_tokens,
+            "exclude_recent_messages": len(call.span.tail), "messages_sent": req.wire_messages(),
+            "stage": req.stage, "blocks": [asdict(b) for b in req.blocks], "preserve": ctx.preserve}
+
+
+def _response(call: CallRecord) -> dict[str, Any] | None:
+    """The answer, when there was one: its text, the summary extracted from it, usage and timings."""
+    r = call.response
+    if r is None:
+        return None
+    return {"raw_content": r.text, "extracted_summary": _extracted(r.text),
+            "usage": dict(r.usage) if r.usage else None, "model": r.model,
+            "latency_s": round(r.latency_s, 6), "finish_reason": r.finish_reason,
+            "timings": dict(r.timings) if r.timings else None}
+
+
+def _error(call: CallRecord) -> dict[str, Any] | None:
+    """The call's error, when it failed: its kind, message and the server's figures."""
+    e = call.error
+    if e is None:
+        return None
+    return {"kind": e.kind, "message": e.what, "status": e.status, "retry_after": e.retry_after,
+            "context_window": e.context_window, "prompt_tokens": e.prompt_tokens}
 
 
 def _attempt(call: CallRecord) -> dict[str, Any]:
