@@ -30,7 +30,7 @@ from ...markers import ROUND_LEVEL_MARKER
 from ...model import Message
 from ...rounds import last_real_user_index
 from ...spans import Span, round_level_span
-from ...windows import MIN_TARGET_RATIO, ratio_threshold
+from ...windows import ratio_threshold
 from .._summarize import refusal
 from ..base import CallRecord, CompressionResult, Compressor, Context, Settings, Trigger, unchanged
 from .phase import Phase, PhaseResult, run_phase
@@ -118,13 +118,12 @@ class RoundLevel(Compressor):
                                  notes=tuple(f"{s['stage']}: {s['reason']}" for s in run.stages), trigger=trigger)
 
     def _trigger(self, messages: Sequence[Message], settings: RoundLevelSettings, ctx: Context, total: int) -> Trigger:
-        """Its figures: an absolute threshold (or a share of the window). It sets no minimum body; its dumps
-        have always recorded the window's default minimum (0.1 of it), and still do."""
+        """Its figures: an absolute threshold (or a share of the window), no minimum body."""
         body = self.span(messages, settings).body
         return Trigger(context_window=ctx.window, total_tokens_before=total,
                        trigger_ratio=settings.trigger_context_ratio, threshold=_threshold(settings, ctx.window),
                        body_tokens=sum(ctx.counter.message(messages[i]).total for i in body),
-                       min_target_tokens=int(ctx.window * MIN_TARGET_RATIO), forced=ctx.force)
+                       min_target_tokens=None, forced=ctx.force)
 
 
 def _threshold(settings: RoundLevelSettings, window: int) -> int:
