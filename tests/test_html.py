@@ -17,6 +17,7 @@ from tcompact.inspection import InspectOptions, inspect_counted, inspect_paths
 from tcompact.pages import file_page
 from tcompact.render import html_compact as hc
 from tcompact.render import html_inspect as hi
+from tcompact.render import html_inspect_charts as charts
 from tcompact.render.html_common import esc, script_json
 from tcompact.render.inspect_view import sparkline
 
@@ -66,7 +67,7 @@ def charts_of(document: str) -> dict:
 def test_small_session_charts_have_exact_numbers(tmp_path):
     report, t, messages, counts, page = one(jsonl(tmp_path / "s.jsonl", SESSION))
     assert [c.total for c in counts] == [10, 11, 10, 20, 13, 13, 6]
-    specs = hi.file_charts(page)
+    specs = charts.file_charts(page)
     assert list(specs) == ["cumulative", "kinds-by-round", "spans"]  # no provider usage: no usage chart
 
     cum = specs["cumulative"]["data"]
@@ -96,13 +97,13 @@ def test_small_session_charts_have_exact_numbers(tmp_path):
         ("compressible body", ["current-round", "dialogue", "round-level", "full"], [6, 64, 83, 73], [1, 5, 7, 6]),
         ("protected tail", ["current-round", "dialogue", "round-level", "full"], [0, 19, 0, 0], [0, 2, 0, 0]),
     ]
-    assert hi.tool_rows(t["tools"]) == [["run_tests", 1, 6, 20, 1, 0]]
+    assert charts.tool_rows(t["tools"]) == [["run_tests", 1, 6, 20, 1, 0]]
 
 
 def test_one_span_layout_matches_the_report(tmp_path):
     path = jsonl(tmp_path / "s.jsonl", SESSION)
     report, t, messages, counts, page = one(path, InspectOptions(spans="dialogue"))
-    specs, layouts = hi.file_charts(page), page.layouts
+    specs, layouts = charts.file_charts(page), page.layouts
     assert len(layouts) == 1
     for part in ("prefix", "body", "tail"):
         assert layouts[0][part] == t["span"][part]
@@ -111,14 +112,14 @@ def test_one_span_layout_matches_the_report(tmp_path):
 
 def test_sample_chat_session_charts():
     report, t, messages, counts, page = one(CHAT)
-    specs = hi.file_charts(page)
+    specs = charts.file_charts(page)
     cum = specs["cumulative"]["data"][0]
     assert (len(cum["x"]), cum["y"][-1]) == (33, 11796)
     kinds = {d["name"]: d["y"] for d in specs["kinds-by-round"]["data"]}
     assert {k: sum(v) for k, v in kinds.items()} == {"system text": 211, "user text": 105, "assistant text": 924,
                                                      "tool-call arguments": 4013, "tool results": 6543}
     assert [sum(v[i] for v in kinds.values()) for i in range(3)] == [211, 8066, 3519]
-    assert hi.tool_rows(t["tools"]) == [
+    assert charts.tool_rows(t["tools"]) == [
         ["run_tests", 4, 75, 4294, 4, 0],
         ["apply_patch", 4, 3229, 121, 4, 0],
         ["read_file", 3, 45, 1789, 3, 0],
@@ -130,7 +131,7 @@ def test_sample_chat_session_charts():
 def test_compactions_are_marked_on_the_cumulative_chart():
     options = InspectOptions(read=ReadOptions(full_history=True, keep_raw=False))
     report, t, messages, counts, page = one(CLAUDE, options)
-    specs = hi.file_charts(page)
+    specs = charts.file_charts(page)
     layout = specs["cumulative"]["layout"]
     assert [(s["x0"], s["x1"]) for s in layout["shapes"]] == [(8, 8)]
     assert [a["text"] for a in layout["annotations"]] == ["compaction"]
@@ -139,12 +140,12 @@ def test_compactions_are_marked_on_the_cumulative_chart():
 
 def test_provider_usage_chart_of_the_codex_sample():
     report, t, messages, counts, page = one(CODEX)
-    specs = hi.file_charts(page)
+    specs = charts.file_charts(page)
     assert specs["usage"]["data"][0]["x"] == ["provider-reported", "counted by tcompact"]
     assert specs["usage"]["data"][0]["y"] == [15652, 4428]
-    assert hi.usage_chart(None, 10) is None
-    assert hi.usage_chart({"source": "chat", "requests": 2}, 10) is None
-    stale = hi.usage_chart({**t["provider_usage"], "predates_compaction": 51}, 2109)  # issue 13 item 16
+    assert charts.usage_chart(None, 10) is None
+    assert charts.usage_chart({"source": "chat", "requests": 2}, 10) is None
+    stale = charts.usage_chart({**t["provider_usage"], "predates_compaction": 51}, 2109)  # issue 13 item 16
     assert stale["data"][0]["x"] == ["provider-reported, before the compaction at line 51", "counted by tcompact"]
 
 
@@ -154,14 +155,14 @@ def test_many_files_page_has_one_small_chart_per_file():
     specs = charts_of(document)
     assert list(specs) == ["rounds-0", "rounds-1", "rounds-2"]
     assert [s["data"][0]["y"] for s in specs.values()] == [[211, 8066, 3519], [451, 2477], [324, 3408, 696]]
-    assert hi.rounds_chart(report["files"][0]["transcripts"][0]["rounds"])["data"][0]["x"] == [0, 1, 2]
+    assert charts.rounds_chart(report["files"][0]["transcripts"][0]["rounds"])["data"][0]["x"] == [0, 1, 2]
     assert "3 files, 4 transcripts, 80 messages, 33 tool calls, 19,935 tokens" in document
     assert document.count('class="chart small"') == 3
 
 
 def test_page_embeds_exactly_the_chart_data(tmp_path):
     report, t, messages, counts, page = one(CHAT)
-    specs = hi.file_charts(page)
+    specs = charts.file_charts(page)
     embedded = charts_of(hi.inspect_html(report, page))
     assert {k: (v["data"], v["layout"]) for k, v in embedded.items()} == \
         {k: (v["data"], v["layout"]) for k, v in specs.items()}
@@ -171,12 +172,12 @@ def test_chart_specs_are_valid_plotly_figures():
     import plotly.graph_objects as go
 
     report, t, messages, counts, page = one(CODEX)
-    specs = hi.file_charts(page)
+    specs = charts.file_charts(page)
     run_report = _dry_run_report(["-c", "round-level", "--set", "trigger_total_tokens=100",
                                   "--set", "target_total_tokens=50"])
     specs["waterfall"] = hc.waterfall_chart(run_report)
     specs["latency"] = hc.latency_chart(hc.calls_rows(run_report))
-    specs["rounds"] = hi.rounds_chart(t["rounds"])
+    specs["rounds"] = charts.rounds_chart(t["rounds"])
     for name, spec in specs.items():
         go.Figure(data=spec["data"], layout=spec["layout"])  # raises on an unknown attribute
         assert name
