@@ -81,25 +81,19 @@ def inspect_counted(paths: Iterable[str | Path], options: InspectOptions | None 
     """:func:`inspect_paths`, and — with ``counted``, when it inspected one file — that file's transcripts
     as counted, by id (what an HTML page of it draws)."""
     options = options or InspectOptions()
-    first: dict[str, Counted] | None = None
     paths = list(paths)
     named = {Path(p) for p in paths if not Path(p).is_dir()}
     reports: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     passed_over: list[dict[str, Any]] = []
-    files: list[Path] = []
-    for raw in paths:  # a missing path, or a folder without transcript files, is one error among the rest
-        try:
-            files += find_files([raw])
-        except TcompactError as exc:
-            _report_or_raise(exc, Path(raw), errors, alone=len(paths) == 1)
+    files = _found(paths, errors)
+    one: dict[str, Counted] | None = None
     for n, path in enumerate(files):
         if on_file:
             on_file(n, len(files), path)
         try:
-            report, transcripts = _inspect_file(path, options, counted=counted and len(files) == 1)
+            report, one = _inspect_file(path, options, counted=counted and len(files) == 1)
             reports.append(report)
-            first = transcripts if len(reports) == 1 else None  # a page of several files draws no message
         except NotATranscriptError as exc:
             if path in named:
                 _report_or_raise(exc, path, errors, alone=len(files) == 1)
@@ -114,15 +108,21 @@ def inspect_counted(paths: Iterable[str | Path], options: InspectOptions | None 
         raise InputError(f"no transcripts found: {len(passed_over)} file(s) are not transcripts "
                          f"(first: {first['path']}: {first['reason']})",
                          hint="pass transcript files or folders that hold them")
-    return {
-        "tool": "tcompact",
-        "version": __version__,
-        "schema_version": SCHEMA_VERSION,
-        "files": reports,
-        "errors": errors,
-        "not_transcripts": passed_over,
-        "totals": _totals(reports),
-    }, (first if len(reports) == 1 else None)
+    return {"tool": "tcompact", "version": __version__, "schema_version": SCHEMA_VERSION, "files": reports,
+            "errors": errors, "not_transcripts": passed_over, "totals": _totals(reports),
+            }, (one if len(reports) == 1 else None)  # a page of several files draws no message
+
+
+def _found(paths: Sequence[str | Path], errors: list[dict[str, Any]]) -> list[Path]:
+    """The transcript files of ``paths``: a missing path, or a folder without transcript files, is one
+    error among the rest (the error itself when it is the only path)."""
+    files: list[Path] = []
+    for raw in paths:
+        try:
+            files += find_files([raw])
+        except TcompactError as exc:
+            _report_or_raise(exc, Path(raw), errors, alone=len(paths) == 1)
+    return files
 
 
 def _report_or_raise(exc: TcompactError, path: Path, errors: list[dict[str, Any]], *, alone: bool) -> None:
