@@ -52,26 +52,7 @@ def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], output
         )
     )
     out.print(Text(head))
-    table = Table(title="Stages", title_justify="left")
-    for col, justify in (
-        ("compressor", "left"),
-        ("tokens", "right"),
-        ("messages", "right"),
-        ("calls", "right"),
-        ("outcome", "left"),
-    ):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for s in report["stages"]:
-        calls = s["calls"]
-        failed = sum(1 for c in calls if c["status"] == "failed")
-        table.add_row(
-            s["processor"],
-            f"{s['tokens_before']:,} → {s['tokens_after']:,}",
-            f"{s['messages_before']:,} → {s['messages_after']:,}",
-            f"{len(calls)}" + (f" ({failed} failed)" if failed else ""),
-            s["reason"],
-        )
-    out.print(table)
+    out.print(_stages_table(report["stages"]))
     sm = report["summarizer"]
     if sm["calls"]:
         usage = sm["usage"] or {}
@@ -86,6 +67,30 @@ def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], output
                 f"Wrote {len(written)} file(s)" + (f"; transcript: {output}" if report["status"] == "compacted" else "")
             )
         )
+
+
+def _stages_table(stages: Sequence[Mapping[str, Any]]) -> Table:
+    """One row per compressor of the chain: tokens and messages before → after, calls, outcome."""
+    table = Table(title="Stages", title_justify="left")
+    for col, justify in (
+        ("compressor", "left"),
+        ("tokens", "right"),
+        ("messages", "right"),
+        ("calls", "right"),
+        ("outcome", "left"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for s in stages:
+        calls = s["calls"]
+        failed = sum(1 for c in calls if c["status"] == "failed")
+        table.add_row(
+            s["processor"],
+            f"{s['tokens_before']:,} → {s['tokens_after']:,}",
+            f"{s['messages_before']:,} → {s['messages_after']:,}",
+            f"{len(calls)}" + (f" ({failed} failed)" if failed else ""),
+            s["reason"],
+        )
+    return table
 
 
 def compressors_table(rows: Sequence[Mapping[str, Any]]) -> None:
