@@ -122,47 +122,39 @@ def usage_lines(out: Console, usage: Mapping[str, Any] | None, counted: int) -> 
     if not usage:
         out.print(Text("Provider usage: none recorded in the file"))
         return
+    out.print(Text(_usage_head(usage)))
+    context = _context_line(usage, counted)
+    if context is not None:
+        out.print(Text(context))
+
+
+def _usage_head(usage: Mapping[str, Any]) -> str:
+    """The provider-reported usage of the file, as its format records it."""
     src = usage["source"]
     if src == "codex":
         total, last = usage.get("total") or {}, usage.get("last") or {}
-        out.print(
-            Text(
-                f"Provider usage (codex, {usage['events']} token_count events): total input "
+        return (f"Provider usage (codex, {usage['events']} token_count events): total input "
                 f"{_n(total.get('input_tokens'))} (cached {_n(total.get('cached_input_tokens'))}), output "
-                f"{_n(total.get('output_tokens'))}; last request input {_n(last.get('input_tokens'))}"
-            )
-        )
-    elif src == "claude-code":
-        out.print(
-            Text(
-                f"Provider usage (claude-code, {usage['requests']} requests from {usage['lines']} lines): "
+                f"{_n(total.get('output_tokens'))}; last request input {_n(last.get('input_tokens'))}")
+    if src == "claude-code":
+        return (f"Provider usage (claude-code, {usage['requests']} requests from {usage['lines']} lines): "
                 f"input {_n(usage['input_tokens'])}, cache read {_n(usage['cache_read_input_tokens'])}, "
-                f"cache creation {_n(usage['cache_creation_input_tokens'])}, output {_n(usage['output_tokens'])}"
-            )
-        )
-    else:
-        out.print(
-            Text(
-                f"Provider usage ({src}, {_n(usage.get('requests'))} requests): input "
-                f"{_n(usage.get('input_tokens'))}, output {_n(usage.get('output_tokens'))}"
-            )
-        )
+                f"cache creation {_n(usage['cache_creation_input_tokens'])}, output {_n(usage['output_tokens'])}")
+    return (f"Provider usage ({src}, {_n(usage.get('requests'))} requests): input "
+            f"{_n(usage.get('input_tokens'))}, output {_n(usage.get('output_tokens'))}")
+
+
+def _context_line(usage: Mapping[str, Any], counted: int) -> str | None:
+    """The context reported at the last request next to tcompact's count (None when none was reported)."""
     last = usage.get("last_context_tokens")
     stale = usage.get("predates_compaction")
     if last is not None and stale is not None:
-        out.print(
-            Text(
-                f"  context at the last request: {last:,} reported, before the compaction at line {stale:,}; "
-                f"{counted:,} counted by tcompact now (the usage predates the compaction)"
-            )
-        )
-    elif last is not None:
-        out.print(
-            Text(
-                f"  context at the last request: {last:,} reported vs {counted:,} counted by tcompact "
-                "(the provider also counts the system prompt and tool definitions)"
-            )
-        )
+        return (f"  context at the last request: {last:,} reported, before the compaction at line {stale:,}; "
+                f"{counted:,} counted by tcompact now (the usage predates the compaction)")
+    if last is not None:
+        return (f"  context at the last request: {last:,} reported vs {counted:,} counted by tcompact "
+                "(the provider also counts the system prompt and tool definitions)")
+    return None
 
 
 def span_table(out: Console, span: Mapping[str, Any]) -> None:
