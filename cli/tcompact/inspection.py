@@ -69,6 +69,18 @@ class Counted:
     counts: tuple[MessageTokens, ...]
 
 
+def _once(files: list[Path]) -> list[Path]:
+    """Each file once, where it first came (``inspect DIR DIR/a.jsonl`` names a.jsonl twice)."""
+    seen: set[Path] = set()
+    out = []
+    for f in files:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
 def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = None,
                   on_file: Callable[[int, int, Path], None] | None = None) -> dict[str, Any]:
     """Inspect files and folders; a file that cannot be read is listed under ``errors``."""
@@ -114,15 +126,15 @@ def inspect_counted(paths: Iterable[str | Path], options: InspectOptions | None 
 
 
 def _found(paths: Sequence[str | Path], errors: list[dict[str, Any]]) -> list[Path]:
-    """The transcript files of ``paths``: a missing path, or a folder without transcript files, is one
-    error among the rest (the error itself when it is the only path)."""
+    """The transcript files of ``paths``, each once: a missing path, or a folder without transcript files,
+    is one error among the rest (the error itself when it is the only path)."""
     files: list[Path] = []
     for raw in paths:
         try:
             files += find_files([raw])
         except TcompactError as exc:
             _report_or_raise(exc, Path(raw), errors, alone=len(paths) == 1)
-    return files
+    return _once(files)
 
 
 def _report_or_raise(exc: TcompactError, path: Path, errors: list[dict[str, Any]], *, alone: bool) -> None:
