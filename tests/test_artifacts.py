@@ -58,6 +58,15 @@ def test_the_input_is_never_the_output_even_forced(tmp_path, monkeypatch):
         assert str(_error(check_target, target, force=True, inputs=inputs)) == f"{target}: {IS_INPUT}"
 
 
+def test_a_folder_is_never_an_output_even_forced(tmp_path):
+    # it was called "the output file exists already" and, with --force, failed only once the work was done
+    for force in (False, True):
+        assert str(_error(check_target, tmp_path, force=force)) == (
+            f"{tmp_path}: the output path is a folder — name a file, not a folder")
+        assert str(_error(write_bytes, tmp_path, b"x", force=force)) == (
+            f"{tmp_path}: the output path is a folder — name a file, not a folder")
+
+
 # check_page --------------------------------------------------------------------------------------
 
 def test_check_page(tmp_path, monkeypatch):
