@@ -94,9 +94,20 @@ def test_probe_folders_finds_the_folder_that_would_take_the_file_and_leaves_noth
     (tmp_path / "a").mkdir()
     (tmp_path / "file").write_bytes(b"x")
     probe_folders([tmp_path / "a" / "out.jsonl", tmp_path / "a" / "b" / "c" / "d.json", tmp_path / "new" / "x",
-                   tmp_path / "file" / "x"])  # under a file: nothing can be probed, writing will say why
+                   tmp_path / "a" / "y"])
     assert made == [tmp_path / "a", tmp_path]  # each folder once
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "file"]
+
+
+def test_probe_folders_refuses_a_file_where_a_folder_would_have_to_be(tmp_path):
+    # the probe passed over it: the run did its work, wrote the transcript and its dumps, and then failed
+    # on the report (--report file/r.json) or on the dumps (--dump-dir file)
+    (tmp_path / "file").write_bytes(b"x")
+    for target in (tmp_path / "file" / "r.json", tmp_path / "file" / "sub" / "d.json"):
+        assert str(_error(probe_folders, [tmp_path / "ok.json", target])) == (
+            f"{tmp_path / 'file'}: cannot write here: Not a directory — choose another output folder or fix its "
+            "permissions")
+    assert (tmp_path / "file").read_bytes() == b"x" and sorted(tmp_path.iterdir()) == [tmp_path / "file"]
 
 
 def test_probe_folders_refuses_a_folder_no_file_can_be_created_in(tmp_path):

@@ -64,7 +64,7 @@ def probe_folders(targets: Iterable[Path]) -> None:
         folder = target.parent if str(target.parent) else Path(".")
         while not folder.exists() and folder.parent != folder:
             folder = folder.parent  # the folder that would have to take the new file or folder
-        if folder in probed or not folder.is_dir():
+        if folder in probed:  # a file where a folder should be fails the probe too (Not a directory)
             continue
         probed.add(folder)
         try:
