@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from test_fs_faults import _unwritable_folder  # a folder even root cannot create files in
 
 from tcompact import artifacts
 from tcompact.artifacts import (AppendLog, check_page, check_target, make_folder, probe_folders, remove, remove_paths,
@@ -16,18 +17,6 @@ from tcompact.errors import OutputError
 
 EXISTS = "the output file exists already — pass --force to overwrite it, or choose another path"
 IS_INPUT = "the output is the input file — write to another path; tcompact never replaces its input"
-
-
-def _unwritable_folder() -> Path:
-    """A folder even root cannot create files in (sysfs refuses them); skipped where it lets us."""
-    folder = Path("/sys")
-    try:
-        fd = os.open(folder / "tcompact-probe", os.O_CREAT | os.O_WRONLY, 0o600)
-    except OSError:
-        return folder
-    os.close(fd)
-    os.unlink(folder / "tcompact-probe")
-    pytest.skip("/sys accepts new files on this machine; no unwritable folder to test with")
 
 
 def _error(call, *args, **kwargs) -> OutputError:
