@@ -466,3 +466,37 @@ def test_strict_failure_and_run_failure(dialogue, tmp_path):
     with_call = dataclasses.replace(dialogue, status="failed", message="dialogue: boom")
     assert (str(run_failure(with_call, paths, dry_run=False)), run_failure(with_call, paths, dry_run=False).exit_code) == (
         f"dialogue: boom — the input is untouched; the failed call(s) are dumped in {paths.dump_dir}", 1)
+
+
+def test_an_existing_dump_folder_is_reused_and_keeps_what_it_holds(dialogue, tmp_path):
+    paths = _paths(tmp_path)
+    paths.dump_dir.mkdir()
+    (paths.dump_dir / "earlier.json").write_bytes(b"{}")
+    written, _ = write_run(dialogue, paths, force=False, source=CHAT)
+    assert sorted(p.name for p in paths.dump_dir.iterdir()) == sorted(["earlier.json", written[0].name])
+    assert (paths.dump_dir / "earlier.json").read_bytes() == b"{}"
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["-o", "d"], "d: the output path is a folder — name a file, not a folder"),
+    (["-o", "out.jsonl", "--report", "d"], "d: the output path is a folder — name a file, not a folder"),
+    (["-o", "f/out.jsonl"], "f: cannot write here: Not a directory — choose another output folder or fix its "
+                            "permissions"),
+    (["-o", "out.jsonl", "--report", "f/r.json"], "f: cannot write here: Not a directory — choose another output "
+                                                  "folder or fix its permissions"),
+    (["-o", "out.jsonl", "--dump-dir", "f"], "f: cannot write here: Not a directory — choose another output folder "
+                                             "or fix its permissions"),
+])
+def test_compact_refuses_an_output_it_cannot_write_before_any_work(tmp_path, monkeypatch, args, error):
+    # both were found only after the run: its dumps and transcript written, then exit 2 on the report
+    from typer.testing import CliRunner
+
+    from tcompact.app import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "f").write_bytes(b"kept")
+    result = CliRunner().invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", *args])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"Error: {error}\n")
+    assert _files(tmp_path) == ["f"] and list((tmp_path / "d").iterdir()) == []
+    assert (tmp_path / "f").read_bytes() == b"kept"
