@@ -9,6 +9,8 @@ from dataclasses import replace
 import orjson
 import pytest
 from conftest import SAMPLES, SESSION, FakeSummarizer, jsonl, msg
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tcompact.artifacts import write_json
 from tcompact.compaction import CompactOptions, compact_file
@@ -369,3 +371,32 @@ def test_sibling_dump_indexes_a_folder_once_and_passes_over_other_files(two_call
     assert sibling_dump(second, (run_id, 1), folders) == first
     assert sibling_dump(second, (run_id, 3), folders) is None
     assert sibling_dump(second, (run_id, 1), {}) is None
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+_CALLS = st.lists(st.builds(ToolCall, id=st.from_regex(r"c[0-9a-z]{1,6}", fullmatch=True), name=st.sampled_from(
+    ["bash", "read", "apply_patch"]), arguments=_TEXT, type=st.sampled_from(["function", "custom"])), max_size=3,
+    unique_by=lambda c: c.id)
+_REASONING = st.lists(st.builds(Reasoning, text=_TEXT, encrypted_chars=st.integers(0, 5000),
+                                kind=st.sampled_from(["reasoning_content", "thinking", "encrypted", "summary"])),
+                      max_size=2).filter(  # the chat shape's own field holds one plain reasoning text, as readers give it
+    lambda rs: any(r.encrypted_chars or r.kind != "reasoning_content" for r in rs) or len(rs) == 0 or
+    (len(rs) == 1 and rs[0].text != ""))
+
+
+@st.composite
+def _message(draw):
+    role = draw(st.sampled_from(["system", "user", "assistant", "tool"]))
+    kw = {"internal": draw(st.booleans()), "is_error": draw(st.booleans())}
+    if role == "assistant":
+        kw |= {"tool_calls": tuple(draw(_CALLS)), "reasoning": tuple(draw(_REASONING))}
+    if role == "tool":
+        kw["tool_call_ids"] = (draw(st.from_regex(r"c[0-9a-z]{1,6}", fullmatch=True)),)
+    return Message(role, draw(_TEXT), **kw)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_message(), max_size=6))
+def test_any_message_stored_then_read_through_json_is_the_same(messages):
+    stored = orjson.loads(orjson.dumps([message_dict(m) for m in messages]))
+    assert [_fields(m) for m in messages_of(stored)] == [_fields(m) for m in messages]
