@@ -173,6 +173,17 @@ def test_an_output_format_that_cannot_hold_the_result_is_refused():
     assert [m.text for m in back.messages if m.role == "user"] == [m.text for m in run.messages if m.role == "user"]
 
 
+def test_a_read_only_format_is_written_as_chat():
+    swe = SAMPLES.parent / "tests" / "fixtures" / "swe_agent_small.traj"
+    run = compact_file(swe, CompactOptions(chain="full", force=True))
+    assert (run.source.format, run.status, run.output_format, run.report["output_format"]) == (
+        "swe-agent", "compacted", "chat", "chat")
+    assert (run.report["before"], run.report["after"], run.dump_context.session) == (
+        {"messages": 16, "tokens": 1454}, {"messages": 3, "tokens": 670}, "swe_agent_small")
+    back = read_file(_written(run, "out.jsonl"), ReadOptions(format="chat")).transcript()
+    assert _shape(back.messages) == _shape(run.messages)
+
+
 def test_an_offloaded_original_is_stored_with_its_source_lines():
     run = compact_file(CHAT, CompactOptions(chain="offload", force=True, offload_dir="/store"))
     ((path, doc),) = run.blobs
@@ -500,3 +511,31 @@ def test_compact_refuses_an_output_it_cannot_write_before_any_work(tmp_path, mon
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"Error: {error}\n")
     assert _files(tmp_path) == ["f"] and list((tmp_path / "d").iterdir()) == []
     assert (tmp_path / "f").read_bytes() == b"kept"
+
+
+def test_a_job_writes_its_html_page_last_and_a_dry_run_writes_only_the_page(tmp_path):
+    source = _copy(tmp_path)
+    out = Heard().run(CompactJob(source, DIALOGUE, html=tmp_path / "r.html"))
+    assert (out.page, out.written[-1], out.failure) == (tmp_path / "r.html", tmp_path / "r.html", None)
+    page = out.page.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and out.paths.output.name in page  # it links the run's outputs
+    dry = Heard().run(CompactJob(source, DIALOGUE, html=tmp_path / "dry.html", dry_run=True))
+    assert (dry.written, dry.page) == ((tmp_path / "dry.html",), tmp_path / "dry.html")
+
+
+def test_a_job_refuses_a_page_that_would_replace_an_input_or_an_output_before_any_work(tmp_path):
+    source = _copy(tmp_path)
+    for html, force, error in [
+        (source, True, f"{source}: the HTML report would replace the input or another output — choose another path "
+                       "for --html"),
+        (tmp_path / "chat_tool_session.compacted.jsonl", True, f"{tmp_path / 'chat_tool_session.compacted.jsonl'}: "
+         "the HTML report would replace the input or another output — choose another path for --html"),
+        (tmp_path / "no" / "r.html", True, f"{tmp_path / 'no'}: the output folder does not exist — create it first"),
+        (tmp_path, True, f"{tmp_path}: the HTML report path is a folder — name a file, e.g. report.html"),
+        (tmp_path / "old.html", False, f"{tmp_path / 'old.html'}: {EXISTS}"),
+    ]:
+        (tmp_path / "old.html").write_text("old")
+        with pytest.raises(OutputError) as exc:
+            Heard().run(CompactJob(source, dataclasses.replace(DIALOGUE, force=force), html=html))
+        assert str(exc.value) == error
+        assert _files(tmp_path) == ["chat_tool_session.jsonl", "old.html"]
