@@ -233,6 +233,32 @@ def test_check_paths_refuses_an_existing_output_the_input_and_an_unwritable_fold
                                   "folder or fix its permissions")
 
 
+SAME = "give each output its own path (-o, --report, --dump-dir, --offload-dir)"
+
+
+def test_check_paths_refuses_two_outputs_at_one_path(tmp_path, monkeypatch):
+    # --report at the -o path wrote the report over the compacted transcript, exit 0
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"{}\n")
+    paths = default_paths(source, output=Path("o.jsonl"), dump_dir=None, store=None, report=None)
+    for same, error in [
+        (dataclasses.replace(paths, report=Path("o.jsonl")), f"o.jsonl: the report and the transcript would be the "
+                                                             f"same path — {SAME}"),
+        (dataclasses.replace(paths, report=tmp_path / "o.jsonl"), f"{tmp_path / 'o.jsonl'}: the report and the "
+                                                                  f"transcript would be the same path — {SAME}"),
+        (dataclasses.replace(paths, dump_dir=Path("./o.jsonl")), f"o.jsonl: the dump folder and the transcript would "
+                                                                 f"be the same path — {SAME}"),
+        (dataclasses.replace(paths, store=Path("o.report.json")), f"o.report.json: the offload store and the report "
+                                                                  f"would be the same path — {SAME}"),
+    ]:
+        with pytest.raises(OutputError) as exc:
+            check_paths(same, source=source, force=True)
+        assert (str(exc.value), exc.value.exit_code) == (error, 2)
+    check_paths(dataclasses.replace(paths, store=paths.dump_dir), source=source, force=False)  # one folder for both
+    assert _files(tmp_path) == ["in.jsonl"]
+
+
 # writing the run's files -------------------------------------------------------------------------
 
 def _paths(folder: Path, report: bool = True) -> OutputPaths:
@@ -497,9 +523,14 @@ def test_an_existing_dump_folder_is_reused_and_keeps_what_it_holds(dialogue, tmp
                                                   "folder or fix its permissions"),
     (["-o", "out.jsonl", "--dump-dir", "f"], "f: cannot write here: Not a directory — choose another output folder "
                                              "or fix its permissions"),
+    (["-o", "out.jsonl", "--report", "out.jsonl"], f"out.jsonl: the report and the transcript would be the same path "
+                                                   f"— {SAME}"),
+    (["-o", "out.jsonl", "--dump-dir", "out.jsonl"], f"out.jsonl: the dump folder and the transcript would be the "
+                                                     f"same path — {SAME}"),
 ])
 def test_compact_refuses_an_output_it_cannot_write_before_any_work(tmp_path, monkeypatch, args, error):
-    # both were found only after the run: its dumps and transcript written, then exit 2 on the report
+    # all were found only after the run (its dumps and transcript written, then exit 2 on the report), or
+    # not at all: a --report at the -o path replaced the compacted transcript, exit 0
     from typer.testing import CliRunner
 
     from tcompact.app import app
