@@ -561,6 +561,9 @@ def test_a_job_refuses_a_page_that_would_replace_an_input_or_an_output_before_an
                        "for --html"),
         (tmp_path / "chat_tool_session.compacted.jsonl", True, f"{tmp_path / 'chat_tool_session.compacted.jsonl'}: "
          "the HTML report would replace the input or another output — choose another path for --html"),
+        (tmp_path / "chat_tool_session.compacted.dumps", True, f"{tmp_path / 'chat_tool_session.compacted.dumps'}: "
+         "the HTML report would replace the input or another output — choose another path for --html"),  # it failed
+        # only after the run, its outputs written, on the dump folder it had made where the page was to go
         (tmp_path / "no" / "r.html", True, f"{tmp_path / 'no'}: the output folder does not exist — create it first"),
         (tmp_path, True, f"{tmp_path}: the HTML report path is a folder — name a file, e.g. report.html"),
         (tmp_path / "old.html", False, f"{tmp_path / 'old.html'}: {EXISTS}"),

@@ -82,7 +82,7 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
         from ..render.html_common import require_plotly
 
         require_plotly()
-        check_page(job.html, force=options.force, keep=(path, paths.output, paths.report))
+        check_page(job.html, force=options.force, keep=(path, paths.output, paths.report, paths.dump_dir, paths.store))
     run = compact_file(path, options)
     if into is not None:
         from ..sessions.fork import with_new_ids
