@@ -28,6 +28,7 @@ from tcompact.rounds import is_real_user
 
 SAMPLE_FILES = ["chat_tool_session.jsonl", "claude_code_session.jsonl", "codex_rollout.jsonl"]
 REAL = ["ccviewer", "codemie", "drmaciver", "codex", "sweagent"]
+SWE_FIXTURE = SAMPLES.parent / "tests" / "fixtures" / "swe_agent_small.traj"  # a small invented trajectory
 
 
 def planted(path, seed=1, per_kind=2):
@@ -72,6 +73,10 @@ def test_planting_keeps_each_sample_well_formed(name):
 @pytest.mark.parametrize("key", REAL)
 def test_planting_keeps_each_real_session_well_formed(key):
     check_well_formed(*planted(real_file(key)))
+
+
+def test_planting_keeps_a_small_swe_agent_trajectory_well_formed():
+    check_well_formed(*planted(SWE_FIXTURE))
 
 
 def test_claude_steps_are_spliced_into_the_uuid_chain():
@@ -392,14 +397,17 @@ def test_a_codex_step_is_an_exec_command_or_an_apply_patch(tmp_path):
     assert orjson.loads(added[1]["output"])["output"] == "Success. Updated the following files:\nA docs/n_t0ken1.md\n"
 
 
-def test_a_swe_agent_step_follows_the_trajectorys_own_keys():
-    source = read_file(real_file("sweagent"))
+@pytest.mark.parametrize(("real", "function"), [
+    (False, {"name": "write_file", "arguments": '{"path":"docs/n_t0ken1.md","content":"# t0ken1\\n"}'}),
+    (True, {"name": "create", "arguments": '{"filename":"docs/n_t0ken1.md"}'}),  # the trajectory's own tool
+], ids=["fixture", "real"])
+def test_a_swe_agent_step_follows_the_trajectorys_own_keys(real, function):
+    source = read_file(real_file("sweagent") if real else SWE_FIXTURE)
     copy = _one_step(source, source.transcript(), "write")
     history = copy.records[0].data["history"]
     call = next(h for h in history if h.get("tool_calls") and h["tool_calls"][0]["id"] == "call_eval_t0ken1")
     answer = history[history.index(call) + 1]
-    assert (call["agent"], call["message_type"], call["tool_calls"][0]["function"]) == (
-        "main", "action", {"name": "create", "arguments": '{"filename":"docs/n_t0ken1.md"}'})
+    assert (call["agent"], call["message_type"], call["tool_calls"][0]["function"]) == ("main", "action", function)
     assert answer == {"role": "tool", "content": "File created successfully at: docs/n_t0ken1.md",
                       "tool_call_ids": ["call_eval_t0ken1"], "agent": "main", "message_type": "observation"}
 

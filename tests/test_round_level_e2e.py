@@ -24,17 +24,21 @@ TARGET = 160_000
 
 @pytest.fixture(scope="module")
 def big_session(tmp_path_factory):
-    """≥ 1M tokens: copies of every real transcript's messages, every text made distinct."""
-    if not SHARED.exists():
-        pytest.skip(f"real transcripts not found at {SHARED}; CI always has them")
-    base = [message_to_dict(m) for f in sorted(SHARED.iterdir()) if f.suffix in (".jsonl", ".traj")
-            for t in read_file(f).transcripts for m in t.messages if m.role != "system"]
+    """≥ 1M tokens: copies of every real transcript's messages, every text made distinct (in a clone without
+    ../shared, of the samples' and the small SWE-agent fixture's, copied more often)."""
+    if SHARED.exists():
+        files, copies, scale = [f for f in sorted(SHARED.iterdir()) if f.suffix in (".jsonl", ".traj")], 4, 1
+    else:  # 10 copies for as many rounds as the real ones give, each text repeated for their size
+        files, copies, scale = [*sorted(SAMPLES.glob("*.jsonl")),
+                                SAMPLES.parent / "tests/fixtures/swe_agent_small.traj"], 10, 9
+    base = [message_to_dict(m) for f in files for t in read_file(f).transcripts for m in t.messages
+            if m.role != "system"]
     lines = []
-    for copy in range(4):
+    for copy in range(copies):
         for d in base:
             d = dict(d)
             if isinstance(d.get("content"), str):
-                d["content"] += f" [copy {copy}]"
+                d["content"] = "\n".join([d["content"]] * scale) + f" [copy {copy}]"
             if d.get("tool_calls"):
                 d["tool_calls"] = [{**c, "id": f"{c['id']}_c{copy}"} for c in d["tool_calls"]]
             if d.get("tool_call_id"):

@@ -530,14 +530,23 @@ def test_empty_sections_say_none_and_nothing_says_omitted(summarizer, contract):
     assert "omitted" not in text and "left out" not in text
 
 
-def test_nothing_is_left_out_while_budget_remains(summarizer, counter):
-    messages = read_file(str(real_file("drmaciver"))).transcript().messages
+def _session(source: str):
+    """A sample's messages (``*.jsonl``: runs in any clone), or a real session's (skipped without ../shared)."""
+    from conftest import SAMPLES
+
+    return read_file(str(SAMPLES / source if source.endswith(".jsonl") else real_file(source))).transcript().messages
+
+
+@pytest.mark.parametrize("source", ["claude_code_session.jsonl", "drmaciver"])
+def test_nothing_is_left_out_while_budget_remains(summarizer, counter, source):
+    messages = _session(source)
     text = run(summarizer, messages, contract="full", body=range(len(messages)), target=50_000)
     assert "left out" not in text and "omitted" not in text and counter.count(text) < 50_000
 
 
-def test_deterministic(summarizer):
-    messages = read_file(str(real_file("codex"))).transcript().messages
+@pytest.mark.parametrize("source", ["codex_rollout.jsonl", "codex"])
+def test_deterministic(summarizer, source):
+    messages = _session(source)
     for contract in SECTIONS:
         first = run(summarizer, messages, contract=contract, body=range(len(messages)), target=3000)
         second = run(ExtractiveSummarizer(TokenCounter()), messages, contract=contract,

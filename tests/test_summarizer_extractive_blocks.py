@@ -362,8 +362,16 @@ def test_merging_the_real_sessions_blocks_keeps_every_request_within_budget(summ
         assert all(line.startswith(start) for line, start in zip(requirements, starts, strict=True)), requirements
 
 
-def test_deterministic(counter):
-    messages = read_file(str(real_file("codemie"))).transcript().messages
+def _session(source: str):
+    """A sample's messages (``*.jsonl``: runs in any clone), or a real session's (skipped without ../shared)."""
+    from conftest import SAMPLES
+
+    return read_file(str(SAMPLES / source if source.endswith(".jsonl") else real_file(source))).transcript().messages
+
+
+@pytest.mark.parametrize("source", ["chat_tool_session.jsonl", "codemie"])
+def test_deterministic(counter, source):
+    messages = _session(source)
     blocks = round_blocks(messages)
     first = ask(ExtractiveSummarizer(counter), messages, blocks, target=700).text
     second = ask(ExtractiveSummarizer(TokenCounter()), messages, blocks, target=700).text

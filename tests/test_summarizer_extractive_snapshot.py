@@ -96,8 +96,16 @@ def test_real_sessions_hold_every_budget(summarizer, key):
             assert "(omitted)" not in text
 
 
-def test_a_larger_budget_only_adds(summarizer):
-    messages = read_file(str(real_file("drmaciver"))).transcript().messages
+def _session(source: str):
+    """A sample's messages (``*.jsonl``: runs in any clone), or a real session's (skipped without ../shared)."""
+    from conftest import SAMPLES
+
+    return read_file(str(SAMPLES / source if source.endswith(".jsonl") else real_file(source))).transcript().messages
+
+
+@pytest.mark.parametrize("source", ["chat_tool_session.jsonl", "drmaciver"])
+def test_a_larger_budget_only_adds(summarizer, source):
+    messages = _session(source)
     small = set(run(summarizer, messages, contract="full", body=range(len(messages)), target=800).splitlines())
     large = set(run(summarizer, messages, contract="full", body=range(len(messages)), target=4000).splitlines())
     kept = {line for line in small if line.startswith("- ") and "left out" not in line}

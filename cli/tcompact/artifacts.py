@@ -31,10 +31,12 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def check_target(target: Path, *, force: bool, inputs: Paths = ()) -> None:
-    """An output path is never one of ``inputs``, and never an existing file unless ``force``."""
+    """An output path is never one of ``inputs``, never a folder, and never an existing file unless ``force``."""
     if any(p is not None and _same(target, Path(p)) for p in inputs):
         raise OutputError("the output is the input file", path=str(target),
                           hint="write to another path; tcompact never replaces its input")
+    if target.is_dir():
+        raise OutputError("the output path is a folder", path=str(target), hint="name a file, not a folder")
     if target.exists() and not force:
         raise OutputError("the output file exists already", path=str(target),
                           hint="pass --force to overwrite it, or choose another path")
@@ -62,7 +64,7 @@ def probe_folders(targets: Iterable[Path]) -> None:
         folder = target.parent if str(target.parent) else Path(".")
         while not folder.exists() and folder.parent != folder:
             folder = folder.parent  # the folder that would have to take the new file or folder
-        if folder in probed or not folder.is_dir():
+        if folder in probed:  # a file where a folder should be fails the probe too (Not a directory)
             continue
         probed.add(folder)
         try:

@@ -108,7 +108,8 @@ def _check_targets(job: CompactJob, path: Path, paths: OutputPaths) -> None:
     if job.html is not None:
         from ..pages import check_html
 
-        check_html(job.html, force=job.options.force, keep=(path, paths.output, paths.report))
+        check_html(job.html, force=job.options.force,
+                   keep=(path, paths.output, paths.report, paths.dump_dir, paths.store))
 
 
 def _page(job: CompactJob, run: CompactionRun, paths: OutputPaths, *, written: list[Path],

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..artifacts import check_target, probe_folders
+from ..errors import OutputError
 
 __all__ = ["OutputPaths", "default_paths", "check_paths"]
 
@@ -31,8 +32,16 @@ def default_paths(source: Path, *, output: Path | None, dump_dir: Path | None, s
 
 
 def check_paths(paths: OutputPaths, *, source: Path, force: bool) -> None:
-    """Refuse, before any work, an output that exists (without force), that is the input, or that
-    lands in a folder no file can be created in (:mod:`tcompact.artifacts`)."""
+    """Refuse, before any work, two outputs at one path, an output that exists (without force), that is
+    the input, or that lands in a folder no file can be created in (:mod:`tcompact.artifacts`)."""
+    files = {"transcript": paths.output, "report": paths.report}  # one folder may take both dumps and originals
+    named = [*files.items(), ("dump folder", paths.dump_dir), ("offload store", paths.store)]
+    for n, (name, target) in enumerate(named):
+        for other, earlier in named[:n]:
+            if target is not None and earlier is not None and (name in files or other in files) and \
+                    target.resolve() == earlier.resolve():  # the later would replace the earlier, or fail on it
+                raise OutputError(f"the {name} and the {other} would be the same path", path=str(target),
+                                  hint="give each output its own path (-o, --report, --dump-dir, --offload-dir)")
     for target in (paths.output, paths.report):
         if target is not None:
             check_target(target, force=force, inputs=(source,))

@@ -1,0 +1,263 @@
+"""tcompact.artifacts: the one output-path check (check_target, check_page, probe_folders) and the only
+writer of output files (atomic, never over an input, never over a file unless forced)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+from test_fs_faults import _unwritable_folder  # a folder even root cannot create files in
+
+from tcompact import artifacts
+from tcompact.artifacts import (AppendLog, check_page, check_target, make_folder, probe_folders, remove, remove_paths,
+                                write_bytes, write_json, write_page)
+from tcompact.errors import OutputError
+
+EXISTS = "the output file exists already — pass --force to overwrite it, or choose another path"
+IS_INPUT = "the output is the input file — write to another path; tcompact never replaces its input"
+
+
+def _error(call, *args, **kwargs) -> OutputError:
+    with pytest.raises(OutputError) as exc:
+        call(*args, **kwargs)
+    assert exc.value.exit_code == 2
+    return exc.value
+
+
+# check_target ------------------------------------------------------------------------------------
+
+def test_check_target_allows_a_new_path_and_an_existing_one_when_forced(tmp_path):
+    (tmp_path / "old.jsonl").write_bytes(b"x")
+    check_target(tmp_path / "new.jsonl", force=False, inputs=(tmp_path / "in.jsonl", None))
+    check_target(tmp_path / "old.jsonl", force=True)
+    assert str(_error(check_target, tmp_path / "old.jsonl", force=False)) == f"{tmp_path / 'old.jsonl'}: {EXISTS}"
+
+
+def test_the_input_is_never_the_output_even_forced(tmp_path, monkeypatch):
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"x")
+    (tmp_path / "link.jsonl").symlink_to(source)
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for target, inputs in [(source, (source,)), (tmp_path / "link.jsonl", (source,)),  # the same file by identity
+                           (Path("sub/../in.jsonl"), (str(source),)),  # the same path spelt another way
+                           (tmp_path / "not-yet.jsonl", (Path("sub/../not-yet.jsonl"),))]:  # neither exists yet
+        assert str(_error(check_target, target, force=True, inputs=inputs)) == f"{target}: {IS_INPUT}"
+
+
+def test_a_folder_is_never_an_output_even_forced(tmp_path):
+    # it was called "the output file exists already" and, with --force, failed only once the work was done
+    for force in (False, True):
+        assert str(_error(check_target, tmp_path, force=force)) == (
+            f"{tmp_path}: the output path is a folder — name a file, not a folder")
+        assert str(_error(write_bytes, tmp_path, b"x", force=force)) == (
+            f"{tmp_path}: the output path is a folder — name a file, not a folder")
+
+
+# check_page --------------------------------------------------------------------------------------
+
+def test_check_page(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"x")
+    check_page(Path("report.html"), force=False, keep=(source, None))  # a bare name: the current folder
+    assert str(_error(check_page, tmp_path, force=True)) == (
+        f"{tmp_path}: the HTML report path is a folder — name a file, e.g. report.html")
+    assert str(_error(check_page, tmp_path / "no" / "r.html", force=True)) == (
+        f"{tmp_path / 'no'}: the output folder does not exist — create it first")
+    assert str(_error(check_page, Path("in.jsonl"), force=True, keep=(source,))) == (
+        "in.jsonl: the HTML report would replace the input or another output — choose another path for --html")
+    (tmp_path / "r.html").write_text("old")
+    assert str(_error(check_page, Path("r.html"), force=False)) == f"r.html: {EXISTS}"
+    check_page(Path("r.html"), force=True, keep=(source, Path("out.jsonl")))
+
+
+# probe_folders -----------------------------------------------------------------------------------
+
+def test_probe_folders_finds_the_folder_that_would_take_the_file_and_leaves_nothing(tmp_path, monkeypatch):
+    made = []
+    real = artifacts.tempfile.mkstemp
+    monkeypatch.setattr(artifacts.tempfile, "mkstemp", lambda **kw: made.append(kw["dir"]) or real(**kw))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "file").write_bytes(b"x")
+    probe_folders([tmp_path / "a" / "out.jsonl", tmp_path / "a" / "b" / "c" / "d.json", tmp_path / "new" / "x",
+                   tmp_path / "a" / "y"])
+    assert made == [tmp_path / "a", tmp_path]  # each folder once
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "file"]
+
+
+def test_probe_folders_refuses_a_file_where_a_folder_would_have_to_be(tmp_path):
+    # the probe passed over it: the run did its work, wrote the transcript and its dumps, and then failed
+    # on the report (--report file/r.json) or on the dumps (--dump-dir file)
+    (tmp_path / "file").write_bytes(b"x")
+    for target in (tmp_path / "file" / "r.json", tmp_path / "file" / "sub" / "d.json"):
+        assert str(_error(probe_folders, [tmp_path / "ok.json", target])) == (
+            f"{tmp_path / 'file'}: cannot write here: Not a directory — choose another output folder or fix its "
+            "permissions")
+    assert (tmp_path / "file").read_bytes() == b"x" and sorted(tmp_path.iterdir()) == [tmp_path / "file"]
+
+
+def test_probe_folders_refuses_a_folder_no_file_can_be_created_in(tmp_path):
+    folder = _unwritable_folder()
+    err = _error(probe_folders, [tmp_path / "ok.json", folder / "new" / "out.jsonl"])
+    assert str(err) == f"{folder}: cannot write here: Permission denied — choose another output folder or fix its permissions"
+
+
+# write_bytes -------------------------------------------------------------------------------------
+
+def test_write_bytes_writes_atomically_and_refuses_to_overwrite(tmp_path):
+    target = tmp_path / "out.jsonl"
+    assert write_bytes(target, b"one\n") == target and target.read_bytes() == b"one\n"
+    assert str(_error(write_bytes, target, b"two\n")) == f"{target}: {EXISTS}"
+    assert write_bytes(str(target), b"two\n", force=True, sync=False) == target
+    assert target.read_bytes() == b"two\n" and sorted(tmp_path.iterdir()) == [target]
+
+
+def test_write_bytes_refuses_an_input_and_a_missing_or_unwritable_folder(tmp_path, monkeypatch):
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"keep")
+    assert str(_error(write_bytes, source, b"x", force=True, inputs=(source,))) == f"{source}: {IS_INPUT}"
+    assert source.read_bytes() == b"keep"
+    assert str(_error(write_bytes, tmp_path / "no" / "out", b"x")) == (
+        f"{tmp_path / 'no'}: the output folder does not exist — create it first")
+    folder = _unwritable_folder()
+    assert str(_error(write_bytes, folder / "out", b"x")) == (
+        f"{folder}: cannot write here: Permission denied — check the folder's permissions")
+    # a folder whose mode forbids writing (root ignores the mode: a non-root user's view of it stands in)
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    monkeypatch.setattr(artifacts.os, "access", lambda p, mode: Path(p) != locked and os.path.exists(p))
+    assert str(_error(write_bytes, locked / "out", b"x")) == (
+        f"{locked}: the output folder is not writable — choose another folder or fix its permissions")
+    assert list(locked.iterdir()) == []
+
+
+def test_a_failing_check_leaves_the_target_as_it_was_and_no_temporary_file(tmp_path):
+    target = tmp_path / "out.jsonl"
+    target.write_bytes(b"old")
+    seen = []
+
+    def check(tmp: Path) -> None:
+        seen.append((tmp.parent, tmp.name.startswith(".out.jsonl."), tmp.suffix, tmp.read_bytes()))
+        raise ValueError("does not read back")
+
+    with pytest.raises(ValueError, match="does not read back"):
+        write_bytes(target, b"new", force=True, check=check)
+    assert seen == [(tmp_path, True, ".tmp", b"new")]
+    assert target.read_bytes() == b"old" and sorted(tmp_path.iterdir()) == [target]
+    write_bytes(target, b"new", force=True, check=lambda tmp: None)
+    assert target.read_bytes() == b"new"
+
+
+def test_a_new_file_gets_the_mode_of_a_plain_open_and_a_replaced_one_keeps_its_own(tmp_path):
+    mask = os.umask(0o027)
+    try:
+        assert write_bytes(tmp_path / "new", b"x").stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(mask)
+    old = tmp_path / "old"
+    old.write_bytes(b"x")
+    old.chmod(0o600)
+    assert write_bytes(old, b"y", force=True).stat().st_mode & 0o777 == 0o600
+
+
+# write_page, write_json, make_folder -------------------------------------------------------------
+
+def test_write_page_is_utf8_and_needs_its_folder(tmp_path):
+    page = write_page(tmp_path / "r.html", "<p>é \udcff</p>")
+    assert page.read_bytes() == "<p>é ?</p>".encode()
+    assert str(_error(write_page, tmp_path / "r.html", "again")) == f"{tmp_path / 'r.html'}: {EXISTS}"
+    assert str(_error(write_page, tmp_path / "in.html", "x", force=True, inputs=(tmp_path / "in.html",))) == (
+        f"{tmp_path / 'in.html'}: {IS_INPUT}")
+    assert str(_error(write_page, tmp_path / "no" / "r.html", "x")) == (
+        f"{tmp_path / 'no'}: the output folder does not exist — create it first")
+
+
+def test_write_json_makes_its_folders_and_writes_indented_json(tmp_path):
+    path = write_json(tmp_path / "a" / "b" / "r.json", {"b": [1, {"c": None}], "a": "é"})
+    assert path.read_bytes() == b'{\n  "b": [\n    1,\n    {\n      "c": null\n    }\n  ],\n  "a": "\xc3\xa9"\n}\n'
+    assert orjson.loads(path.read_bytes()) == {"b": [1, {"c": None}], "a": "é"}
+    assert str(_error(write_json, path, {})) == f"{path}: {EXISTS}"
+    write_json(path, [], force=True, sync=False)
+    assert path.read_bytes() == b"[]\n"
+
+
+def test_make_folder(tmp_path):
+    assert make_folder(tmp_path / "x" / "y") == tmp_path / "x" / "y" and (tmp_path / "x" / "y").is_dir()
+    assert make_folder(str(tmp_path / "x")) == tmp_path / "x"  # existing is fine
+    (tmp_path / "f").write_bytes(b"")
+    assert str(_error(make_folder, tmp_path / "f")) == (
+        f"{tmp_path / 'f'}: cannot create the folder: File exists — choose another place or fix the permissions")
+    assert str(_error(make_folder, tmp_path / "f" / "sub")) == (
+        f"{tmp_path / 'f' / 'sub'}: cannot create the folder: Not a directory — choose another place or fix the "
+        "permissions")
+    assert str(_error(write_json, tmp_path / "f" / "r.json", {})) == (
+        f"{tmp_path / 'f'}: cannot create the folder: File exists — choose another place or fix the permissions")
+
+
+# remove, remove_paths ----------------------------------------------------------------------------
+
+def test_remove(tmp_path):
+    (tmp_path / "a").write_bytes(b"x")
+    remove(tmp_path / "a")
+    remove(str(tmp_path / "a"))  # already gone
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "d").mkdir()
+    assert str(_error(remove, tmp_path / "d")) == f"{tmp_path / 'd'}: cannot remove: Is a directory — check the folder's permissions"
+
+
+def test_remove_paths_removes_files_and_folders_and_a_link_not_what_it_points_at(tmp_path):
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "k").write_bytes(b"k")
+    out = tmp_path / "out"
+    (out / "nested").mkdir(parents=True)
+    (out / "nested" / "d.json").write_bytes(b"{}")
+    (tmp_path / "r.json").write_bytes(b"{}")
+    (tmp_path / "link").symlink_to(keep)
+    remove_paths((out, tmp_path / "r.json", tmp_path / "link", tmp_path / "absent", str(tmp_path / "absent-dir")))
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["keep", "keep/k"]
+
+
+def test_remove_paths_says_which_folder_it_could_not_remove(tmp_path):
+    folder = Path("/sys/kernel")  # sysfs: its entries cannot be removed, even by root
+    if not folder.is_dir():
+        pytest.skip("no /sys/kernel to fail on")
+    err = _error(remove_paths, (folder,))
+    assert err.path == str(folder) and err.what.startswith("cannot remove an earlier output: ")
+    assert err.hint == "check the folder's permissions" and folder.is_dir()
+
+
+# AppendLog ---------------------------------------------------------------------------------------
+
+def test_append_log_appends_whole_lines_and_says_where_each_starts(tmp_path):
+    path = tmp_path / "log.jsonl"
+    log = AppendLog(path)
+    assert (log.dropped, log.append(b'{"a":1}'), log.append(b"[]"), log.append(b"")) == (0, 0, 8, 11)
+    log.sync()
+    log.close()
+    log.close()  # a second close is harmless
+    assert path.read_bytes() == b'{"a":1}\n[]\n\n'
+    again = AppendLog(path)  # a closed log is unlocked
+    assert again.append(b"x") == 12
+    again.close()
+
+
+def test_a_log_that_is_one_torn_line_longer_than_a_read_is_emptied(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"a\n" + b"x" * 200_000)  # the newline is three 64 KiB reads back
+    log = AppendLog(path)
+    assert log.dropped == 200_000 and path.read_bytes() == b"a\n"
+    log.close()
+    path.write_bytes(b"y" * 70_000)
+    log = AppendLog(path)
+    assert log.dropped == 70_000 and path.read_bytes() == b""
+    log.close()
+
+
+def test_a_log_that_cannot_be_opened_is_one_error(tmp_path):
+    path = tmp_path / "no" / "log.jsonl"
+    assert str(_error(AppendLog, path)) == (
+        f"{path}: cannot open for appending: No such file or directory — check the folder's permissions")
