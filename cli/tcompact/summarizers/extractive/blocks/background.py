@@ -5,9 +5,10 @@ working directory, from the messages before it. Every call of a round-level stag
 messages (one tuple), and each call walked them from the first message to its blocks: on the
 40 MB benchmark session (71 calls over 15,211 messages) that was 3.9 s of a 36 s profiled run.
 The state of the pass at a message depends on the messages before it only, so the states reached
-for the last messages seen are kept (that tuple — immutable — held and compared by identity, so
-it cannot be another with the same id), and a request over the same messages resumes from the nearest kept
-state at or before each of its starts: every background is what a pass from the start gives.
+for the last messages seen are kept (that tuple, immutable, held and compared by identity, so it
+cannot be another with the same id), and a request over the same messages resumes from the
+nearest kept state at or before each of its starts: every background is what a pass from the
+first message gives.
 """
 
 from __future__ import annotations
