@@ -10,7 +10,7 @@ from conftest import REAL_FILES, SAMPLES, real_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcompact.tokenjoin import first_split, joined_count, last_split, splits_between
+from tcompact.tokenjoin import EdgeCounts, first_split, joined_count, last_split, splits_between
 from tcompact.tokens import TokenCounter, load_encoding
 
 # Characters around the split points and the ones that defeat them: line breaks, a slash after one,
@@ -134,3 +134,15 @@ def test_joins_cut_from_fixture_texts_count_what_the_whole_counts(encoding):
     texts = [t for f in sorted(SAMPLES.glob("*.jsonl")) for t in _texts(f)] + [_MIX * 20]
     checked = _check_joins(texts, encoding, per_kind=150, seed=16)
     assert sum(checked.values()) > 2000 and set(checked) == set(_KINDS)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_heads_and_tails_count_from_their_chunks_what_they_count_whole(encoding):
+    texts = [t for f in sorted(SAMPLES.glob("*.jsonl")) for t in _texts(f)] + [_MIX * 20]
+    text = "\n".join(texts) * 3
+    edges = EdgeCounts(TokenCounter(encoding, cache=False), text, chunk=512)
+    assert len(edges._bounds) > 50  # cut into many chunks
+    rng = random.Random(4)
+    for at in [0, 1, len(text) - 1, len(text), *edges._bounds, *(b + d for b in edges._bounds[1:-1] for d in (-1, 1)),
+               *rng.sample(range(len(text)), 150)]:
+        assert edges.head(at) == _exact(encoding, text[:at]) and edges.tail(at) == _exact(encoding, text[at:]), at

@@ -27,6 +27,7 @@ thousands of joins cut from real sessions (inside whitespace runs, numbers, word
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .tokens import TokenCounter
 
-__all__ = ["joined_count", "first_split", "last_split"]
+__all__ = ["EdgeCounts", "joined_count", "first_split", "last_split"]
 
 #: The character before a split point, the one after it looked ahead at (the point is the match's end).
 _SPLIT = re.compile(r"\n(?=[!-.0-~])|[!-/:-@\[-`{-~](?= )")
@@ -94,3 +95,39 @@ def joined_count(counter: TokenCounter, parts: Sequence[str | tuple[str, int]]) 
     plus.append("".join(open_))
     counts = counter.counts_in_memory([*plus, *minus])
     return given + sum(counts[:len(plus)]) - sum(counts[len(plus):])
+
+
+class EdgeCounts:
+    """Exact counts of a text's heads (``text[:end]``) and tails (``text[start:]``), from the counts of
+    its chunks: the text is cut at split points about every ``chunk`` characters and the chunks are
+    counted once; a head then costs its chunks' counts and the stretch after its last chunk bound.
+
+    A head/tail cut of a long prompt is searched for by counting candidates (``fit_prompt`` of round-level):
+    each was a tokenisation of up to the whole budget; with this, of a few thousand characters.
+    """
+
+    def __init__(self, counter: TokenCounter, text: str, *, chunk: int = 8192) -> None:
+        bounds = [0]
+        while len(text) - bounds[-1] > 2 * chunk:
+            m = _SPLIT.search(text, bounds[-1] + chunk)
+            if m is None:
+                break
+            bounds.append(m.end())
+        bounds.append(len(text))
+        sums = [0]
+        for n in counter.counts_in_memory([text[a:b] for a, b in zip(bounds, bounds[1:])]):
+            sums.append(sums[-1] + n)
+        self._counter, self._text, self._bounds, self._sums = counter, text, bounds, sums
+
+    def head(self, end: int) -> int:
+        """Tokens of ``text[:end]`` (0 <= end <= len)."""
+        j = bisect.bisect_right(self._bounds, end) - 1
+        return self._sums[j] + self._stretch(self._bounds[j], end)
+
+    def tail(self, start: int) -> int:
+        """Tokens of ``text[start:]`` (0 <= start <= len)."""
+        j = bisect.bisect_left(self._bounds, start)
+        return self._sums[-1] - self._sums[j] + self._stretch(start, self._bounds[j])
+
+    def _stretch(self, a: int, b: int) -> int:
+        return self._counter.counts_in_memory([self._text[a:b]])[0] if b > a else 0

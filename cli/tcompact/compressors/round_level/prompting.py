@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from ...model import Message, text_pieces
 from ...summarizers.base import Block
 from ...summarizers.contracts import prompt_text
-from ...tokenjoin import joined_count
+from ...tokenjoin import EdgeCounts, joined_count
 from ...tokens import TokenCounter
 from .targets import level_of, pinned
 
@@ -153,14 +153,33 @@ def _rstrip(pieces: list[str]) -> list[str]:
 
 def head_tail(text: str, keep: int, *, head_ratio: float, marker: str) -> str:
     """``keep`` characters of ``text``: a head share and the tail, the marker between (spec §8.1.6)."""
+    first, last = _cut_ends(text, keep, head_ratio)
+    if first is not None and last is not None:
+        return f"{text[:first]}\n{marker}\n{text[last:]}"
+    return text[:first] if first is not None else text[last:] if last is not None else marker
+
+
+def _head_tail_tokens(edges: EdgeCounts, text: str, keep: int, *, head_ratio: float, marker: str,
+                      counter: TokenCounter) -> int:
+    """Tokens of ``head_tail(text, keep, …)``, from the counts of the text's head and tail."""
+    first, last = _cut_ends(text, keep, head_ratio)
+    if first is not None and last is not None:
+        return joined_count(counter, [(text[:first], edges.head(first)), f"\n{marker}\n",
+                                      (text[last:], edges.tail(last))])
+    return edges.head(first) if first is not None else edges.tail(last) if last is not None else \
+        counter.count(marker)
+
+
+def _cut_ends(text: str, keep: int, head_ratio: float) -> tuple[int | None, int | None]:
+    """Where the head of a ``keep``-character cut ends and its tail starts (None: no head, no tail)."""
     if keep <= 0:
-        return marker
+        return None, None
     head = int(keep * head_ratio)
     tail = keep - head
-    first, last = text[:head], text[len(text) - tail:] if tail else ""
-    if first and last:
-        return f"{first}\n{marker}\n{last}"
-    return first or last or marker
+    n = len(text)
+    end = min(head, n) if head >= 0 else max(n + head, 0)  # text[:end] is text[:head]
+    start = n - tail if n - tail >= 0 else max(2 * n - tail, 0)  # text[start:] is text[n - tail:]
+    return (end or None), (start if tail and start < n else None)
 
 
 def cap_text(text: str, max_tokens: int, *, counter: TokenCounter, head_ratio: float, marker: str,
@@ -199,11 +218,12 @@ def fit_prompt(system: str, prompt: str, *, budget: int, counter: TokenCounter, 
         return prompt
     # start the search near the size that fits, not at the whole text
     low, high, best = 0, min(len(prompt), int(len(prompt) * max(budget - fixed, 0) / max(total, 1) * 1.25) + 1), None
+    edges = EdgeCounts(counter, prompt)  # a candidate's count from its head's and tail's
     while low <= high:
         mid = (low + high) // 2
-        candidate = head_tail(prompt, mid, head_ratio=head_ratio, marker=marker)
-        if fixed + counter.count(candidate) <= budget:
-            best, low = candidate, mid + 1
+        if fixed + _head_tail_tokens(edges, prompt, mid, head_ratio=head_ratio, marker=marker,
+                                     counter=counter) <= budget:
+            best, low = head_tail(prompt, mid, head_ratio=head_ratio, marker=marker), mid + 1
         else:
             high = mid - 1
     if best is not None and best != marker:
