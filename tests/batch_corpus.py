@@ -125,7 +125,16 @@ def cli_error(runner, *args) -> str:
 
 
 def corpus_of_about_a_hundred(dest: Path) -> list[Path]:
-    """Variants of the real sessions; in a clone without ../shared, of the samples (126 files)."""
+    """Variants of the real sessions; in a clone without ../shared, of the samples (126 cuts), each
+    also in four copies that differ by one unknown record (630 files: the samples are small, and a
+    run over 126 of them can end before a test's Ctrl-C reaches it)."""
     if SHARED.is_dir():
         return build_corpus(dest, real_sources(SHARED), 24)
-    return build_corpus(dest, [SAMPLES / name for name in NAMES], 50)
+    cuts = build_corpus(dest, [SAMPLES / name for name in NAMES], 50)
+    copies = []
+    for path in cuts:
+        for n in range(1, 5):
+            copy = path.with_name(f"{path.stem}.copy{n}{path.suffix}")
+            copy.write_bytes(path.read_bytes() + orjson.dumps({"type": "tcompact-test-copy", "copy": n}) + b"\n")
+            copies.append(copy)
+    return cuts + copies

@@ -193,3 +193,15 @@ def screen(monkeypatch, capsys):
         return "".join(line.rstrip() + "\n" for line in capsys.readouterr().out.splitlines())
 
     return shown
+
+
+@pytest.fixture
+def runner(tmp_path, monkeypatch):
+    """A CliRunner in the test's temp folder, 100 columns wide, with no OpenAI key in the environment (the
+    batch tests' runner; a module with other needs defines its own ``runner``, which takes precedence)."""
+    from typer.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return CliRunner()

@@ -14,7 +14,6 @@ import orjson
 import pytest
 from batch_corpus import by_path, cli_error, corrupt_files, lines, samples
 
-from typer.testing import CliRunner
 
 from tcompact.app import app
 from tcompact.artifacts import AppendLog
@@ -24,14 +23,6 @@ from tcompact.batch.sources import expand, survey
 from tcompact.errors import InputError, OutputError
 from tcompact.inspection import InspectOptions
 
-
-@pytest.fixture
-def runner(tmp_path, monkeypatch):
-    """A CliRunner in the test's temp folder, 100 columns wide, with no OpenAI key in the environment."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("COLUMNS", "100")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return CliRunner()
 
 # --- sources --------------------------------------------------------------------------------------
 

@@ -19,7 +19,6 @@ import pytest
 from batch_corpus import NAMES, build_corpus, by_path, cli_error, corrupt_files, lines, real_sources, samples
 from batch_corpus import sorted_lines
 from conftest import SAMPLES, SHARED
-from typer.testing import CliRunner
 
 from tcompact.app import app
 from tcompact.batch import BatchOptions, Interrupted, get_kind, run_batch
@@ -27,15 +26,6 @@ from tcompact.batch.results import settings_id
 from tcompact.batch.worker import Job, execute
 from tcompact.defaults import DEFAULT_CHAIN
 from tcompact.evaluation import EvalOptions, evaluate_file
-
-
-@pytest.fixture
-def runner(tmp_path, monkeypatch):
-    """A CliRunner in the test's temp folder, 100 columns wide, with no OpenAI key in the environment."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("COLUMNS", "100")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return CliRunner()
 
 
 def test_lines_totals_and_errors_are_those_of_tcompact_eval(runner, tmp_path):

@@ -30,21 +30,12 @@ from batch_corpus import (
 )
 from conftest import SAMPLES
 
-from typer.testing import CliRunner
 
 from tcompact.app import app
 from tcompact.batch import BatchOptions, run_batch
 from tcompact.formats import read_file
 from tcompact.inspection import InspectOptions
 
-
-@pytest.fixture
-def runner(tmp_path, monkeypatch):
-    """A CliRunner in the test's temp folder, 100 columns wide, with no OpenAI key in the environment."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("COLUMNS", "100")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return CliRunner()
 
 # --- compact --------------------------------------------------------------------------------------
 

@@ -357,3 +357,12 @@ def test_memory_blocks_of_earlier_compactions_are_listed(runner, tmp_path):
     assert t["compactions"] == [{"index": 1, "line": 2, "kind": "memory_block_dialogue", "trigger": None,
                                  "pre_tokens": None}]
     assert t["tokens"]["by_kind"]["injected"] > 0
+
+
+def test_a_file_named_again_inside_a_named_folder_is_inspected_once(runner):
+    alone = orjson.loads(runner.invoke(app, ["inspect", "s.jsonl", "--json"]).stdout)
+    result = runner.invoke(app, ["inspect", ".", "s.jsonl", "./s.jsonl", "--json"])
+    assert result.exit_code == 0, result.stderr
+    both = orjson.loads(result.stdout)
+    assert [f["path"] for f in both["files"]] == ["s.jsonl"]
+    assert both["totals"] == alone["totals"]

@@ -73,3 +73,48 @@ def test_one_session_has_no_table_of_sessions(screen):
     eval_report({**REPORT, "files": REPORT["files"][:1]})
     assert screen() == ("Canaries: 6 planted in 1 session(s), 2 of each kind per session, seed 7; every chain "
                         "compacted with --force\n" + CHAINS)
+
+
+SEVEN = ["truncate", "offload", "micro", "current-round", "dialogue", "round-level", "full"]
+WIDE = {**REPORT, "kinds": ["error_line"], "chains": SEVEN,
+        "summary": [summary(c, [4 - i % 3], ratio=0.1 * (i + 1), worst=1.0) for i, c in enumerate(SEVEN)],
+        "files": [{"path": f"/d/{n}.jsonl", "canaries": [{}] * 2,
+                   "results": [result(c, ratio=1.0 if (n + i) % 2 else 0.5, kept=2) for i, c in enumerate(SEVEN)]}
+                  for n in (1, 2)]}
+
+
+def test_every_chain_fits_80_columns_with_names_broken_between_words(screen):
+    eval_report(WIDE)
+    assert screen() == """\
+Canaries: 4 planted in 2 session(s), 2 of each kind per session, seed 7; every chain compacted with --force
+Kept verbatim, per chain
+                                        current-            round-       full
+              truncate  offload  micro     round  dialogue   level  (default)
+─────────────────────────────────────────────────────────────────────────────
+error line        100%      75%    50%      100%       75%     50%       100%
+all kinds          33%      25%    17%       33%       25%     17%        33%
+
+tokens            0.10     0.20   0.30      0.40      0.50    0.60       0.70
+worst             1.00     1.00   1.00      1.00      1.00    1.00       1.00
+pairing              0        0      0         0         0       0          0
+last request       2/2      2/2    2/2       2/2       2/2     2/2        2/2
+tokens: after / before, all sessions together; worst: the highest of one session; pairing: tool calls or results left without their partner; last request: sessions whose last real request is kept verbatim
+Per session: share kept and tokens after / before (sessions listed below)
+                                 current-              round-
+#  truncate   offload     micro     round  dialogue     level      full
+───────────────────────────────────────────────────────────────────────
+1  75% 1.00   75% .50  75% 1.00   75% .50  75% 1.00   75% .50  75% 1.00
+2   75% .50  75% 1.00   75% .50  75% 1.00   75% .50  75% 1.00   75% .50
+1: /d/1.jsonl
+2: /d/2.jsonl
+"""
+
+
+def test_a_wide_terminal_keeps_every_name_on_one_line(screen, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    eval_report(WIDE)
+    shown = screen().splitlines()
+    assert shown[3] == ("                truncate   offload   micro   current-round   dialogue   round-level   "
+                        "full (default)")
+    assert shown[-7] == " #   truncate    offload      micro   current-round   dialogue   round-level       full"
+    assert shown[-4] == " 2    75% .50   75% 1.00    75% .50        75% 1.00    75% .50      75% 1.00    75% .50"

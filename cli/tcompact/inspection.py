@@ -60,6 +60,18 @@ class InspectOptions:
             raise UsageError("--top must be 0 or more")
 
 
+def _once(files: list[Path]) -> list[Path]:
+    """Each file once, where it first came (``inspect DIR DIR/a.jsonl`` names a.jsonl twice)."""
+    seen: set[Path] = set()
+    out = []
+    for f in files:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
 def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = None,
                   on_file: Callable[[int, int, Path], None] | None = None) -> dict[str, Any]:
     """Inspect files and folders; a file that cannot be read is listed under ``errors``."""
@@ -75,6 +87,7 @@ def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = 
             files += find_files([raw])
         except TcompactError as exc:
             _report_or_raise(exc, Path(raw), errors, alone=len(paths) == 1)
+    files = _once(files)
     for n, path in enumerate(files):
         if on_file:
             on_file(n, len(files), path)

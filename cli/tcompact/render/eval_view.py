@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,7 +37,7 @@ def eval_report(report: Mapping[str, Any]) -> None:
     files = report["files"]
     chains_table(out, {**report, "sessions": len(files), "canaries": sum(len(f["canaries"]) for f in files)})
     if len(files) > 1:
-        out.print(_per_file(report))
+        out.print(_fitted(out, lambda narrow: _per_file(report, narrow)))
 
 
 def chains_table(out: Any, doc: Mapping[str, Any]) -> None:
@@ -44,12 +46,39 @@ def chains_table(out: Any, doc: Mapping[str, Any]) -> None:
     or the totals of ``tcompact batch eval``."""
     out.print(Text(f"Canaries: {doc['canaries']:,} planted in {doc['sessions']:,} session(s), {doc['per_kind']} of "
                    f"each kind per session, seed {doc['seed']}; every chain compacted with --force"))
+    out.print(_fitted(out, lambda narrow: _chains(doc, narrow)))
+    out.print(Text("tokens: after / before, all sessions together; worst: the highest of one session; pairing: tool "
+                   "calls or results left without their partner; last request: sessions whose last real request "
+                   "is kept verbatim"))
+
+
+def _fitted(out: Any, build) -> Table:
+    """The table ``build(narrow)`` makes: as it is when it fits the terminal; else narrowed — each
+    chain's name broken where it may be (:func:`_broken`) and the space between columns collapsed —
+    so that a column narrows to its longest piece and no name is cut in the middle of a word."""
+    table = build(False)
+    natural = out.measure(table, options=out.options.update_width(10_000)).maximum
+    return table if natural <= out.width else build(True)
+
+
+def _table(title: str, *, narrow: bool, **more: Any) -> Table:
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=not narrow,
+                 collapse_padding=narrow, **more)
+
+
+def _broken(name: str) -> str:
+    """A chain's heading on several lines: after each ``-`` and ``,``, and before each ``(``."""
+    return re.sub(r"(?<=[-,])(?!\n)|\s+(?=\()", "\n", name).strip()
+
+
+def _chains(doc: Mapping[str, Any], narrow: bool) -> Table:
     rows = doc["summary"]
-    table = Table(title="Kept verbatim, per chain", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    heading = _broken if narrow else str
+    table = _table("Kept verbatim, per chain", narrow=narrow)
     table.add_column("", no_wrap=True)
     for row in rows:
         name = row["chain"] + (" (default)" if row["chain"] == doc["default_chain"] else "")
-        table.add_column(name + (f" ({row['failed']} failed)" if row["failed"] else ""), justify="right",
+        table.add_column(heading(name + (f" ({row['failed']} failed)" if row["failed"] else "")), justify="right",
                          overflow="fold")
     for kind in doc["kinds"]:
         table.add_row(KIND_LABELS.get(kind, kind), *(_share(r["survival"][kind]) for r in rows))
@@ -58,23 +87,21 @@ def chains_table(out: Any, doc: Mapping[str, Any]) -> None:
     table.add_row("worst", *(_ratio(r["worst_ratio"]) for r in rows))
     table.add_row("pairing", *(str(r["pairing_violations"]) for r in rows))
     table.add_row("last request", *(f"{r['last_request_kept']['kept']}/{r['last_request_kept']['of']}" for r in rows))
-    out.print(table)
-    out.print(Text("tokens: after / before, all sessions together; worst: the highest of one session; pairing: tool "
-                   "calls or results left without their partner; last request: sessions whose last real request "
-                   "is kept verbatim"))
+    return table
 
 
-def _per_file(report: Mapping[str, Any]) -> Table:
-    table = Table(title="Per session: share kept and tokens after / before (sessions listed below)",
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                  caption="\n".join(f"{n}: {f['path']}" for n, f in enumerate(report["files"], start=1)),
-                  caption_justify="left")
+def _per_file(report: Mapping[str, Any], narrow: bool) -> Table:
+    table = _table("Per session: share kept and tokens after / before (sessions listed below)", narrow=narrow,
+                   caption="\n".join(f"{n}: {f['path']}" for n, f in enumerate(report["files"], start=1)),
+                   caption_justify="left")
+    cells = [[_cell({r["chain"]: r for r in f["results"]}[chain]) for f in report["files"]] for chain in report["chains"]]
     table.add_column("#", justify="right", no_wrap=True)
-    for chain in report["chains"]:
-        table.add_column(chain, justify="right", overflow="fold")
-    for n, f in enumerate(report["files"], start=1):
-        by_chain = {r["chain"]: r for r in f["results"]}
-        table.add_row(str(n), *(_cell(by_chain[chain]) for chain in report["chains"]))
+    for chain, column in zip(report["chains"], cells):
+        # as wide as its widest cell: a share and its ratio stay on one line
+        table.add_column(_broken(chain) if narrow else chain, justify="right", overflow="fold",
+                         min_width=max(map(len, column)))
+    for n, row in enumerate(zip(*cells), start=1):
+        table.add_row(str(n), *row)
     return table
 
 
