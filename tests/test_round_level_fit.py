@@ -10,6 +10,7 @@ from conftest import SAMPLES
 
 from tcompact.compressors.round_level.prompting import MINIMAL_PROMPT, fit_prompt, head_tail
 from tcompact.formats import read_file
+from tcompact.summarizers.contracts import prompt_text
 from tcompact.tokens import TokenCounter, texts_of
 
 
@@ -47,3 +48,31 @@ def test_the_cut_is_the_one_whole_counts_give(encoding):
         assert got == _reference("sys", prompt, budget=budget, counter=counter, head_ratio=ratio, marker="...[CUT]...")
         cut += got not in (prompt, None, MINIMAL_PROMPT)
     assert cut > 20  # most prompts were cut, not kept or refused
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+@pytest.mark.parametrize("key", ["codemie", "ccviewer", "codex"])
+def test_prompt_parts_count_what_their_texts_count_whole(key, encoding):
+    """The costs, contexts and prompts of a stage, counted from the messages' counts, are tiktoken's counts."""
+    from conftest import real_file
+
+    from tcompact.compressors.round_level.prompting import PromptParts
+    from tcompact.compressors.round_level.targets import l0_targets
+    from tcompact.tokens import load_encoding
+
+    def exact(text: str) -> int:
+        return len(load_encoding(encoding).encode_ordinary(text))
+
+    messages = tuple(m for t in read_file(real_file(key)).transcripts for m in t.messages)
+    counter = TokenCounter(encoding, cache=False)
+    counter.messages(messages)  # the session counted first, as compaction counts it
+    targets = l0_targets(messages, len(messages) - 3, "[COMPRESSED]")
+    parts = PromptParts(messages, targets, keep_recent=2, marker="[COMPRESSED]", counter=counter)
+    assert len(targets) >= 3
+    assert all(parts.costs[k] == exact(v) + 1 for k, v in parts.blocks.items())
+    assert parts.base_cost() == exact(parts.reference) + exact(parts.protected) + \
+        counter.count(prompt_text("round_level_contract")) + 120
+    for group in (targets[:1], targets[1:3], targets):
+        prompt = parts.prompt(group, phase="l0_to_l1", target_tokens=500, keep_recent=2, window_tokens=9999,
+                              call_budget=100_000)
+        assert parts.tokens(prompt) == exact(prompt)
