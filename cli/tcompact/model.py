@@ -27,6 +27,7 @@ __all__ = [
     "ToolLink",
     "index_tool_calls",
     "text_of",
+    "text_pieces",
     "IMAGE_PART_TYPES",
 ]
 
@@ -107,8 +108,21 @@ def text_of(content: str | Sequence[Mapping[str, Any]] | None) -> str:
         return ""
     if isinstance(content, str):
         return content
-    texts = [p["text"] for p in content if isinstance(p.get("text"), str) and p.get("type") != "image_url"]
-    return "\n".join(texts)
+    return "\n".join(_part_texts(content))
+
+
+def text_pieces(content: str | Sequence[Mapping[str, Any]] | None) -> list[str]:
+    """The strings :func:`text_of` joins, the line breaks between them included: ``"".join`` of them is
+    the text (whose count their counts make, :mod:`tcompact.tokenjoin`)."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [content]
+    return [p for t in _part_texts(content) for p in ("\n", t)][1:]
+
+
+def _part_texts(content: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [p["text"] for p in content if isinstance(p.get("text"), str) and p.get("type") != "image_url"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,6 +74,8 @@ _CHUNKS_PER_WORKER = 4
 #: A text longer than this many characters is counted in pieces of about this size, in parallel
 #: (see :func:`pieces`).
 PIECE = 1 << 18
+#: Pieces of joined texts (:meth:`TokenCounter.counts_in_memory`) up to this many characters are kept.
+_KEPT_PIECE = 4096
 _LOADING = threading.Lock()
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
@@ -238,6 +240,21 @@ class TokenCounter:
             counts = self._counts([todo[i] for i in missing])
             cache.update((todo[i], n) for i, n in zip(missing, counts))
             store.store((keys[i], n) for i, n in zip(missing, counts))
+
+    def known(self, text: str) -> int | None:
+        """The count of ``text`` if this counter has it already, else None (nothing is counted)."""
+        return self._cache.get(text)
+
+    def counts_in_memory(self, texts: Sequence[str]) -> list[int]:
+        """Counts of ``texts``, those not counted yet tokenised together, the short ones kept in memory only:
+        pieces of other texts (:mod:`tcompact.tokenjoin`) that no later run would look up."""
+        cache = self._cache
+        todo = [t for t in dict.fromkeys(texts) if t not in cache]
+        if not todo:
+            return [cache[t] for t in texts]
+        counted = dict(zip(todo, self._counts(todo)))
+        cache.update((t, n) for t, n in counted.items() if len(t) <= _KEPT_PIECE)  # a long one is a copy
+        return [cache[t] if t in cache else counted[t] for t in texts]
 
     def _counts(self, texts: Sequence[str]) -> list[int]:
         encoding = self.encoding

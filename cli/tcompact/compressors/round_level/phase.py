@@ -152,7 +152,7 @@ def _call(blocks: Sequence[Block], phase: Phase, ctx: Context, *, parts: PromptP
                               max_output_tokens=max_tokens)
         fitted = fit_prompt(system, prompt, budget=prompt_budget, counter=ctx.counter,
                             head_ratio=settings.truncate_head_ratio, marker=settings.truncated_marker,
-                            at_most=parts.upper_bound(blocks))
+                            at_most=parts.upper_bound(blocks), tokens=parts.tokens(prompt))
         if fitted is None:
             return None
         return SummaryRequest(processor="round-level", contract="blocks", prompt=fitted, messages=tuple(messages),

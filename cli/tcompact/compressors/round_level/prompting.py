@@ -4,15 +4,20 @@ Messages are serialised one per line as ``[index] role=… | tool_calls=… | to
 compress_level=l… | content=…``. A prompt over the per-call budget is cut in its middle — the
 head and the tail kept, the marker between — at the largest size that fits (binary search);
 when even the minimal prompt does not fit, the call cannot be made.
+
+Counting: the prompts are the transcript serialised again, so their counts are made from the
+messages' texts, counted already (:func:`tcompact.tokenjoin.joined_count`): only the stretches
+around the joins — a line's head, the first and last few words of its text — are tokenised.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from ...model import Message
+from ...model import Message, text_pieces
 from ...summarizers.base import Block
 from ...summarizers.contracts import prompt_text
+from ...tokenjoin import EdgeCounts, joined_count
 from ...tokens import TokenCounter
 from .targets import level_of, pinned
 
@@ -28,6 +33,11 @@ def system_prompt(*, aggressive: bool) -> str:
 
 def serialize(index: int, m: Message, *, marker: str) -> str:
     """One message on one line (spec §8.1.5); tool-call arguments are left out."""
+    return _head(index, m, marker) + m.text
+
+
+def _head(index: int, m: Message, marker: str) -> str:
+    """The line of :func:`serialize` up to the message's text."""
     parts = [f"[{index}] role={m.role}"]
     if m.role == "assistant" and m.tool_calls:
         parts.append("tool_calls=" + ",".join(c.name for c in m.tool_calls))
@@ -35,8 +45,20 @@ def serialize(index: int, m: Message, *, marker: str) -> str:
         parts.append(f"tool_call_id={m.tool_call_id}")
     if m.role == "user" and m.text.startswith(marker):
         parts.append(f"compress_level=l{level_of(m)}")
-    parts.append(f"content={m.text}")
+    parts.append("content=")
     return " | ".join(parts)
+
+
+def _lines(messages: Sequence[Message], indices: Iterable[int], marker: str) -> list[str]:
+    """The pieces of ``"\\n".join(serialize(i, messages[i]) for i in indices)``: each line's head, then
+    the pieces of its text (the message's own strings, whose counts the counter holds)."""
+    out: list[str] = []
+    for i in indices:
+        if out:
+            out.append("\n")
+        out.append(_head(i, messages[i], marker))
+        out += text_pieces(messages[i].content)
+    return out
 
 
 class PromptParts:
@@ -48,24 +70,33 @@ class PromptParts:
                  truncated_marker: str = "...[TRUNCATED]...") -> None:
         inside = {i for b in targets for i in range(b.start, b.end + 1)}
         protected_start = max(len(messages) - keep_recent, max(b.end for b in targets) + 1)
-        reference = "\n".join(serialize(i, messages[i], marker=marker) for i in range(protected_start)
-                              if i not in inside) or "(none)"
-        protected = "\n".join(serialize(i, messages[i], marker=marker)
-                              for i in range(protected_start, len(messages))) or "(none)"
-        self.blocks = {b.block_id: _target(messages, b, marker) for b in targets}
-        counter.prime([reference, protected, *self.blocks.values()])  # one parallel pass, not one text at a time
-        self.reference, self.protected = (
-            (reference, protected) if context_max_tokens is None else
-            (cap_text(t, context_max_tokens, counter=counter, head_ratio=head_ratio, marker=truncated_marker)
-             for t in (reference, protected)))
+        contexts = [_lines(messages, (i for i in range(protected_start) if i not in inside), marker) or ["(none)"],
+                    _lines(messages, range(protected_start, len(messages)), marker) or ["(none)"]]
+        self._block_pieces = {b.block_id: _target(messages, b, marker) for b in targets}
+        self.blocks = {k: "".join(v) for k, v in self._block_pieces.items()}
         self.counter = counter
-        self.costs = {k: counter.count(v) + 1 for k, v in self.blocks.items()}
+        self._tokens: dict[str, int] = {}  # counts of this stage's texts, made from their pieces
+        self.reference, self.protected = (self._context("".join(pieces), self._count(pieces), context_max_tokens,
+                                                        head_ratio=head_ratio, marker=truncated_marker)
+                                          for pieces in contexts)
+        self.costs = {k: self._count(self._block_pieces[k]) + 1 for k in self.blocks}
         self._base: int | None = None
+        self._prompts: dict[str, int] = {}
+
+    def _count(self, pieces: Sequence[str | tuple[str, int]]) -> int:
+        return joined_count(self.counter, pieces)
+
+    def _context(self, text: str, tokens: int, cap: int | None, *, head_ratio: float, marker: str) -> str:
+        out = text if cap is None else cap_text(text, cap, counter=self.counter, head_ratio=head_ratio, marker=marker,
+                                               total=tokens)
+        self._tokens[out] = tokens if out is text else self.counter.count(out)
+        return out
 
     def prompt(self, blocks: Sequence[Block], *, phase: str, target_tokens: int, keep_recent: int,
                window_tokens: int, call_budget: int, max_output_tokens: int | None = None) -> str:
         """The user prompt of one call (spec §8.1.5; ``max_output_tokens``, when the answer has a limit, is ours)."""
-        targets = "\n".join(self.blocks[b.block_id] for b in blocks).rstrip() or "(none)"
+        pieces = _rstrip([p for b in blocks for p in ("\n", *self._block_pieces[b.block_id])][1:])
+        targets = "".join(pieces) or "(none)"
         limit = [] if max_output_tokens is None else [f"- max_output_tokens: {max_output_tokens}"]
         lines = ["[Compression Task]", f"- phase: {phase}", f"- target_summary_tokens: {target_tokens}", *limit,
                  f"- keep_recent_messages: {keep_recent}", f"- selected_blocks: {len(blocks)}",
@@ -73,12 +104,21 @@ class PromptParts:
                  f"- selected_range: [{blocks[0].start}, {blocks[-1].end}]", "", "[Reference Context]",
                  self.reference, "", "[Selected Targets]", targets, "", "[Protected Recent Context]", self.protected,
                  "", "[Output Contract]", prompt_text("round_level_contract")]
-        return "\n".join(lines)
+        prompt = "\n".join(lines)
+        counts = {self.reference: self._tokens[self.reference], self.protected: self._tokens[self.protected],
+                  targets: self._count(pieces) if pieces else self.counter.count(targets)}
+        self._prompts[prompt] = self._count([(t, counts[t]) if t in counts else t for t in _joined(lines, "\n")])
+        return prompt
+
+    def tokens(self, prompt: str) -> int:
+        """Tokens of a prompt :meth:`prompt` made (counted from its pieces), or of any other text."""
+        n = self._prompts.pop(prompt, None)  # asked once a prompt: kept no longer than that
+        return self.counter.count(prompt) if n is None else n
 
     def base_cost(self) -> int:
         """Tokens of a prompt with no target (a little over: headers counted with room to spare)."""
         if self._base is None:
-            self._base = self.counter.count(self.reference) + self.counter.count(self.protected) + \
+            self._base = self._tokens[self.reference] + self._tokens[self.protected] + \
                 self.counter.count(prompt_text("round_level_contract")) + 120
         return self._base
 
@@ -88,34 +128,69 @@ class PromptParts:
         return self.base_cost() + sum(self.costs[b.block_id] for b in blocks)
 
 
-def _target(messages: Sequence[Message], b: Block, marker: str) -> str:
+def _target(messages: Sequence[Message], b: Block, marker: str) -> list[str]:
+    """The pieces of a target's text: its header lines, its messages' lines, a line break."""
     head = [f"[Block: {b.block_id}]", f"- scope: {b.scope}", f"- replace_range: [{b.start}, {b.end}]",
             f"- current_level: l{b.current_level}", f"- next_level: l{b.next_level}",
             f"- source_block_count: {b.source_block_count}"]
-    body = [serialize(i, messages[i], marker=marker) for i in range(b.start, b.end + 1) if not pinned(messages[i])]
-    return "\n".join(head + body) + "\n"
+    body = _lines(messages, (i for i in range(b.start, b.end + 1) if not pinned(messages[i])), marker)
+    return ["\n".join(head), *(["\n"] if body else []), *body, "\n"]
+
+
+def _joined(texts: Sequence[str], sep: str) -> list[str]:
+    """The pieces of ``sep.join(texts)``."""
+    return [p for t in texts for p in (sep, t)][1:]
+
+
+def _rstrip(pieces: list[str]) -> list[str]:
+    """The pieces of ``"".join(pieces).rstrip()``."""
+    while pieces and not pieces[-1].rstrip():
+        pieces.pop()
+    if pieces and pieces[-1] != pieces[-1].rstrip():
+        pieces[-1] = pieces[-1].rstrip()
+    return pieces
 
 
 def head_tail(text: str, keep: int, *, head_ratio: float, marker: str) -> str:
     """``keep`` characters of ``text``: a head share and the tail, the marker between (spec §8.1.6)."""
+    first, last = _cut_ends(text, keep, head_ratio)
+    if first is not None and last is not None:
+        return f"{text[:first]}\n{marker}\n{text[last:]}"
+    return text[:first] if first is not None else text[last:] if last is not None else marker
+
+
+def _head_tail_tokens(edges: EdgeCounts, text: str, keep: int, *, head_ratio: float, marker: str,
+                      counter: TokenCounter) -> int:
+    """Tokens of ``head_tail(text, keep, …)``, from the counts of the text's head and tail."""
+    first, last = _cut_ends(text, keep, head_ratio)
+    if first is not None and last is not None:
+        return joined_count(counter, [(text[:first], edges.head(first)), f"\n{marker}\n",
+                                      (text[last:], edges.tail(last))])
+    return edges.head(first) if first is not None else edges.tail(last) if last is not None else \
+        counter.count(marker)
+
+
+def _cut_ends(text: str, keep: int, head_ratio: float) -> tuple[int | None, int | None]:
+    """Where the head of a ``keep``-character cut ends and its tail starts (None: no head, no tail)."""
     if keep <= 0:
-        return marker
+        return None, None
     head = int(keep * head_ratio)
     tail = keep - head
-    first, last = text[:head], text[len(text) - tail:] if tail else ""
-    if first and last:
-        return f"{first}\n{marker}\n{last}"
-    return first or last or marker
+    n = len(text)
+    end = min(head, n) if head >= 0 else max(n + head, 0)  # text[:end] is text[:head]
+    start = n - tail if n - tail >= 0 else max(2 * n - tail, 0)  # text[start:] is text[n - tail:]
+    return (end or None), (start if tail and start < n else None)
 
 
-def cap_text(text: str, max_tokens: int, *, counter: TokenCounter, head_ratio: float, marker: str) -> str:
-    """``text`` when it has at most ``max_tokens`` tokens, else its head/tail cut that does, the
-    marker between (the marker alone when nothing else fits).
+def cap_text(text: str, max_tokens: int, *, counter: TokenCounter, head_ratio: float, marker: str,
+             total: int | None = None) -> str:
+    """``text`` when it has at most ``max_tokens`` tokens (``total``, when known), else its head/tail cut
+    that does, the marker between (the marker alone when nothing else fits).
 
     The cut size starts from the characters-per-token ratio and shrinks by a tenth until it fits,
     so a cap costs a few counts of at most ``max_tokens`` tokens, not a binary search.
     """
-    total = counter.count(text)
+    total = counter.count(text) if total is None else total
     if total <= max_tokens:
         return text
     keep = int(len(text) * max_tokens / total)
@@ -130,23 +205,25 @@ def cap_text(text: str, max_tokens: int, *, counter: TokenCounter, head_ratio: f
 
 
 def fit_prompt(system: str, prompt: str, *, budget: int, counter: TokenCounter, head_ratio: float,
-               marker: str, at_most: int | None = None) -> str | None:
+               marker: str, at_most: int | None = None, tokens: int | None = None) -> str | None:
     """The prompt itself when ``[system, prompt]`` fits ``budget`` tokens, else its largest head/tail
     cut that fits, else None (even the minimal prompt is too big). ``at_most``, a known upper
-    bound of the prompt's tokens, spares counting a prompt that fits by that bound."""
+    bound of the prompt's tokens, spares counting a prompt that fits by that bound; ``tokens``, its
+    count when known, spares counting it at all."""
     fixed = counter.count(system) + 8  # two messages' framing
     if at_most is not None and fixed + at_most <= budget:
         return prompt
-    total = counter.count(prompt)
+    total = counter.count(prompt) if tokens is None else tokens
     if fixed + total <= budget:
         return prompt
     # start the search near the size that fits, not at the whole text
     low, high, best = 0, min(len(prompt), int(len(prompt) * max(budget - fixed, 0) / max(total, 1) * 1.25) + 1), None
+    edges = EdgeCounts(counter, prompt)  # a candidate's count from its head's and tail's
     while low <= high:
         mid = (low + high) // 2
-        candidate = head_tail(prompt, mid, head_ratio=head_ratio, marker=marker)
-        if fixed + counter.count(candidate) <= budget:
-            best, low = candidate, mid + 1
+        if fixed + _head_tail_tokens(edges, prompt, mid, head_ratio=head_ratio, marker=marker,
+                                     counter=counter) <= budget:
+            best, low = head_tail(prompt, mid, head_ratio=head_ratio, marker=marker), mid + 1
         else:
             high = mid - 1
     if best is not None and best != marker:

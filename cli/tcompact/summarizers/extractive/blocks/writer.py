@@ -32,15 +32,12 @@ import orjson
 
 from ....model import Message
 from ....redact import redact
-from ....rounds import is_real_user
 from ....tokens import TokenCounter
-from ....tool_names import is_plan_tool
 from ...base import Block, SummaryRequest
+from .background import backgrounds as find_backgrounds
 from .budget import _count_lines, _drop_until_fit, _Estimate, _Item, _render_lines, _shorten_until_fit
-from ..scan import CWD_PATTERNS
 from .memory import _is_ack, _is_memory, _memory_parts, _merge
 from .parts import TIER_FINAL, _Background, _Part, _raw_part
-from ..scan import plan_of
 from ..text import cut
 
 _REQUEST_CHARS = 6000  # a requirement is never quoted longer than this
@@ -67,7 +64,7 @@ def summarize_blocks(request: SummaryRequest, counter: TokenCounter) -> str:
     messages = request.messages
     segments = [_segments(messages, block) for block in request.blocks]
     starts = sorted({s.start for found in segments for s in found if not s.memory})
-    backgrounds = _backgrounds(messages, starts)
+    backgrounds = find_backgrounds(messages, starts)
     budget = request.target_tokens
     sized = budget if budget > 0 else _DEFAULT_BUDGET
     sections = [_sections(_merge(_parts(messages, block, found, backgrounds)), sized)
@@ -122,47 +119,6 @@ def _parts(messages: Sequence[Message], block: Block, segments: Sequence[_Segmen
             completed = _COMPLETED.get(block.scope) if n == len(segments) - 1 else None
             parts.append(_raw_part(messages, segment.start, segment.end, backgrounds[segment.start], completed))
     return parts or [_Part(ongoing=block.scope == "ongoing_react")]
-
-
-def _backgrounds(messages: Sequence[Message], starts: Sequence[int]) -> dict[int, _Background]:
-    """For every start index, what the messages before it leave: one pass up to the last start."""
-    out: dict[int, _Background] = {}
-    request = plan = None
-    reply_to = cwd = ""
-    i = 0
-    for start in starts:
-        while i < min(start, len(messages)):
-            m = messages[i]
-            if m.role == "user":
-                if is_real_user(m):
-                    request = m
-                elif not _is_memory(m):
-                    cwd = _cwd(m.text[:2000]) or cwd
-            elif m.role == "assistant":
-                if m.text.strip() and not _is_ack(m):
-                    reply_to = m.text
-                if m.tool_calls and _sets_plan(m):
-                    plan = m
-            elif m.role in ("tool", "function"):
-                cwd = _cwd(m.text[-400:]) or cwd
-            i += 1
-        out[start] = _Background(request=request, reply_to=reply_to, plan=plan, cwd=cwd)
-    return out
-
-
-def _sets_plan(m: Message) -> bool:
-    """Whether an assistant message sets the plan (TodoWrite / update_plan with a list of items)."""
-    return any(is_plan_tool(c.name) for c in m.tool_calls) and plan_of(m.tool_calls) is not None
-
-
-def _cwd(text: str) -> str:
-    """The working directory a text states, if any."""
-    found = ""
-    for pattern in CWD_PATTERNS:
-        match = pattern.search(text)
-        if match:
-            found = match.group(1).strip()
-    return found
 
 
 # -- fitting and rendering ----------------------------------------------------------------------
