@@ -18,7 +18,6 @@ from .errors import InputError, NotATranscriptError, TcompactError, UsageError
 from .formats import ReadOptions, find_files, read_file
 from .model import Message, SourceFile, ToolCall, ToolIndex, Transcript, index_tool_calls
 from .rounds import split_rounds
-from .compressors import build_span, keep_recent_default, span_names
 from .spans import Span
 from .tokens import ENCODINGS, KINDS, MessageTokens, TokenCounter, encoding_for_model, texts_of
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
@@ -44,15 +43,19 @@ class InspectOptions:
     def __post_init__(self) -> None:
         if self.encoding is not None and self.encoding not in ENCODINGS:
             raise UsageError(f"unknown encoding {self.encoding!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
-        if self.spans is not None and self.spans not in span_names():
-            raise UsageError(f"unknown span layout {self.spans!r}", hint=f"use one of: {', '.join(span_names())}")
+        if self.spans is not None:
+            from .compressors import span_names  # the compressors (and pydantic) only when a layout is asked for
+
+            if self.spans not in span_names():
+                raise UsageError(f"unknown span layout {self.spans!r}", hint=f"use one of: {', '.join(span_names())}")
         if self.keep_recent is not None and self.keep_recent < 0:
             raise UsageError("--keep-recent must be 0 or more")
         if self.keep_recent is not None:
+            from .compressors import get, span_names
+
             if self.spans is None:
                 raise UsageError("--keep-recent sets the raw tail of a --spans layout, and no --spans was given",
                                  hint=f"add --spans with one of: {', '.join(span_names())}")
-            from .compressors import get
 
             get(self.spans).preview_settings(self.keep_recent)  # refused where the span keeps no recent messages
         if self.context_window is not None and self.context_window <= 0:
@@ -382,6 +385,8 @@ def _span(messages: Sequence[Message], counts: Sequence[MessageTokens], total: i
           options: InspectOptions, window: int) -> dict[str, Any] | None:
     if options.spans is None:
         return None
+    from .compressors import build_span, keep_recent_default
+
     span = build_span(options.spans, messages, keep_recent=options.keep_recent)
     keep = options.keep_recent if options.keep_recent is not None else keep_recent_default(options.spans)
 
