@@ -104,7 +104,8 @@ def _per_file(report: Mapping[str, Any], narrow: bool) -> Table:
     table = _table("Per session: share kept and tokens after / before (sessions listed below)", narrow=narrow,
                    caption="\n".join(f"{n}: {f['path']}" for n, f in enumerate(report["files"], start=1)),
                    caption_justify="left")
-    cells = [[_cell({r["chain"]: r for r in f["results"]}[chain]) for f in report["files"]] for chain in report["chains"]]
+    by_chain = [{r["chain"]: r for r in f["results"]} for f in report["files"]]
+    cells = [[_cell(results[chain]) for results in by_chain] for chain in report["chains"]]
     table.add_column("#", justify="right", no_wrap=True)
     for chain, column in zip(report["chains"], cells):
         # as wide as its widest cell: a share and its ratio stay on one line
