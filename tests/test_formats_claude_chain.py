@@ -31,7 +31,7 @@ def test_line_of_takes_only_values_of_the_right_type():
                 "isSidechain": True, "message": "x"}
     assert line_of(0, "b", boundary, "2026-01-05T09:00:00Z") == Line(
         index=0, uuid="b", parent=None, logical_parent="old", kind="system", subtype="compact_boundary",
-        sidechain=True, agent=None, timestamp="2026-01-05T09:00:00Z", message_id=None)
+        sidechain=True, agent=None, timestamp="2026-01-05T09:00:00Z", message_id=None, compact=(None, None))
     # a message id names a reply only on assistant lines
     assert line_of(1, "u", {"type": "user", "message": {"id": "m"}}, "").message_id is None
 

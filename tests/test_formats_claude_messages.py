@@ -89,15 +89,19 @@ def test_injected_user_lines_are_internal(flags, internal, summary):
     assert (m.text, m.internal, m.meta.get("compact_summary", False)) == ("text", internal, summary)
 
 
+def _line(d, line_no, index=0):
+    return line_of(index, d["uuid"], d, "", line_no)
+
+
 def test_a_compact_boundary_gives_its_trigger_and_size():
     boundary = line("system", "b1", None, None, subtype="compact_boundary",
                     compactMetadata={"trigger": "manual", "preTokens": 5400})
-    assert compaction(Record(line=7, data=boundary), 3) == Compaction(kind="claude_compact_boundary", index=3, line=7,
-                                                                      trigger="manual", pre_tokens=5400)
+    assert compaction(_line(boundary, 7), 3) == Compaction(kind="claude_compact_boundary", index=3, line=7,
+                                                           trigger="manual", pre_tokens=5400)
     odd = line("system", "b2", None, None, subtype="compact_boundary", compactMetadata={"trigger": 1, "preTokens": "9"})
-    assert compaction(Record(line=8, data=odd), None) == Compaction(kind="claude_compact_boundary", line=8)
+    assert compaction(_line(odd, 8), None) == Compaction(kind="claude_compact_boundary", line=8)
     bare = line("system", "b3", None, None, subtype="compact_boundary", compactMetadata="x")
-    assert compaction(Record(line=9, data=bare), None) == Compaction(kind="claude_compact_boundary", line=9)
+    assert compaction(_line(bare, 9), None) == Compaction(kind="claude_compact_boundary", line=9)
 
 
 def test_the_model_is_that_of_the_last_real_reply():
@@ -106,18 +110,17 @@ def test_the_model_is_that_of_the_last_real_reply():
         d["message"]["model"] = model
         return d
 
-    recs = records(reply("a1", "claude-opus-4"), reply("a2", "claude-haiku-4"), reply("a3", "<synthetic>"),
-                   reply("a4", ""))
-    msgs = [Message(role="assistant", source=(i,)) for i in range(4)] + [Message(role="user", source=(0,))]
-    assert model_of(msgs, recs) == "claude-haiku-4"
-    assert model_of(msgs[2:4], recs) is None
-    assert model_of([], recs) is None
+    replies = [_line(reply(u, model), n, n - 1) for n, (u, model) in enumerate(
+        [("a1", "claude-opus-4"), ("a2", "claude-haiku-4"), ("a3", "<synthetic>"), ("a4", "")], 1)]
+    assert model_of(replies) == "claude-haiku-4"
+    assert model_of(replies[2:4]) is None
+    assert model_of([]) is None
 
 
 def usage_of(recs, chain_uuids):
-    members = [line_of(i, r.data["uuid"], r.data, "") for i, r in enumerate(recs)]
+    members = [line_of(i, r.data["uuid"], r.data, "", r.line) for i, r in enumerate(recs)]
     by_uuid = {ln.uuid: ln for ln in members}
-    return provider_usage(members, recs, [by_uuid[u] for u in chain_uuids])
+    return provider_usage(members, [by_uuid[u] for u in chain_uuids])
 
 
 def test_provider_usage_counts_each_reply_once_by_its_last_line():

@@ -22,8 +22,8 @@ import orjson
 from ..errors import InputError, NotATranscriptError
 from ..model import Record
 
-__all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "parse_json", "gc_paused", "file_digest",
-           "MAX_LINE_BYTES"]
+__all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "load_appended", "parse_json", "gc_paused",
+           "file_digest", "digest_with_mark", "MAX_LINE_BYTES"]
 
 MAX_LINE_BYTES = 256 * 1024 * 1024
 _BUFFER = 1 << 20  # read buffer: fewer, larger reads than the default 8 KiB
@@ -57,6 +57,12 @@ class ReadContext:
     #: A hashlib object fed every byte of the file as it is read (once, whatever the reader reads
     #: again after a seek back), or None: the digest of exactly the bytes the records came from.
     digest: Any = None
+    #: When a list: the byte offset where each line ends is appended to it as the lines are read
+    #: (set to None when a line too long to keep makes them unknown).
+    line_ends: list[int] | None = None
+    #: Whether the file was taken for JSON Lines by its first line alone (a record, or no JSON at all):
+    #: then bytes appended to it can never make it one JSON document, and they can be read on their own.
+    lines_by_first_line: bool = False
 
     def reject(self, record: Record, what: str, *, where: str | None = None) -> None:
         """Report a record of the wrong shape: raise, or note it as skipped with --skip-bad-lines."""
@@ -193,11 +199,51 @@ class _Digesting:
         return data
 
 
+def digest_with_mark(path: Path, mark: int | None, expect: bytes | None
+                     ) -> tuple[bytes, bytes | None, bytes | None] | None:
+    """One pass over a file: the sha256 of its bytes, of its first ``mark`` bytes (None when it is
+    shorter) and — when those are ``expect`` — the bytes after them; None when it cannot be read."""
+    import hashlib
+
+    whole = hashlib.sha256()
+    at_mark = tail = None
+    parts: list[bytes] = []
+    seen = 0
+    try:
+        with path.open("rb", buffering=0) as fh:
+            while chunk := fh.read(_BUFFER):
+                if mark is not None and at_mark is None and seen + len(chunk) >= mark:
+                    cut = mark - seen
+                    whole.update(memoryview(chunk)[:cut])
+                    at_mark = whole.copy().digest()
+                    whole.update(memoryview(chunk)[cut:])
+                    if at_mark == expect:
+                        parts.append(chunk[cut:])
+                else:
+                    whole.update(chunk)
+                    if at_mark is not None and at_mark == expect:
+                        parts.append(chunk)
+                seen += len(chunk)
+    except OSError:
+        return None
+    if at_mark is not None and at_mark == expect:
+        tail = b"".join(parts)
+    return whole.digest(), at_mark, tail
+
+
 def load_bytes(data: bytes, ctx: ReadContext) -> tuple[list[Record], bool]:
     """Records of a transcript held in memory (``ctx.path`` names it in errors), as :func:`load_records`."""
     import io
 
     return _load(io.BytesIO(data), ctx)
+
+
+def load_appended(data: bytes, ctx: ReadContext, *, first_line: int, start: int) -> list[Record]:
+    """The records of bytes appended to a JSON Lines file whose first ``first_line - 1`` lines were read
+    before, ``start`` bytes (line numbers and offsets go on from there)."""
+    import io
+
+    return _read_lines(io.BytesIO(data), ctx, first_line=first_line, start=start)
 
 
 def _load(fh: Any, ctx: ReadContext) -> tuple[list[Record], bool]:
@@ -208,6 +254,7 @@ def _load(fh: Any, ctx: ReadContext) -> tuple[list[Record], bool]:
     if head is None:
         raise NotATranscriptError("the file is empty", path=shown, hint="pass a transcript with at least one record")
     shape, value = _first_line_shape(head[-1])
+    ctx.lines_by_first_line = shape in ("record", "other")
     if shape not in ("array", "partial", "document"):  # JSON Lines: read on, the first record parsed once
         lines = [*((raw, _UNPARSED) for raw in head[:-1]), (head[-1], value)]
         del head, value  # the lines are held by ``lines`` alone, which the reader empties
@@ -291,14 +338,17 @@ def _try_document(fh: Any, ctx: ReadContext, *, strict: bool) -> list[Record] | 
     return [Record(line=1, data=value, raw=data if ctx.options.keep_raw else None)]
 
 
-def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | None = None) -> list[Record]:
+def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | None = None, first_line: int = 1,
+                start: int = 0) -> list[Record]:
     """The records of the lines of ``fh``; ``head`` holds the lines read already, with the value of
-    any that was parsed (the file goes on after them); it is emptied as they are taken."""
+    any that was parsed (the file goes on after them); it is emptied as they are taken. The first
+    line read is line ``first_line`` of the file and starts at byte ``start``."""
     records: list[Record] = []
     limit = ctx.options.max_line_bytes
     keep_raw = ctx.options.keep_raw
     skipped = ctx.skipped
-    line_no = 0
+    ends, pos = ctx.line_ends, start
+    line_no = first_line - 1
     ahead = head if head is not None else []
     ahead.reverse()
     while True:
@@ -306,8 +356,12 @@ def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | No
         if not raw:
             break
         line_no += 1
+        if ends is not None:
+            pos += len(raw)
+            ends.append(pos)
         if len(raw) > limit and not raw.endswith(b"\n"):
             raw = _rest_of_line(fh, raw, keep=keep_raw and ctx.options.skip_bad_lines)
+            ends = ctx.line_ends = None  # its length is not known: no offsets after it
             _bad_line(ctx, line_no, f"line is longer than {_size(limit)}", records, raw, keep_raw)
             continue
         body = raw[3:] if line_no == 1 and raw.startswith(_BOM) else raw

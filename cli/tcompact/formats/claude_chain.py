@@ -21,16 +21,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
-__all__ = ["Line", "line_of", "groups", "root", "leaf", "walk", "outside_notes", "MESSAGE_TYPES"]
+from .claude_messages import line_facts
+
+__all__ = ["Line", "line_of", "line_state", "groups", "root", "leaf", "walk", "outside_notes", "MESSAGE_TYPES"]
 
 MESSAGE_TYPES = frozenset({"user", "assistant"})
 
 
-@dataclass
+@dataclass(slots=True)
 class Line:
-    """A line with a uuid, and what the chain walk needs of it."""
+    """A line with a uuid: what the chain walk needs of it, and what the transcript takes from it besides
+    its messages (so that a transcript can be put together again from its lines alone)."""
 
     index: int
     uuid: str
@@ -42,25 +46,50 @@ class Line:
     agent: str | None
     timestamp: str
     message_id: str | None
+    line_no: int = 0
+    uses: tuple[str, ...] = ()  # the ids of its tool_use blocks
+    results: tuple[str, ...] = ()  # the tool_use ids its tool_result blocks answer (user lines)
+    usage: Any = None  # message.usage (assistant lines with a message id)
+    request: str = ""
+    model: str | None = None
+    compact: tuple[str | None, int | None] | None = None  # a compact boundary's trigger and preTokens
+    prompts: tuple[tuple[str, bytes], ...] = ()  # (call id, key of the stripped prompt) of its calls
+    opening: bytes | None = None  # key of the stripped text of its user message (sidechain user lines)
 
 
-def line_of(i: int, uuid: str, d: Mapping[str, Any], clock: str) -> Line:
-    """The :class:`Line` of record ``i`` (``clock``: the time of a line without a timestamp)."""
+_FIELDS = attrgetter(*Line.__slots__)
+
+
+def line_state(ln: Line) -> tuple[Any, ...]:
+    """The fields of a line as a tuple, in order (``Line(*line_state(ln)) == ln``)."""
+    return _FIELDS(ln)
+
+
+def line_of(i: int, uuid: str, d: Mapping[str, Any], clock: str, line_no: int = 0) -> Line:
+    """The :class:`Line` of record ``i`` (``clock``: the time of a line without a timestamp; ``line_no``:
+    its line in the file)."""
     message = d.get("message") if isinstance(d.get("message"), dict) else {}
     parent = d.get("parentUuid")
     logical = d.get("logicalParentUuid")
-    return Line(
+    kind = d["type"] if isinstance(d.get("type"), str) else ""
+    subtype = d.get("subtype") if isinstance(d.get("subtype"), str) else None
+    message_id = message.get("id") if kind == "assistant" and isinstance(message.get("id"), str) else None
+    ln = Line(
         index=i,
         uuid=uuid,
         parent=parent if isinstance(parent, str) else None,
         logical_parent=logical if isinstance(logical, str) else None,
-        kind=d["type"] if isinstance(d.get("type"), str) else "",
-        subtype=d.get("subtype") if isinstance(d.get("subtype"), str) else None,
+        kind=kind,
+        subtype=subtype,
         sidechain=d.get("isSidechain") is True,
         agent=d.get("agentId") if isinstance(d.get("agentId"), str) else None,
         timestamp=d.get("timestamp") if isinstance(d.get("timestamp"), str) else clock,
-        message_id=message.get("id") if d.get("type") == "assistant" and isinstance(message.get("id"), str) else None,
+        message_id=message_id,
+        line_no=line_no,
     )
+    if kind in MESSAGE_TYPES or subtype == "compact_boundary":
+        line_facts(ln, d, message)
+    return ln
 
 
 def groups(lines: Mapping[str, Line]) -> dict[str, list[Line]]:

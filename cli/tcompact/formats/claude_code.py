@@ -15,16 +15,14 @@ Sub-agent lines (``isSidechain``) form their own transcripts (kind ``subagent``)
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-import orjson
-
-from ..model import Compaction, Message, Record, Transcript
+from ..model import Compaction, Record, Transcript
 from ._source import ReadContext
-from .claude_chain import MESSAGE_TYPES, Line, groups, leaf, line_of, outside_notes, root, walk
-from .claude_messages import assistant_message, blocks, compaction, model_of, provider_usage, user_messages
+from .claude_chain import MESSAGE_TYPES, Line, groups, leaf, line_of, line_state, outside_notes, root, walk
+from .claude_messages import assistant_message, compaction, model_of, provider_usage, user_messages
 
 __all__ = ["NAME", "sniff", "read_records"]
 
@@ -55,42 +53,109 @@ def sniff(record: Mapping[str, Any]) -> bool:
                                     or "messageId" in record)
 
 
+class Reading:
+    """A session file read line by line: its lines with a uuid (all the chain walk and the transcripts
+    need of them besides their messages), the unknown record types, the session ids. It can be kept
+    between reads (:meth:`state`) and fed the lines appended since; its transcripts are then put
+    together again from the lines, building only the messages of units not ``kept`` from before."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, Line] = {}
+        self.left: list[str] = []  # message lines that no chain can hold
+        self.unknown: dict[str, int] = {}
+        self.session_ids: dict[str, None] = {}
+        self.clock = ""  # lines without a timestamp count as written when the line before them was
+        self.units: list[list[tuple[tuple[int, ...], int]]] = []  # per transcript: each unit, its messages
+
+    def feed(self, records: Sequence[Record], start: int, ctx: ReadContext) -> None:
+        """Take in ``records``, the records of the file from index ``start`` on."""
+        lines, unknown = self.lines, self.unknown
+        for i, rec in enumerate(records, start):
+            d = rec.data
+            if d is None:
+                continue
+            if isinstance(d.get("timestamp"), str) and d["timestamp"] > self.clock:
+                self.clock = d["timestamp"]
+            kind = d.get("type")
+            if not isinstance(kind, str):
+                key = "(record without type)" if kind is None else f'("type" is {type(kind).__name__})'
+                unknown[key] = unknown.get(key, 0) + 1
+                kind = None
+            elif kind not in KNOWN_TYPES:
+                unknown[kind] = unknown.get(kind, 0) + 1
+            if kind in MESSAGE_TYPES and not _valid_message_line(rec, ctx):
+                continue
+            if isinstance(d.get("sessionId"), str):
+                self.session_ids.setdefault(d["sessionId"])
+            uuid = d.get("uuid")
+            if isinstance(uuid, str) and uuid not in lines:
+                lines[uuid] = line_of(i, uuid, d, self.clock, rec.line)
+            elif kind in MESSAGE_TYPES:
+                why = f"repeats the uuid of line {lines[uuid].line_no}" if isinstance(uuid, str) else "has no uuid"
+                self.left.append(f"line {rec.line} ({kind}) {why} and is not read")
+
+    def finish(self, records: Sequence[Record], ctx: ReadContext, kept: Mapping[tuple[int, ...], list] | None = None
+               ) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
+        """The transcripts: the main one and one per sub-agent. A unit of lines found in ``kept`` gives
+        the messages kept for it (whatever they are); every other unit is built from ``records``."""
+        self.units = []
+        transcripts = []
+        at = {ln.index: ln for ln in self.lines.values()}
+        for key, members in groups(self.lines).items():
+            units: list[tuple[tuple[int, ...], int]] = []
+            transcripts.append(_transcript(key, members, self.lines, at, ctx, _builder(records, kept, units)))
+            self.units.append(units)
+        if self.left and transcripts:  # told on the file's first transcript (the main one when there is one)
+            transcripts[0] = replace(transcripts[0], notes=(*transcripts[0].notes, *self.left))
+        meta = {"session_ids": list(self.session_ids)}
+        return _link_subagents(transcripts, self.units, at), dict(self.unknown), meta
+
+    def state(self) -> Any:
+        """What a later read needs to go on from here (plain values)."""
+        return ([line_state(ln) for ln in self.lines.values()], self.left, self.unknown, list(self.session_ids),
+                self.clock)
+
+    @classmethod
+    def restore(cls, state: Any) -> Reading:
+        """The reading :meth:`state` described."""
+        lines, left, unknown, session_ids, clock = state
+        reading = cls()
+        reading.lines = {t[1]: Line(*t) for t in lines}
+        reading.left, reading.unknown, reading.clock = list(left), dict(unknown), clock
+        reading.session_ids = dict.fromkeys(session_ids)
+        return reading
+
+    def kept(self, messages: Sequence[Sequence[Any]]) -> dict[tuple[int, ...], list]:
+        """Each unit's share of ``messages`` (the transcripts' messages as :meth:`finish` ordered them, in
+        whatever form the caller keeps them): what a later :meth:`finish` takes as ``kept``."""
+        out: dict[tuple[int, ...], list] = {}
+        for units, items in zip(self.units, messages):
+            at = 0
+            for unit, n in units:
+                out[unit] = list(items[at:at + n])
+                at += n
+        return out
+
+
 def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
     """Build the main transcript and one per sub-agent from the lines of a session file."""
-    lines: dict[str, Line] = {}
-    left: list[str] = []  # message lines that no chain can hold
-    unknown: dict[str, int] = {}
-    session_ids: dict[str, None] = {}
-    clock = ""  # lines without a timestamp count as written when the line before them was
-    for i, rec in enumerate(records):
-        d = rec.data
-        if d is None:
-            continue
-        if isinstance(d.get("timestamp"), str) and d["timestamp"] > clock:
-            clock = d["timestamp"]
-        kind = d.get("type")
-        if not isinstance(kind, str):
-            key = "(record without type)" if kind is None else f'("type" is {type(kind).__name__})'
-            unknown[key] = unknown.get(key, 0) + 1
-            kind = None
-        elif kind not in KNOWN_TYPES:
-            unknown[kind] = unknown.get(kind, 0) + 1
-        if kind in MESSAGE_TYPES and not _valid_message_line(rec, ctx):
-            continue
-        if isinstance(d.get("sessionId"), str):
-            session_ids.setdefault(d["sessionId"])
-        uuid = d.get("uuid")
-        if isinstance(uuid, str) and uuid not in lines:
-            lines[uuid] = line_of(i, uuid, d, clock)
-        elif kind in MESSAGE_TYPES:
-            why = (f"repeats the uuid of line {records[lines[uuid].index].line}" if isinstance(uuid, str)
-                   else "has no uuid")
-            left.append(f"line {rec.line} ({kind}) {why} and is not read")
-    transcripts = [_transcript(key, members, lines, records, ctx) for key, members in groups(lines).items()]
-    if left and transcripts:  # told on the file's first transcript (the main one when there is one)
-        transcripts[0] = replace(transcripts[0], notes=(*transcripts[0].notes, *left))
-    meta = {"session_ids": list(session_ids)}
-    return _link_subagents(transcripts), unknown, meta
+    reading = Reading()
+    reading.feed(records, 0, ctx)
+    return reading.finish(records, ctx)
+
+
+def _builder(records: Sequence[Record], kept: Mapping[tuple[int, ...], list] | None,
+             units: list[tuple[tuple[int, ...], int]]) -> Any:
+    """The messages of a unit (kept, else built), noting each unit and how many it gave in ``units``."""
+    def build(unit: list[int], kind: str) -> list[Any]:
+        key = tuple(unit)
+        found = kept.get(key) if kept is not None else None
+        if found is None:
+            found = [assistant_message(unit, records)] if kind == "assistant" else user_messages(unit[0], records[unit[0]])
+        units.append((key, len(found)))
+        return found
+
+    return build
 
 
 def _valid_message_line(rec: Record, ctx: ReadContext) -> bool:
@@ -107,42 +172,46 @@ def _valid_message_line(rec: Record, ctx: ReadContext) -> bool:
     return True
 
 
-def _transcript(key: str, members: list[Line], lines: Mapping[str, Line], records: Sequence[Record],
-                ctx: ReadContext) -> Transcript:
+def _transcript(key: str, members: list[Line], lines: Mapping[str, Line], at: Mapping[int, Line], ctx: ReadContext,
+                build: Callable[[list[int], str], list[Any]]) -> Transcript:
     chain, notes = walk(leaf(members, lines), lines, ctx.options.full_history)
-    by_message_id, results_for = _siblings(chain, members, lines, records)
-    order = _emission_order(chain, records, by_message_id, results_for)
-    messages: list[Message] = []
+    by_message_id, results_for = _siblings(chain, members, lines)
+    order = _emission_order(chain, at, by_message_id, results_for)
+    messages: list[Any] = []
     compactions: list[Compaction] = []
+    used: set[int] = set()  # the lines the messages were read from
+    replies: list[Line] = []  # the last line of each reply
     for unit in order:
-        first = records[unit[0]].data
-        if first.get("type") == "assistant":
-            messages.append(assistant_message(unit, records))
-        elif first.get("type") == "user":
-            messages.extend(user_messages(unit[0], records[unit[0]]))
-        elif first.get("subtype") == "compact_boundary":
-            compactions.append(compaction(records[unit[0]], len(messages)))
+        first = at[unit[0]]
+        if first.kind in MESSAGE_TYPES:
+            made = build(unit, first.kind)
+            messages.extend(made)
+            if made:
+                used.update(unit)
+            if first.kind == "assistant":
+                replies.append(at[unit[-1]])
+        elif first.subtype == "compact_boundary":
+            compactions.append(compaction(first, len(messages)))
     in_chain = {c.line for c in compactions}
     for ln in members:
-        if ln.subtype == "compact_boundary" and records[ln.index].line not in in_chain:
-            compactions.append(compaction(records[ln.index], None))
+        if ln.subtype == "compact_boundary" and ln.line_no not in in_chain:
+            compactions.append(compaction(ln, None))
     compactions.sort(key=lambda c: c.line or 0)
     kind = "main" if key == "main" else "subagent"
     return Transcript(
         id=key,
         kind=kind,
         messages=tuple(messages),
-        model=model_of(messages, records),
+        model=model_of(replies),
         compactions=tuple(compactions),
-        provider_usage=provider_usage(members, records, chain),
+        provider_usage=provider_usage(members, chain),
         parent_tool_call=None,
-        notes=(*notes, *outside_notes(members, lines, chain, {i for m in messages for i in m.source},
-                                      {ln.index: records[ln.index].line for ln in members})),
+        notes=(*notes, *outside_notes(members, lines, chain, used, {ln.index: ln.line_no for ln in members})),
     )
 
 
-def _siblings(chain: Sequence[Line], members: Sequence[Line], lines: Mapping[str, Line],
-              records: Sequence[Record]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+def _siblings(chain: Sequence[Line], members: Sequence[Line], lines: Mapping[str, Line]
+              ) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
     """Lines of each reply (by message.id) and result lines of each tool_use id.
 
     Only from the tree segments the chain runs through: a compacted file holds the old lines and
@@ -158,13 +227,12 @@ def _siblings(chain: Sequence[Line], members: Sequence[Line], lines: Mapping[str
         if ln.message_id:
             by_message_id[ln.message_id].append(ln.index)
         elif ln.kind == "user":
-            for block in blocks(records[ln.index].data):
-                if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                    results_for[block["tool_use_id"]].append(ln.index)
+            for call_id in ln.results:
+                results_for[call_id].append(ln.index)
     return by_message_id, results_for
 
 
-def _emission_order(chain: Sequence[Line], records: Sequence[Record], by_message_id: Mapping[str, list[int]],
+def _emission_order(chain: Sequence[Line], at: Mapping[int, Line], by_message_id: Mapping[str, list[int]],
                     results_for: Mapping[str, list[int]]) -> list[list[int]]:
     """Units to turn into messages: each reply's lines together, each followed by its results."""
     on_chain = {ln.index for ln in chain}
@@ -178,7 +246,7 @@ def _emission_order(chain: Sequence[Line], records: Sequence[Record], by_message
             unit = sorted({*unit, ln.index})
         done.update(unit)
         units.append(unit)
-        for call_id in _tool_use_ids(unit, records) if ln.kind == "assistant" else ():
+        for call_id in [c for i in unit for c in at[i].uses] if ln.kind == "assistant" else ():
             candidates = [i for i in results_for.get(call_id, ()) if i not in done]
             if candidates:
                 pick = next((i for i in candidates if i in on_chain), candidates[-1])
@@ -187,35 +255,22 @@ def _emission_order(chain: Sequence[Line], records: Sequence[Record], by_message
     return units
 
 
-def _tool_use_ids(unit: Sequence[int], records: Sequence[Record]) -> list[str]:
-    ids = []
-    for i in unit:
-        for block in blocks(records[i].data):
-            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                ids.append(block["id"])
-    return ids
-
-
-def _link_subagents(transcripts: list[Transcript]) -> list[Transcript]:
-    """Point each sub-agent at the main transcript's Task/Agent call whose prompt started it."""
-    main = next((t for t in transcripts if t.kind == "main"), None)
+def _link_subagents(transcripts: list[Transcript], units: Sequence[Sequence[tuple[tuple[int, ...], int]]],
+                    at: Mapping[int, Line]) -> list[Transcript]:
+    """Point each sub-agent at the main transcript's Task/Agent call whose prompt started it (the opening
+    text of its first user message); ``units`` are each transcript's units of lines, in order."""
+    main = next((n for n, t in enumerate(transcripts) if t.kind == "main"), None)
     if main is None:
         return transcripts
-    by_prompt: dict[str, str] = {}
-    for m in main.messages:
-        for call in m.tool_calls:
-            try:
-                args = orjson.loads(call.arguments)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(args, dict) and isinstance(args.get("prompt"), str):
-                by_prompt.setdefault(args["prompt"].strip(), call.id)
+    by_prompt: dict[bytes, str] = {}
+    for unit, _ in units[main]:
+        for i in unit:
+            for call_id, prompt in at[i].prompts:
+                by_prompt.setdefault(prompt, call_id)
     out = []
-    for t in transcripts:
-        first_user = next((m for m in t.messages if m.role == "user"), None)
-        if t.kind == "subagent" and first_user is not None:
-            call_id = by_prompt.get(first_user.text.strip())
-            if call_id:
-                t = replace(t, parent_tool_call=call_id)
+    for t, own in zip(transcripts, units):
+        opening = next((at[unit[0]].opening for unit, _ in own if at[unit[0]].opening is not None), None)
+        if t.kind == "subagent" and opening is not None and by_prompt.get(opening):
+            t = replace(t, parent_tool_call=by_prompt[opening])
         out.append(t)
     return out

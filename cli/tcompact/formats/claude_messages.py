@@ -11,11 +11,47 @@ from typing import Any
 
 import orjson
 
-from ..model import Compaction, Message, Reasoning, Record, ToolCall
+from ..model import Compaction, Message, Reasoning, Record, ToolCall, text_of
 
-__all__ = ["blocks", "assistant_message", "user_messages", "compaction", "model_of", "provider_usage"]
+__all__ = ["blocks", "assistant_message", "user_messages", "compaction", "model_of", "provider_usage", "line_facts",
+           "text_key"]
 
 _SERVER_TOOL_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
+
+
+def text_key(text: str) -> bytes:
+    """A short stand-in for a text that two texts share only when they are equal."""
+    import hashlib
+
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest()
+
+
+def line_facts(ln: Any, d: Mapping[str, Any], message: Mapping[str, Any]) -> None:
+    """Fill in, on the :class:`~tcompact.formats.claude_chain.Line` of a message line or a compact boundary,
+    what its transcript takes from it besides its messages: call and result ids, usage, model, the
+    boundary's figures, the Task prompts it sends and (on a sidechain) the text its user message opens with."""
+    if ln.subtype == "compact_boundary":
+        md = d.get("compactMetadata") if isinstance(d.get("compactMetadata"), dict) else {}
+        pre = md.get("preTokens")
+        ln.compact = (md.get("trigger") if isinstance(md.get("trigger"), str) else None,
+                      pre if isinstance(pre, int) else None)
+    content = message.get("content")
+    found = content if isinstance(content, list) else []
+    if ln.kind == "assistant":
+        ln.uses = tuple(b["id"] for b in found if b.get("type") == "tool_use" and isinstance(b.get("id"), str))
+        ln.prompts = tuple((str(b.get("id") or ""), text_key(b["input"]["prompt"].strip())) for b in found
+                           if (b.get("type") == "tool_use" or b.get("type") in _SERVER_TOOL_BLOCKS)
+                           and isinstance(b.get("input"), dict) and isinstance(b["input"].get("prompt"), str))
+        ln.model = message.get("model") if isinstance(message.get("model"), str) else None
+        if ln.message_id and isinstance(message.get("usage"), dict):
+            ln.usage = message["usage"]
+            ln.request = str(d.get("requestId") or "")
+    elif ln.kind == "user":
+        ln.results = tuple(b["tool_use_id"] for b in found
+                           if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str))
+        rest = _rest(found) if isinstance(content, list) else None
+        if isinstance(content, str) or rest:
+            ln.opening = text_key(content.strip() if isinstance(content, str) else text_of(tuple(rest)).strip())
 
 
 def blocks(d: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -81,19 +117,18 @@ def user_messages(index: int, rec: Record) -> list[Message]:
     extra = {"metadata": d["metadata"]} if isinstance(d.get("metadata"), dict) else {}  # round-level levels
     if isinstance(content, str):
         return [Message(role="user", content=content, internal=internal, source=(index,), meta=meta, extra=extra)]
-    out: list[Message] = []
-    rest: list[Mapping[str, Any]] = []
-    for block in content:
-        if block.get("type") == "tool_result":
-            out.append(_tool_result(block, index, meta))
-        elif block.get("type") == "text":
-            rest.append({"type": "text", "text": block.get("text") if isinstance(block.get("text"), str) else ""})
-        else:
-            rest.append(block)
+    out = [_tool_result(block, index, meta) for block in content if block.get("type") == "tool_result"]
+    rest = _rest(content)
     if rest:
         out.append(Message(role="user", content=tuple(rest), internal=internal, source=(index,), meta=meta,
                            extra=extra))
     return out
+
+
+def _rest(content: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The parts of a user line's content that are no tool result: its user message, if any."""
+    return [{"type": "text", "text": b.get("text") if isinstance(b.get("text"), str) else ""}
+            if b.get("type") == "text" else b for b in content if b.get("type") != "tool_result"]
 
 
 def _tool_result(block: Mapping[str, Any], index: int, meta: Mapping[str, Any]) -> Message:
@@ -117,28 +152,22 @@ def _tool_result(block: Mapping[str, Any], index: int, meta: Mapping[str, Any]) 
     )
 
 
-def compaction(rec: Record, index: int | None) -> Compaction:
-    md = rec.data.get("compactMetadata") if isinstance(rec.data.get("compactMetadata"), dict) else {}
-    pre = md.get("preTokens")
-    return Compaction(
-        kind="claude_compact_boundary",
-        index=index,
-        line=rec.line,
-        trigger=md.get("trigger") if isinstance(md.get("trigger"), str) else None,
-        pre_tokens=pre if isinstance(pre, int) else None,
-    )
+def compaction(ln: Any, index: int | None) -> Compaction:
+    """The compaction a compact boundary's :class:`~tcompact.formats.claude_chain.Line` records."""
+    trigger, pre = ln.compact or (None, None)
+    return Compaction(kind="claude_compact_boundary", index=index, line=ln.line_no, trigger=trigger, pre_tokens=pre)
 
 
-def model_of(messages: Sequence[Message], records: Sequence[Record]) -> str | None:
-    for m in reversed(messages):
-        if m.role == "assistant" and m.source:
-            model = records[m.source[-1]].data["message"].get("model")
-            if isinstance(model, str) and model and not model.startswith("<"):
-                return model
+def model_of(last_lines: Sequence[Any]) -> str | None:
+    """The model of the last reply that names a real one, given the last line of each reply in order."""
+    for ln in reversed(last_lines):
+        model = ln.model
+        if isinstance(model, str) and model and not model.startswith("<"):
+            return model
     return None
 
 
-def provider_usage(members: Sequence[Any], records: Sequence[Record], chain: Sequence[Any]) -> dict[str, Any] | None:
+def provider_usage(members: Sequence[Any], chain: Sequence[Any]) -> dict[str, Any] | None:
     """Usage the provider reported for this transcript's requests.
 
     Lines of one reply repeat the input and cache figures while output grows: de-duplicate by
@@ -147,12 +176,10 @@ def provider_usage(members: Sequence[Any], records: Sequence[Record], chain: Seq
     last: dict[tuple[str, str], Mapping[str, Any]] = {}
     lines_with_usage = 0
     for ln in sorted(members, key=lambda x: x.index):
-        d = records[ln.index].data
-        usage = d.get("message", {}).get("usage") if ln.kind == "assistant" else None
-        if not isinstance(usage, dict) or not ln.message_id:
+        if ln.usage is None:
             continue
         lines_with_usage += 1
-        last[(ln.message_id, str(d.get("requestId") or ""))] = usage
+        last[(ln.message_id, ln.request)] = ln.usage
     if not last:
         return None
     keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
@@ -164,7 +191,7 @@ def provider_usage(members: Sequence[Any], records: Sequence[Record], chain: Seq
                 if mid == ln.message_id:
                     context = _int(u.get("input_tokens")) + _int(u.get("cache_read_input_tokens")) + _int(
                         u.get("cache_creation_input_tokens"))
-                    at = records[ln.index].line
+                    at = ln.line_no
             break
     return {"source": "claude-code", "requests": len(last), "lines": lines_with_usage, **totals,
             "last_context_tokens": context, "last_line": at}
