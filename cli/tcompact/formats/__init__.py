@@ -18,6 +18,8 @@ from . import chat, claude_code, codex, trajectories, writers
 from ._merge import join_lines
 from .writers import Rendered
 from ._source import ReadContext, ReadOptions, gc_paused, load_bytes, load_records
+from . import steps  # noqa: E402  (after the readers it reads with)
+from .steps import Steps
 
 __all__ = [
     "FORMATS",
@@ -26,6 +28,7 @@ __all__ = [
     "Rendered",
     "read_file",
     "read_bytes",
+    "read_steps",
     "find_files",
     "detect_records",
     "serialize",
@@ -50,6 +53,17 @@ def read_file(path: str | Path, options: ReadOptions | None = None, *, digest: A
         return _source_file(*load_records(Path(path), ctx), ctx)
 
 
+def read_steps(path: str | Path, options: ReadOptions | None = None, *, digest: Any = None) -> SourceFile | Steps:
+    """Read one file as :func:`read_file` does, but a JSON Lines file as :class:`~tcompact.formats.steps.Steps`:
+    to be finished, and to be kept for reading on from there once lines are appended to it."""
+    ctx = _context(str(path), options)
+    ctx.digest = digest
+    ctx.line_ends = []
+    with gc_paused():
+        records, document = load_records(Path(path), ctx)
+        return _source_file(records, True, ctx) if document else steps.begin(records, ctx)
+
+
 def read_bytes(data: bytes, name: str, options: ReadOptions | None = None) -> SourceFile:
     """Read a transcript held in memory (``name`` stands for its path in errors), as :func:`read_file`."""
     ctx = _context(name, options)
@@ -65,12 +79,12 @@ def _context(path: str, options: ReadOptions | None) -> ReadContext:
 
 
 def _source_file(records: list[Record], document: bool, ctx: ReadContext) -> SourceFile:
-    options = ctx.options
     if document:
         fmt, transcripts, unknown, meta = _read_document(records[0], ctx)
     else:
-        fmt = options.format or detect_records(records, ctx.path)
-        transcripts, unknown, meta = _read_jsonl(fmt, records, ctx)
+        read = steps.begin(records, ctx)
+        fmt = read.format
+        transcripts, unknown, meta = read.finish()
     if not any(t.messages for t in transcripts):
         raise NotATranscriptError(f"no messages found in this {fmt} file", path=ctx.path,
                          hint="pass a transcript with at least one message, or --format to read it as another format")
@@ -83,13 +97,6 @@ def _source_file(records: list[Record], document: bool, ctx: ReadContext) -> Sou
         unknown_types=unknown,
         meta={**meta, "document": document},
     )
-
-
-def _read_jsonl(fmt: str, records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict, dict]:
-    if fmt not in _JSONL_READERS:
-        raise UsageError(f"{fmt} files are one JSON document, but {ctx.path} is JSON Lines",
-                         hint="pass --format chat, claude-code or codex, or leave --format out")
-    return _JSONL_READERS[fmt].read_records(records, ctx)
 
 
 def _read_document(record: Record, ctx: ReadContext) -> tuple[str, list[Transcript], dict, dict]:

@@ -9,11 +9,12 @@ OpenAI's nested ``{"function": {"name", "arguments"}}`` and the flattened ``{"na
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import astuple, dataclass, replace
 from typing import Any
 
 import orjson
 
-from ..model import Message, Reasoning, Record, Transcript, ToolCall
+from ..model import Compaction, Message, Reasoning, Record, Transcript, ToolCall
 from ..rounds import memory_blocks
 from ._merge import merge_records
 from ._source import ReadContext
@@ -132,33 +133,77 @@ def message_to_dict(m: Message) -> dict[str, Any]:
     return d
 
 
+class Reading:
+    """A chat JSONL file read line by line. Without episode lines it can be kept between reads
+    (:meth:`state`) and fed the lines appended since: the messages made before are then not made again
+    but kept by the caller (``offset`` of them)."""
+
+    def __init__(self) -> None:
+        self.offset = 0
+        self.messages: list[Message] = []
+        self.episodes: list[Transcript] = []
+        self.unknown: dict[str, int] = {}
+        self.usage = _Usage()
+        self.compactions: list[Compaction] = []
+
+    def feed(self, records: Sequence[Record], start: int, ctx: ReadContext) -> None:
+        """Read ``records``, the records of the file from index ``start`` on."""
+        messages, unknown = self.messages, self.unknown
+        for i, rec in enumerate(records, start):
+            d = rec.data
+            if d is None:
+                continue
+            if "role" not in d:
+                if isinstance(d.get("messages"), list):
+                    self.episodes.append(_episode(d, d["messages"], rec, ctx, _episode_id(rec), line=rec.line))
+                    continue
+                kind = d.get("type")
+                key = kind if isinstance(kind, str) and kind else "(record without role)" if not kind else \
+                    f'("type" is {type(kind).__name__})'
+                unknown[key] = unknown.get(key, 0) + 1
+                continue
+            try:
+                messages.append(parse_message(d, source=(i,), meta={"line": rec.line}))
+            except ShapeError as exc:
+                ctx.reject(rec, f"chat message: {exc}")
+
+    def finish(self, kept: Sequence[Any] = ()) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
+        """The transcripts: the ``kept`` messages (``offset`` of them) and those read since, and the episodes."""
+        new = self.messages
+        self.usage.add(new)
+        compactions = [*self.compactions, *(replace(c, index=c.index + self.offset) for c in memory_blocks(new))]
+        out = [Transcript(id="main", kind="main", messages=(*kept, *new), provider_usage=self.usage.report(),
+                          compactions=tuple(compactions))]
+        if self.episodes:
+            out = ([out[0]] if kept or new else []) + self.episodes
+        return out, dict(self.unknown), {}
+
+    def state(self) -> Any:
+        """What a later read needs to go on from here (plain values; None once an episode was read): to be
+        taken before :meth:`finish`."""
+        if self.episodes:
+            return None
+        usage = _Usage()
+        usage.add(self.messages, base=self.usage)
+        blocks = [*self.compactions, *(replace(c, index=c.index + self.offset) for c in memory_blocks(self.messages))]
+        return self.offset + len(self.messages), self.unknown, astuple(usage), [astuple(c) for c in blocks]
+
+    @classmethod
+    def restore(cls, state: Any) -> Reading:
+        """The reading :meth:`state` described."""
+        reading = cls()
+        reading.offset, unknown, usage, blocks = state
+        reading.unknown = dict(unknown)
+        reading.usage = _Usage(*usage)
+        reading.compactions = [Compaction(*c) for c in blocks]
+        return reading
+
+
 def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
     """Transcripts of a chat JSONL file: one, or one episode per ``{"messages": [...]}`` line."""
-    messages: list[Message] = []
-    episodes: list[Transcript] = []
-    unknown: dict[str, int] = {}
-    for i, rec in enumerate(records):
-        d = rec.data
-        if d is None:
-            continue
-        if "role" not in d:
-            if isinstance(d.get("messages"), list):
-                episodes.append(_episode(d, d["messages"], rec, ctx, _episode_id(rec), line=rec.line))
-                continue
-            kind = d.get("type")
-            key = kind if isinstance(kind, str) and kind else "(record without role)" if not kind else \
-                f'("type" is {type(kind).__name__})'
-            unknown[key] = unknown.get(key, 0) + 1
-            continue
-        try:
-            messages.append(parse_message(d, source=(i,), meta={"line": rec.line}))
-        except ShapeError as exc:
-            ctx.reject(rec, f"chat message: {exc}")
-    out = [Transcript(id="main", kind="main", messages=tuple(messages), provider_usage=usage_of(messages),
-                      compactions=memory_blocks(messages))]
-    if episodes:
-        out = ([out[0]] if messages else []) + episodes
-    return out, unknown, {}
+    reading = Reading()
+    reading.feed(records, 0, ctx)
+    return reading.finish()
 
 
 def _episode_id(rec: Record) -> str:
@@ -198,24 +243,43 @@ def parse_items(items: list[Any], rec: Record, ctx: ReadContext, where: str, *, 
 
 def usage_of(messages: Sequence[Message]) -> dict[str, Any] | None:
     """Provider usage recorded on assistant messages (OpenAI ``usage`` or openJiuwen ``usage_metadata``)."""
-    inputs = outputs = requests = 0
-    last_input = last_line = None
-    for m in messages:
-        u = m.extra.get("usage_metadata") or m.extra.get("usage")
-        if m.role != "assistant" or not isinstance(u, dict):
-            continue
-        i = u.get("input_tokens", u.get("prompt_tokens"))
-        o = u.get("output_tokens", u.get("completion_tokens"))
-        if not isinstance(i, int) or not isinstance(o, int) or (i == 0 and o == 0):
-            continue
-        requests += 1
-        inputs += i
-        outputs += o
-        last_input, last_line = i, m.meta.get("line")
-    if not requests:
-        return None
-    return {"source": "chat", "requests": requests, "input_tokens": inputs, "output_tokens": outputs,
-            "last_context_tokens": last_input, "last_line": last_line}
+    usage = _Usage()
+    usage.add(messages)
+    return usage.report()
+
+
+@dataclass
+class _Usage:
+    """The provider usage of the messages read so far."""
+
+    requests: int = 0
+    inputs: int = 0
+    outputs: int = 0
+    last_input: int | None = None
+    last_line: int | None = None
+
+    def add(self, messages: Sequence[Message], *, base: _Usage | None = None) -> None:
+        """Count in the usage of ``messages`` (after that of ``base``, when given)."""
+        if base is not None:
+            self.requests, self.inputs, self.outputs, self.last_input, self.last_line = astuple(base)
+        for m in messages:
+            u = m.extra.get("usage_metadata") or m.extra.get("usage")
+            if m.role != "assistant" or not isinstance(u, dict):
+                continue
+            i = u.get("input_tokens", u.get("prompt_tokens"))
+            o = u.get("output_tokens", u.get("completion_tokens"))
+            if not isinstance(i, int) or not isinstance(o, int) or (i == 0 and o == 0):
+                continue
+            self.requests += 1
+            self.inputs += i
+            self.outputs += o
+            self.last_input, self.last_line = i, m.meta.get("line")
+
+    def report(self) -> dict[str, Any] | None:
+        if not self.requests:
+            return None
+        return {"source": "chat", "requests": self.requests, "input_tokens": self.inputs, "output_tokens": self.outputs,
+                "last_context_tokens": self.last_input, "last_line": self.last_line}
 
 
 def dumps_line(d: Any) -> bytes:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import astuple
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,13 +42,18 @@ def sniff(record: Mapping[str, Any]) -> bool:
     return isinstance(kind, str) and kind in KNOWN_TYPES and isinstance(record.get("payload"), dict)
 
 
-class _Reader:
-    """Reads a rollout in order, one method per line type, assembling messages as it goes."""
+class Reading:
+    """Reads a rollout in order, one method per line type, assembling messages as it goes. It can be kept
+    between reads (:meth:`state`) and fed the lines appended since, when :meth:`resumes` allows it: the
+    messages made before are then not made again but kept by the caller (``offset`` of them)."""
 
-    def __init__(self, records: Sequence[Record], ctx: ReadContext) -> None:
-        self.records, self.ctx = records, ctx
-        self.base, self.legacy = (None, False) if ctx.options.full_history else _base_index(records)
-        self.mirrored = _user_texts(records)
+    def __init__(self, ctx: ReadContext) -> None:
+        self.ctx = ctx
+        self.base: int | None = None  # the newest compacted line (see _active)
+        self.legacy = False
+        self.mirrored: set[str] = set()
+        self.added: set[str] = set()  # texts of the user messages made from event_msg lines
+        self.offset = 0
         self.messages: list[Message] = []
         self.pending: dict[str, Any] | None = None  # the assistant message being assembled
         self.unknown: dict[str, int] = {}
@@ -57,8 +63,15 @@ class _Reader:
         self.usage_line: int | None = None  # the file line of the last token_count
         self.model: str | None = None
 
-    def read(self) -> Transcript:
-        for i, rec in enumerate(self.records):
+    def prepare(self, records: Sequence[Record]) -> None:
+        """What reading in order needs of the whole file first: where the context starts, which user
+        texts are response items."""
+        self.base, self.legacy = (None, False) if self.ctx.options.full_history else _base_index(records)
+        self.mirrored = _user_texts(records)
+
+    def feed(self, records: Sequence[Record], start: int) -> None:
+        """Read ``records``, the records of the file from index ``start`` on."""
+        for i, rec in enumerate(records, start):
             if rec.data is None:
                 continue
             kind = rec.data.get("type")
@@ -70,9 +83,48 @@ class _Reader:
                 self.ctx.reject(rec, f'{kind} line without a "payload" object')
             else:
                 getattr(self, f"_{kind}")(rec.data["payload"], i, rec)
+
+    def finish(self, kept: Sequence[Any] = ()) -> Transcript:
+        """The transcript: the ``kept`` messages (``offset`` of them), then those read since."""
         self._flush()
-        return Transcript(id="main", kind="main", messages=tuple(self.messages), model=self.model,
+        return Transcript(id="main", kind="main", messages=(*kept, *self.messages), model=self.model,
                           compactions=tuple(self.compactions), provider_usage=_usage(self.usage, self.usage_line))
+
+    def resumes(self, records: Sequence[Record]) -> bool:
+        """Whether appended ``records`` can be read on from here (then taken in as :meth:`prepare` would):
+        not when they move the context's start (a compaction), insert the system prompt (session_meta)
+        or mirror a user message read from an event_msg line — the file is then read whole."""
+        if any(r.data is not None and r.data.get("type") in ("compacted", "session_meta") for r in records):
+            return False
+        texts = _user_texts(records)
+        if texts & self.added:
+            return False
+        self.mirrored |= texts
+        return True
+
+    def state(self) -> Any:
+        """What a later read needs to go on from here (plain values); the messages made so far are the caller's."""
+        p = self.pending
+        pending = None if p is None else (p["parts"], [astuple(c) for c in p["calls"]],
+                                          [astuple(r) for r in p["reasoning"]], p["source"], p["lines"])
+        return (self.base, self.legacy, sorted(self.mirrored), sorted(self.added), self.offset + len(self.messages),
+                pending, self.unknown, self.meta, [astuple(c) for c in self.compactions], self.usage, self.usage_line,
+                self.model)
+
+    @classmethod
+    def restore(cls, state: Any, ctx: ReadContext) -> Reading:
+        """The reading :meth:`state` described."""
+        reading = cls(ctx)
+        (reading.base, reading.legacy, mirrored, added, reading.offset, pending, reading.unknown, reading.meta,
+         compactions, reading.usage, reading.usage_line, reading.model) = state
+        reading.mirrored, reading.added = set(mirrored), set(added)
+        reading.compactions = [Compaction(*c) for c in compactions]
+        if pending is not None:
+            parts, calls, reasoning, source, lines = pending
+            reading.pending = {"parts": list(parts), "calls": [ToolCall(*c) for c in calls],
+                               "reasoning": [Reasoning(*r) for r in reasoning], "source": list(source),
+                               "lines": list(lines)}
+        return reading
 
     def _active(self, i: int) -> bool:
         """Whether line ``i`` belongs to the context the model has now (see the module docstring)."""
@@ -103,11 +155,12 @@ class _Reader:
             self.usage.append(p["info"])
             self.usage_line = rec.line
         elif kind == "context_compacted":
-            index = len(self.messages) if self._active(i) else None
+            index = self.offset + len(self.messages) if self._active(i) else None
             self.compactions.append(Compaction(kind="codex_context_compacted", index=index, line=rec.line))
         elif kind == "user_message" and self._active(i):
             text = p.get("message")
             if isinstance(text, str) and text.strip() not in self.mirrored:
+                self.added.add(text.strip())
                 self._add(Message(role="user", content=text, source=(i,),
                                   meta={"line": rec.line, "from": "event_msg"}))
 
@@ -116,8 +169,8 @@ class _Reader:
             self._flush()
             self.messages = [m for m in self.messages if m.role == "system" or is_real_user(m)]
         active = i >= (self.base or 0)
-        self.compactions.append(Compaction(kind="codex_compacted", index=len(self.messages) if active else None,
-                                           line=rec.line))
+        self.compactions.append(Compaction(kind="codex_compacted",
+                                           index=self.offset + len(self.messages) if active else None, line=rec.line))
         if i == self.base and not self.legacy:
             for n, item in enumerate(p.get("replacement_history") or []):
                 if isinstance(item, dict):
@@ -194,9 +247,10 @@ class _Reader:
 
 def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
     """Build the transcript of a rollout."""
-    reader = _Reader(records, ctx)
-    transcript = reader.read()
-    return [transcript], reader.unknown, reader.meta
+    reading = Reading(ctx)
+    reading.prepare(records)
+    reading.feed(records, 0)
+    return [reading.finish()], reading.unknown, reading.meta
 
 
 def _base_index(records: Sequence[Record]) -> tuple[int | None, bool]:
