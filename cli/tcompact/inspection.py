@@ -16,16 +16,15 @@ from typing import Any
 from . import __version__
 from .errors import InputError, NotATranscriptError, TcompactError, UsageError
 from .formats import ReadOptions, find_files, read_file
-from .model import Message, SourceFile, ToolCall, ToolIndex, Transcript, index_tool_calls
-from .rounds import split_rounds
+from .inspect_report import counters, file_report, message_preview, preview, stamps_of, transcript_report, usage_of
+from .model import Message, SourceFile
 from .spans import Span
-from .tokens import ENCODINGS, KINDS, MessageTokens, TokenCounter, encoding_for_model, texts_of
-from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
+from .tokens import ENCODINGS, MessageTokens, texts_of
 
-__all__ = ["InspectOptions", "Counted", "inspect_file", "inspect_paths", "inspect_counted", "SCHEMA_VERSION"]
+__all__ = ["InspectOptions", "Counted", "inspect_file", "inspect_paths", "inspect_counted", "inspect_source",
+           "preview", "message_preview", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
-_PREVIEW = 80
 
 
 @dataclass(frozen=True)
@@ -148,7 +147,8 @@ def _report_or_raise(exc: TcompactError, path: Path, errors: list[dict[str, Any]
 
 def inspect_file(path: str | Path, options: InspectOptions | None = None) -> dict[str, Any]:
     """The report of one file: the one kept for the same bytes, options and code when there is one
-    (:mod:`tcompact.reportcache`), else made and kept."""
+    (:mod:`tcompact.reportcache`), else made — from the state kept after an earlier read of the file
+    when it only grew since (:mod:`tcompact.growing`) — and kept."""
     return _inspect_file(path, options or InspectOptions(), counted=False)[0]
 
 
@@ -156,11 +156,14 @@ def _inspect_file(path: str | Path, options: InspectOptions, *, counted: bool
                   ) -> tuple[dict[str, Any], dict[str, Counted] | None]:
     """The report, and with ``counted`` the transcripts as counted (a kept report holds no messages:
     the file is then read and counted again, and its report kept anew)."""
-    from . import reportcache
+    from . import growing, reportcache
 
+    kept = growing.find(path, options) if not counted and options.spans is None else None
+    if kept is not None:
+        return growing.inspect_grown(path, options, kept), None
     where = reportcache.slot(path, options)
-    if not counted and where is not None and (kept := reportcache.get(where, path)) is not None:
-        return kept, None
+    if not counted and where is not None and (found := reportcache.get(where, path)) is not None:
+        return found, None
     read = where.hasher() if where is not None else None
     report, by_id = _inspect_source(read_file(path, options.read, digest=read), options)
     if where is not None:
@@ -174,234 +177,45 @@ def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any
 
 
 def _inspect_source(source: SourceFile, options: InspectOptions) -> tuple[dict[str, Any], dict[str, Counted]]:
-    counters: dict[tuple[str, bool], TokenCounter] = {}
-    counted = []
-    for t in source.transcripts:
-        enc, approximate = _encoding(t, options)
-        counter = counters.get((enc, approximate)) or counters.setdefault(
-            (enc, approximate), TokenCounter(enc, approximate=approximate))
-        counted.append((t, counter))
-    for counter in counters.values():  # one parallel pass over every text of the file
+    from .inspect_report import facts_of
+
+    counted = counters(source.transcripts, options)
+    for counter in {id(c): c for _, c in counted}.values():  # one parallel pass over every text of the file
         counter.prime(text for t, c in counted if c is counter for text in texts_of(t.messages))
-    counts = [tuple(c.message(m) for m in t.messages) for t, c in counted]
-    transcripts = [_transcript(t, c, list(n), options, usage=_usage(t, source)) for (t, c), n in zip(counted, counts)]
+    counts = [[c.message(m) for m in t.messages] for t, c in counted]
+    facts = [[facts_of(m, c, n) for m, n in zip(t.messages, ns)] for (t, c), ns in zip(counted, counts)]
+    transcripts = [transcript_report(t, f, c, top=options.top, context_window=options.context_window,
+                                     model=options.model, usage=usage_of(t, stamps_of(source)),
+                                     span=_span(t.messages, f, options))
+                   for (t, c), f in zip(counted, facts)]
     by_id: dict[str, Counted] = {}
     for (t, _), n in zip(counted, counts):
-        by_id.setdefault(t.id, Counted(t.messages, n))
-    return {
-        "path": source.path,
-        "format": source.format,
-        "records": len(source.records),
-        "skipped_lines": [{"line": line, "reason": reason} for line, reason in source.skipped],
-        "unknown_records": {_name(k): n for k, n in source.unknown_types.items()},
-        "transcripts": transcripts,
-    }, by_id
+        by_id.setdefault(t.id, Counted(t.messages, tuple(n)))
+    return file_report(source.path, source.format, len(source.records), source.skipped, source.unknown_types,
+                        transcripts), by_id
 
 
-def _encoding(t: Transcript, options: InspectOptions) -> tuple[str, bool]:
-    enc, approximate = encoding_for_model(options.model or t.model)
-    if options.encoding is not None:
-        return options.encoding, approximate or options.encoding != enc
-    return enc, approximate
-
-
-def _transcript(t: Transcript, counter: TokenCounter, counts: list[MessageTokens],
-                options: InspectOptions, *, usage: dict[str, Any] | None) -> dict[str, Any]:
-    total = sum(c.total for c in counts)
-    tools = index_tool_calls(t.messages)
-    window = _window(t, total, options)
-    return {
-        "id": t.id,
-        "kind": t.kind,
-        "model": _name(t.model) if t.model else t.model,
-        "parent_tool_call": t.parent_tool_call,
-        "encoding": counter.encoding_name,
-        "approximate": counter.approximate,
-        "messages": len(t.messages),
-        "tool_calls": sum(len(m.tool_calls) for m in t.messages),
-        "tokens": {
-            "total": total,
-            "estimated": sum(c.estimated for c in counts),
-            "by_role": _by_role(t.messages, counts),
-            "by_kind": {k: sum(c.by_kind.get(k, 0) for c in counts) for k in KINDS},
-        },
-        "tools": _tools(t.messages, counts, tools, counter),
-        "orphans": {"tool_results": len(tools.orphan_results), "unanswered_calls": len(tools.unanswered)},
-        "rounds": _rounds(t.messages, counts),
-        "top_messages": _top(t.messages, counts, tools, options.top),
-        "compactions": [
-            {"index": c.index, "line": c.line, "kind": c.kind, "trigger": _name(c.trigger) if c.trigger else c.trigger,
-             "pre_tokens": c.pre_tokens}
-            for c in t.compactions
-        ],
-        "provider_usage": usage,
-        "window": window,
-        "span": _span(t.messages, counts, total, options, window["context_window"]),
-        "notes": [_name(n, 300) for n in t.notes],
-    }
-
-
-def _by_role(messages: Sequence[Message], counts: Sequence[MessageTokens]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for m, c in zip(messages, counts):
-        role = _name(m.role)
-        out[role] = out.get(role, 0) + c.total
-    return out
-
-
-def _name(name: str, width: int = 80) -> str:
-    """A role, tool or model name as the report shows it: cut to ``width`` characters (a name of megabytes,
-    as a damaged file may hold, would otherwise fill every table it is shown in)."""
-    return name if len(name) <= width else name[: width - 1] + "…"
-
-
-def _tools(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: ToolIndex,
-           counter: TokenCounter) -> list[dict[str, Any]]:
-    rows: dict[str, dict[str, Any]] = {}
-
-    def row(name: str) -> dict[str, Any]:
-        name = _name(name)
-        return rows.setdefault(name, {"name": name, "calls": 0, "argument_tokens": 0, "result_tokens": 0,
-                                      "results": 0, "errors": 0})
-
-    for m in messages:
-        for call in m.tool_calls:
-            r = row(call.name)
-            r["calls"] += 1
-            r["argument_tokens"] += counter.call(call)
-    answers = _answered_calls(tools)
-    for i, (m, c) in enumerate(zip(messages, counts)):
-        if not m.tool_call_ids:
-            continue
-        call = answers.get(i)
-        r = row(call.name if call else "(no matching call)")
-        r["results"] += 1
-        r["result_tokens"] += c.total
-        r["errors"] += int(m.is_error)
-    return sorted(rows.values(), key=lambda r: (-(r["argument_tokens"] + r["result_tokens"]), r["name"]))
-
-
-def _answered_calls(tools: ToolIndex) -> dict[int, ToolCall]:
-    """The (first) call each result message answers, by the result's index."""
-    answers: dict[int, ToolCall] = {}
-    for link in tools.links:
-        answers.setdefault(link.result_at, link.call)
-    return answers
-
-
-def _rounds(messages: Sequence[Message], counts: Sequence[MessageTokens]) -> list[dict[str, Any]]:
-    out = []
-    for r in split_rounds(messages):
-        out.append({
-            "number": r.number,
-            "start": r.start,
-            "end": r.end,
-            "request": preview(messages[r.request].text) if r.request is not None else None,
-            "messages": r.end - r.start,
-            "tokens": sum(c.total for c in counts[r.start:r.end]),
-            "tool_calls": sum(len(m.tool_calls) for m in messages[r.start:r.end]),
-        })
-    return out
-
-
-def _top(messages: Sequence[Message], counts: Sequence[MessageTokens], tools: ToolIndex, n: int) -> list[dict[str, Any]]:
-    answers = _answered_calls(tools)
-    order = sorted(range(len(messages)), key=lambda i: (-counts[i].total, i))[:n]
-    out = []
-    for i in order:
-        m = messages[i]
-        tool = ", ".join(dict.fromkeys(c.name for c in m.tool_calls)) or (answers[i].name if i in answers else None)
-        out.append({"index": i, "role": _name(m.role), "tool": _name(tool) if tool else None, "tokens": counts[i].total,
-                    "preview": message_preview(m)})
-    return out
-
-
-def preview(text: str, width: int = _PREVIEW) -> str:
-    """One line of at most ``width`` characters."""
-    size = 8 * width
-    while True:  # flatten a head of the text long enough to show: a text of megabytes is never split whole
-        flat = " ".join(text[:size].split())  # the head's flattening is a prefix of the whole text's
-        if len(flat) > width or size >= len(text):
-            break
-        size *= 4
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def message_preview(m: Message) -> str:
-    """A one-line preview: the text, else the tool calls, else the reasoning."""
-    text = m.text
-    if text and not text.isspace():  # as text.strip(), without copying a huge text
-        return preview(text)
-    if m.tool_calls:
-        return preview("; ".join(f"{c.name}({c.arguments})" for c in m.tool_calls))
-    for r in m.reasoning:
-        if r.text:
-            return preview(r.text)
-        if r.encrypted_chars:
-            return f"[encrypted {r.kind}: {r.encrypted_chars} chars]"
-    return f"[{len(m.images)} image(s)]" if m.images else ""
-
-
-def _usage(t: Transcript, source: SourceFile) -> dict[str, Any] | None:
-    """The provider usage, and ``predates_compaction``: the line of the newest compaction made after
-    the last request that reported usage (its figures are then the context before that compaction)."""
-    if not t.provider_usage:
-        return None
-    usage = {"last_line": None, **t.provider_usage}
-    at = usage["last_line"]
-    lines = {c.line for c in t.compactions if c.line is not None}
-    after = None
-    if at is not None and lines:
-        stamps = {r.line: r.data.get("timestamp") for r in source.records
-                  if (r.line in lines or r.line == at) and isinstance(r.data, dict)}
-
-        def later(line: int) -> bool:  # by time where both lines say when they were written, else by place
-            mine, theirs = stamps.get(line), stamps.get(at)
-            return mine > theirs if isinstance(mine, str) and isinstance(theirs, str) else line > at
-
-        after = max((line for line in lines if later(line)), default=None)
-    return {**usage, "predates_compaction": after}
-
-
-def _window(t: Transcript, total: int, options: InspectOptions) -> dict[str, Any]:
-    recorded = (t.provider_usage or {}).get("model_context_window")
-    w = resolve_window(context_window=options.context_window, model=options.model, file_model=t.model,
-                       recorded=recorded if isinstance(recorded, int) else None)
-    trigger = ratio_threshold(w.tokens, TRIGGER_RATIO)
-    return {
-        "context_window": w.tokens,
-        "source": w.source,
-        "tokens": total,
-        "utilisation": round(total / w.tokens, 4),
-        "trigger_ratio": TRIGGER_RATIO,
-        "trigger_tokens": trigger,
-        "over_trigger": total >= trigger,
-        "min_target_ratio": MIN_TARGET_RATIO,
-        "min_target_tokens": int(w.tokens * MIN_TARGET_RATIO),
-    }
-
-
-def _span(messages: Sequence[Message], counts: Sequence[MessageTokens], total: int,
-          options: InspectOptions, window: int) -> dict[str, Any] | None:
+def _span(messages: Sequence[Message], facts: Sequence[Any], options: InspectOptions
+          ) -> Callable[[int, int], dict[str, Any]] | None:
+    """What makes a transcript's ``span`` entry (from its total and window) when a layout was asked for."""
     if options.spans is None:
         return None
     from .compressors import build_span, keep_recent_default
 
-    span = build_span(options.spans, messages, keep_recent=options.keep_recent)
-    keep = options.keep_recent if options.keep_recent is not None else keep_recent_default(options.spans)
+    spans = options.spans
+    span = build_span(spans, messages, keep_recent=options.keep_recent)
+    keep = options.keep_recent if options.keep_recent is not None else keep_recent_default(spans)
 
     def part(r: range) -> dict[str, Any]:
-        return {"start": r.start, "end": r.stop, "messages": len(r), "tokens": sum(c.total for c in counts[r.start:r.stop])}
+        return {"start": r.start, "end": r.stop, "messages": len(r),
+                "tokens": sum(f.total for f in facts[r.start:r.stop])}
 
-    body = part(span.body)
-    return {
-        "compressor": options.spans,
-        "keep_recent": keep,
-        "prefix": part(span.prefix),
-        "body": body,
-        "tail": part(span.tail),
-        "would_compact": _would_compact(options.spans, span, total, body["tokens"], window),
-    }
+    def made(total: int, window: int) -> dict[str, Any]:
+        body = part(span.body)
+        return {"compressor": spans, "keep_recent": keep, "prefix": part(span.prefix), "body": body,
+                "tail": part(span.tail), "would_compact": _would_compact(spans, span, total, body["tokens"], window)}
+
+    return made
 
 
 def _would_compact(name: str, span: Span, total: int, body_tokens: int, window: int) -> bool:

@@ -33,7 +33,7 @@ from typing import Any
 
 from . import tokencache
 
-__all__ = ["FOLDER", "MAX_BYTES", "MAX_REPORTS", "Slot", "slot", "get", "put"]
+__all__ = ["FOLDER", "MAX_BYTES", "MAX_REPORTS", "Slot", "slot", "slot_of", "get", "put", "evict", "code_digest"]
 
 FOLDER = "reports-v1"
 MAX_REPORTS = 2000
@@ -62,9 +62,12 @@ def slot(path: str | Path, options: object) -> Slot | None:
     from .formats._source import file_digest
 
     digest = file_digest(Path(path))
-    if digest is None:
-        return None
-    key = hashlib.sha256(_code())
+    return None if digest is None else slot_of(digest, options)
+
+
+def slot_of(digest: bytes, options: object) -> Slot:
+    """The slot of a file whose bytes have this sha256, read with ``options``."""
+    key = hashlib.sha256(code_digest())
     key.update(repr(options).encode("utf-8", "backslashreplace"))
     key.update(digest)
     return Slot(f"{FOLDER}/{key.hexdigest()[:40]}.json", digest)
@@ -108,13 +111,14 @@ def put(where: Slot, report: dict[str, Any], read: Any) -> None:
         evict(tokencache.cache_folder() / FOLDER)
 
 
-def evict(folder: Path, *, max_reports: int = MAX_REPORTS, max_bytes: int = MAX_BYTES) -> int:
-    """Remove the least recently used reports until the folder holds at most ``max_reports`` files
-    and ``max_bytes`` bytes; how many were removed (another process removing them too is no error)."""
+def evict(folder: Path, *, max_reports: int = MAX_REPORTS, max_bytes: int = MAX_BYTES, suffix: str = ".json") -> int:
+    """Remove the least recently used reports (files ending in ``suffix``) until the folder holds at most
+    ``max_reports`` of them and ``max_bytes`` bytes; how many were removed (another process removing them
+    too is no error)."""
     try:
         with os.scandir(folder) as entries:
             found = [(st.st_mtime_ns, st.st_size, e.path) for e in entries
-                     if e.name.endswith(".json") and (st := _stat(e)) is not None]
+                     if e.name.endswith(suffix) and (st := _stat(e)) is not None]
     except OSError:
         return 0
     count, size = len(found), sum(s for _, s, _ in found)
@@ -136,6 +140,11 @@ def _stat(entry: os.DirEntry) -> os.stat_result | None:
         return entry.stat()
     except OSError:
         return None
+
+
+def code_digest() -> bytes:
+    """What a report (and a kept read state) depends on besides the file and the options: the code."""
+    return _code()
 
 
 @cache

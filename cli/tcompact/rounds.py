@@ -29,6 +29,7 @@ __all__ = [
     "last_real_user_index",
     "Round",
     "split_rounds",
+    "split_starts",
     "memory_blocks",
 ]
 
@@ -117,14 +118,18 @@ class Round:
 
 def split_rounds(messages: Sequence[Message]) -> list[Round]:
     """Split messages into rounds; a preamble round (number 0) comes first when there is one."""
-    starts = [i for i, m in enumerate(messages) if is_real_user(m)]
+    return split_starts([i for i, m in enumerate(messages) if is_real_user(m)], len(messages))
+
+
+def split_starts(starts: Sequence[int], count: int) -> list[Round]:
+    """The rounds of ``count`` messages whose real user requests are at ``starts`` (as :func:`split_rounds`)."""
     rounds: list[Round] = []
     if not starts or starts[0] > 0:
-        end = starts[0] if starts else len(messages)
+        end = starts[0] if starts else count
         if end > 0:
             rounds.append(Round(number=0, start=0, end=end, request=None))
     for n, start in enumerate(starts, start=1):
-        end = starts[n] if n < len(starts) else len(messages)
+        end = starts[n] if n < len(starts) else count
         rounds.append(Round(number=n, start=start, end=end, request=start))
     return rounds
 

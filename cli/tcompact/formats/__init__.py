@@ -133,8 +133,8 @@ def _is_chat_document(value: object) -> bool:
     return isinstance(items, list) and all(isinstance(m, dict) and "role" in m for m in items)
 
 
-def detect_records(records: Sequence[Record], path: str) -> str:
-    """The JSONL format most of the first records look like."""
+def _votes(records: Sequence[Record]) -> tuple[Counter[str], int]:
+    """The formats the first records look like (one vote each, in the order first seen), and how many voted."""
     votes: Counter[str] = Counter()
     seen = 0
     for rec in records:
@@ -147,6 +147,27 @@ def detect_records(records: Sequence[Record], path: str) -> str:
                 break
         if seen >= _SNIFF_RECORDS:
             break
+    return votes, seen
+
+
+def detected_for_good(records: Sequence[Record]) -> bool:
+    """Whether lines appended to these records can no longer change the format :func:`detect_records` says:
+    the leader is ahead of every other format by more than the votes still to come (or by as many,
+    when it would win the tie, being first)."""
+    votes, seen = _votes(records)
+    if not votes:
+        return False
+    order = list(votes)
+    leader = votes.most_common(1)[0][0]
+    left = _SNIFF_RECORDS - seen
+    return all(votes[leader] > votes.get(f, 0) + left or (
+        votes[leader] == votes.get(f, 0) + left and (f not in votes or order.index(leader) < order.index(f)))
+        for f in _JSONL_READERS if f != leader)
+
+
+def detect_records(records: Sequence[Record], path: str) -> str:
+    """The JSONL format most of the first records look like."""
+    votes, _ = _votes(records)
     if not votes:
         first = next((r for r in records if r.data is not None), None)
         if first is None:

@@ -63,6 +63,8 @@ class ReadContext:
     #: Whether the file was taken for JSON Lines by its first line alone (a record, or no JSON at all):
     #: then bytes appended to it can never make it one JSON document, and they can be read on their own.
     lines_by_first_line: bool = False
+    #: Whether the last line read ends with a line break (a line without one may still be being written).
+    ended: bool = True
 
     def reject(self, record: Record, what: str, *, where: str | None = None) -> None:
         """Report a record of the wrong shape: raise, or note it as skipped with --skip-bad-lines."""
@@ -199,36 +201,33 @@ class _Digesting:
         return data
 
 
-def digest_with_mark(path: Path, mark: int | None, expect: bytes | None
+def digest_with_mark(path: Path, mark: int | None, expect: bytes | None, *, keep_from: int = 0
                      ) -> tuple[bytes, bytes | None, bytes | None] | None:
-    """One pass over a file: the sha256 of its bytes, of its first ``mark`` bytes (None when it is
-    shorter) and — when those are ``expect`` — the bytes after them; None when it cannot be read."""
+    """One pass over a file: the sha256 of its bytes, that of its first ``mark`` bytes (None when it is
+    shorter) and — when that is ``expect`` — its bytes from ``keep_from`` (at most ``mark``) to its end;
+    None when it cannot be read."""
     import hashlib
 
     whole = hashlib.sha256()
-    at_mark = tail = None
+    at_mark = None
     parts: list[bytes] = []
     seen = 0
     try:
         with path.open("rb", buffering=0) as fh:
             while chunk := fh.read(_BUFFER):
-                if mark is not None and at_mark is None and seen + len(chunk) >= mark:
-                    cut = mark - seen
-                    whole.update(memoryview(chunk)[:cut])
+                end = seen + len(chunk)
+                if mark is not None and at_mark is None and end >= mark:
+                    whole.update(memoryview(chunk)[:mark - seen])
                     at_mark = whole.copy().digest()
-                    whole.update(memoryview(chunk)[cut:])
-                    if at_mark == expect:
-                        parts.append(chunk[cut:])
+                    whole.update(memoryview(chunk)[mark - seen:])
                 else:
                     whole.update(chunk)
-                    if at_mark is not None and at_mark == expect:
-                        parts.append(chunk)
-                seen += len(chunk)
+                if mark is not None and end > keep_from and (at_mark is None or at_mark == expect):
+                    parts.append(chunk[max(0, keep_from - seen):])
+                seen = end
     except OSError:
         return None
-    if at_mark is not None and at_mark == expect:
-        tail = b"".join(parts)
-    return whole.digest(), at_mark, tail
+    return whole.digest(), at_mark, b"".join(parts) if at_mark is not None and at_mark == expect else None
 
 
 def load_bytes(data: bytes, ctx: ReadContext) -> tuple[list[Record], bool]:
@@ -356,6 +355,7 @@ def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | No
         if not raw:
             break
         line_no += 1
+        ctx.ended = raw.endswith(b"\n")
         if ends is not None:
             pos += len(raw)
             ends.append(pos)

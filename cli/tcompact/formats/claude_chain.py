@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from operator import attrgetter
+from sys import intern
 from typing import Any
 
 from .claude_messages import line_facts
@@ -49,7 +50,7 @@ class Line:
     line_no: int = 0
     uses: tuple[str, ...] = ()  # the ids of its tool_use blocks
     results: tuple[str, ...] = ()  # the tool_use ids its tool_result blocks answer (user lines)
-    usage: Any = None  # message.usage (assistant lines with a message id)
+    usage: tuple[int, ...] | None = None  # the counts of message.usage (assistant lines with a message id)
     request: str = ""
     model: str | None = None
     compact: tuple[str | None, int | None] | None = None  # a compact boundary's trigger and preTokens
@@ -71,18 +72,18 @@ def line_of(i: int, uuid: str, d: Mapping[str, Any], clock: str, line_no: int = 
     message = d.get("message") if isinstance(d.get("message"), dict) else {}
     parent = d.get("parentUuid")
     logical = d.get("logicalParentUuid")
-    kind = d["type"] if isinstance(d.get("type"), str) else ""
-    subtype = d.get("subtype") if isinstance(d.get("subtype"), str) else None
-    message_id = message.get("id") if kind == "assistant" and isinstance(message.get("id"), str) else None
-    ln = Line(
+    kind = intern(d["type"]) if isinstance(d.get("type"), str) else ""
+    subtype = intern(d["subtype"]) if isinstance(d.get("subtype"), str) else None
+    message_id = intern(message["id"]) if kind == "assistant" and isinstance(message.get("id"), str) else None
+    ln = Line(  # (names that repeat are interned: a kept state then holds each once)
         index=i,
-        uuid=uuid,
-        parent=parent if isinstance(parent, str) else None,
-        logical_parent=logical if isinstance(logical, str) else None,
+        uuid=intern(uuid),
+        parent=intern(parent) if isinstance(parent, str) else None,
+        logical_parent=intern(logical) if isinstance(logical, str) else None,
         kind=kind,
         subtype=subtype,
         sidechain=d.get("isSidechain") is True,
-        agent=d.get("agentId") if isinstance(d.get("agentId"), str) else None,
+        agent=intern(d["agentId"]) if isinstance(d.get("agentId"), str) else None,
         timestamp=d.get("timestamp") if isinstance(d.get("timestamp"), str) else clock,
         message_id=message_id,
         line_no=line_no,
@@ -189,10 +190,11 @@ def walk(end: Line, lines: Mapping[str, Line], full_history: bool) -> tuple[list
 
 
 def outside_notes(members: Sequence[Line], lines: Mapping[str, Line], chain: Sequence[Line], used: set[int],
-                  line_no: Mapping[int, int]) -> list[str]:
+                  line_no: Mapping[int, int], memo: dict[str, str] | None = None) -> list[str]:
     """Notes on this group's lines that the active context leaves out for a reason other than a compaction
-    or an abandoned branch (``used``: record indices the messages were read from; ``line_no``: file lines)."""
-    memo: dict[str, str] = {}
+    or an abandoned branch (``used``: record indices the messages were read from; ``line_no``: file lines;
+    ``memo``: the :func:`root` of lines found already)."""
+    memo = {} if memo is None else memo
     reach = _connected_roots(chain, members, lines, memo)
     stray = [ln for ln in members if ln.kind in MESSAGE_TYPES and ln.index not in used
              and root(ln, lines, memo) not in reach]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from itertools import islice
 from typing import Any
 
 from ..model import Compaction, Record, Transcript
@@ -66,6 +67,7 @@ class Reading:
         self.session_ids: dict[str, None] = {}
         self.clock = ""  # lines without a timestamp count as written when the line before them was
         self.units: list[list[tuple[tuple[int, ...], int]]] = []  # per transcript: each unit, its messages
+        self.restored: list[tuple[Any, ...]] = []  # the state of the lines restored (they never change)
 
     def feed(self, records: Sequence[Record], start: int, ctx: ReadContext) -> None:
         """Take in ``records``, the records of the file from index ``start`` on."""
@@ -112,8 +114,8 @@ class Reading:
 
     def state(self) -> Any:
         """What a later read needs to go on from here (plain values)."""
-        return ([line_state(ln) for ln in self.lines.values()], self.left, self.unknown, list(self.session_ids),
-                self.clock)
+        new = [line_state(ln) for ln in islice(self.lines.values(), len(self.restored), None)]
+        return (self.restored + new, self.left, self.unknown, list(self.session_ids), self.clock)
 
     @classmethod
     def restore(cls, state: Any) -> Reading:
@@ -121,6 +123,7 @@ class Reading:
         lines, left, unknown, session_ids, clock = state
         reading = cls()
         reading.lines = {t[1]: Line(*t) for t in lines}
+        reading.restored = lines
         reading.left, reading.unknown, reading.clock = list(left), dict(unknown), clock
         reading.session_ids = dict.fromkeys(session_ids)
         return reading
@@ -175,7 +178,8 @@ def _valid_message_line(rec: Record, ctx: ReadContext) -> bool:
 def _transcript(key: str, members: list[Line], lines: Mapping[str, Line], at: Mapping[int, Line], ctx: ReadContext,
                 build: Callable[[list[int], str], list[Any]]) -> Transcript:
     chain, notes = walk(leaf(members, lines), lines, ctx.options.full_history)
-    by_message_id, results_for = _siblings(chain, members, lines)
+    memo: dict[str, str] = {}  # the root of each line, found once
+    by_message_id, results_for = _siblings(chain, members, lines, memo)
     order = _emission_order(chain, at, by_message_id, results_for)
     messages: list[Any] = []
     compactions: list[Compaction] = []
@@ -206,18 +210,17 @@ def _transcript(key: str, members: list[Line], lines: Mapping[str, Line], at: Ma
         compactions=tuple(compactions),
         provider_usage=provider_usage(members, chain),
         parent_tool_call=None,
-        notes=(*notes, *outside_notes(members, lines, chain, used, {ln.index: ln.line_no for ln in members})),
+        notes=(*notes, *outside_notes(members, lines, chain, used, {ln.index: ln.line_no for ln in members}, memo)),
     )
 
 
-def _siblings(chain: Sequence[Line], members: Sequence[Line], lines: Mapping[str, Line]
+def _siblings(chain: Sequence[Line], members: Sequence[Line], lines: Mapping[str, Line], memo: dict[str, str]
               ) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
     """Lines of each reply (by message.id) and result lines of each tool_use id.
 
     Only from the tree segments the chain runs through: a compacted file holds the old lines and
     their re-chained copies, which share message ids.
     """
-    memo: dict[str, str] = {}
     roots = {root(ln, lines, memo) for ln in chain}
     by_message_id: dict[str, list[int]] = defaultdict(list)
     results_for: dict[str, list[int]] = defaultdict(list)

@@ -7,6 +7,7 @@ order; this module turns those lines into :class:`~tcompact.model.Message` value
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from sys import intern
 from typing import Any
 
 import orjson
@@ -17,6 +18,8 @@ __all__ = ["blocks", "assistant_message", "user_messages", "compaction", "model_
            "text_key"]
 
 _SERVER_TOOL_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
+#: The usage figures a reply's line reports (a line keeps them as counts, in this order).
+_USAGE = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
 
 
 def text_key(text: str) -> bytes:
@@ -42,9 +45,10 @@ def line_facts(ln: Any, d: Mapping[str, Any], message: Mapping[str, Any]) -> Non
         ln.prompts = tuple((str(b.get("id") or ""), text_key(b["input"]["prompt"].strip())) for b in found
                            if (b.get("type") == "tool_use" or b.get("type") in _SERVER_TOOL_BLOCKS)
                            and isinstance(b.get("input"), dict) and isinstance(b["input"].get("prompt"), str))
-        ln.model = message.get("model") if isinstance(message.get("model"), str) else None
+        ln.model = intern(message["model"]) if isinstance(message.get("model"), str) else None
         if ln.message_id and isinstance(message.get("usage"), dict):
-            ln.usage = message["usage"]
+            usage = message["usage"]
+            ln.usage = tuple(_int(usage.get(k)) for k in _USAGE)
             ln.request = str(d.get("requestId") or "")
     elif ln.kind == "user":
         ln.results = tuple(b["tool_use_id"] for b in found
@@ -173,7 +177,7 @@ def provider_usage(members: Sequence[Any], chain: Sequence[Any]) -> dict[str, An
     Lines of one reply repeat the input and cache figures while output grows: de-duplicate by
     (message.id, requestId) — message.id alone when a file has no requestId — keeping the last line.
     """
-    last: dict[tuple[str, str], Mapping[str, Any]] = {}
+    last: dict[tuple[str, str], tuple[int, ...]] = {}
     lines_with_usage = 0
     for ln in sorted(members, key=lambda x: x.index):
         if ln.usage is None:
@@ -182,15 +186,13 @@ def provider_usage(members: Sequence[Any], chain: Sequence[Any]) -> dict[str, An
         last[(ln.message_id, ln.request)] = ln.usage
     if not last:
         return None
-    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
-    totals = {k: sum(_int(u.get(k)) for u in last.values()) for k in keys}
+    totals = {k: sum(u[n] for u in last.values()) for n, k in enumerate(_USAGE)}
     context = at = None
     for ln in reversed(chain):
         if ln.message_id:
             for (mid, _), u in last.items():
                 if mid == ln.message_id:
-                    context = _int(u.get("input_tokens")) + _int(u.get("cache_read_input_tokens")) + _int(
-                        u.get("cache_creation_input_tokens"))
+                    context = u[0] + u[1] + u[2]
                     at = ln.line_no
             break
     return {"source": "claude-code", "requests": len(last), "lines": lines_with_usage, **totals,

@@ -4,7 +4,7 @@ A live session grows by whole lines at its end (Claude Code and Codex append to 
 does any chat log), and ``inspect`` — the hooks and the status line too — reads it again and again.
 Each JSONL reader is a ``Reading`` that can give its state as plain values and be fed the records of
 bytes appended later. What the three share is here: the format (detected once for good from the first
-50 records), how many records were read, the lines skipped, the records' own time stamps (inspect
+records), how many records were read, the lines skipped, the records' own time stamps (inspect
 compares some), and where the last lines end — a unit of lines that straddles the old end (a reply
 that goes on) is built again from the bytes of those lines, which the caller hands over together
 with the appended ones, read in the same pass as the digest that vouches for them.
@@ -30,7 +30,6 @@ from ._source import ReadContext, load_appended, parse_json
 __all__ = ["Steps", "NotResumable", "begin", "resume", "kept_from", "STATE_VERSION"]
 
 STATE_VERSION = 1
-_SNIFF = 50  # the records the format is detected from (formats.detect_records)
 _KEEP_LINES = 256  # the last lines whose bytes a later read gets back, for units that straddle its start
 _READERS = {"chat": chat, "claude-code": claude_code, "codex": codex}
 
@@ -49,7 +48,7 @@ class Steps:
     reading: Any
     records: Sequence[Record]
     count: int = 0  # records (lines) read
-    final: bool = False  # the format is known for good: forced, or detected from 50 records
+    final: bool = False  # the format is known for good: forced, or no appended line can change it
     stamps: dict[int, str] = field(default_factory=dict)  # line -> the record's "timestamp"
     taken: int = 0  # messages made when the state was taken (chat, codex)
     #: Where the last lines start and end: ``ends[0]`` is the start of record ``count - len(ends) + 1``,
@@ -73,8 +72,8 @@ class Steps:
         """The state to keep (plain values), the file read to byte ``end``; None when a later read could
         not go on from it. Taken before :meth:`finish`."""
         ends = self.ends
-        if not self.final or not self.ctx.lines_by_first_line or ends is None:
-            return None
+        if not self.final or not self.ctx.lines_by_first_line or ends is None or not self.ctx.ended:
+            return None  # (a last line without its line break may go on: the state would end inside it)
         state = self.reading.state()
         if state is None:
             return None
@@ -109,7 +108,7 @@ class Steps:
 
 def begin(records: Sequence[Record], ctx: ReadContext) -> Steps:
     """The steps of a JSON Lines file read whole (``ctx.line_ends`` filled as it was read)."""
-    from . import detect_records
+    from . import detect_records, detected_for_good
 
     fmt = ctx.options.format or detect_records(records, ctx.path)
     if fmt not in _READERS:
@@ -120,12 +119,7 @@ def begin(records: Sequence[Record], ctx: ReadContext) -> Steps:
         reading.prepare(records)
     else:
         reading = _READERS[fmt].Reading()
-    seen = 0
-    for r in records:
-        seen += r.data is not None
-        if seen >= _SNIFF:
-            break
-    steps = Steps(ctx, fmt, reading, records, final=ctx.options.format is not None or seen >= _SNIFF)
+    steps = Steps(ctx, fmt, reading, records, final=ctx.options.format is not None or detected_for_good(records))
     steps.feed(records, 0)
     lines = ctx.line_ends
     steps.ends = [0, *lines] if lines is not None and len(lines) == len(records) else None
