@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -258,6 +259,56 @@ def test_inspect_without_spans_does_not_import_the_compressors():
             "print(r.exit_code, sorted(m for m in ('tcompact.compressors', 'tcompact.summarizers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.stdout.strip() == "0 []", out.stderr
+
+
+#: The modules a plain ``inspect --json`` may import: its command, the readers, counting, the caches.
+INSPECT_MODULES = {
+    "tcompact", "tcompact.app", "tcompact.commands", "tcompact.commands._help", "tcompact.commands._options",
+    "tcompact.commands._sessions", "tcompact.commands.inspect", "tcompact.encodings", "tcompact.errors",
+    "tcompact.format_names", "tcompact.formats", "tcompact.formats._merge", "tcompact.formats._source",
+    "tcompact.formats.chat", "tcompact.formats.claude_chain", "tcompact.formats.claude_code",
+    "tcompact.formats.claude_messages", "tcompact.formats.codex", "tcompact.formats.steps",
+    "tcompact.formats.trajectories", "tcompact.growing", "tcompact.images", "tcompact.inspect_job",
+    "tcompact.inspect_report", "tcompact.inspection", "tcompact.markers", "tcompact.model", "tcompact.render",
+    "tcompact.reportcache", "tcompact.rounds", "tcompact.tokencache", "tcompact.tokens", "tcompact.tokentable",
+    "tcompact.windows",
+}
+
+
+def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
+    """issue 26 item 3: start-up is most of a small file's inspect, and the status line and hooks read a
+    session on every refresh. A plain ``inspect --json`` imports none of the other commands, no writer, no
+    compressor or summariser, no rich and no pydantic; with every text counted before, not the tokenizer
+    either — whether the report is kept, the file is read whole, or read on from its kept state."""
+    import json
+
+    sample = (SAMPLES / "chat_tool_session.jsonl").read_bytes()
+    last = sample.splitlines(keepends=True)[-1]
+    session, copy = tmp_path / "s.jsonl", tmp_path / "copy.jsonl"
+    session.write_bytes(sample)
+    copy.write_bytes(sample + last)  # other bytes, every text counted before
+    env = {**os.environ, "TCOMPACT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("TCOMPACT_NO_CACHE", None)
+    code = ("import json, sys; from tcompact.app import main; sys.argv = ['tcompact', 'inspect', sys.argv[1], '--json']\n"
+            "try:\n    main()\nexcept SystemExit as end:\n    status = end.code\n"
+            "print(json.dumps([status, sorted(m for m in sys.modules if m.startswith('tcompact')), "
+            "sorted({m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names))]), file=sys.stderr)")
+
+    def imported(path):
+        out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=REPO, env=env)
+        return json.loads(out.stderr.splitlines()[-1])
+
+    imported(session)  # counts the texts, keeps the report and the state
+    runs = {"the report kept": imported(session), "read whole": imported(copy)}
+    with open(session, "ab") as fh:  # then read on from the kept state: a line appended, its texts counted before
+        fh.write(last)
+    runs["read on"] = imported(session)
+    for what, (status, modules, others) in runs.items():
+        assert status in (0, None), what
+        assert set(modules) - INSPECT_MODULES == set(), what
+        assert set(others) - {"__main__", "_distutils_hack", "annotated_doc", "orjson", "shellingham", "tcompact",
+                              "typer"} == set(), what
+    assert "tcompact.growing" in runs["read on"][1] and "tcompact.formats.steps" in runs["read on"][1]
 
 
 def test_folder_scan_passes_over_files_that_are_no_transcripts(runner, tmp_path):

@@ -55,10 +55,38 @@ def _usage_message(exc: Any) -> str:
     return f"{exc.format_message()}{where}"
 
 
+#: The commands, in the order ``--help`` lists them: each is the module of that name in ``commands/``, imported
+#: (with what it imports) only when the command runs or ``--help`` lists them all, so that a command's start-up
+#: pays for no other command.
+COMMANDS = ("inspect", "compact", "replay", "compressors", "restore", "convert", "eval", "batch")
+
+
 class _Group(TyperGroup):
-    """Turns every exception into one error line and an exit code."""
+    """Turns every exception into one error line and an exit code; builds each command when it is asked for."""
 
     context_class = HelpContext  # the help of every command as commands/_help.py writes it
+
+    @property
+    def commands(self) -> dict[str, Any]:  # type: ignore[override]
+        """Every command (all of them built: what asks for them all, such as a test, gets them all)."""
+        for name in COMMANDS:
+            self._command(name)
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: dict[str, Any]) -> None:
+        self._commands = value
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*COMMANDS, *(n for n in self._commands if n not in COMMANDS)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return self._command(cmd_name)
+
+    def _command(self, name: str) -> Any:
+        if name not in self._commands and name in COMMANDS:
+            self._commands[name] = _build(name)
+        return self._commands.get(name)
 
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -128,24 +156,23 @@ def _root(
     """
 
 
-def _register() -> None:
-    from .commands import batch, compact, compressors, convert, eval, inspect, replay, restore
+def _build(name: str) -> Any:
+    """The click command of ``name``, built from its module as the root app would build it."""
+    from importlib import import_module
+
+    from typer.main import get_command_from_info, get_group_from_info
+
     from .commands._help import Command
 
-    inspect.register(app)
-    compact.register(app)
-    replay.register(app)
-    compressors.register(app)
-    restore.register(app)
-    convert.register(app)
-    eval.register(app)
-    batch.register(app)
-    groups = [group.typer_instance for group in app.registered_groups]
-    for info in [c for t in (app, *groups) for c in t.registered_commands]:  # metavars (commands/_help.py)
-        info.cls = Command
-
-
-_register()
+    own = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False)
+    import_module(f".commands.{name}", __package__).register(own)
+    for info in [c for t in (own, *(g.typer_instance for g in own.registered_groups)) for c in t.registered_commands]:
+        info.cls = Command  # the metavars and help of commands/_help.py
+    if own.registered_groups:
+        return get_group_from_info(own.registered_groups[0], pretty_exceptions_short=app.pretty_exceptions_short,
+                                   suggest_commands=True, rich_markup_mode=None)
+    return get_command_from_info(own.registered_commands[0], pretty_exceptions_short=app.pretty_exceptions_short,
+                                 rich_markup_mode=None)
 
 
 def main() -> None:

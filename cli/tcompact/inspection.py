@@ -11,15 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import InputError, NotATranscriptError, TcompactError, UsageError
 from .formats import ReadOptions, find_files, read_file
 from .inspect_report import counters, file_report, message_preview, preview, stamps_of, transcript_report, usage_of
 from .model import Message, SourceFile
-from .spans import Span
 from .tokens import ENCODINGS, MessageTokens, texts_of
+
+if TYPE_CHECKING:
+    from .spans import Span
 
 __all__ = ["InspectOptions", "Counted", "inspect_file", "inspect_paths", "inspect_counted", "inspect_source",
            "preview", "message_preview", "SCHEMA_VERSION"]

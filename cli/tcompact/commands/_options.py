@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..formats import FORMATS
+from ..format_names import FORMATS
 
 FormatOpt = Annotated[
     str | None,

@@ -12,11 +12,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from ..errors import InputError, NotATranscriptError, UsageError
+from ..format_names import FORMATS, WRITABLE
 from ..model import Record, SourceFile, Transcript
-from . import chat, claude_code, codex, trajectories, writers
+from . import chat, claude_code, codex, trajectories
 from ._merge import join_lines
-from .writers import Rendered
 from ._source import ReadContext, ReadOptions, gc_paused, load_bytes, load_records
 from . import steps  # noqa: E402  (after the readers it reads with)
 from .steps import Steps
@@ -35,9 +37,8 @@ __all__ = [
     "join_lines",
 ]
 
-#: Every format name, in the order ``--format`` lists them.
-FORMATS = ("chat", "claude-code", "codex", "swe-agent", "tau-bench")
-WRITABLE = ("chat", "claude-code", "codex")
+if TYPE_CHECKING:
+    from .writers import Rendered
 _JSONL_READERS = {"chat": chat, "claude-code": claude_code, "codex": codex}
 _SNIFF_RECORDS = 50
 _TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
@@ -210,4 +211,15 @@ def serialize(transcript: Transcript, fmt: str, *, source: SourceFile | None = N
     """
     if fmt not in WRITABLE:
         raise UsageError(f"cannot write {fmt} files", hint=f"write one of: {', '.join(WRITABLE)}")
+    from . import writers  # (what only reads never imports the writers)
+
     return writers.serialize(transcript, fmt, source=source, now=now, pre_tokens=pre_tokens)
+
+
+def __getattr__(name: str) -> Any:
+    """``Rendered``, the writers' result, imported on first use: reading needs no writer."""
+    if name == "Rendered":
+        from .writers import Rendered
+
+        return Rendered
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

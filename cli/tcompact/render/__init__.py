@@ -66,6 +66,16 @@ def print_json(document: Any) -> None:
     sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
+def inspect_outcome(report: Mapping[str, Any], *, json_out: bool, transcript: str | None = None) -> None:
+    """What ``inspect`` prints: the JSON document (no rich imported), or the view of the report."""
+    if json_out:
+        print_json(report)
+        return
+    from .inspect_view import inspect_outcome as view
+
+    view(report, transcript=transcript)
+
+
 def warn(message: str) -> None:
     """One warning line on stderr."""
     from rich.text import Text
@@ -136,7 +146,7 @@ def write_stdout(data: bytes) -> None:
 
 _VIEWS = {"compact_report": "compact_view", "compact_outcome": "compact_view", "compressors_table": "compact_view", "check_dict": "replay_view",
           "replay_checks": "replay_view", "replay_table": "replay_view", "rerun_dict": "replay_view",
-          "rerun_view": "replay_view", "inspect_report": "inspect_view", "inspect_outcome": "inspect_view"}
+          "rerun_view": "replay_view", "inspect_report": "inspect_view"}
 
 
 def __getattr__(name: str) -> Any:

@@ -20,13 +20,8 @@ _SPARK = "▁▂▃▄▅▆▇█"
 _SPARK_WIDTH = 60
 
 
-def inspect_outcome(report: Mapping[str, Any], *, json_out: bool, transcript: str | None = None) -> None:
-    """What ``inspect`` prints: the JSON document, or the report (and a stored session's usage and cost)."""
-    from . import print_json
-
-    if json_out:
-        print_json(report)
-        return
+def inspect_outcome(report: Mapping[str, Any], *, transcript: str | None = None) -> None:
+    """What ``inspect`` prints without ``--json``: the report (and a stored session's usage and cost)."""
     inspect_report(report, transcript=transcript)
     if "session" in report:
         from .sessions_view import session_lines
