@@ -301,7 +301,7 @@ def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
     imported(session)  # counts the texts, keeps the report and the state
     runs = {"the report kept": imported(session), "read whole": imported(copy)}
     with open(session, "ab") as fh:  # then read on from the kept state: a line appended, its texts counted before
-        fh.write(last)
+        fh.write(sample.splitlines(keepends=True)[-2])
     runs["read on"] = imported(session)
     for what, (status, modules, others) in runs.items():
         assert status in (0, None), what
@@ -309,6 +309,12 @@ def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
         assert set(others) - {"__main__", "_distutils_hack", "annotated_doc", "orjson", "shellingham", "tcompact",
                               "typer"} == set(), what
     assert "tcompact.growing" in runs["read on"][1] and "tcompact.formats.steps" in runs["read on"][1]
+    # a second look at an unchanged file finds its report without a reader, a message or a count
+    assert set(runs["the report kept"][1]) == INSPECT_MODULES - {
+        "tcompact.formats.chat", "tcompact.formats.claude_chain", "tcompact.formats.claude_code", "tcompact.images",
+        "tcompact.formats.claude_messages", "tcompact.formats.codex", "tcompact.formats.steps", "tcompact.model",
+        "tcompact.formats.trajectories", "tcompact.formats._merge", "tcompact.inspect_report", "tcompact.markers",
+        "tcompact.rounds", "tcompact.tokens", "tcompact.windows"}
 
 
 def test_folder_scan_passes_over_files_that_are_no_transcripts(runner, tmp_path):

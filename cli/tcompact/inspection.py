@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import InputError, NotATranscriptError, TcompactError, UsageError
+from .encodings import ENCODINGS
 from .formats import ReadOptions, find_files, read_file
-from .inspect_report import counters, file_report, message_preview, preview, stamps_of, transcript_report, usage_of
-from .model import Message, SourceFile
-from .tokens import ENCODINGS, MessageTokens, texts_of
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (a report kept for the file's bytes is found without them)
+    from .model import Message, SourceFile
     from .spans import Span
+    from .tokens import MessageTokens
 
 __all__ = ["InspectOptions", "Counted", "inspect_file", "inspect_paths", "inspect_counted", "inspect_source",
-           "preview", "message_preview", "SCHEMA_VERSION"]
+           "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
@@ -179,7 +179,8 @@ def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any
 
 
 def _inspect_source(source: SourceFile, options: InspectOptions) -> tuple[dict[str, Any], dict[str, Counted]]:
-    from .inspect_report import facts_of
+    from .inspect_report import counters, facts_of, file_report, stamps_of, transcript_report, usage_of
+    from .tokens import texts_of
 
     counted = counters(source.transcripts, options)
     for counter in {id(c): c for _, c in counted}.values():  # one parallel pass over every text of the file
@@ -240,3 +241,12 @@ def _totals(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "tokens": sum(t["tokens"]["total"] for t in ts),
         "skipped_lines": sum(len(r["skipped_lines"]) for r in reports),
     }
+
+
+def __getattr__(name: str) -> Any:
+    """``preview`` and ``message_preview``, which the report's module makes, imported on first use."""
+    if name in ("preview", "message_preview"):
+        from . import inspect_report
+
+        return getattr(inspect_report, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

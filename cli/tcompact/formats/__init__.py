@@ -10,18 +10,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotATranscriptError, UsageError
 from ..format_names import FORMATS, WRITABLE
-from ..model import Record, SourceFile, Transcript
-from . import chat, claude_code, codex, trajectories
-from ._merge import join_lines
 from ._source import ReadContext, ReadOptions, gc_paused, load_bytes, load_records
-from . import steps  # noqa: E402  (after the readers it reads with)
-from .steps import Steps
+
+if TYPE_CHECKING:
+    from ..model import Record, SourceFile, Transcript
+    from ._merge import join_lines
+    from .steps import Steps
+    from .writers import Rendered
 
 __all__ = [
     "FORMATS",
@@ -37,9 +36,7 @@ __all__ = [
     "join_lines",
 ]
 
-if TYPE_CHECKING:
-    from .writers import Rendered
-_JSONL_READERS = {"chat": chat, "claude-code": claude_code, "codex": codex}
+_JSONL = ("chat", "claude-code", "codex")  # the JSON Lines readers, in the order they are asked to recognise a record
 _SNIFF_RECORDS = 50
 _TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
 
@@ -62,7 +59,11 @@ def read_steps(path: str | Path, options: ReadOptions | None = None, *, digest: 
     ctx.line_ends = []
     with gc_paused():
         records, document = load_records(Path(path), ctx)
-        return _source_file(records, True, ctx) if document else steps.begin(records, ctx)
+        if document:
+            return _source_file(records, True, ctx)
+        from . import steps
+
+        return steps.begin(records, ctx)
 
 
 def read_bytes(data: bytes, name: str, options: ReadOptions | None = None) -> SourceFile:
@@ -80,6 +81,9 @@ def _context(path: str, options: ReadOptions | None) -> ReadContext:
 
 
 def _source_file(records: list[Record], document: bool, ctx: ReadContext) -> SourceFile:
+    from ..model import SourceFile
+    from . import steps
+
     if document:
         fmt, transcripts, unknown, meta = _read_document(records[0], ctx)
     else:
@@ -101,6 +105,8 @@ def _source_file(records: list[Record], document: bool, ctx: ReadContext) -> Sou
 
 
 def _read_document(record: Record, ctx: ReadContext) -> tuple[str, list[Transcript], dict, dict]:
+    from . import chat, trajectories
+
     value = record.data
     fmt = ctx.options.format
     if isinstance(value, dict) and "offload_handle" in value:  # what `compact -c offload` moved out
@@ -136,13 +142,16 @@ def _is_chat_document(value: object) -> bool:
 
 def _votes(records: Sequence[Record]) -> tuple[Counter[str], int]:
     """The formats the first records look like (one vote each, in the order first seen), and how many voted."""
+    from . import chat, claude_code, codex  # (what reads no file imports no reader)
+
+    readers = {"chat": chat, "claude-code": claude_code, "codex": codex}
     votes: Counter[str] = Counter()
     seen = 0
     for rec in records:
         if rec.data is None:
             continue
         seen += 1
-        for name, module in _JSONL_READERS.items():
+        for name, module in readers.items():
             if module.sniff(rec.data):
                 votes[name] += 1
                 break
@@ -163,7 +172,7 @@ def detected_for_good(records: Sequence[Record]) -> bool:
     left = _SNIFF_RECORDS - seen
     return all(votes[leader] > votes.get(f, 0) + left or (
         votes[leader] == votes.get(f, 0) + left and (f not in votes or order.index(leader) < order.index(f)))
-        for f in _JSONL_READERS if f != leader)
+        for f in _JSONL if f != leader)
 
 
 def detect_records(records: Sequence[Record], path: str) -> str:
@@ -217,9 +226,14 @@ def serialize(transcript: Transcript, fmt: str, *, source: SourceFile | None = N
 
 
 def __getattr__(name: str) -> Any:
-    """``Rendered``, the writers' result, imported on first use: reading needs no writer."""
+    """``Rendered`` (the writers' result) and ``join_lines`` (what writing back joins), imported on first use:
+    reading needs neither."""
     if name == "Rendered":
         from .writers import Rendered
 
         return Rendered
+    if name == "join_lines":
+        from ._merge import join_lines
+
+        return join_lines
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..errors import InputError, NotATranscriptError
-from ..model import Record
+
+if TYPE_CHECKING:
+    from ..model import Record
 
 __all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "load_appended", "parse_json", "gc_paused",
            "file_digest", "digest_with_mark", "MAX_LINE_BYTES"]
@@ -105,6 +106,8 @@ def parse_json(raw: bytes) -> Any:
     except orjson.JSONDecodeError as first:
         if "surrogate" not in first.msg:
             raise
+        import json
+
         try:
             return _no_surrogates(json.loads(bytes(raw).decode("utf-8"), parse_constant=_refuse_constant,
                                              parse_int=_int64))
@@ -331,6 +334,8 @@ def _try_document(fh: Any, ctx: ReadContext, *, strict: bool) -> list[Record] | 
         lines = body.count(b"\n") + (not body.endswith(b"\n"))  # orjson puts an end of data after the last newline
         _raise_parse_error(exc, body, ctx, line=min(exc.lineno, lines), last=not body.rstrip().endswith((b"}", b"]")))
     ctx.document = True
+    from ..model import Record
+
     if too_deep(body, value):
         raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", path=ctx.path,
                          hint="this is no transcript tcompact can read; pass a transcript file")
@@ -342,6 +347,8 @@ def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | No
     """The records of the lines of ``fh``; ``head`` holds the lines read already, with the value of
     any that was parsed (the file goes on after them); it is emptied as they are taken. The first
     line read is line ``first_line`` of the file and starts at byte ``start``."""
+    from ..model import Record
+
     records: list[Record] = []
     limit = ctx.options.max_line_bytes
     keep_raw = ctx.options.keep_raw
@@ -417,6 +424,8 @@ def _bad_line(ctx: ReadContext, line: int, what: str, records: list[Record], raw
     if not ctx.options.skip_bad_lines:
         raise InputError(what, path=ctx.path, line=line, hint=_SKIP_HINT)
     ctx.skipped.append((line, what))
+    from ..model import Record
+
     records.append(Record(line=line, data=None, raw=raw if keep_raw else None))
 
 
