@@ -55,10 +55,11 @@ def _usage_message(exc: Any) -> str:
     return f"{exc.format_message()}{where}"
 
 
-#: The commands, in the order ``--help`` lists them: each is the module of that name in ``commands/``, imported
-#: (with what it imports) only when the command runs or ``--help`` lists them all, so that a command's start-up
-#: pays for no other command.
-COMMANDS = ("inspect", "compact", "replay", "compressors", "restore", "convert", "eval", "batch")
+#: The commands, in the order ``--help`` lists them, and the module of ``commands/`` that registers each: a module
+#: (with what it imports) is imported only when one of its commands runs or ``--help`` lists them all, so that a
+#: command's start-up pays for no other command.
+COMMANDS = {"inspect": "inspect", "compact": "compact", "replay": "replay", "compressors": "compressors",
+            "restore": "restore", "convert": "convert", "eval": "eval", "batch": "batch"}
 
 
 class _Group(TyperGroup):
@@ -165,14 +166,15 @@ def _build(name: str) -> Any:
     from .commands._help import Command
 
     own = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False)
-    import_module(f".commands.{name}", __package__).register(own)
+    import_module(f".commands.{COMMANDS[name]}", __package__).register(own)
     for info in [c for t in (own, *(g.typer_instance for g in own.registered_groups)) for c in t.registered_commands]:
         info.cls = Command  # the metavars and help of commands/_help.py
-    if own.registered_groups:
-        return get_group_from_info(own.registered_groups[0], pretty_exceptions_short=app.pretty_exceptions_short,
-                                   suggest_commands=True, rich_markup_mode=None)
-    return get_command_from_info(own.registered_commands[0], pretty_exceptions_short=app.pretty_exceptions_short,
-                                 rich_markup_mode=None)
+    for group in own.registered_groups:
+        if group.name == name:
+            return get_group_from_info(group, pretty_exceptions_short=app.pretty_exceptions_short,
+                                       suggest_commands=True, rich_markup_mode=None)
+    info = next(c for c in own.registered_commands if c.name == name)
+    return get_command_from_info(info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=None)
 
 
 def main() -> None:
