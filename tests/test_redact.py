@@ -9,7 +9,7 @@ import uuid
 from types import MappingProxyType
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tcompact.redact import PATTERNS, SECRET_KEY, redact, redact_value
@@ -270,3 +270,32 @@ def test_a_secret_field_already_redacted_keeps_its_label():
     assert redact_value({"api_key": "[REDACTED:openai_key]", "token": "[REDACTED]"}) == {
         "api_key": "[REDACTED:openai_key]", "token": "[REDACTED]"}
     assert redact_value({"password": ["hunter22"]}) == {"password": ["hunter22"]}  # only string values are blanked
+
+
+# issue 26: two patterns were made faster; the patterns they were, to check that they redact the same.
+_URL_BEFORE = re.compile(r"(?<=[A-Za-z0-9])://(?P<secret>[^\s:/?#@\"'<>\[\]]{0,256}:[^\s/?#@\"'<>]{1,256})@(?=[\w\[])")
+URL_PIECES = ["https", "http", "s", "1", "-", " ", "://", "user", ":", "pa ss", "p@ss", "@", "host", "[::1]", "/path",
+              "?q", "#", "\n", '"', "日", "Ω", "x" * 300, "ſ", ":://", "@@"]
+PLACED_PIECES = ["aws", "AWS", "Aws", "awſ", "aWs", "_", "secret", "SECRET", "ſecret", "_access", "access", "_key",
+                 "KEY", "\u212aey", "ı", " = ", "=", ":", "=>", '"', "'", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                 "+" * 40, "token", "password=", "x", " ", "\n", "日", "sk_live_", "rk_test_", "Sk_live_", "k_live_",
+                 "51H8abcdefghijklmnop", "Authorization", "AUTHORIZATION", "authorızation", "Bearer", "bearer", "BEARER",
+                 "Basic ", "tok3n-abcdef0123456789", "İ"]
+
+
+@settings(max_examples=800, deadline=None, database=None)
+@given(st.lists(st.sampled_from(PLACED_PIECES), max_size=16))
+@example(["Authorization", " ", "x", " ", "authorızation", ":", " ", "Bearer", " ", "tok3n-abcdef0123456789"])
+@example(["aws", "_", "secret", "_access", "_key", "=", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", " ", "awſ", "_",
+          "secret", "_access", "_key", "=", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"])
+def test_patterns_tried_where_their_words_start_redact_as_the_whole_pattern(parts):
+    """Some patterns are tried only where the lower-case text holds their first word (those that take ſ
+    and ı for s and i: in texts holding neither) — the same redaction as running them everywhere."""
+    from tcompact import redact as module
+
+    text = "".join(parts)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(module, "_SUBS", tuple((n, p, s, w if w is None or w[0] is module._GENERIC_STARTS else None)
+                                          for n, p, s, w in module._SUBS))
+        expected = redact(text)
+    assert redact(text) == expected

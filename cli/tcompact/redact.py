@@ -83,9 +83,10 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bearer_token", re.compile(
         r"[Bb]earer(?<!(?<!\\)[A-Za-z0-9_][Bb]earer)\s+"
         r"(?P<secret>(?=[A-Za-z._~+/\-]*[0-9])[A-Za-z0-9._~+/\-]{16,}=*)")),
-    # Credentials in a URL: scheme://user:password@host keeps the scheme and the host.
+    # Credentials in a URL: scheme://user:password@host keeps the scheme and the host. (The literal
+    # first and the scheme's last character checked behind it: the engine then jumps between "://".)
     ("url_credentials", re.compile(
-        r"(?<=[A-Za-z0-9])://(?P<secret>[^\s:/?#@\"'<>\[\]]{0,256}:[^\s/?#@\"'<>]{1,256})@(?=[\w\[])")),
+        r"://(?<=[A-Za-z0-9]://)(?P<secret>[^\s:/?#@\"'<>\[\]]{0,256}:[^\s/?#@\"'<>]{1,256})@(?=[\w\[])")),
     # Generic quoted assignment: password = "…", "api_key": "…", secret: '…' (the value only; no
     # whitespace in it, not a ${VAR}/<placeholder> reference, not already redacted).
     ("generic_secret", re.compile(
@@ -142,11 +143,17 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("pass", "pwd", "secret", "key", "token"),
 )
 assert len(_NEEDLES) == len(PATTERNS)
-_SUBS = tuple((frozenset(needles), pattern, _replace(kind), kind == "generic_secret")
-              for needles, (kind, pattern) in zip(_NEEDLES, PATTERNS, strict=True))
-# Where a generic assignment can start: the first letters of every name _SECRET_SUFFIX accepts. The
-# generic patterns are tried only at these positions instead of at every character.
+# Where a match can start, for the patterns tried only there instead of at every character: where the
+# lower-case text holds one of these words (moved by the offset: a Stripe key starts one letter before
+# "k_live_"). A generic assignment starts with one of the names _SECRET_SUFFIX accepts. Patterns that take
+# ſ for s or ı for i (case-insensitive ones) are tried there only in texts that hold neither.
 _GENERIC_STARTS = ("pass", "pwd", "private", "secret", "api", "access", "token")
+_STARTS = {"generic_secret": (_GENERIC_STARTS, 0, False), "aws_secret_access_key": (("aws",), 0, True),
+           "stripe_key": (("k_live_", "k_test_"), -1, False), "authorization": (("authorization",), 0, True),
+           "bearer_token": (("bearer",), 0, False)}
+_SUBS = tuple((frozenset(needles), pattern, _replace(kind), _STARTS.get(kind))
+              for needles, (kind, pattern) in zip(_NEEDLES, PATTERNS, strict=True))
+_ODD_CASES = ("\u017f", "\u0131")  # ſ and ı, which case-insensitive patterns take for s and i
 
 
 _ALL_NEEDLES = tuple(sorted({n for needles in _NEEDLES for n in needles}, key=len, reverse=True))
@@ -156,20 +163,27 @@ def redact(text: str) -> str:
     """The text with every secret replaced by ``[REDACTED:<kind>]``."""
     low = text.lower()
     present = _present(low)
-    starts: list[int] | None = None
-    for needles, pattern, sub, positional in _SUBS:
+    starts: dict[tuple[str, ...], list[int]] = {}
+    for needles, pattern, sub, where in _SUBS:
         if present.isdisjoint(needles):
             continue
-        if positional and len(low) == len(text):
-            if starts is None:
-                starts = _starts(low)
-            new = _sub_at(pattern, sub, text, starts)
+        if where is not None and len(low) == len(text) and (not where[2] or _plain(text)):
+            words, offset, _ = where
+            if words not in starts:
+                starts[words] = _starts(low, words)
+            new = _sub_at(pattern, sub, text, [i + offset for i in starts[words] if i + offset >= 0])
         else:
             new = pattern.sub(sub, text)
         if new is not text and new != text:  # a replacement: look again (its label may hold a needle)
-            text, low, starts = new, new.lower(), None
+            text, low, starts = new, new.lower(), {}
             present = _present(low)
     return text
+
+
+def _plain(text: str) -> bool:
+    """Whether ``text`` holds none of the characters a case-insensitive pattern takes for an ASCII letter
+    that ``lower()`` keeps as it is (then a match starts where the lower-case text holds its first letters)."""
+    return text.isascii() or not any(c in text for c in _ODD_CASES)
 
 
 def _present(low: str) -> frozenset[str]:
@@ -178,10 +192,10 @@ def _present(low: str) -> frozenset[str]:
     return frozenset(n for n in _ALL_NEEDLES if n in low)
 
 
-def _starts(low: str) -> list[int]:
-    """Sorted positions where a generic secret name may begin."""
+def _starts(low: str, firsts: tuple[str, ...] = _GENERIC_STARTS) -> list[int]:
+    """Sorted positions where a match may begin: where ``low`` holds one of ``firsts``."""
     found: set[int] = set()
-    for needle in _GENERIC_STARTS:
+    for needle in firsts:
         i = low.find(needle)
         while i != -1:
             found.add(i)

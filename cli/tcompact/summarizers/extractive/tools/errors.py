@@ -11,7 +11,9 @@ as they stand (leading and trailing blanks stripped), so a summary can quote the
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
 from collections.abc import Iterator
 
 from ..text import words_in
@@ -55,7 +57,30 @@ def _is_error(line: str) -> bool:
 
 
 def error_lines(text: str, limit: int = 4) -> list[str]:
-    """The distinct error statements of an output, in order; past ``limit``, the first and last ones."""
+    """The distinct error statements of an output, in order; past ``limit``, the first and last ones.
+
+    The answer for a long output is remembered, by a digest of the text (not the text): a summariser's
+    scan and the benefit check after it read the same outputs (issue 26)."""
+    if len(text) < _REMEMBER_FROM:
+        return _error_lines(text, limit)
+    key = (hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest(), limit)
+    found = _REMEMBERED.get(key)
+    if found is None:
+        found = tuple(_error_lines(text, limit))
+        with _REMEMBERING:
+            _REMEMBERED[key] = found
+            if len(_REMEMBERED) > _REMEMBER:
+                _REMEMBERED.pop(next(iter(_REMEMBERED)), None)
+    return list(found)
+
+
+_REMEMBER_FROM = 512  # characters: a shorter output is looked at again
+_REMEMBER = 1 << 16  # answers remembered at most (the oldest go first)
+_REMEMBERED: dict[tuple[bytes, int], tuple[str, ...]] = {}
+_REMEMBERING = threading.Lock()
+
+
+def _error_lines(text: str, limit: int) -> list[str]:
     if not words_in(text, _WORDS):
         return []
     found: dict[str, None] = {}
