@@ -165,6 +165,7 @@ class TokenCounter:
         self.encoding_name = encoding
         self.approximate = approximate
         self._cache: dict[str, int] = {"": 0}
+        self._messages: dict[int, tuple[Message, MessageTokens]] = {}
         self._store_choice = cache
         self._store_resolved = False
         self._store: Any = None
@@ -290,7 +291,16 @@ class TokenCounter:
             return memoryview(self._to_buffer(fixed, _NO_SPECIAL)).nbytes // 4
 
     def message(self, message: Message) -> MessageTokens:
-        """Tokens of one message by the documented formula."""
+        """Tokens of one message by the documented formula (remembered for that message: compressors ask
+        for the same messages' tokens many times over — round-level once per block and stage)."""
+        found = self._messages.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        tokens = self._message(message)
+        self._messages[id(message)] = (message, tokens)  # (the message kept: its id is not reused meanwhile)
+        return tokens
+
+    def _message(self, message: Message) -> MessageTokens:
         kinds: dict[str, int] = {}
         main = message_kind(message)
         own = MESSAGE_OVERHEAD + self.count(message.name or "")

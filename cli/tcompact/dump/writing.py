@@ -38,7 +38,7 @@ def iter_dumps(result: CompressionResult, *, before: Sequence[Message], settings
                ctx: DumpContext) -> Iterator[tuple[str, dict[str, Any]]]:
     """:func:`build_dumps` one document at a time, so a writer holds one at once."""
     used: set[str] = set()
-    cache: dict[str, str] = {}  # the same texts appear in every dump of a run, and several times in each
+    cache = _Redacted()  # the same texts appear in every dump of a run, and several times in each
     attempts = [_attempt(c) for c in result.calls]
     run_id = f"{int(result.calls[0].started * 1000)}-{safe_name(result.processor)}-{safe_name(ctx.session)}" \
         if result.calls else ""
@@ -53,13 +53,25 @@ def iter_dumps(result: CompressionResult, *, before: Sequence[Message], settings
             shared = {"in_call": n, "messages_sha256": before_sha, "total_tokens": result.tokens_before}
         else:
             doc["context_before"] = shared
-        doc["redactions"] = sum(1 for raw, clean in cache.items() if raw != clean)
+        doc["redactions"] = cache.changed
         doc["hashes"] = content_hashes(doc, context_before=before_sha)
         name = dump_name(int(call.started * 1000), result.processor, ctx.session)
         if name in used:  # calls started in the same millisecond (concurrent round-level calls)
             name = f"{name[:-5]}-{n}.json"
         used.add(name)
         yield name, doc
+
+
+class _Redacted(dict):
+    """The redaction of each text of a run's dumps, and how many of them redaction changed (counted as they
+    are added: counting them again for each dump made a run of many calls quadratic)."""
+
+    changed = 0
+
+    def __setitem__(self, raw: str, clean: str) -> None:
+        if raw not in self and raw != clean:
+            self.changed += 1
+        super().__setitem__(raw, clean)
 
 
 def _document(call: CallRecord, result: CompressionResult, *, number: int, before: Sequence[Message],

@@ -31,6 +31,7 @@ from ...spans import Span
 from ...summarizers.base import Block, ModelWindow, SummaryRequest, SummaryResponse, model_window
 from ...summarizers.contracts import prompt_text
 from ...summarizers.validity import cut_problem, text_problem
+from ...tokens import texts_of
 from .._summarize import OUTPUT_SHARE, Summary, prompt_room, summarize
 from ..base import CallRecord, Context
 from .prompting import PromptParts, fit_prompt, system_prompt
@@ -229,14 +230,15 @@ def _replacements(messages: Sequence[Message], call: _Call, text: str, ctx: Cont
     parsed = parse_blocks(text)
     if parsed is None:
         return _raw_fallback(messages, call, text, ctx, settings=settings, call_budget=call_budget, keep=keep)
+    usable = [(block, redact(summary)) for block in call.blocks if (summary := parsed.get(block.block_id))
+              and text_problem(summary, instructions=_instructions(call.request)) is None]
+    ctx.counter.prime(texts_of(memory_message(settings.compression_marker, block.scope, summary, block.next_level)
+                               for block, summary in usable))  # the call's new texts counted in one pass
     out = []
-    for block in call.blocks:
-        summary = parsed.get(block.block_id)
-        if summary and text_problem(summary, instructions=_instructions(call.request)) is None:
-            kept = _accept(messages, block, redact(summary), ctx, settings=settings, call_budget=call_budget,
-                           keep=keep)
-            if kept is not None:
-                out.append(kept)
+    for block, summary in usable:
+        kept = _accept(messages, block, summary, ctx, settings=settings, call_budget=call_budget, keep=keep)
+        if kept is not None:
+            out.append(kept)
     return out
 
 
