@@ -132,7 +132,7 @@ def test_one_session_is_the_store_session_of_a_path_or_the_one_the_selector_name
 def test_project_is_the_directory_or_below_it_relative_to_the_current_one(home, monkeypatch, tmp_path):
     monkeypatch.chdir("/")
     assert ids(home, "--project", "home/dev/app") == [D, B, A]
-    assert run(home, "inspect", "--project", "/home/dev/ap").exit_code == 2  # a prefix of a name is no folder
+    assert ids(home, "--project", "/home/dev/ap") == []  # a prefix of a name is no folder
 
 
 def test_session_names_one_session_in_detail(home):
@@ -204,6 +204,25 @@ def test_terminal_view_shows_the_rows_the_cost_and_the_price_table(home):
 def test_bad_selectors_are_one_error_line(home, args, error):
     result = run(home, "inspect", *args)
     assert result.exit_code == 2 and result.stderr.startswith(error) and result.stderr.count("\n") == 1
+
+
+def test_a_filter_that_matches_nothing_is_an_empty_listing(home):
+    d = doc(home, "--since", "20300101", "--timezone", "UTC")
+    assert d["sessions"] == [] and d["groups"] is None and d["errors"] == [] and d["not_transcripts"] == []
+    assert d["totals"] == {"sessions": 0, "messages": 0, "tool_calls": 0, "tokens": 0, "usage": None, "cost": None}
+    assert doc(home, "--agent", "codex", "--project", "/srv", "--group-by", "project")["groups"] == []
+    result = run(home, "inspect", "--until", "20200101", "--timezone", "UTC")
+    assert (result.exit_code, result.stderr) == (0, "")
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Sessions on this machine, newest first (times in UTC)"
+    assert next(x for x in lines if "sessions" in x and "│" in x).split("│")[1].strip() == "0 sessions"
+    # an unknown --session stays an error, and a command that works on one session needs one
+    result = run(home, "inspect", "--session", "zz", "--since", "20300101")
+    assert (result.exit_code, result.stderr) == (2, "Error: no session id starts with 'zz' (0 session(s) searched) "
+                                                    "— run `tcompact inspect` to list the sessions and their ids\n")
+    result = run(home, "compact", "--since", "20300101", "--fork", "-c", "truncate")
+    assert (result.exit_code, result.stderr) == (2, "Error: no session matches --since 20300101 (4 session(s) on this "
+                                                    "machine) — run `tcompact inspect` to list the sessions\n")
 
 
 def test_a_machine_without_sessions_says_so(tmp_path):

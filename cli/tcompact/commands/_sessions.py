@@ -59,7 +59,7 @@ def list_or_pick(selector: Selector, options, *, group_by: str, cost: bool, json
     from ..sessions import find_sessions
     from ..sessions.report import SessionsOptions, sessions_report
 
-    sessions = find_sessions(selector)
+    sessions = find_sessions(selector, empty_ok=True)
     if selector.session is not None and group_by == "session":
         return sessions[0]
     if html is not None or transcript is not None:

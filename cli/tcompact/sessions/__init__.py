@@ -27,10 +27,11 @@ __all__ = ["Selector", "Session", "Stores", "make_selector", "find_sessions", "s
 
 
 def find_sessions(selector: Selector | None = None, *, env: Mapping[str, str] | None = None,
-                  cwd: str | None = None) -> list[Session]:
+                  cwd: str | None = None, empty_ok: bool = False) -> list[Session]:
     """The selected sessions of both agents' stores, newest last activity first.
 
-    Raises InputError when there are none (no store, or nothing matches the selector).
+    Raises InputError when the stores hold no session, and when nothing matches the selector unless
+    ``empty_ok`` (a listing, which is then empty).
     """
     stores = stores_from_env(env)
     sessions = discover(stores)
@@ -40,7 +41,7 @@ def find_sessions(selector: Selector | None = None, *, env: Mapping[str, str] | 
         looked = ", ".join(str(d) for d in (*stores.claude, *stores.codex))
         raise InputError(f"no Claude Code or Codex sessions found (looked in {looked})",
                          hint="give a PATH, or set CLAUDE_CONFIG_DIR / CODEX_HOME to where your sessions are")
-    return select(sessions, selector or Selector(), cwd=cwd)
+    return select(sessions, selector or Selector(), cwd=cwd, empty_ok=empty_ok)
 
 
 def session_files(selector: Selector | None = None, *, env: Mapping[str, str] | None = None,
