@@ -22,6 +22,8 @@ B = "a1b2b2b2-0000-4000-8000-000000000002"
 C = "c3c3c3c3-0000-4000-8000-000000000003"
 D = "019b0000-0000-7000-8000-000000000004"
 E = "019b0000-0000-7000-8000-000000000005"
+BEDROCK_SAME = "f6f6f6f6-0000-4000-8000-000000000006"
+BEDROCK_DIFF = "f7f7f7f7-0000-4000-8000-000000000007"
 #: a tool output long enough for `-c truncate` (10 KiB) to cut
 LISTING = "\n".join(f"src/module_{i:04d}.py" for i in range(1200))
 SONNET, OPUS, HAIKU = "claude-sonnet-4-5-20250929", "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001"
@@ -137,6 +139,35 @@ def _claude_c(folder: Path, cwd: str) -> None:
               request="req_C2"),
     ])
     (folder / "d4d4d4d4-0000-4000-8000-000000000009.jsonl").write_bytes(b"")  # Claude Code leaves these
+
+
+def claude_replies(home: Path, sid: str, replies: list[tuple[str, str, dict[str, Any]]], *, cwd: str = "/home/dev/app",
+                   day: str = "2026-02-02") -> Path:
+    """A Claude Code session of one request and one reply per ``(model, message id, usage)``, a minute apart."""
+    folder = home / ".claude" / "projects" / project_folder(cwd)
+    folder.mkdir(parents=True, exist_ok=True)
+    lines, parent = [], None
+    for n, (model, mid, usage) in enumerate(replies):
+        at = f"{day}T10:{n:02d}:00.000Z"
+        lines.append(_line("user", f"{sid[:4]}-u{n}", parent, sid, at, _user(f"question {n}"), cwd=cwd))
+        lines.append(_line("assistant", f"{sid[:4]}-a{n}", f"{sid[:4]}-u{n}", sid, at.replace(":00.000Z", ":05.000Z"),
+                           _reply(mid, model, _text(f"answer {n}"), usage), cwd=cwd, request=f"req_{sid[:4]}_{n}"))
+        parent = f"{sid[:4]}-a{n}"
+    return jsonl(folder / f"{sid}.jsonl", lines)
+
+
+def bedrock_home(home: Path) -> Path:
+    """Two Claude sessions run on Amazon Bedrock (``msg_bdrk_`` ids, Bedrock model ids; 1,000 input, 2,000
+    cache-write, 3,000 cache-read and 400 output tokens a request): BEDROCK_SAME's ids are priced alike by
+    tcompact and ccusage; BEDROCK_DIFF's (in-region and apac.) are the README's explained difference."""
+    use = _usage(1000, 2000, 3000, 400)
+    claude_replies(home, BEDROCK_SAME, [(model, f"msg_bdrk_01F{n}", use) for n, model in enumerate((
+        "converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "global.anthropic.claude-haiku-4-5-20251001-v1:0", "bedrock/eu.anthropic.claude-haiku-4-5-20251001-v1:0"))])
+    claude_replies(home, BEDROCK_DIFF, [(model, f"msg_bdrk_01G{n}", use) for n, model in enumerate((
+        "anthropic.claude-haiku-4-5-20251001-v1:0", "apac.anthropic.claude-haiku-4-5-20251001-v1:0"))],
+        day="2026-02-03")
+    return home
 
 
 def _codex_line(ts: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:

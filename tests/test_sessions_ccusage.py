@@ -13,7 +13,7 @@ import subprocess
 
 import orjson
 import pytest
-from session_stores import A, B, C, D, E, SHARED, env_for, shared_home, small_home
+from session_stores import A, B, BEDROCK_DIFF, BEDROCK_SAME, C, D, E, SHARED, bedrock_home, env_for, shared_home, small_home
 from tools import npm_bin
 from typer.testing import CliRunner
 
@@ -81,3 +81,16 @@ def test_the_explained_differences_on_the_invented_sessions(tmp_path):
         codex_d["inputTokens"] + codex_e["inputTokens"], codex_d["outputTokens"] + codex_e["outputTokens"],
         codex_d["cacheReadTokens"] + codex_e["cacheReadTokens"])
     assert rows[D]["cost"]["usd"] == pytest.approx(codex_d["costUSD"] + codex_e["costUSD"], rel=1e-9)
+
+
+def test_bedrock_ids_cost_what_ccusage_says(tmp_path):
+    home = bedrock_home(tmp_path)
+    rows, claude = ours(home), ccusage(home, "claude")
+    # Haiku 4.5 costs $0.0058 for these tokens at Anthropic, Sonnet 4.5 $0.0174; a regional Bedrock id 10% more
+    assert mine(rows[BEDROCK_SAME]) == usage_of(claude[BEDROCK_SAME]) == (4000, 1600, 8000, 12000)
+    assert claude[BEDROCK_SAME]["totalCost"] == pytest.approx(0.00638 + 0.01914 + 0.0058 + 0.00638, rel=1e-9)
+    assert rows[BEDROCK_SAME]["cost"]["usd"] == pytest.approx(claude[BEDROCK_SAME]["totalCost"], rel=1e-9)
+    # in-region and apac. ids: ccusage (its LiteLLM-derived table) charges Anthropic's price, tcompact the regional
+    # price of genai-prices' Bedrock table
+    assert claude[BEDROCK_DIFF]["totalCost"] == pytest.approx(2 * 0.0058, rel=1e-9)
+    assert rows[BEDROCK_DIFF]["cost"]["usd"] == pytest.approx(2 * 0.00638, rel=1e-9)
