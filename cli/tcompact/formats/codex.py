@@ -8,7 +8,8 @@ rollouts (Codex Desktop) record user turns only as ``event_msg`` ``user_message`
 become user messages when no ``response_item`` mirrors them.
 
 Context after a compaction is the latest ``compacted`` line's ``replacement_history`` plus the
-items after it, as Codex rebuilds it on resume; ``--full-history`` reads every item instead.
+items after it, as Codex rebuilds it on resume; ``--full-history`` reads every item instead. The
+``compacted`` line and the ``context_compacted`` event Codex writes next to it are one compaction.
 ``event_msg``, ``turn_context`` and unknown lines are kept for writing back.
 """
 
@@ -56,6 +57,8 @@ class _Reader:
         self.usage: list[Mapping[str, Any]] = []
         self.usage_line: int | None = None  # the file line of the last token_count
         self.model: str | None = None
+        self.turns = 0  # conversation lines read: a compaction's two lines have none between them
+        self.turns_at_compaction = -1
 
     def read(self) -> Transcript:
         for i, rec in enumerate(self.records):
@@ -103,9 +106,12 @@ class _Reader:
             self.usage.append(p["info"])
             self.usage_line = rec.line
         elif kind == "context_compacted":
-            index = len(self.messages) if self._active(i) else None
-            self.compactions.append(Compaction(kind="codex_context_compacted", index=index, line=rec.line))
+            if not self._same_compaction("codex_compacted"):  # the event of a compacted line just read
+                index = len(self.messages) if self._active(i) else None
+                self.compactions.append(Compaction(kind="codex_context_compacted", index=index, line=rec.line))
+            self.turns_at_compaction = self.turns
         elif kind == "user_message" and self._active(i):
+            self.turns += 1
             text = p.get("message")
             if isinstance(text, str) and text.strip() not in self.mirrored:
                 self._add(Message(role="user", content=text, source=(i,),
@@ -116,8 +122,11 @@ class _Reader:
             self._flush()
             self.messages = [m for m in self.messages if m.role == "system" or is_real_user(m)]
         active = i >= (self.base or 0)
+        if self._same_compaction("codex_context_compacted"):  # its event came first: the line stands for both
+            self.compactions.pop()
         self.compactions.append(Compaction(kind="codex_compacted", index=len(self.messages) if active else None,
                                            line=rec.line))
+        self.turns_at_compaction = self.turns
         if i == self.base and not self.legacy:
             for n, item in enumerate(p.get("replacement_history") or []):
                 if isinstance(item, dict):
@@ -127,7 +136,13 @@ class _Reader:
             self._add(Message(role="user", content=str(p.get("message") or ""), internal=True, source=(i,),
                               meta={"line": rec.line, "compacted": True}))
 
+    def _same_compaction(self, kind: str) -> bool:
+        """Whether the last compaction listed is of ``kind`` with no conversation line read since: Codex
+        writes a ``compacted`` line and a ``context_compacted`` event for one compaction."""
+        return bool(self.compactions) and self.compactions[-1].kind == kind and self.turns == self.turns_at_compaction
+
     def _response_item(self, p: Mapping[str, Any], i: int, rec: Record) -> None:
+        self.turns += 1
         if self._active(i):
             self._item(p, i, rec, meta={"line": rec.line})
 
