@@ -39,6 +39,7 @@ def test_provider_usage_from_token_count_events(tmp_path):
     assert t.provider_usage == {
         "source": "codex",
         "events": 2,
+        "requests": 2,
         "total": {"input_tokens": 2500, "cached_input_tokens": 1250, "output_tokens": 90,
                   "reasoning_output_tokens": 0, "total_tokens": 2590},
         "last": {"input_tokens": 1500, "cached_input_tokens": 750, "output_tokens": 40,
@@ -232,8 +233,8 @@ def test_usage_figures_that_are_no_counts_count_nothing(tmp_path):
     (t,) = read_file(jsonl(tmp_path / "r.jsonl", records)).transcripts
     zero = dict.fromkeys(("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens",
                           "total_tokens"), 0)
-    assert t.provider_usage == {"source": "codex", "events": 1, "total": zero, "last": None,
-                                "model_context_window": None, "last_context_tokens": None, "last_line": 6}
+    assert t.provider_usage == {"source": "codex", "events": 1, "requests": 0, "total": zero, "last": None,
+                                "model_context_window": None, "last_context_tokens": None, "last_line": None}
 
 
 def test_an_event_only_user_turn_before_a_compaction_is_not_in_the_context(tmp_path):

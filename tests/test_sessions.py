@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from session_stores import A, B, C, D, E, HAIKU, OPUS, SONNET, env_for, project_folder, shared_home, small_home
+from session_stores import (A, B, C, D, E, FALLS_TO_ZERO, HAIKU, OPUS, SONNET, codex_rollout,
+                            env_for, project_folder, shared_home, small_home)
 from typer.testing import CliRunner
 
 from tcompact.app import app
@@ -223,6 +224,26 @@ def test_a_filter_that_matches_nothing_is_an_empty_listing(home):
     result = run(home, "compact", "--since", "20300101", "--fork", "-c", "truncate")
     assert (result.exit_code, result.stderr) == (2, "Error: no session matches --since 20300101 (4 session(s) on this "
                                                     "machine) — run `tcompact inspect` to list the sessions\n")
+
+
+def test_inspect_file_and_the_sessions_view_read_codex_usage_alike(tmp_path):
+    # two requests, then a running total that falls back to 0 (as a resumed Codex reports it): one reading for both
+    path = codex_rollout(tmp_path, FALLS_TO_ZERO, [((5000, 1000, 200), (5000, 1000, 200)),
+                                                   ((16341, 3000, 500), (11341, 2000, 300)), ((0, 0, 0), (0, 0, 0))])
+    (row,) = doc(tmp_path)["sessions"]
+    assert row["usage"] == {"requests": 2, "input": 13341, "output": 500, "cache_write": 0, "cache_read": 3000,
+                            "copied_requests": 0}
+    assert doc(tmp_path, "--session", "019b")["session"]["usage"] == row["usage"]
+    report = orjson.loads(run(tmp_path, "inspect", str(path), "--json").stdout)
+    usage = report["files"][0]["transcripts"][0]["provider_usage"]
+    assert {k: usage[k] for k in ("source", "events", "requests", "last_context_tokens", "last_line")} == {
+        "source": "codex", "events": 3, "requests": 2, "last_context_tokens": 11341, "last_line": 6}
+    assert usage["total"] == {"input_tokens": 16341, "cached_input_tokens": 3000, "output_tokens": 500,
+                              "reasoning_output_tokens": 0, "total_tokens": 16841}
+    assert usage["total"]["input_tokens"] - usage["total"]["cached_input_tokens"] == row["usage"]["input"]
+    lines = run(tmp_path, "inspect", str(path)).stdout.splitlines()
+    assert "Provider usage (codex, 2 requests from 3 token_count events): input 16,341 (cached 3,000), output 500; " \
+           "last request input 11,341" in lines
 
 
 def test_a_machine_without_sessions_says_so(tmp_path):

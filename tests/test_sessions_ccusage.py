@@ -13,7 +13,8 @@ import subprocess
 
 import orjson
 import pytest
-from session_stores import A, B, BEDROCK_DIFF, BEDROCK_SAME, C, D, E, SHARED, bedrock_home, env_for, shared_home, small_home
+from session_stores import (A, B, BEDROCK_DIFF, BEDROCK_SAME, C, D, E, FALLS_TO_ZERO, LAST_DIFFERS, SHARED, bedrock_home,
+                            codex_rollout, env_for, shared_home, small_home)
 from tools import npm_bin
 from typer.testing import CliRunner
 
@@ -94,3 +95,22 @@ def test_bedrock_ids_cost_what_ccusage_says(tmp_path):
     # price of genai-prices' Bedrock table
     assert claude[BEDROCK_DIFF]["totalCost"] == pytest.approx(2 * 0.0058, rel=1e-9)
     assert rows[BEDROCK_DIFF]["cost"]["usd"] == pytest.approx(2 * 0.00638, rel=1e-9)
+
+
+def test_codex_running_totals_count_as_ccusage_counts_them(tmp_path):
+    # a total that falls back to 0; an event whose last usage is not the growth of the total, then that event again
+    codex_rollout(tmp_path, FALLS_TO_ZERO, [((5000, 1000, 200), (5000, 1000, 200)),
+                                            ((16341, 3000, 500), (11341, 2000, 300)), ((0, 0, 0), (0, 0, 0))])
+    codex_rollout(tmp_path, LAST_DIFFERS, [((5000, 1000, 200), (5000, 1000, 200)), ((16341, 3000, 500), (999, 0, 1)),
+                                           ((16341, 3000, 500), (999, 0, 1))], hour=9)
+    same_as_ccusage(ours(tmp_path), ccusage(tmp_path, "codex"), {FALLS_TO_ZERO: (13341, 500, 3000),
+                                                                 LAST_DIFFERS: (4999, 201, 1000)})
+
+
+def same_as_ccusage(rows, codex, expected):
+    for sid, figures in expected.items():
+        theirs = next(s for k, s in codex.items() if k.endswith(sid))
+        u = rows[sid]["usage"]
+        assert (u["input"], u["output"], u["cache_read"]) == (
+            theirs["inputTokens"], theirs["outputTokens"], theirs["cacheReadTokens"]) == figures, sid
+        assert rows[sid]["cost"]["usd"] == pytest.approx(theirs["costUSD"], rel=1e-9), sid

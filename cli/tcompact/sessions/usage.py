@@ -12,20 +12,21 @@ the per-transcript totals the readers keep. Figures are made alike across the ag
 
 Claude Code writes one reply over several lines that repeat the input figures while the output
 grows: lines are de-duplicated by (``message.id``, ``requestId``) keeping the last, as the reader
-does. Codex ``token_count`` events are cumulative: each request is the growth of
-``total_token_usage`` since the previous event (a repeated event adds nothing; a total that went
-down starts again from zero), or ``last_token_usage`` where no total is recorded. ``key``
+does. Codex ``token_count`` events are read by :func:`tcompact.formats.codex.usage_step`, the one
+reading ``inspect FILE`` uses too: an event whose running total did not change adds nothing, else
+the request is its ``last_token_usage`` (the growth of the total where it has none). ``key``
 identifies a request across files, so that a fork that copied its parent's history is not
 charged twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..formats.codex import usage_step
 from ..model import Record
 from .stores import parse_time
 
@@ -105,29 +106,15 @@ def _codex(records: Sequence[Record]) -> tuple[Request, ...]:
         elif d.get("type") == "turn_context" and isinstance(p.get("model"), str) and p["model"]:
             model = p["model"]
         elif d.get("type") == "event_msg" and p.get("type") == "token_count" and isinstance(p.get("info"), dict):
-            step, previous = _codex_step(p["info"], previous)
-            if step is not None and any(step.values()):
+            step, previous = usage_step(p["info"], previous)
+            if step is not None:
                 cached = min(step["cached_input_tokens"], step["input_tokens"])
-                key = ("codex", str(d.get("timestamp")), *sorted((previous or step).items()))
+                key = ("codex", str(d.get("timestamp")), *sorted((k, v) for k, v in (previous or step).items()
+                                                                 if k in _CODEX_KEYS))
                 out.append(Request(key=key, model=model, provider=provider, at=parse_time(d.get("timestamp")),
                                    input=step["input_tokens"] - cached, cache_read=cached,
                                    output=step["output_tokens"]))
     return tuple(out)
-
-
-def _codex_step(info: Mapping[str, Any], previous: dict[str, int] | None
-                ) -> tuple[dict[str, int] | None, dict[str, int] | None]:
-    """This event's request usage and the running total to compare the next event with."""
-    total = info.get("total_token_usage")
-    if isinstance(total, dict):
-        now = {k: _n(total.get(k)) for k in _CODEX_KEYS}
-        if previous is None or any(now[k] < previous[k] for k in _CODEX_KEYS):
-            return now, now
-        return {k: now[k] - previous[k] for k in _CODEX_KEYS}, now
-    last = info.get("last_token_usage")
-    if isinstance(last, dict):
-        return {k: _n(last.get(k)) for k in _CODEX_KEYS}, previous
-    return None, previous
 
 
 def _n(value: Any) -> int:
