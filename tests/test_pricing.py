@@ -119,6 +119,13 @@ def test_requests_that_cannot_be_priced_make_the_cost_unknown_and_are_named():
                                                   "claude-sonnet-4-5 (google)", "no-such-model"]}
 
 
+def test_a_cost_the_line_recorded_is_its_price():
+    # lines with costUSD (as older tools wrote them): that cost, whatever their model or tokens, as ccusage counts
+    recorded = [R(input=1000, cost_usd=0.5), R(None, output=10, cost_usd=0.25), R("no-such-model", cost_usd=0.125)]
+    assert price([*recorded, R(input=1000)]) == Cost(usd=0.878, priced_usd=0.878, requests=4, unpriced_requests=0,
+                                                     unpriced_models=())
+
+
 def test_requests_without_tokens_cost_nothing_whatever_their_model():
     # Claude Code's <synthetic> lines report no tokens
     assert price([R("<synthetic>"), R(None)]) == Cost(usd=0.0, priced_usd=0.0, requests=2, unpriced_requests=0,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from session_stores import (A, B, C, D, E, FALLS_TO_ZERO, HAIKU, OPUS, SONNET, codex_rollout,
-                            env_for, project_folder, shared_home, small_home)
+from session_stores import (A, B, C, D, E, FALLS_TO_ZERO, HAIKU, OPUS, SONNET, USAGE_CLAUDE, USAGE_CODEX, codex_rollout,
+                            env_for, project_folder, shared_home, small_home, usage_only_home)
 from typer.testing import CliRunner
 
 from tcompact.app import app
@@ -244,6 +244,30 @@ def test_inspect_file_and_the_sessions_view_read_codex_usage_alike(tmp_path):
     lines = run(tmp_path, "inspect", str(path)).stdout.splitlines()
     assert "Provider usage (codex, 2 requests from 3 token_count events): input 16,341 (cached 3,000), output 500; " \
            "last request input 11,341" in lines
+
+
+def test_a_session_with_usage_and_no_message_is_listed_with_its_usage_and_cost(tmp_path):
+    rows = {r["id"]: r for r in doc(usage_only_home(tmp_path))["sessions"]}
+    assert list(rows) == [USAGE_CLAUDE, USAGE_CODEX]
+    claude, codex = rows[USAGE_CLAUDE], rows[USAGE_CODEX]
+    assert (claude["messages"], claude["transcripts"], claude["context"]) == (0, 0, None)
+    assert claude["usage"] == {"requests": 3, "input": 5000, "output": 700, "cache_write": 0, "cache_read": 300,
+                               "copied_requests": 0}
+    # the cost a line recorded (costUSD) is its cost; the line without one is priced: 2,000 × $3 + 100 × $15 per MTok
+    assert claude["cost"] == cost(pytest.approx(0.0123 + 0.02 + 0.0075, rel=1e-12), requests=3)
+    assert claude["models"] == [SONNET]
+    assert codex["usage"] == {"requests": 2, "input": 5000, "output": 300, "cache_write": 0, "cache_read": 6000,
+                              "copied_requests": 0}
+    assert codex["cost"]["usd"] == pytest.approx(0.01, rel=1e-12)
+    assert doc(tmp_path)["not_transcripts"] == []
+    detail = doc(tmp_path, "--session", "e5e5")  # in detail: no transcript to show, the row with its usage
+    assert (detail["files"], detail["session"]["usage"], detail["session"]["cost"]) == ([], claude["usage"],
+                                                                                       claude["cost"])
+    assert [x["path"] for x in detail["not_transcripts"]] == claude["files"]
+    result = run(tmp_path, "inspect", "--session", "019b")
+    assert result.exit_code == 0, result.stderr
+    assert "Provider usage of the session: input 5,000, output 300, cache w 0, cache r 6,000; cost $0.01" in \
+        result.stdout.splitlines()
 
 
 def test_a_machine_without_sessions_says_so(tmp_path):

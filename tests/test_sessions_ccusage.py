@@ -13,8 +13,8 @@ import subprocess
 
 import orjson
 import pytest
-from session_stores import (A, B, BEDROCK_DIFF, BEDROCK_SAME, C, D, E, FALLS_TO_ZERO, LAST_DIFFERS, SHARED, bedrock_home,
-                            codex_rollout, env_for, shared_home, small_home)
+from session_stores import (A, B, BEDROCK_DIFF, BEDROCK_SAME, C, D, E, FALLS_TO_ZERO, LAST_DIFFERS, SHARED, USAGE_CLAUDE,
+                            USAGE_CODEX, bedrock_home, codex_rollout, env_for, shared_home, small_home, usage_only_home)
 from tools import npm_bin
 from typer.testing import CliRunner
 
@@ -114,3 +114,12 @@ def same_as_ccusage(rows, codex, expected):
         assert (u["input"], u["output"], u["cache_read"]) == (
             theirs["inputTokens"], theirs["outputTokens"], theirs["cacheReadTokens"]) == figures, sid
         assert rows[sid]["cost"]["usd"] == pytest.approx(theirs["costUSD"], rel=1e-9), sid
+
+
+def test_usage_only_files_count_as_ccusage_counts_them(tmp_path):
+    home = usage_only_home(tmp_path)
+    rows, claude, codex = ours(home), ccusage(home, "claude"), ccusage(home, "codex")
+    assert mine(rows[USAGE_CLAUDE]) == usage_of(claude[USAGE_CLAUDE]) == (5000, 700, 0, 300)
+    assert rows[USAGE_CLAUDE]["cost"]["usd"] == pytest.approx(claude[USAGE_CLAUDE]["totalCost"], rel=1e-9)
+    assert claude[USAGE_CLAUDE]["totalCost"] == pytest.approx(0.0398, rel=1e-9)
+    same_as_ccusage(rows, codex, {USAGE_CODEX: (5000, 300, 6000)})

@@ -12,7 +12,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .inspection import Counted, InspectOptions, inspect_counted
+from . import __version__
+from .errors import NotATranscriptError
+from .inspection import SCHEMA_VERSION, Counted, InspectOptions, inspect_counted
 
 __all__ = ["inspect_job"]
 
@@ -27,9 +29,21 @@ def inspect_job(paths: Sequence[str | Path], options: InspectOptions, *, session
         from .pages import check_html
 
         check_html(html, force=True, keep=paths)
-    report, counted = inspect_counted(paths, options, on_file=on_file, counted=html is not None)
+    try:
+        report, counted = inspect_counted(paths, options, on_file=on_file, counted=html is not None)
+    except NotATranscriptError as exc:
+        if session is None:
+            raise
+        report, counted = _usage_only(exc), None  # a stored session whose one file holds usage and no message
     if session is not None:
         from .sessions.report import session_detail
 
         report = session_detail(session, report, read=options.read, cost=cost, timezone_name=timezone_name)
     return report, counted
+
+
+def _usage_only(exc: NotATranscriptError) -> dict[str, Any]:
+    """The report of a session file with no transcript: no file, the reason under ``not_transcripts``."""
+    return {"tool": "tcompact", "version": __version__, "schema_version": SCHEMA_VERSION, "files": [], "errors": [],
+            "not_transcripts": [{"path": exc.path, "reason": exc.what}],
+            "totals": {"files": 0, "transcripts": 0, "messages": 0, "tool_calls": 0, "tokens": 0, "skipped_lines": 0}}

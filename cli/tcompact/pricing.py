@@ -4,7 +4,8 @@ genai-prices (pydantic, MIT) holds the prices of each model over time: cache wri
 one-hour) and cache reads are priced as such, and where the table has tiers (Claude Sonnet 4.5
 above 200k prompt tokens, ...) a request whose own prompt — uncached input plus cache writes and
 reads — is past a tier pays that tier's price on all its tokens, as Anthropic bills. The price
-of each request is taken at its time and with its ``speed`` (Claude fast mode).
+of each request is taken at its time and with its ``speed`` (Claude fast mode). A request whose line
+recorded its own cost (``costUSD``) costs that, as ccusage counts it.
 
 Model ids are mapped to the table's models as ccusage maps them: a route prefix (``converse/``,
 ``bedrock/``, ``openrouter/anthropic/``) is dropped; an Amazon Bedrock id
@@ -72,8 +73,12 @@ def price(requests: Iterable[Request]) -> Cost:
     groups: dict[tuple[str, tuple[int, ...]], tuple[Any, list[int]]] = {}
     unpriced: dict[str, int] = {}
     count = 0
+    recorded = Decimal(0)
     for r in requests:
         count += 1
+        if r.cost_usd is not None:
+            recorded += Decimal(repr(r.cost_usd))
+            continue
         if not (r.input or r.output or r.cache_write or r.cache_read):
             continue
         model = _model(r.provider, r.model)
@@ -86,7 +91,7 @@ def price(requests: Iterable[Request]) -> Cost:
         sums = entry[1]
         for i, n in enumerate((r.prompt, r.output, r.cache_write, r.cache_read, r.cache_write_1h)):
             sums[i] += n
-    total = Decimal(0)
+    total = recorded
     for flat, (prompt, output, write, read, write_1h) in groups.values():
         usage = Usage(input_tokens=prompt, output_tokens=output, cache_write_tokens=write, cache_read_tokens=read,
                       cache_write_1h_tokens=write_1h)

@@ -25,6 +25,7 @@ __all__ = [
     "ReadOptions",
     "Rendered",
     "read_file",
+    "read_records",
     "read_bytes",
     "find_files",
     "detect_records",
@@ -48,6 +49,14 @@ def read_file(path: str | Path, options: ReadOptions | None = None, *, digest: A
     ctx.digest = digest
     with gc_paused():
         return _source_file(*load_records(Path(path), ctx), ctx)
+
+
+def read_records(path: str | Path, options: ReadOptions | None = None) -> list[Record]:
+    """The records of a file, read as :func:`read_file` reads them, without building transcripts: what
+    the usage of a file that holds no message needs (a Codex rollout of token counts only)."""
+    ctx = _context(str(path), options)
+    with gc_paused():
+        return load_records(Path(path), ctx)[0]
 
 
 def read_bytes(data: bytes, name: str, options: ReadOptions | None = None) -> SourceFile:

@@ -3,7 +3,8 @@
 Each session's files are read and counted as ``inspect FILE`` counts them; the row adds up its
 transcripts (sub-agents included), takes the context-window use of its main transcript at the
 end, and sums the provider-reported usage of its requests (:mod:`tcompact.sessions.usage`)
-with their cost (:mod:`tcompact.pricing`). A request found in several sessions of the list (a
+with their cost (:mod:`tcompact.pricing`). A file that holds usage and no message is counted for
+its usage alone (a session of such files is listed with no messages). A request found in several sessions of the list (a
 fork or a resumed copy holds its parent's history) is counted once, in the session that was
 active first; the later ones count it under ``copied_requests``. The result is a JSON-ready
 dict (README, "Sessions --json schema"); :mod:`tcompact.render.sessions_view` draws it.
@@ -19,10 +20,10 @@ from typing import Any
 
 from .. import __version__
 from ..errors import NotATranscriptError, TcompactError, UsageError
-from ..formats import ReadOptions, read_file
+from ..formats import ReadOptions, read_file, read_records
 from ..inspection import InspectOptions, inspect_source
 from .select import zone
-from .stores import Session
+from .stores import FORMATS, Session
 from .groups import GROUPS, group_rows, usage_sums
 from .usage import Request, requests_of
 
@@ -65,7 +66,7 @@ def sessions_report(sessions: Sequence[Session], options: SessionsOptions,
     inspect = replace(options.inspect, top=0, spans=None)
     reads = _read_all(sessions, inspect, on_file)
     _drop_copies(reads)
-    kept = [r for r in reads if r.files]
+    kept = [r for r in reads if r.files or r.requests]
     rows = [session_row(r.session, r.files, r.requests, tz=tz, cost=options.cost, copied=r.copied) for r in kept]
     prices = _prices() if options.cost else None
     doc: dict[str, Any] = {
@@ -90,20 +91,38 @@ def _read_all(sessions: Sequence[Session], inspect: InspectOptions,
             if on_file:
                 on_file(done, total, path)
             done += 1
-            try:
-                source = read_file(path, inspect.read)
-            except NotATranscriptError as exc:
-                read.passed_over.append({"path": str(path), "reason": exc.what})
-                continue
-            except TcompactError as exc:
-                read.errors.append({"path": str(path), "error": str(exc)})
-                continue
-            read.files.append(inspect_source(source, inspect))
-            read.requests.extend(requests_of(source.format, source.records) or ())
+            _read_file(read, path, inspect)
         reads.append(read)
     if on_file and total:
         on_file(total, total, sessions[-1].files[-1])
     return reads
+
+
+def _read_file(read: _Read, path: Path, inspect: InspectOptions) -> None:
+    """One file of a session into ``read``: its report and requests; a file with usage and no message
+    (a Codex rollout of token counts only, Claude lines of usage without a type) its requests only."""
+    try:
+        source = read_file(path, inspect.read)
+    except NotATranscriptError as exc:
+        requests = _usage_only(path, read.session.agent, inspect.read)
+        if requests:
+            read.requests.extend(requests)
+        else:
+            read.passed_over.append({"path": str(path), "reason": exc.what})
+        return
+    except TcompactError as exc:
+        read.errors.append({"path": str(path), "error": str(exc)})
+        return
+    read.files.append(inspect_source(source, inspect))
+    read.requests.extend(requests_of(source.format, source.records) or ())
+
+
+def _usage_only(path: Path, agent: str, read: ReadOptions) -> list[Request]:
+    """The requests of a session file that holds no transcript (none when it cannot be read either)."""
+    try:
+        return list(requests_of(FORMATS[agent], read_records(path, read)) or ())
+    except TcompactError:
+        return []
 
 
 def _drop_copies(reads: list[_Read]) -> None:
@@ -174,9 +193,8 @@ def session_detail(session: Session, report: dict[str, Any], *, read: ReadOption
                    timezone_name: str | None) -> dict[str, Any]:
     """An ``inspect`` report of the session's files with the session's row under ``session``."""
     requests: dict[tuple[Any, ...], Request] = {}
-    for f in report["files"]:
-        source = read_file(f["path"], read)
-        for req in requests_of(source.format, source.records) or ():
+    for path in session.files:
+        for req in requests_of(FORMATS[session.agent], read_records(path, read)) or ():
             requests[req.key] = req
     row = session_row(session, report["files"], list(requests.values()), tz=zone(timezone_name), cost=cost)
     return {**report, "session": row, "prices": _prices() if cost else None}

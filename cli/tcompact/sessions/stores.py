@@ -25,11 +25,14 @@ from typing import Any
 
 import orjson
 
-__all__ = ["Session", "Stores", "stores_from_env", "discover", "read_bytes", "parse_time", "CLAUDE", "CODEX", "AGENTS"]
+__all__ = ["Session", "Stores", "stores_from_env", "discover", "read_bytes", "parse_time", "CLAUDE", "CODEX", "AGENTS",
+           "FORMATS"]
 
 CLAUDE = "claude"
 CODEX = "codex"
 AGENTS = (CLAUDE, CODEX)
+#: The transcript format of each agent's session files.
+FORMATS = {CLAUDE: "claude-code", CODEX: "codex"}
 _HEAD_LINES = 64
 _CHUNK = 256 * 1024
 _MAX_PEEK = 8 * 1024 * 1024
