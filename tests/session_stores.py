@@ -160,6 +160,32 @@ def claude_replies(home: Path, sid: str, replies: list[tuple[str, str, dict[str,
     return jsonl(folder / f"{sid}.jsonl", lines)
 
 
+def claude_fork(home: Path, original: str, fork: str, *, marked: bool = False, reply: bool = True) -> Path:
+    """A fork of Claude session ``original`` in its project folder, as tcompact's ``--fork`` or Claude Code's own
+    branching writes one: every line of the original copied with ``sessionId`` set to ``fork`` (and, ``marked``,
+    Claude Code's ``forkedFrom`` naming the original), a compaction written when it was made (a boundary and its
+    summary, no usage), then — ``reply`` — a request and a reply of its own."""
+    import orjson
+
+    folder = home / ".claude" / "projects" / project_folder("/home/dev/app")
+    lines = [orjson.loads(x) for x in (folder / f"{original}.jsonl").read_bytes().splitlines()]
+    copied = [{**d, "sessionId": fork, **({"forkedFrom": {"sessionId": original, "messageUuid": d["uuid"]}}
+                                          if marked else {})} for d in lines]
+    boundary = {**_line("system", f"{fork[:4]}-b0", None, fork, "2026-03-01T08:59:00.000Z", _user(""),
+                        cwd="/home/dev/app"), "subtype": "compact_boundary", "logicalParentUuid": copied[-1]["uuid"],
+                "compactMetadata": {"trigger": "manual", "preTokens": 4000}}
+    del boundary["message"]
+    summary = {**_line("user", f"{fork[:4]}-s0", f"{fork[:4]}-b0", fork, "2026-03-01T08:59:00.000Z",
+                       _user("This session is being continued from a previous conversation. Summary: a login page."),
+                       cwd="/home/dev/app"), "isCompactSummary": True}
+    own = [_line("user", f"{fork[:4]}-u9", f"{fork[:4]}-s0", fork, "2026-03-01T09:00:00.000Z",
+                 _user("Now add a logout button"), cwd="/home/dev/app"),
+           _line("assistant", f"{fork[:4]}-a9", f"{fork[:4]}-u9", fork, "2026-03-01T09:00:05.000Z",
+                 _reply(f"msg_{fork[:4]}", SONNET, _text("Added."), _usage(7, 0, 1000, 30)), cwd="/home/dev/app",
+                 request=f"req_{fork[:4]}")]
+    return jsonl(folder / f"{fork}.jsonl", [*copied, boundary, summary, *(own if reply else [])])
+
+
 def bedrock_home(home: Path) -> Path:
     """Two Claude sessions run on Amazon Bedrock (``msg_bdrk_`` ids, Bedrock model ids; 1,000 input, 2,000
     cache-write, 3,000 cache-read and 400 output tokens a request): BEDROCK_SAME's ids are priced alike by

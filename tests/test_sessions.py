@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from session_stores import (A, B, C, D, E, FALLS_TO_ZERO, HAIKU, OPUS, SONNET, USAGE_CLAUDE, USAGE_CODEX, codex_rollout,
+from session_stores import (A, B, C, D, E, FALLS_TO_ZERO, HAIKU, OPUS, SONNET, USAGE_CLAUDE, USAGE_CODEX, claude_fork,
+                            codex_rollout,
                             env_for, project_folder, shared_home, small_home, usage_only_home)
 from typer.testing import CliRunner
 
@@ -268,6 +269,32 @@ def test_a_session_with_usage_and_no_message_is_listed_with_its_usage_and_cost(t
     assert result.exit_code == 0, result.stderr
     assert "Provider usage of the session: input 5,000, output 300, cache w 0, cache r 6,000; cost $0.01" in \
         result.stdout.splitlines()
+
+
+A_OWN = {"requests": 3, "input": 130, "output": 160, "cache_write": 1200, "cache_read": 1000, "copied_requests": 0}
+
+
+@pytest.mark.parametrize("marked", [False, True])
+def test_a_fork_counts_only_what_it_adds_and_the_original_keeps_its_usage(tmp_path, marked):
+    # forks whose ids sort before the original's, with the original's times (the tie that gave them its usage)
+    home = small_home(tmp_path)
+    adds = claude_fork(home, A, "0a0a0a0a-0000-4000-8000-00000000000f", marked=marked)
+    bare = claude_fork(home, A, "0b0b0b0b-0000-4000-8000-00000000000e", marked=marked, reply=False)
+    rows = {r["id"]: r for r in doc(home)["sessions"]}
+    assert rows[A]["usage"] == A_OWN and rows[A]["cost"] == cost(0.00729, requests=3)
+    assert rows[adds.stem]["usage"] == {"requests": 1, "input": 7, "output": 30, "cache_write": 0, "cache_read": 1000,
+                                        "copied_requests": 2}
+    assert rows[bare.stem]["usage"] == {"requests": 0, "input": 0, "output": 0, "cache_write": 0, "cache_read": 0,
+                                        "copied_requests": 2}
+    assert rows[bare.stem]["cost"] is None
+    # the same without the original in the listing, and in the detailed view of each
+    assert doc(home, "--session", adds.stem[:4])["session"]["usage"] == rows[adds.stem]["usage"]
+    assert doc(home, "--session", A[:4])["session"]["usage"] == A_OWN
+    assert [(r["id"], r["usage"]) for r in doc(home, "--last", "1")["sessions"]] == [
+        (adds.stem, rows[adds.stem]["usage"])]
+    # no usage column shows 0 for "none": a fork that added no request shows "—"
+    line = next(x for x in run(home, "inspect").stdout.splitlines() if bare.stem[:8] in x)
+    assert [c.strip() for c in line.split("│")[10:15]] == ["—"] * 5  # input, output, cache w, cache r, cost
 
 
 def test_a_machine_without_sessions_says_so(tmp_path):

@@ -14,7 +14,8 @@ import subprocess
 import orjson
 import pytest
 from session_stores import (A, B, BEDROCK_DIFF, BEDROCK_SAME, C, D, E, FALLS_TO_ZERO, LAST_DIFFERS, SHARED, USAGE_CLAUDE,
-                            USAGE_CODEX, bedrock_home, codex_rollout, env_for, shared_home, small_home, usage_only_home)
+                            USAGE_CODEX, bedrock_home, claude_fork, codex_rollout, env_for, shared_home, small_home,
+                            usage_only_home)
 from tools import npm_bin
 from typer.testing import CliRunner
 
@@ -123,3 +124,17 @@ def test_usage_only_files_count_as_ccusage_counts_them(tmp_path):
     assert rows[USAGE_CLAUDE]["cost"]["usd"] == pytest.approx(claude[USAGE_CLAUDE]["totalCost"], rel=1e-9)
     assert claude[USAGE_CLAUDE]["totalCost"] == pytest.approx(0.0398, rel=1e-9)
     same_as_ccusage(rows, codex, {USAGE_CODEX: (5000, 300, 6000)})
+
+
+def test_a_fork_and_its_original_count_each_request_once(tmp_path):
+    # ccusage too counts each request once, but in whichever of the two files it read first (here the fork, whose
+    # id sorts first); tcompact in the session it was made in: the two rows add up to the same figures
+    home = small_home(tmp_path)
+    fork = claude_fork(home, A, "0a0a0a0a-0000-4000-8000-00000000000f").stem
+    rows, claude = ours(home), ccusage(home, "claude")
+    assert mine(rows[A]) == (130, 160, 1200, 1000) and mine(rows[fork]) == (7, 30, 0, 1000)
+    assert usage_of(claude[fork]) == (37, 180, 1200, 2000) and usage_of(claude[A]) == (100, 10, 0, 0)
+    assert tuple(map(sum, zip(mine(rows[A]), mine(rows[fork])))) == tuple(
+        map(sum, zip(usage_of(claude[A]), usage_of(claude[fork]))))
+    assert rows[A]["cost"]["usd"] + rows[fork]["cost"]["usd"] == pytest.approx(
+        claude[A]["totalCost"] + claude[fork]["totalCost"], rel=1e-9)

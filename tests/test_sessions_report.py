@@ -126,3 +126,23 @@ def test_the_detail_of_one_session_adds_its_row_to_the_inspect_report(sessions):
     assert detail["files"] == report["files"] and detail["prices"] is None
     assert detail["session"]["usage"] == {"requests": 3, "input": 14, "output": 34, "cache_write": 5,
                                           "cache_read": 300, "copied_requests": 0}  # alone, nothing is a copy
+
+
+def test_a_copied_request_belongs_to_the_session_it_was_made_in():
+    from tcompact.sessions.copies import owned, peers
+
+    def s(sid, first, last, origin=None, agent="claude"):
+        return Session(agent=agent, id=sid, main=None, first=datetime(2026, 1, 5, first, tzinfo=UTC),
+                       last=datetime(2026, 1, 5, last, tzinfo=UTC), origin=origin)
+
+    def req(n):
+        return Request(key=(n,), model=None, provider=ANTHROPIC, at=None, input=1)
+
+    original, later = s("b-original", 9, 12), s("c-other", 10, 11)
+    resumed_after = s("a-fork", 9, 11, origin="b-original")  # the original went on after the fork: the name decides
+    copy = s("0-copy", 9, 13)  # no name, same start: the one that ended first is the original
+    held = [(resumed_after, [req(1), req(2), req(3)]), (original, [req(1), req(2), req(1)]), (later, [req(3)]),
+            (copy, [req(1), req(4)])]
+    assert [(len(kept), copied) for kept, copied in owned(held)] == [(1, 2), (2, 0), (0, 1), (1, 1)]
+    assert [x.id for x in peers([resumed_after], [original, later, copy, resumed_after, s("x", 9, 9, agent="codex")])
+            ] == ["b-original", "0-copy"]

@@ -36,9 +36,11 @@ def inspect_job(paths: Sequence[str | Path], options: InspectOptions, *, session
             raise
         report, counted = _usage_only(exc), None  # a stored session whose one file holds usage and no message
     if session is not None:
+        from .sessions import discover, stores_from_env
         from .sessions.report import session_detail
 
-        report = session_detail(session, report, read=options.read, cost=cost, timezone_name=timezone_name)
+        report = session_detail(session, report, read=options.read, cost=cost, timezone_name=timezone_name,
+                                others=discover(stores_from_env()))
     return report, counted
 
 

@@ -68,7 +68,9 @@ def sessions_table(doc: Mapping[str, Any]) -> None:
 
 
 def _usage_cells(usage: Mapping[str, Any] | None) -> list[str]:
-    return [_n(usage[k]) if usage else "—" for _, k in _USAGE]
+    """The usage figures, or "—" for none (no usage recorded, or only requests another session counts)."""
+    own = usage is not None and usage["requests"] > 0
+    return [_n(usage[k]) if own else "—" for _, k in _USAGE]
 
 
 def _rows_table(out: Any, rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any], *, cost: bool,
@@ -144,6 +146,10 @@ def _footer(out: Any, doc: Mapping[str, Any]) -> None:
         out.print(Text(line))
     if any(r["usage"] is None for r in doc["sessions"]):
         out.print(Text("—: no provider usage recorded in the session"))
+    copies = [r for r in doc["sessions"] if r["usage"] is not None and r["usage"].get("copied_requests")]
+    if copies:
+        out.print(Text(f"{sum(r['usage']['copied_requests'] for r in copies):,} request(s) held by "
+                       f"{len(copies)} fork(s) or copies are counted in the session they were made in"))
     if doc["not_transcripts"]:
         out.print(Text(f"Passed over {len(doc['not_transcripts'])} file(s) that hold no transcript"))
 
@@ -152,7 +158,10 @@ def session_lines(row: Mapping[str, Any]) -> None:
     """The session a detailed view belongs to, with its usage and cost, under the file detail."""
     out = console()
     usage = row["usage"]
-    used = ", ".join(f"{label} {_n(usage[k])}" for label, k in _USAGE) if usage else "none recorded"
+    used = ", ".join(f"{label} {_n(usage[k])}" for label, k in _USAGE) if usage and usage["requests"] else (
+        "none of its own" if usage else "none recorded")
+    if usage and usage["copied_requests"]:
+        used += f" ({usage['copied_requests']:,} request(s) copied from the session it came from are counted there)"
     out.print(Text(f"Session {row['id']} ({row['agent']}, {row['project'] or 'project not recorded'}), "
                    f"{_active(row['first_activity'], row['last_activity'])}, "
                    f"{len(row['files'])} file(s)"))
