@@ -321,3 +321,12 @@ def test_a_file_without_any_parent_uuid_is_read_in_file_order(tmp_path, drop):
     assert main.notes == ()
     assert (side.kind, [m.text for m in side.messages]) == ("subagent", ["Sub-task: list the tests", "3 tests."])
     assert main.provider_usage["requests"] == 3
+
+
+def test_skipped_lines_are_listed_in_file_order(tmp_path):
+    # the reader's rejections (line 2) come after the parser's (line 4) as they are found: listed in file order
+    records = [user("u1", None, "hello"), {**user("u2", "u1", "x"), "message": "not an object"}, user("u3", "u1", "y"),
+               '{"type": "user", "mess']
+    sf = read_file(jsonl(tmp_path / "s.jsonl", records), ReadOptions(skip_bad_lines=True))
+    assert sf.skipped == ((2, 'user line without a "message" object'),
+                          (4, "not valid JSON (unexpected control character in string at column 23)"))

@@ -297,6 +297,46 @@ def test_a_fork_counts_only_what_it_adds_and_the_original_keeps_its_usage(tmp_pa
     assert [c.strip() for c in line.split("│")[10:15]] == ["—"] * 5  # input, output, cache w, cache r, cost
 
 
+def _live_home(tmp_path):
+    """small_home while Claude Code writes: A's file ends in a half-written line (no newline), B's has two bad lines."""
+    home = small_home(tmp_path)
+    folder = home / ".claude" / "projects" / project_folder("/home/dev/app")
+    a, b = folder / f"{A}.jsonl", folder / f"{B}.jsonl"
+    with a.open("ab") as fh:
+        fh.write(b'{"parentUuid":"a-a2","isSidechain":false,"type":"assistant","message":{"id":"msg_A3","usage":'
+                 b'{"input_tokens":5')
+    lines = b.read_bytes().splitlines(keepends=True)
+    lines[1:1] = [b'{"parentUuid":"b-u1","type":"user","mess\n']  # line 2: broken JSON
+    lines[3:3] = [b'[1, 2]\n']  # line 4: JSON, but no record
+    b.write_bytes(b"".join(lines))
+    return home, a, b
+
+
+@pytest.mark.parametrize("skip", [(), ("--skip-bad-lines",)])
+def test_a_live_session_does_not_break_the_sessions_view(tmp_path, skip):
+    home, a, b = _live_home(tmp_path)
+    d = doc(home, *skip)
+    rows = {r["id"]: r for r in d["sessions"]}
+    assert list(rows) == [D, C, B, A] and d["errors"] == []
+    assert rows[A]["usage"] == A_OWN  # read without its unfinished line
+    assert rows[B]["usage"]["requests"] == 3 and rows[B]["messages"] == 6  # its good lines all read
+    assert d["skipped_lines"] == [
+        {"path": str(b), "line": 2, "reason": "not valid JSON (unexpected control character in string at column 41)"},
+        {"path": str(b), "line": 4, "reason": "expected a JSON object, got an array"},
+        {"path": str(a), "line": 6, "reason": "the last line is cut off (truncated JSON)"}]
+    result = run(home, "inspect", *skip)
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        f"Warning: {b}: skipped 2 bad line(s) (2, 4); line 2: not valid JSON (unexpected control character in string at column 41)",
+        f"{a}: line 6 is not finished (the session is being written): read without it"]
+    # in detail, the same
+    result = run(home, "inspect", "--session", A[:8], "--json", *skip)
+    assert result.exit_code == 0, result.stderr
+    detail = orjson.loads(result.stdout)
+    assert detail["session"]["usage"] == A_OWN
+    assert detail["files"][0]["skipped_lines"] == [{"line": 6, "reason": "the last line is cut off (truncated JSON)"}]
+
+
 def test_a_machine_without_sessions_says_so(tmp_path):
     result = run(tmp_path, "inspect")
     assert (result.exit_code, result.stderr) == (

@@ -9,6 +9,7 @@ transcripts as counted for that page, and a stored session's usage and cost.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,16 @@ def inspect_job(paths: Sequence[str | Path], options: InspectOptions, *, session
                 on_file: Callable[[int, int, Path], None] | None = None
                 ) -> tuple[dict[str, Any], dict[str, Counted] | None]:
     """The report of ``paths`` (the files of ``session`` when it is given, its row added under
-    ``session``), and — for an HTML page at ``html`` — the one file's transcripts as counted."""
+    ``session``, read as the sessions view reads them: bad lines skipped and reported, an unfinished
+    last line left out), and — for an HTML page at ``html`` — the one file's transcripts as counted."""
     if html is not None:
         from .pages import check_html
 
         check_html(html, force=True, keep=paths)
+    if session is not None:  # read as the sessions view reads the agents' files
+        from .sessions.report import live
+
+        options = replace(options, read=live(options.read))
     try:
         report, counted = inspect_counted(paths, options, on_file=on_file, counted=html is not None)
     except NotATranscriptError as exc:

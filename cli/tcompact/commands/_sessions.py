@@ -55,7 +55,7 @@ def list_or_pick(selector: Selector, options, *, group_by: str, cost: bool, json
     detailed view that ``inspect FILE`` draws."""
     from .. import render
     from ..errors import UsageError
-    from ..render.sessions_view import sessions_table
+    from ..render.sessions_view import sessions_table, warn_skipped_lines
     from ..sessions import select_sessions
     from ..sessions.report import SessionsOptions, sessions_report
 
@@ -72,6 +72,7 @@ def list_or_pick(selector: Selector, options, *, group_by: str, cost: bool, json
         render.print_json(doc)
     else:
         sessions_table(doc)
+    warn_skipped_lines(doc["skipped_lines"])
     for e in doc["errors"]:
         render.warn(e["error"])
     if doc["errors"]:

@@ -17,9 +17,10 @@ from ..model import Record, SourceFile, Transcript
 from . import chat, claude_code, codex, trajectories, writers
 from ._merge import join_lines
 from .writers import Rendered
-from ._source import ReadContext, ReadOptions, gc_paused, load_bytes, load_records
+from ._source import CUT_OFF, ReadContext, ReadOptions, gc_paused, load_bytes, load_records
 
 __all__ = [
+    "CUT_OFF",
     "FORMATS",
     "WRITABLE",
     "ReadOptions",
@@ -88,7 +89,7 @@ def _source_file(records: list[Record], document: bool, ctx: ReadContext) -> Sou
         format=fmt,
         records=tuple(records),
         transcripts=tuple(transcripts),
-        skipped=tuple(ctx.skipped),
+        skipped=tuple(sorted(ctx.skipped)),  # the parser's and the reader's, in file order
         unknown_types=unknown,
         meta={**meta, "document": document},
     )

@@ -8,9 +8,10 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from . import _err as console_err
 from . import _n, console
 
-__all__ = ["sessions_table", "session_lines", "cost_text", "resume_lines"]
+__all__ = ["sessions_table", "session_lines", "cost_text", "resume_lines", "warn_skipped_lines"]
 
 _USAGE = (("input", "input"), ("output", "output"), ("cache w", "cache_write"), ("cache r", "cache_read"))
 _GROUP_TITLES = {"project": "Sessions by project", "day": "Sessions by day of last activity",
@@ -152,6 +153,22 @@ def _footer(out: Any, doc: Mapping[str, Any]) -> None:
                        f"{len(copies)} fork(s) or copies are counted in the session they were made in"))
     if doc["not_transcripts"]:
         out.print(Text(f"Passed over {len(doc['not_transcripts'])} file(s) that hold no transcript"))
+
+
+def warn_skipped_lines(skipped: Sequence[Mapping[str, Any]]) -> None:
+    """On stderr, per file: the bad lines skipped (a warning), and a last line not finished yet (the
+    session is being written: read without it)."""
+    from . import warn_skipped_lines as warn_file
+    from ..formats import CUT_OFF
+
+    by_file: dict[str, list[tuple[int, str]]] = {}
+    for x in skipped:
+        by_file.setdefault(x["path"], []).append((x["line"], x["reason"]))
+    for path, lines in by_file.items():
+        warn_file(path, [(n, why) for n, why in lines if why != CUT_OFF])
+        for n, _ in (x for x in lines if x[1] == CUT_OFF):
+            console_err().print(Text(f"{path}: line {n:,} is not finished (the session is being written): "
+                                     "read without it"))
 
 
 def session_lines(row: Mapping[str, Any]) -> None:

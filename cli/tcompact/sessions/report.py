@@ -28,7 +28,7 @@ from .stores import FORMATS, Session
 from .groups import GROUPS, group_rows, usage_sums
 from .usage import Request, requests_of
 
-__all__ = ["SessionsOptions", "sessions_report", "session_row", "session_detail", "GROUPS", "SCHEMA_VERSION"]
+__all__ = ["SessionsOptions", "sessions_report", "session_row", "session_detail", "live", "GROUPS", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
@@ -57,6 +57,7 @@ class _Read:
     errors: list[dict[str, str]]
     passed_over: list[dict[str, str]]
     copied: int = 0
+    skipped: list[dict[str, Any]] = field(default_factory=list)
 
 
 def sessions_report(sessions: Sequence[Session], options: SessionsOptions,
@@ -65,7 +66,7 @@ def sessions_report(sessions: Sequence[Session], options: SessionsOptions,
     """The sessions listing: rows newest first, the chosen group-by, totals, errors. ``others`` are
     the sessions of the stores not listed, among which a listed fork's original may be."""
     tz = zone(options.timezone)
-    inspect = replace(options.inspect, top=0, spans=None)
+    inspect = replace(options.inspect, top=0, spans=None, read=live(options.inspect.read))
     reads = _read_all(sessions, inspect, on_file)
     kept = [r for r in reads if r.files or r.requests]
     _drop_copies(reads, peers(sessions, others), inspect.read)
@@ -77,6 +78,7 @@ def sessions_report(sessions: Sequence[Session], options: SessionsOptions,
         "groups": None, "totals": None,
         "errors": [e for r in reads for e in r.errors],
         "not_transcripts": [p for r in reads for p in r.passed_over],
+        "skipped_lines": [x for r in reads for x in r.skipped],
     }
     doc["groups"], doc["totals"] = group_rows(options.group_by, rows, kept, tz=tz, cost=options.cost)
     return doc
@@ -117,6 +119,13 @@ def _read_file(read: _Read, path: Path, inspect: InspectOptions) -> None:
         return
     read.files.append(inspect_source(source, inspect))
     read.requests.extend(requests_of(source.format, source.records) or ())
+    read.skipped.extend({"path": str(path), "line": line, "reason": why} for line, why in source.skipped)
+
+
+def live(read: ReadOptions) -> ReadOptions:
+    """How the sessions view reads the agents' files: a session being written ends in a line not
+    finished yet (left out), and a bad line elsewhere must not hide the session (skipped, reported)."""
+    return replace(read, skip_bad_lines=True)
 
 
 def _usage_only(path: Path, agent: str, read: ReadOptions) -> list[Request]:
