@@ -5,7 +5,8 @@ taken by priority, the newest first within one, while they fit; an item that doe
 passed over and smaller ones still get their chance, so the budget is used, not abandoned at the
 first large item. Each section then lists its items in the order they happened. A section says
 how many of its items the budget left out only when some were, and "(none)" only when it never
-had any. The user's messages have a budget of their own (they are chosen in :mod:`.users`).
+had any. The user's messages are chosen first, within their share of the budget (:mod:`.users`), and
+always kept; the other items fit in what they leave.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class Item:
     """One fact: its section ``kind``, text, ``priority`` (0 first), ``order`` (message index) and round.
 
     ``block`` items are rendered as they are (several lines); others as one ``- `` bullet. ``own``
-    items are paid from their own budget (the user's messages), not the summary's."""
+    items (the user's messages) were chosen already and are always kept; their tokens come first."""
 
     kind: str
     text: str
@@ -65,7 +66,7 @@ def render(sections: Sequence[tuple[str, Sequence[Item]]], *, dropped: dict[str,
 
 def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter: TokenCounter,
         dropped: dict[str, int] | None = None) -> str:
-    """The rendered snapshot with the items that fit ``budget`` tokens (own-budget items always kept)."""
+    """The rendered snapshot with the items that fit ``budget`` tokens (``own`` items always kept)."""
     items = [item for _, entries in sections for item in entries]
     owner = {id(item): title for title, entries in sections for item in entries}
     for item in items:
@@ -76,7 +77,7 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
         item.keep = item.own
     marker = counter.count(_DROPPED.format(n=99)) + 1
     skeleton = counter.count(render([(title, []) for title, _ in sections]))
-    left = budget - skeleton  # own-budget items (the user's messages) are paid from their own budget
+    left = budget - skeleton - sum(item.cost for item in items if item.own)  # the user's messages, chosen first
     marked = {title for title, n in (dropped or {}).items() if n}
     left -= marker * len(marked)
     for item in sorted((i for i in items if not i.own), key=lambda i: (i.priority, -i.order)):
@@ -104,6 +105,5 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
 
 def _spent(sections: Sequence[tuple[str, Sequence[Item]]], dropped: dict[str, int] | None,
            counter: TokenCounter) -> int:
-    """Tokens of the snapshot without its own-budget items (what the summary's budget pays for)."""
-    return counter.count(render([(title, [i for i in items if not i.own]) for title, items in sections],
-                                dropped=dropped))
+    """Tokens of the snapshot as it stands (the user's messages included: the budget pays for all of it)."""
+    return counter.count(render(sections, dropped=dropped))
