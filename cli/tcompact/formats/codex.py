@@ -25,8 +25,9 @@ import orjson
 from ..model import Compaction, Message, Reasoning, Record, ToolCall, Transcript
 from ..rounds import is_real_user
 from ._source import ReadContext
+from .codex_usage import RolloutUsage
 
-__all__ = ["NAME", "sniff", "read_records", "usage_step", "KNOWN_TYPES", "USAGE_KEYS"]
+__all__ = ["NAME", "sniff", "read_records", "KNOWN_TYPES"]
 
 NAME = "codex"
 KNOWN_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -54,7 +55,7 @@ class _Reader:
         self.unknown: dict[str, int] = {}
         self.meta: dict[str, Any] = {}
         self.compactions: list[Compaction] = []
-        self.usage = _Usage()
+        self.usage = RolloutUsage()
         self.model: str | None = None
         self.turns = 0  # conversation lines read: a compaction's two lines have none between them
         self.turns_at_compaction = -1
@@ -108,9 +109,9 @@ class _Reader:
                 index = len(self.messages) if self._active(i) else None
                 self.compactions.append(Compaction(kind="codex_context_compacted", index=index, line=rec.line))
             self.turns_at_compaction = self.turns
-        elif kind == "user_message" and self._active(i):
+        elif kind == "user_message":
             self.turns += 1
-            text = p.get("message")
+            text = p.get("message") if self._active(i) else None
             if isinstance(text, str) and text.strip() not in self.mirrored:
                 self._add(Message(role="user", content=text, source=(i,),
                                   meta={"line": rec.line, "from": "event_msg"}))
@@ -311,71 +312,3 @@ def _failed(output: Any) -> bool:
             return isinstance(code, int) and code != 0
     match = _EXIT_CODE.search(output[:400])
     return bool(match) and match.group(1) != "0"
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-#: The figures of a Codex token usage object.
-USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
-
-
-def usage_step(info: Mapping[str, Any], previous: dict[str, int] | None
-               ) -> tuple[dict[str, int] | None, dict[str, int] | None]:
-    """One ``token_count`` event read as ccusage reads it: (the usage of the request it reports, or None
-    when it reports none; the running total to compare the next event with).
-
-    An event whose running total (``total_token_usage``) did not change repeats the one before it and
-    adds nothing. Otherwise the request is ``last_token_usage``, or — an event without it — the growth
-    of the total since the previous event (a total that went down, as after a resume, starts again
-    from zero). Both ``inspect FILE`` and the sessions view count requests with this one function.
-    """
-    total = _figures(info.get("total_token_usage"))
-    last = _figures(info.get("last_token_usage"))
-    if total is not None and total == previous:
-        return None, previous
-    if last is not None:
-        step = last
-    elif total is None:
-        return None, previous
-    elif previous is None or any(total[k] < previous[k] for k in USAGE_KEYS):
-        step = total
-    else:
-        step = {k: total[k] - previous[k] for k in USAGE_KEYS}
-    return (step if any(step.values()) else None), (total if total is not None else previous)
-
-
-def _figures(u: Any) -> dict[str, int] | None:
-    """A usage object's figures (one that is no count — a string, a list — counts 0), or None."""
-    return {k: _count(u.get(k)) for k in USAGE_KEYS} if isinstance(u, dict) else None
-
-
-class _Usage:
-    """The provider usage of a rollout, added up request by request as :func:`usage_step` reads them."""
-
-    def __init__(self) -> None:
-        self.events = 0
-        self.total = dict.fromkeys(USAGE_KEYS, 0)
-        self.requests = 0
-        self.previous: dict[str, int] | None = None
-        self.last: dict[str, int] | None = None
-        self.line: int | None = None  # the file line of the last request
-        self.window: int | None = None
-
-    def add(self, info: Mapping[str, Any], line: int) -> None:
-        self.events += 1
-        window = info.get("model_context_window")
-        self.window = window if _count(window) > 0 else self.window
-        step, self.previous = usage_step(info, self.previous)
-        if step is not None:
-            self.requests += 1
-            self.total = {k: self.total[k] + step[k] for k in USAGE_KEYS}
-            self.last, self.line = step, line
-
-    def report(self) -> dict[str, Any] | None:
-        if not self.events:
-            return None
-        return {"source": "codex", "events": self.events, "requests": self.requests,
-                "total": self.total, "last": self.last, "model_context_window": self.window,
-                "last_context_tokens": self.last["input_tokens"] if self.last else None, "last_line": self.line}

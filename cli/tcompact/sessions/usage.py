@@ -13,7 +13,7 @@ the per-transcript totals the readers keep. Figures are made alike across the ag
 Claude Code writes one reply over several lines that repeat the input figures while the output
 grows: lines are de-duplicated by (``message.id``, ``requestId``) keeping the last, as the reader
 does. Lines of usage without a ``type`` (``message.usage``, often with the ``costUSD`` the line
-cost, as older tools wrote them) are requests too, as ccusage counts them. Codex ``token_count`` events are read by :func:`tcompact.formats.codex.usage_step`, the one
+cost, as older tools wrote them) are requests too, as ccusage counts them. Codex ``token_count`` events are read by :func:`tcompact.formats.codex_usage.usage_step`, the one
 reading ``inspect FILE`` uses too: an event whose running total did not change adds nothing, else
 the request is its ``last_token_usage`` (the growth of the total where it has none). ``key``
 identifies a request across files, so that a fork that copied its parent's history is not
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..formats.codex import usage_step
+from ..formats.codex_usage import usage_step
 from ..model import Record
 from .stores import parse_time
 
