@@ -72,15 +72,25 @@ def test_markers_only_when_something_was_left_out_and_none_only_when_empty():
     assert text == "<state_snapshot>\n1. A\n- one\n\n2. B\n(none)\n</state_snapshot>"
 
 
-def test_own_budget_items_are_always_kept_and_charged_first():
-    # the user's messages, chosen within their share, always stay; the rest fits in what they leave (the summary
-    # never exceeds its cap, issue 23 item 6)
+def test_own_budget_items_are_always_kept_and_not_charged():
     own = Item("user", "- [round 1] “" + "word " * 300 + "”", 0, block=True, own=True)
-    text = fit([("Users", [own]), ("Facts", [Item("note", "a fact", 1)])], 400, counter=COUNTER)
+    text = fit([("Users", [own]), ("Facts", [Item("note", "a fact", 1)])], 40, counter=COUNTER)
+    assert "word word" in text and "- a fact" in text
+
+
+def test_a_cap_holds_the_own_budget_items_too():
+    # the summary's cap (the compressor's summary_max_tokens) bounds the whole text: the rest fits in what the
+    # user's messages leave, and past it the oldest of them go too (issue 23 item 6)
+    def sections():
+        return [("Users", [Item("user", "- [round 1] “" + "word " * 300 + "”", 0, block=True, own=True, order=1),
+                           Item("user", "- [round 2] “newer”", 0, block=True, own=True, order=2)]),
+                ("Facts", [Item("note", "a fact", 1)])]
+
+    text = fit(sections(), 40, counter=COUNTER, cap=400)
     assert "word word" in text and "- a fact" in text and COUNTER.count(text) <= 400
-    own = Item("user", "- [round 1] “" + "word " * 300 + "”", 0, block=True, own=True)
-    text = fit([("Users", [own]), ("Facts", [Item("note", "a fact", 1)])], 320, counter=COUNTER)
-    assert "word word" in text and "- a fact" not in text and "- (+1 more left out for the budget)" in text
+    text = fit(sections(), 40, counter=COUNTER, cap=100)
+    assert "word word" not in text and "“newer”" in text and COUNTER.count(text) <= 100
+    assert "- (+1 more left out for the budget)" in text.split("2. Facts")[0]
 
 
 def test_shorter_forms_are_tried_when_an_item_does_not_fit():

@@ -2,8 +2,8 @@
 
 Each real user message of the summarised part is quoted whole — one line in quotes, several lines
 between ``<user_message>`` tags —
-newest first while their share of the summary's budget lasts (at most
-:data:`~tcompact.user_messages.DEFAULT_BUDGET` tokens), the one that
+newest first while their own budget lasts (:data:`~tcompact.user_messages.DEFAULT_BUDGET` tokens at
+most, within the summary's cap), the one that
 overflows cut head and tail around a marker, older ones left out and counted — followed by how
 its round ended. A constraint the user stated in a message that could not be quoted whole is
 listed on its own, so no instruction is lost with the text around it.
@@ -41,8 +41,7 @@ def _chosen(x: Scan, counter: TokenCounter, budget: int) -> list[str | None]:
 
 def user_items(x: Scan, counter: TokenCounter, *, with_outcome: bool = True,
                budget: int = DEFAULT_BUDGET) -> tuple[list[Item], int]:
-    """The body's real user messages as items (within ``budget``, their share of the summary's), and how
-    many the budget left out."""
+    """The body's real user messages as items (own ``budget``), and how many the budget left out."""
     out = []
     chosen = _chosen(x, counter, budget)
     for (index, rnd, _), text in zip(x.requests, chosen, strict=True):
