@@ -13,9 +13,9 @@ import typer
 from ..defaults import DEFAULT_CHAIN
 from ._help import Group
 from ._options import (ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, MaxRetriesOpt,
-                       NoCacheOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, api_key, option_group,
-                       read_options)
-from .eval import ModelOpt, PreserveOpt, fail_on_failed_chains, with_eval_options
+                       ModelOpt, NoCacheOpt, PreserveOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, api_key,
+                       option_group, read_options)
+from .eval import fail_on_failed_chains, with_eval_options
 
 batch_app = typer.Typer(
     name="batch", no_args_is_help=True, cls=Group,
