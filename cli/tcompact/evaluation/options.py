@@ -14,7 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..compaction import CompactOptions, check_options
-from ..compressors import names, parse_sets
+from ..compressors import Override, names, parse_chain, parse_sets
+from ..errors import UsageError
 from ..defaults import DEFAULT_CHAIN
 from ..formats import ReadOptions
 from ..summarizers import RunSettings
@@ -71,6 +72,10 @@ class EvalOptions(BaseModel):
         chains = list(dict.fromkeys(self.chains)) or default_chains(self.default_chain)
         for spec in chains:
             check_options(self.compact_options(spec))
+        for override in parse_sets(self.sets):
+            if not any(_fits(override, spec) for spec in chains):
+                raise UsageError(f"--set {override.text!r} fits no chain evaluated",
+                                 hint=f"the chains are: {' '.join(chains)}; see `tcompact compressors`")
         return chains
 
     def read_options(self) -> ReadOptions:
@@ -79,13 +84,24 @@ class EvalOptions(BaseModel):
                            keep_raw=True)
 
     def compact_options(self, chain: str) -> CompactOptions:
-        """The options of the ``compact --force`` run of one chain."""
-        return CompactOptions(chain=chain, overrides=parse_sets(self.sets), config=self.config,
+        """The options of the ``compact --force`` run of one chain: the ``--set`` values for its compressors
+        (one for a compressor of another chain evaluated is left out; :meth:`chain_list` refuses one that
+        fits no chain)."""
+        overrides = tuple(o for o in parse_sets(self.sets) if _fits(o, chain))
+        return CompactOptions(chain=chain, overrides=overrides, config=self.config,
                               summarizer=self.summarizer, model=self.model, base_url=self.base_url,
                               api_key=self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY"),
                               run=self.run, replay_dir=self.replay_dir, encoding=self.encoding,
                               context_window=self.context_window, force=True, transcript=self.transcript,
                               preserve=self.preserve, read=self.read_options())
+
+
+def _fits(override: Override, chain: str) -> bool:
+    """Whether a ``--set`` is for a compressor of the chain (named, or one that has the setting)."""
+    compressors = parse_chain(chain)
+    if override.target is not None:
+        return any(c.name == override.target for c in compressors)
+    return any(override.key in c.settings_model.model_fields for c in compressors)
 
 
 def default_chains(default: str) -> list[str]:

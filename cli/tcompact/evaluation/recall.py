@@ -137,11 +137,11 @@ class NeededSummary:
 
     def rows(self) -> list[dict[str, Any]]:
         """Per chain, then per baseline: the sums, the shares kept and recoverable, the size, and for a
-        chain the baselines that keep a larger share than it (``loses_to``)."""
+        chain none of whose runs failed the baselines that keep a larger share than it (``loses_to``)."""
         rows = [_row(name, acc, reference=name in self.reference) for name, acc in self._acc.items()]
         bases = [r for r in rows if r["reference"]]
         for r in rows:
-            r["loses_to"] = [] if r["reference"] or r["kept_share"] is None else [
+            r["loses_to"] = [] if r["reference"] or r["failed"] or r["kept_share"] is None else [
                 b["chain"] for b in bases if b["kept_share"] is not None and b["kept_share"] > r["kept_share"]]
         return rows
 
