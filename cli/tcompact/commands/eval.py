@@ -75,7 +75,7 @@ PathsArg = Annotated[list[Path] | None, typer.Argument(help="Session files or fo
 @with_eval_options("eval")
 def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_cache: NoCacheOpt = False,
           selector=None) -> None:
-    """Measure what each compressor keeps: planted canaries, or the tokens the agent went on to use.
+    """Measure what each compressor keeps: canaries, needed tokens.
 
     --metric canaries (the default): in a copy of each session (nothing is written) it plants
     seeded facts — an error line inside a tool output, a file written, a command run and its
