@@ -7,7 +7,8 @@ with their cost (:mod:`tcompact.pricing`). A file that holds usage and no messag
 its usage alone (a session of such files is listed with no messages). A request found in several
 sessions (a fork or a resumed copy holds its original's history) is counted once, in the session it
 was made in (:mod:`tcompact.sessions.copies`); the others count it under ``copied_requests``.
-The result is a JSON-ready dict (README, "Sessions --json schema"); :mod:`tcompact.render.sessions_view` draws it.
+Files are read as an agent may be writing them (:func:`live`). The result is a JSON-ready dict
+(README, "Sessions --json schema"); :mod:`tcompact.render.sessions_view` draws it.
 """
 
 from __future__ import annotations
