@@ -98,3 +98,31 @@ def sidechain_session():
                   "2026-01-05T10:00:07.000Z"),
     ]
     return main + side + tail
+
+
+def thinking_session():
+    """Thinking as Claude Code writes it: on its own line of a reply (2.0.x), as an empty text with its signature
+    (2.1.69 on), redacted, and beside text and a call on one line; the session cut while its last call ran."""
+    def reply(uuid, parent, mid, blocks, ts):
+        return assistant(uuid, parent, mid, blocks, usage(5, 100, 0, 9), ts, request=f"req_{mid}")
+
+    return [
+        user("u1", None, "Fix the failing date filter test", "2026-01-05T10:00:00.000Z"),
+        reply("a1a", "u1", "msg_1", [{"type": "thinking", "thinking": "Run the test first.", "signature": "c2lnMQ=="}],
+              "2026-01-05T10:00:01.000Z"),
+        reply("a1b", "a1a", "msg_1", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest"}}],
+              "2026-01-05T10:00:01.100Z"),
+        tool_result("r1", "a1b", "t1", "FAILED test_filter - the last day is missing\n" + "\n".join(
+            f"  filter.py:{n} in frame_{n}" for n in range(20)), "2026-01-05T10:00:02.000Z"),
+        reply("a2a", "r1", "msg_2", [{"type": "thinking", "thinking": "", "signature": "RW1wdHlUaGlua2luZw=="}],
+              "2026-01-05T10:00:03.000Z"),
+        reply("a2b", "a2a", "msg_2", [{"type": "text", "text": "The filter drops the last day."}],
+              "2026-01-05T10:00:03.100Z"),
+        reply("a2c", "a2b", "msg_2", [{"type": "tool_use", "id": "t2", "name": "Edit", "input": {"old": "<", "new": "<="}}],
+              "2026-01-05T10:00:03.200Z"),
+        tool_result("r2", "a2c", "t2", "edited filter.py", "2026-01-05T10:00:04.000Z"),
+        reply("a3", "r2", "msg_3", [{"type": "redacted_thinking", "data": "cmVkYWN0ZWQgdGhpbmtpbmc="},
+                                    {"type": "text", "text": "Fixed; running the tests again."},
+                                    {"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "pytest"}}],
+              "2026-01-05T10:00:05.000Z"),
+    ]

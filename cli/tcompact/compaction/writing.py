@@ -73,6 +73,7 @@ def _read_back(path: Path, run: CompactionRun) -> str | None:
     def shape(messages):  # what a reader must give back: roles, texts, tool pairing
         return [(m.role, m.text, tuple(c.id for c in m.tool_calls), m.tool_call_ids) for m in messages]
 
-    if shape(back.messages) != shape(run.messages):
+    held = run.output.written.messages if run.output is not None and run.output.written is not None else run.messages
+    if shape(back.messages) != shape(held):
         return "the output does not read back as the compacted messages"
     return None
