@@ -247,6 +247,33 @@ def test_a_session_rewritten_in_place_sends_thinking_only_before_its_first_chang
     assert sum(1 for a in expected if a[0] == "thinking") == kept
 
 
+@pytest.fixture(scope="module")
+def sidechain_in_file_runs(inputs, work):
+    """ccviewer (Claude Code 1.0: the sub-agents' lines in the main file) with its larger sub-agent compacted
+    (full): version → (output, Resume of the main session)."""
+    (work / "sidechain-in-file").mkdir()
+    out = work / "sidechain-in-file" / "ccviewer.sidechain.jsonl"
+    result = CliRunner().invoke(app, ["compact", str(inputs["ccviewer"]), "--transcript", "sidechain-83e2917c", "-c",
+                                      "full", "--force", "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "compacted"
+    runs = resume_all([_claude_job(work, v, "ccviewer.sidechain", out) for v in CLAUDE_VERSIONS])
+    return {v: (out, r) for v, r in zip(CLAUDE_VERSIONS, runs)}
+
+
+@pytest.mark.parametrize("version", CLAUDE_VERSIONS)
+def test_a_session_whose_subagent_was_compacted_in_its_file_resumes_as_before(sidechain_in_file_runs, inputs,
+                                                                               version):
+    """The compacted sub-agent's lines (a boundary and its new chain, all sidechain, newest in the file) are no
+    leaf to the clients: the main chain resumes as the original's does."""
+    path, run = sidechain_in_file_runs[version]
+    expected, _ = _expected(path)
+    assert expected == _expected(inputs["ccviewer"])[0]
+    check = check_claude(run.messages, expected, prompt=PROMPT, summary=None)
+    assert (run.returncode, check.problems, check.messages, check.missing) == (0, (), ORIGINAL_MESSAGES["ccviewer"],
+                                                                               ())
+
+
 # ---- sidechain flags, timestamps, ids, usage in the written lines ---------------------------------------
 
 
