@@ -81,11 +81,12 @@ def _claude_in_place(records: Sequence[Record], messages: Sequence[Message], cha
     gone = {records[i].data.get("uuid"): records[i].data.get("parentUuid") for i, d in docs.items() if d is None}
     lines = []
     for i, r in enumerate(records):
+        if i in docs and docs[i] is None:
+            continue  # left out: the lines under it hang from its parent
         d = docs.get(i, r.data)
         moved = reparent(d, gone) if d is not None and gone else None
-        if i in docs and d is None:
-            continue
-        lines.append(dumps_line(moved or d) if moved is not None or i in docs else r.raw or b"")
+        lines.append(dumps_line(moved if moved is not None else d) if moved is not None or i in docs
+                     else r.raw or b"")
     return lines
 
 
