@@ -137,3 +137,17 @@ def test_a_compacted_real_session_sends_no_thinking_after_its_first_change(compr
                                                 for n, m in enumerate(run.messages)]
     assert sum(1 for m in back for r in m.reasoning) == sum(len(m.reasoning) for m in run.messages[:first]) and (
         first > 0) is (compressor == "truncate")
+
+
+def test_only_the_last_reply_s_calls_can_be_left_unanswered():
+    """A call left without its result earlier, followed by more turns, is the history's own and stays."""
+    from tcompact.formats.claude_prune import prune
+
+    (t,) = source().transcripts
+    ms = list(t.messages)
+    ms[2] = replace(ms[2], tool_call_ids=("",))  # t1's result lost its id
+    assert prune(t.messages, ms).calls == {"t3"}
+    assert prune(t.messages, ms[:5]).calls == frozenset()  # ends on t2's result
+    assert prune(t.messages, ms[:2]).calls == {"t1"}
+    assert prune(t.messages, [*ms[:5], Message(role="user", content="go on"), ms[5]]).calls == {"t3"}
+    assert prune(t.messages, [*ms, Message(role="user", content="stop")]).calls == frozenset()

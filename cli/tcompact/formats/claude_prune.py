@@ -7,8 +7,8 @@ kept turns without their thinking. So a compaction, fork or in-place rewrite of 
 session keeps the thinking of the turns before its first change — their history is what it was
 — and leaves it out of every turn from that change on, the summary's turns included; text and
 tool blocks stay. Claude Code since 2.1.69 stores thinking as an empty text plus its signature:
-such a block is thinking like any other. A ``tool_use`` whose result is not in the history (a
-session cut while a tool ran) is left out too, so the history never ends on an unanswered call.
+such a block is thinking like any other. A ``tool_use`` of the last reply that no result answers
+(a session cut while a tool ran) is left out too, so the history never ends on an unanswered call.
 
 A line left without content is not written: the lines under it hang from its parent instead, so
 the ``parentUuid`` chain and the tool pairing stay whole.
@@ -56,8 +56,7 @@ class Pruning:
 
 def prune(original: Sequence[Message], new: Sequence[Message]) -> Pruning:
     """The decisions for writing ``new`` over ``original`` (see the module docstring)."""
-    answered = {cid for m in new for cid in m.tool_call_ids}
-    calls = frozenset(c.id for m in new for c in m.tool_calls if c.type != "server" and c.id not in answered)
+    calls = _unanswered_at_the_end(new)
     first = next((n for n, m in enumerate(new) if n >= len(original) or original[n] != m
                   or any(c.id in calls for c in m.tool_calls)), len(new))
     written: list[Message | None] = list(new[:first])
@@ -68,6 +67,20 @@ def prune(original: Sequence[Message], new: Sequence[Message]) -> Pruning:
         m = replace(m, reasoning=(), tool_calls=kept) if m.reasoning or len(kept) != len(m.tool_calls) else m
         written.append(None if _empty(m) else m)
     return Pruning(first, calls, tuple(written), thinking)
+
+
+def _unanswered_at_the_end(messages: Sequence[Message]) -> frozenset[str]:
+    """The calls of the last reply that makes any, when only results follow it and none answers them (a call
+    left unanswered earlier, followed by the user's next turn, is the history's own)."""
+    for n in range(len(messages) - 1, -1, -1):
+        m = messages[n]
+        if m.role in ("tool", "function"):
+            continue
+        if m.role != "assistant" or not m.tool_calls:
+            return frozenset()
+        answered = {cid for later in messages[n + 1:] for cid in later.tool_call_ids}
+        return frozenset(c.id for c in m.tool_calls if c.type != "server" and c.id not in answered)
+    return frozenset()
 
 
 def _empty(m: Message) -> bool:
