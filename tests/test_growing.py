@@ -248,3 +248,19 @@ def test_states_are_kept_per_path_and_options(tmp_path, own_cache, reads, monkey
         assert inspect_file(path, options) == _scratch(path, options, monkeypatch)
     assert inspect_file(copy) == {**inspect_file(path), "path": str(copy)}  # the copy: the report kept for its bytes
     assert reads == ["whole"] * 3 + ["resumed"] * 3
+
+
+def test_a_claude_file_without_parents_grows_in_file_order_until_a_line_names_one(tmp_path, own_cache, reads,
+                                                                                   monkeypatch):
+    """Lines that name no parent are read in file order (issue 23 item 7); appended ones too — until the
+    first parent named makes the file a tree: then it is read whole."""
+    records = [orjson.loads(x) for x in real_file("drmaciver").read_bytes().splitlines()]
+    loose = [orjson.dumps({k: v for k, v in d.items() if k != "parentUuid"}) + b"\n" for d in records]
+    path = tmp_path / "old.jsonl"
+    path.write_bytes(b"".join(loose[:60]))
+    inspect_file(path)
+    for tail in (loose[60:80], [orjson.dumps(records[80]) + b"\n"], loose[81:]):
+        with open(path, "ab") as fh:
+            fh.write(b"".join(tail))
+        assert inspect_file(path) == _scratch(path, InspectOptions(), monkeypatch)
+    assert reads == ["whole", "resumed", "whole", "resumed"]

@@ -211,5 +211,5 @@ def _inspect_steps(steps: Any, options: InspectOptions, kept: Any) -> tuple[dict
     reports = [transcript_report(t, f, c, top=options.top, context_window=options.context_window, model=options.model,
                                  usage=usage_of(t, lambda lines: {n: stamps.get(n) for n in lines}))
                for (t, c), f in zip(counted, facts)]
-    report = file_report(str(steps.ctx.path), steps.format, steps.count, steps.ctx.skipped, unknown, reports)
+    report = file_report(str(steps.ctx.path), steps.format, steps.count, sorted(steps.ctx.skipped), unknown, reports)
     return report, state, steps.kept(kept_facts) if state is not None else None

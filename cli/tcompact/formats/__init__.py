@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotATranscriptError, UsageError
 from ..format_names import FORMATS, WRITABLE
-from ._source import ReadContext, ReadOptions, gc_paused, load_bytes, load_records
+from ._source import CUT_OFF, ReadContext, ReadOptions, gc_paused, load_bytes, load_records
 
 if TYPE_CHECKING:
     from ..model import Record, SourceFile, Transcript
@@ -23,11 +23,13 @@ if TYPE_CHECKING:
     from .writers import Rendered
 
 __all__ = [
+    "CUT_OFF",
     "FORMATS",
     "WRITABLE",
     "ReadOptions",
     "Rendered",
     "read_file",
+    "read_records",
     "read_bytes",
     "read_steps",
     "find_files",
@@ -66,6 +68,14 @@ def read_steps(path: str | Path, options: ReadOptions | None = None, *, digest: 
         return steps.begin(records, ctx)
 
 
+def read_records(path: str | Path, options: ReadOptions | None = None) -> list[Record]:
+    """The records of a file, read as :func:`read_file` reads them, without building transcripts: what
+    the usage of a file that holds no message needs (a Codex rollout of token counts only)."""
+    ctx = _context(str(path), options)
+    with gc_paused():
+        return load_records(Path(path), ctx)[0]
+
+
 def read_bytes(data: bytes, name: str, options: ReadOptions | None = None) -> SourceFile:
     """Read a transcript held in memory (``name`` stands for its path in errors), as :func:`read_file`."""
     ctx = _context(name, options)
@@ -98,7 +108,7 @@ def _source_file(records: list[Record], document: bool, ctx: ReadContext) -> Sou
         format=fmt,
         records=tuple(records),
         transcripts=tuple(transcripts),
-        skipped=tuple(ctx.skipped),
+        skipped=tuple(sorted(ctx.skipped)),  # the parser's and the reader's, in file order
         unknown_types=unknown,
         meta={**meta, "document": document},
     )

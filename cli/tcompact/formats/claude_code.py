@@ -9,7 +9,9 @@ the walk skips sibling calls and results. We therefore walk the chain, then gath
 of each reply on it and attach every result to the reply that issued its call.
 
 Sub-agent lines (``isSidechain``) form their own transcripts (kind ``subagent``), one per
-``agentId`` or per sidechain root. Lines that are not messages are kept for writing back.
+``agentId`` or per sidechain root. Lines that are not messages are kept for writing back. A file
+with no ``parentUuid`` on any line (older Claude Code versions, files other tools write) has no
+chain to walk: its lines are read in file order, from its last ``compact_boundary`` on.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import Any
 
 from ..model import Compaction, Record, Transcript
 from ._source import ReadContext
-from .claude_chain import MESSAGE_TYPES, Line, groups, leaf, line_of, line_state, outside_notes, root, walk
+from .claude_chain import (MESSAGE_TYPES, Line, file_order, groups, leaf, line_of, line_state, outside_notes, root,
+                           walk)
 from .claude_messages import assistant_message, compaction, model_of, provider_usage, user_messages
 
 __all__ = ["NAME", "sniff", "read_records"]
@@ -66,8 +69,19 @@ class Reading:
         self.unknown: dict[str, int] = {}
         self.session_ids: dict[str, None] = {}
         self.clock = ""  # lines without a timestamp count as written when the line before them was
+        self.chained = True  # whether any line names a parent (none: the lines are read in file order)
         self.units: list[list[tuple[tuple[int, ...], int]]] = []  # per transcript: each unit, its messages
         self.restored: list[tuple[Any, ...]] = []  # the state of the lines restored (they never change)
+
+    def prepare(self, records: Sequence[Record]) -> None:
+        """What reading in order needs of the whole file first: whether any line names a parent."""
+        self.chained = any(isinstance(r.data.get("parentUuid"), str) for r in records if isinstance(r.data, dict))
+
+    def resumes(self, records: Sequence[Record]) -> bool:
+        """Whether appended ``records`` can be read on from here: not when the first parent named turns a file
+        read in file order into a tree (the file is then read whole)."""
+        return self.chained or not any(isinstance(r.data.get("parentUuid"), str) for r in records
+                                       if isinstance(r.data, dict))
 
     def feed(self, records: Sequence[Record], start: int, ctx: ReadContext) -> None:
         """Take in ``records``, the records of the file from index ``start`` on."""
@@ -90,6 +104,8 @@ class Reading:
             if isinstance(d.get("sessionId"), str):
                 self.session_ids.setdefault(d["sessionId"])
             uuid = d.get("uuid")
+            if not self.chained and kind in MESSAGE_TYPES and not isinstance(uuid, str):
+                uuid = f"(line {rec.line})"  # no chain to hang it in: file order places it
             if isinstance(uuid, str) and uuid not in lines:
                 lines[uuid] = line_of(i, uuid, d, self.clock, rec.line)
             elif kind in MESSAGE_TYPES:
@@ -103,9 +119,10 @@ class Reading:
         self.units = []
         transcripts = []
         at = {ln.index: ln for ln in self.lines.values()}
-        for key, members in groups(self.lines).items():
+        for key, members in groups(self.lines, chained=self.chained).items():
             units: list[tuple[tuple[int, ...], int]] = []
-            transcripts.append(_transcript(key, members, self.lines, at, ctx, _builder(records, kept, units)))
+            transcripts.append(_transcript(key, members, self.lines, at, ctx, _builder(records, kept, units),
+                                           chained=self.chained))
             self.units.append(units)
         if self.left and transcripts:  # told on the file's first transcript (the main one when there is one)
             transcripts[0] = replace(transcripts[0], notes=(*transcripts[0].notes, *self.left))
@@ -115,13 +132,14 @@ class Reading:
     def state(self) -> Any:
         """What a later read needs to go on from here (plain values)."""
         new = [line_state(ln) for ln in islice(self.lines.values(), len(self.restored), None)]
-        return (self.restored + new, self.left, self.unknown, list(self.session_ids), self.clock)
+        return (self.restored + new, self.left, self.unknown, list(self.session_ids), self.clock, self.chained)
 
     @classmethod
     def restore(cls, state: Any) -> Reading:
         """The reading :meth:`state` described."""
-        lines, left, unknown, session_ids, clock = state
+        lines, left, unknown, session_ids, clock, chained = state
         reading = cls()
+        reading.chained = chained
         reading.lines = {t[1]: Line(*t) for t in lines}
         reading.restored = lines
         reading.left, reading.unknown, reading.clock = list(left), dict(unknown), clock
@@ -143,6 +161,7 @@ class Reading:
 def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
     """Build the main transcript and one per sub-agent from the lines of a session file."""
     reading = Reading()
+    reading.prepare(records)
     reading.feed(records, 0, ctx)
     return reading.finish(records, ctx)
 
@@ -176,8 +195,11 @@ def _valid_message_line(rec: Record, ctx: ReadContext) -> bool:
 
 
 def _transcript(key: str, members: list[Line], lines: Mapping[str, Line], at: Mapping[int, Line], ctx: ReadContext,
-                build: Callable[[list[int], str], list[Any]]) -> Transcript:
-    chain, notes = walk(leaf(members, lines), lines, ctx.options.full_history)
+                build: Callable[[list[int], str], list[Any]], *, chained: bool) -> Transcript:
+    if chained:
+        chain, notes = walk(leaf(members, lines), lines, ctx.options.full_history)
+    else:
+        chain, notes = file_order(members, ctx.options.full_history), []
     memo: dict[str, str] = {}  # the root of each line, found once
     by_message_id, results_for = _siblings(chain, members, lines, memo)
     order = _emission_order(chain, at, by_message_id, results_for)

@@ -8,7 +8,8 @@ rollouts (Codex Desktop) record user turns only as ``event_msg`` ``user_message`
 become user messages when no ``response_item`` mirrors them.
 
 Context after a compaction is the latest ``compacted`` line's ``replacement_history`` plus the
-items after it, as Codex rebuilds it on resume; ``--full-history`` reads every item instead.
+items after it, as Codex rebuilds it on resume; ``--full-history`` reads every item instead. The
+``compacted`` line and the ``context_compacted`` event Codex writes next to it are one compaction.
 ``event_msg``, ``turn_context`` and unknown lines are kept for writing back.
 """
 
@@ -25,6 +26,7 @@ import orjson
 from ..model import Compaction, Message, Reasoning, Record, ToolCall, Transcript
 from ..rounds import is_real_user
 from ._source import ReadContext
+from .codex_usage import RolloutUsage
 
 __all__ = ["NAME", "sniff", "read_records", "KNOWN_TYPES"]
 
@@ -59,9 +61,10 @@ class Reading:
         self.unknown: dict[str, int] = {}
         self.meta: dict[str, Any] = {}
         self.compactions: list[Compaction] = []
-        self.usage: list[Mapping[str, Any]] = []
-        self.usage_line: int | None = None  # the file line of the last token_count
+        self.usage = RolloutUsage()
         self.model: str | None = None
+        self.turns = 0  # conversation lines read: a compaction's two lines have none between them
+        self.turns_at_compaction = -1
 
     def prepare(self, records: Sequence[Record]) -> None:
         """What reading in order needs of the whole file first: where the context starts, which user
@@ -88,7 +91,7 @@ class Reading:
         """The transcript: the ``kept`` messages (``offset`` of them), then those read since."""
         self._flush()
         return Transcript(id="main", kind="main", messages=(*kept, *self.messages), model=self.model,
-                          compactions=tuple(self.compactions), provider_usage=_usage(self.usage, self.usage_line))
+                          compactions=tuple(self.compactions), provider_usage=self.usage.report())
 
     def resumes(self, records: Sequence[Record]) -> bool:
         """Whether appended ``records`` can be read on from here (then taken in as :meth:`prepare` would):
@@ -108,17 +111,18 @@ class Reading:
         pending = None if p is None else (p["parts"], [astuple(c) for c in p["calls"]],
                                           [astuple(r) for r in p["reasoning"]], p["source"], p["lines"])
         return (self.base, self.legacy, sorted(self.mirrored), sorted(self.added), self.offset + len(self.messages),
-                pending, self.unknown, self.meta, [astuple(c) for c in self.compactions], self.usage, self.usage_line,
-                self.model)
+                pending, self.unknown, self.meta, [astuple(c) for c in self.compactions], self.usage.state(),
+                self.model, self.turns, self.turns_at_compaction)
 
     @classmethod
     def restore(cls, state: Any, ctx: ReadContext) -> Reading:
         """The reading :meth:`state` described."""
         reading = cls(ctx)
         (reading.base, reading.legacy, mirrored, added, reading.offset, pending, reading.unknown, reading.meta,
-         compactions, reading.usage, reading.usage_line, reading.model) = state
+         compactions, usage, reading.model, reading.turns, reading.turns_at_compaction) = state
         reading.mirrored, reading.added = set(mirrored), set(added)
         reading.compactions = [Compaction(*c) for c in compactions]
+        reading.usage = RolloutUsage.restore(usage)
         if pending is not None:
             parts, calls, reasoning, source, lines = pending
             reading.pending = {"parts": list(parts), "calls": [ToolCall(*c) for c in calls],
@@ -152,13 +156,15 @@ class Reading:
     def _event_msg(self, p: Mapping[str, Any], i: int, rec: Record) -> None:
         kind = p.get("type")
         if kind == "token_count" and isinstance(p.get("info"), dict):
-            self.usage.append(p["info"])
-            self.usage_line = rec.line
+            self.usage.add(p["info"], rec.line)
         elif kind == "context_compacted":
-            index = self.offset + len(self.messages) if self._active(i) else None
-            self.compactions.append(Compaction(kind="codex_context_compacted", index=index, line=rec.line))
-        elif kind == "user_message" and self._active(i):
-            text = p.get("message")
+            if not self._same_compaction("codex_compacted"):  # the event of a compacted line just read
+                index = self.offset + len(self.messages) if self._active(i) else None
+                self.compactions.append(Compaction(kind="codex_context_compacted", index=index, line=rec.line))
+            self.turns_at_compaction = self.turns
+        elif kind == "user_message":
+            self.turns += 1
+            text = p.get("message") if self._active(i) else None
             if isinstance(text, str) and text.strip() not in self.mirrored:
                 self.added.add(text.strip())
                 self._add(Message(role="user", content=text, source=(i,),
@@ -169,8 +175,11 @@ class Reading:
             self._flush()
             self.messages = [m for m in self.messages if m.role == "system" or is_real_user(m)]
         active = i >= (self.base or 0)
+        if self._same_compaction("codex_context_compacted"):  # its event came first: the line stands for both
+            self.compactions.pop()
         self.compactions.append(Compaction(kind="codex_compacted",
                                            index=self.offset + len(self.messages) if active else None, line=rec.line))
+        self.turns_at_compaction = self.turns
         if i == self.base and not self.legacy:
             for n, item in enumerate(p.get("replacement_history") or []):
                 if isinstance(item, dict):
@@ -180,7 +189,13 @@ class Reading:
             self._add(Message(role="user", content=str(p.get("message") or ""), internal=True, source=(i,),
                               meta={"line": rec.line, "compacted": True}))
 
+    def _same_compaction(self, kind: str) -> bool:
+        """Whether the last compaction listed is of ``kind`` with no conversation line read since: Codex
+        writes a ``compacted`` line and a ``context_compacted`` event for one compaction."""
+        return bool(self.compactions) and self.compactions[-1].kind == kind and self.turns == self.turns_at_compaction
+
     def _response_item(self, p: Mapping[str, Any], i: int, rec: Record) -> None:
+        self.turns += 1
         if self._active(i):
             self._item(p, i, rec, meta={"line": rec.line})
 
@@ -352,30 +367,3 @@ def _failed(output: Any) -> bool:
             return isinstance(code, int) and code != 0
     match = _EXIT_CODE.search(output[:400])
     return bool(match) and match.group(1) != "0"
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def _usage(infos: Sequence[Mapping[str, Any]], line: int | None = None) -> dict[str, Any] | None:
-    if not infos:
-        return None
-    last = infos[-1]
-    keys = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
-
-    def pick(u: Any) -> dict[str, int] | None:  # a figure that is no count (a string, a list) counts 0
-        return {k: _count(u.get(k)) for k in keys} if isinstance(u, dict) else None
-
-    window = last.get("model_context_window")
-
-    last_usage = pick(last.get("last_token_usage"))
-    return {
-        "source": "codex",
-        "events": len(infos),
-        "total": pick(last.get("total_token_usage")),
-        "last": last_usage,
-        "model_context_window": window if _count(window) > 0 else None,
-        "last_context_tokens": last_usage["input_tokens"] if last_usage else None,
-        "last_line": line,
-    }

@@ -114,11 +114,9 @@ def begin(records: Sequence[Record], ctx: ReadContext) -> Steps:
     if fmt not in _READERS:
         raise UsageError(f"{fmt} files are one JSON document, but {ctx.path} is JSON Lines",
                          hint="pass --format chat, claude-code or codex, or leave --format out")
-    if fmt == "codex":
-        reading: Any = codex.Reading(ctx)
+    reading: Any = codex.Reading(ctx) if fmt == "codex" else _READERS[fmt].Reading()
+    if fmt != "chat":  # (what the Codex and Claude Code readers take from the whole file first)
         reading.prepare(records)
-    else:
-        reading = _READERS[fmt].Reading()
     steps = Steps(ctx, fmt, reading, records, final=ctx.options.format is not None or detected_for_good(records))
     steps.feed(records, 0)
     lines = ctx.line_ends
@@ -142,12 +140,10 @@ def resume(state: dict[str, Any], ctx: ReadContext, data: bytes) -> Steps:
     ctx.lines_by_first_line = True
     new = load_appended(data[old:], ctx, first_line=count + 1, start=end) if len(data) > old else []
     fmt = state["format"]
-    if fmt == "codex":
-        reading: Any = codex.Reading.restore(state["reading"], ctx)
-        if not reading.resumes(new):
-            raise NotResumable("the appended lines change what was read before")
-    else:
-        reading = _READERS[fmt].Reading.restore(state["reading"])
+    reading: Any = codex.Reading.restore(state["reading"], ctx) if fmt == "codex" else \
+        _READERS[fmt].Reading.restore(state["reading"])
+    if fmt != "chat" and not reading.resumes(new):
+        raise NotResumable("the appended lines change what was read before")
     records = _Records(new, count, ends, data[:old])
     steps = Steps(ctx, fmt, reading, records, count=count, final=True, stamps=dict(state["stamps"]))
     steps.feed(new, count)
