@@ -58,7 +58,7 @@ class Kept:
         read needs start (the kept last lines); None when nothing is kept."""
         if self.state is None:
             return None
-        return self.state["end"], self.state["digest"], self.state["steps"]["ends"][0]  # (formats.steps.kept_from)
+        return self.state["end"], self.state["digest"], self.state["steps"]["ends"][0]  # (formats.steps.Steps.ends)
 
 
 def find(path: str | Path, options: object) -> Kept | None:
@@ -151,6 +151,7 @@ def _read_whole(path: str | Path, options: InspectOptions, kept: Kept, where: An
     else:
         with gc_paused():
             report, state, messages = _inspect_steps(source, options, None)
+        del source  # (the records and messages go before the state is written: less memory at its peak)
         if state is not None:
             save(kept, digest=read.digest(), steps=state, messages=messages)
     if where is not None:
@@ -169,9 +170,11 @@ def _resumed(path: str | Path, options: InspectOptions, kept: Kept, scan: tuple[
     ctx = ReadContext(path=str(path), options=options.read)
     try:
         with gc_paused():
-            steps = resume(kept.state["steps"], ctx, scan[2])
-            report, state, messages = _inspect_steps(steps, options, kept.state["messages"])
+            report, state, messages = _inspect_steps(resume(kept.state["steps"], ctx, scan[2]), options,
+                                                     kept.state["messages"])
     except (NotResumable, TcompactError):  # a bad line is for the whole read to report, as it would
+        return None
+    except Exception:  # noqa: BLE001 — a state this code cannot go on from: the whole read is the same report
         return None
     if state is not None:
         save(kept, digest=scan[0], steps=state, messages=messages)
@@ -192,24 +195,24 @@ def _inspect_steps(steps: Any, options: InspectOptions, kept: Any) -> tuple[dict
     for counter in {id(c): c for _, c in counted}.values():  # one parallel pass over the texts not kept
         counter.prime(text for t, c in counted if c is counter
                       for text in texts_of(m for m in t.messages if isinstance(m, Message)))
-    facts, kept_facts = [], []
+    facts: list[list[Any]] = []  # per transcript: each message's facts, and what keeps them (a kept one as it was)
     for t, counter in counted:
-        mine, plains = [], []
+        mine = []
         for m in t.messages:
             if isinstance(m, Message):
-                f = facts_of(m, counter)
-                mine.append(f)
-                plains.append((counter.encoding_name, plain(f)))
+                mine.append((facts_of(m, counter), counter.encoding_name))
             elif m[0] != counter.encoding_name:
                 raise NotResumable("the kept messages were counted with another encoding")
             else:
-                mine.append(from_plain(m[1]))
-                plains.append(m)
+                mine.append((from_plain(m[1]), m))
         facts.append(mine)
-        kept_facts.append(plains)
     stamps = steps.stamps
-    reports = [transcript_report(t, f, c, top=options.top, context_window=options.context_window, model=options.model,
-                                 usage=usage_of(t, lambda lines: {n: stamps.get(n) for n in lines}))
-               for (t, c), f in zip(counted, facts)]
+    reports = [transcript_report(t, [f for f, _ in mine], c, top=options.top, context_window=options.context_window,
+                                 model=options.model, usage=usage_of(t, lambda lines: {n: stamps.get(n) for n in lines}))
+               for (t, c), mine in zip(counted, facts)]
     report = file_report(str(steps.ctx.path), steps.format, steps.count, sorted(steps.ctx.skipped), unknown, reports)
-    return report, state, steps.kept(kept_facts) if state is not None else None
+    del transcripts, counted, reports  # what the state does not hold goes before it is taken
+    if state is None:
+        return report, None, None
+    kept_facts = [[(how, plain(f)) if isinstance(how, str) else how for f, how in mine] for mine in facts]
+    return report, steps.complete(state), steps.kept(kept_facts)

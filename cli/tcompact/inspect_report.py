@@ -50,7 +50,7 @@ class MessageFacts:
 
 def facts_of(m: Message, counter: TokenCounter, tokens: MessageTokens | None = None) -> MessageFacts:
     """The facts of a message, counted with ``counter`` (primed with its texts) unless its ``tokens`` are given."""
-    t = tokens or counter.message(m)
+    t = tokens or counter.message(m, remember=False)
     real = is_real_user(m)
     return MessageFacts(m.role, t.total, tuple(t.by_kind.items()), t.estimated,
                         tuple(ToolCall(c.id, c.name, "", c.type) for c in m.tool_calls),

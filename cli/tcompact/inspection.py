@@ -185,7 +185,7 @@ def _inspect_source(source: SourceFile, options: InspectOptions) -> tuple[dict[s
     counted = counters(source.transcripts, options)
     for counter in {id(c): c for _, c in counted}.values():  # one parallel pass over every text of the file
         counter.prime(text for t, c in counted if c is counter for text in texts_of(t.messages))
-    counts = [[c.message(m) for m in t.messages] for t, c in counted]
+    counts = [[c.message(m, remember=False) for m in t.messages] for t, c in counted]
     facts = [[facts_of(m, c, n) for m, n in zip(t.messages, ns)] for (t, c), ns in zip(counted, counts)]
     transcripts = [transcript_report(t, f, c, top=options.top, context_window=options.context_window,
                                      model=options.model, usage=usage_of(t, stamps_of(source)),

@@ -290,14 +290,16 @@ class TokenCounter:
             fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
             return memoryview(self._to_buffer(fixed, _NO_SPECIAL)).nbytes // 4
 
-    def message(self, message: Message) -> MessageTokens:
-        """Tokens of one message by the documented formula (remembered for that message: compressors ask
-        for the same messages' tokens many times over — round-level once per block and stage)."""
+    def message(self, message: Message, *, remember: bool = True) -> MessageTokens:
+        """Tokens of one message by the documented formula (remembered for that message unless told not to:
+        compressors ask for the same messages' tokens many times over — round-level once per block and
+        stage —, inspect once)."""
         found = self._messages.get(id(message))
         if found is not None and found[0] is message:
             return found[1]
         tokens = self._message(message)
-        self._messages[id(message)] = (message, tokens)  # (the message kept: its id is not reused meanwhile)
+        if remember:
+            self._messages[id(message)] = (message, tokens)  # (the message kept: its id is not reused meanwhile)
         return tokens
 
     def _message(self, message: Message) -> MessageTokens:

@@ -27,7 +27,7 @@ from ..model import Record, Transcript
 from . import chat, claude_code, codex
 from ._source import ReadContext, load_appended, parse_json
 
-__all__ = ["Steps", "NotResumable", "begin", "resume", "kept_from", "STATE_VERSION"]
+__all__ = ["Steps", "NotResumable", "begin", "resume", "STATE_VERSION"]
 
 STATE_VERSION = 1
 _KEEP_LINES = 256  # the last lines whose bytes a later read gets back, for units that straddle its start
@@ -74,7 +74,8 @@ class Steps:
         ends = self.ends
         if not self.final or not self.ctx.lines_by_first_line or ends is None or not self.ctx.ended:
             return None  # (a last line without its line break may go on: the state would end inside it)
-        state = self.reading.state()
+        # a Claude Code reading's state (its lines) does not change in finish: it is taken after it
+        state = self.reading.state() if self.format != "claude-code" else "lines"
         if state is None:
             return None
         if self.format != "claude-code":
@@ -82,6 +83,14 @@ class Steps:
         return {"version": STATE_VERSION, "format": self.format, "count": self.count, "end": end,
                 "skipped": list(self.ctx.skipped), "stamps": self.stamps,
                 "ends": ends[-(_KEEP_LINES + 1):], "reading": state}
+
+    def complete(self, state: dict[str, Any]) -> dict[str, Any]:
+        """``state`` (from :meth:`snapshot`) with what is taken last, once the records are no longer needed
+        (they go first: a read's memory peaks here)."""
+        self.records = ()
+        if state["reading"] == "lines":
+            state["reading"] = self.reading.state()
+        return state
 
     def finish(self, kept: Any = None) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
         """The transcripts, unknown record types and file details, as ``read_records`` gives them; the
@@ -124,14 +133,9 @@ def begin(records: Sequence[Record], ctx: ReadContext) -> Steps:
     return steps
 
 
-def kept_from(state: dict[str, Any]) -> int:
-    """Where the bytes a later read must hand back start: the first of the last kept lines."""
-    return state["ends"][0]
-
-
 def resume(state: dict[str, Any], ctx: ReadContext, data: bytes) -> Steps:
     """The steps of ``state`` fed the records of the lines appended since: ``data`` holds the file's
-    bytes from :func:`kept_from` to its end. Raises :class:`NotResumable` when they cannot be read on."""
+    bytes from ``state["ends"][0]`` (the start of the last kept lines) to its end. Raises :class:`NotResumable` when they cannot be read on."""
     ends: list[int] = state["ends"]
     end, count = state["end"], state["count"]
     old = end - ends[0]
