@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["PATTERNS", "SECRET_KEY", "redact", "redact_value"]
@@ -226,22 +227,33 @@ def redact_value(value: Any, cache: dict[str, str] | None = None) -> Any:
     ``cache`` (text → redacted text) may be shared between calls that see the same strings, as the
     dumps of one compaction do.
     """
-    cache = {} if cache is None else cache
-    if isinstance(value, str):
+    return _redacted(value, {} if cache is None else cache)
+
+
+def _redacted(value: Any, cache: dict[str, str]) -> Any:
+    # (a dump holds hundreds of thousands of values: the common types are told first, and cheaply)
+    kind = type(value)
+    if kind is str or (kind is not dict and kind is not list and isinstance(value, str)):
         done = cache.get(value)
         if done is None:
             done = cache[value] = redact(value)
         return done
-    if isinstance(value, Mapping):
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            if isinstance(key, str) and isinstance(item, str) and item and SECRET_KEY.match(key):
+            if isinstance(item, str) and item and isinstance(key, str) and _secret_key(key):
                 out[key] = item if item.startswith("[REDACTED") else "[REDACTED:secret_field]"
             else:
-                out[key] = redact_value(item, cache)
+                out[key] = _redacted(item, cache)
         return out
     if isinstance(value, list):
-        return [redact_value(item, cache) for item in value]
+        return [_redacted(item, cache) for item in value]
     if isinstance(value, tuple):
-        return tuple(redact_value(item, cache) for item in value)
+        return tuple(_redacted(item, cache) for item in value)
     return value
+
+
+@lru_cache(maxsize=4096)
+def _secret_key(key: str) -> bool:
+    """Whether a dict key names a secret (:data:`SECRET_KEY`)."""
+    return bool(SECRET_KEY.match(key))
