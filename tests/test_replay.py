@@ -331,3 +331,19 @@ def test_rerun_options_that_would_be_ignored_are_refused(runner, tmp_path):
     ):
         result = runner.invoke(app, ["replay", "no-such-dump.json", *args])  # options are checked first
         assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n"), args
+
+
+def test_an_extractive_rerun_of_a_dump_runs(runner, tmp_path):
+    # issue 23 item 9: the re-run filled in a request mode for every backend, and the extractive one refused it
+    compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
+    (dump,) = (tmp_path / "dumps").iterdir()
+    result = runner.invoke(app, ["replay", f"dumps/{dump.name}", "--summarizer", "extractive", "--json"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    doc = json.loads(result.stdout)
+    recorded = orjson.loads(dump.read_bytes())
+    assert doc["new"] == {**doc["new"], "summary": doc["recorded"]["summary"], "accepted": True,
+                          "tokens_after": recorded["benefit"]["tokens_after"]}  # the same backend: the same summary
+    (written,) = doc["written"]
+    new = orjson.loads((tmp_path / written).read_bytes())
+    assert (new["request"]["summarizer"], new["request"]["mode"]) == ("extractive", recorded["request"]["mode"])
+    assert runner.invoke(app, ["replay", "dumps/replays", "--verify"]).exit_code == 0

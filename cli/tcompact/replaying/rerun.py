@@ -124,11 +124,13 @@ def rerun_dump(dumps: Sequence[Dump], options: Any, *, prompt: str | None, dump_
         raise UsageError(f"--summarizer re-runs one dump; {len(dumps)} were given", hint="pass a single dump file")
     (dump,) = dumps
     request = dump.doc["request"]
-    recorded = request.get("model") if _takes_model(summarizers.get(options.summarizer)) else None
+    backend = summarizers.get(options.summarizer)
+    recorded = request.get("model") if _takes_model(backend) else None
     mode = request.get("mode")
-    options = replace(options, model=options.model or (recorded if isinstance(recorded, str) else None),
-                      run=options.run.model_copy(update={"request_mode": mode if mode in summarizers.MODES
-                                                         else "conversation"}))
+    # the recorded request mode, for a backend that has one (the extractive summariser refuses the option)
+    run = options.run.model_copy(update={"request_mode": mode if mode in summarizers.MODES else "conversation"}) \
+        if any(attribute == "request_mode" for attribute, _ in backend.options) else options.run
+    options = replace(options, model=options.model or (recorded if isinstance(recorded, str) else None), run=run)
     summarizers.check(options, used=True)
     from ..tokens import TokenCounter
 
