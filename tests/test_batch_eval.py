@@ -93,7 +93,7 @@ def test_the_settings_that_decide_a_result_decide_resuming(runner, tmp_path):
 
 def test_a_failed_chain_exits_1_and_is_run_again_by_retry_failed(runner, tmp_path):
     samples(tmp_path / "corpus")
-    made = runner.invoke(app, ["compact", str(SAMPLES / NAMES[0]), "-c", "full", "--force", "-o", "x.jsonl"])
+    made = runner.invoke(app, ["compact", str(SAMPLES / NAMES[0]), "-c", "full", "--now", "-o", "x.jsonl"])
     assert made.exit_code == 0, made.stderr  # x.dumps/: a recording of another request than eval's
     options = ["-c", "micro", "-c", "full", "--summarizer", "replay", "--replay-dir", "x.dumps", "--per-kind", "1"]
     args = ["batch", "eval", "corpus/a", "--out", "out", "--json", *options]

@@ -298,7 +298,7 @@ def test_folder_scan_inside_the_folder_with_an_offload_store_and_a_missing_path(
     import shutil
 
     shutil.copy(SAMPLES / "claude_code_session.jsonl", tmp_path / "claude.jsonl")
-    assert runner.invoke(app, ["compact", "claude.jsonl", "-c", "offload", "--force", "-o", "off.jsonl",
+    assert runner.invoke(app, ["compact", "claude.jsonl", "-c", "offload", "--now", "-o", "off.jsonl",
                                "--set", "large_message_tokens=200", "--set", "protected_tools=[]"]).exit_code == 0
     (tmp_path / "off.report.json").unlink()
     (tmp_path / "report.json").write_bytes(b"")  # what `> report.json` leaves while inspect runs
@@ -336,7 +336,7 @@ def test_folder_scan_inside_the_folder_with_an_offload_store_and_a_missing_path(
 def test_provider_usage_that_predates_a_compaction_says_so(runner, tmp_path):
     # issue 13 item 16: after a compaction, inspect compared the new context with the file's stale
     # usage ("130,533 reported vs 10,557 counted") as if they were figures of the same context
-    assert runner.invoke(app, ["compact", str(SAMPLES / "codex_rollout.jsonl"), "-c", "dialogue", "--force",
+    assert runner.invoke(app, ["compact", str(SAMPLES / "codex_rollout.jsonl"), "-c", "dialogue", "--now",
                                "-o", "out.jsonl"]).exit_code == 0
     lines = (tmp_path / "out.jsonl").read_bytes().splitlines()
     assert [orjson.loads(lines[n - 1])["payload"]["type"] for n in (48, 51)] == ["token_count", "context_compacted"]

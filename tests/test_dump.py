@@ -33,14 +33,14 @@ def _fields(m: Message) -> tuple:
 @pytest.fixture(scope="module")
 def one_call():
     """A forced dialogue run over the chat sample: one summariser call, accepted."""
-    return compact_file(CHAT, CompactOptions(chain="dialogue", force=True))
+    return compact_file(CHAT, CompactOptions(chain="dialogue", now=True))
 
 
 @pytest.fixture(scope="module")
 def two_calls():
     """A round-level run over the chat sample that makes two calls (the second names the first's context)."""
     sets = parse_sets(["round-level.first_pass_target_tokens=300", "round-level.compression_call_max_tokens=3000"])
-    return compact_file(CHAT, CompactOptions(chain="round-level", force=True, overrides=sets))
+    return compact_file(CHAT, CompactOptions(chain="round-level", now=True, overrides=sets))
 
 
 def _write(run, folder):
@@ -175,7 +175,7 @@ def test_calls_started_in_the_same_millisecond_get_distinct_names(two_calls):
 
 def test_a_refused_summary_is_dumped_with_its_figures_and_secrets_redacted(tmp_path):
     path = jsonl(tmp_path / "s.jsonl", [*SESSION, msg("user", f"my key is {KEY} keep it")])
-    run = compact_file(path, CompactOptions(chain="dialogue", force=True))
+    run = compact_file(path, CompactOptions(chain="dialogue", now=True))
     assert (run.status, run.message) == ("nothing to do", "dialogue: no benefit (364 ≥ 109 tokens); original kept")
     (_, doc), = run.dumps()
     assert doc["benefit"] == {"tokens_before": 109, "tokens_after": 364, "reduction": 0, "reduction_ratio": 0.0,
@@ -188,7 +188,7 @@ def test_a_refused_summary_is_dumped_with_its_figures_and_secrets_redacted(tmp_p
 
 def test_a_failed_call_is_dumped_with_its_error():
     fake = FakeSummarizer(SummarizerError("auth", "401 Unauthorized", status=401))
-    run = compact_file(CHAT, CompactOptions(chain="dialogue", force=True), summarizer=fake)
+    run = compact_file(CHAT, CompactOptions(chain="dialogue", now=True), summarizer=fake)
     assert (run.status, run.message, run.calls) == ("failed", "dialogue: summariser failed: 401 Unauthorized", 1)
     (_, doc), = run.dumps()
     assert doc["call"] == {"number": 1, "attempt": 1, "of": 1, "status": "failed", "retried": False,

@@ -79,7 +79,7 @@ def test_the_command_line_prints_one_error_line_with_the_kinds_code(runner, args
 def test_work_that_failed_exits_1_and_says_the_input_is_untouched(runner, tmp_path):
     # a summariser endpoint nothing listens on (port 9, discard): the call fails at once
     before = (tmp_path / "s.jsonl").read_bytes()
-    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "dialogue", "--force", "--summarizer", "openai",
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "dialogue", "--now", "--summarizer", "openai",
                                  "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0",
                                  "-o", "out.jsonl"])
     assert (result.exit_code, result.stderr) == (1, (

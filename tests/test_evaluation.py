@@ -231,7 +231,7 @@ def test_evaluate_file_runs_a_chain_as_compact_force_would():
     assert result["reason"].endswith("; full: compacted")
     assert 0 < result["ratio"] < 0.5 and result["pairing_violations"] == 0 and result["last_request_kept"] is True
     assert result["invariants"] == []
-    assert EvalOptions().compact_options("full") == CompactOptions(chain="full", force=True,
+    assert EvalOptions().compact_options("full") == CompactOptions(chain="full", now=True,
                                                                    read=EvalOptions().read_options())
 
 
@@ -419,7 +419,7 @@ def test_planting_into_a_compacted_session(tmp_path, name, chain):
     # steps go into those items; a compacted Claude session's into the lines after its compact_boundary
     from tcompact.compaction import compact_file
 
-    run = compact_file(SAMPLES / name, CompactOptions(chain=chain, force=True))
+    run = compact_file(SAMPLES / name, CompactOptions(chain=chain, now=True))
     path = tmp_path / name
     path.write_bytes(run.output.data)
     source, transcript, layout, copy = planted(path)

@@ -27,7 +27,7 @@ def runner(tmp_path, monkeypatch):
 
 
 def _compact(runner, *args):
-    return runner.invoke(app, ["compact", str(CHAT), "-c", "micro,dialogue", "--force", *args])
+    return runner.invoke(app, ["compact", str(CHAT), "-c", "micro,dialogue", "--now", "--force", *args])
 
 
 def _unwritable_folder() -> Path:
@@ -65,7 +65,7 @@ def test_an_existing_output_is_kept_without_force(runner, tmp_path):
 def test_the_input_is_never_the_output_even_with_force(runner, tmp_path):
     source = tmp_path / "s.jsonl"
     source.write_bytes(CHAT.read_bytes())
-    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "micro,dialogue", "--force", "-o", "./s.jsonl"])
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "micro,dialogue", "--now", "-o", "./s.jsonl"])
     assert result.exit_code == 2
     assert result.stderr == ("Error: s.jsonl: the output is the input file — write to another path; "
                              "tcompact never replaces its input\n")

@@ -73,7 +73,7 @@ def inputs(work) -> dict[str, Path]:
 
 
 def _compact(src: Path, compressor: str, out: Path) -> tuple[Path | None, dict]:
-    result = CliRunner().invoke(app, ["compact", str(src), "-c", compressor, "--force", "-o", str(out),
+    result = CliRunner().invoke(app, ["compact", str(src), "-c", compressor, "--now", "-o", str(out),
                                       "--report", str(out.with_suffix(".report.json")), "--json"])
     assert result.exit_code == 0, result.stderr
     report = orjson.loads(result.stdout)

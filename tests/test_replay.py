@@ -27,7 +27,7 @@ def runner(tmp_path, monkeypatch):
 
 def compact(runner, source, chain, tmp_path, dumps="dumps"):
     extra = SETTINGS["round-level"] if "round-level" in chain else []
-    result = runner.invoke(app, ["compact", str(source), "-c", chain, "--force", "-o", f"out-{chain}.jsonl",
+    result = runner.invoke(app, ["compact", str(source), "-c", chain, "--now", "--force", "-o", f"out-{chain}.jsonl",
                                  "--dump-dir", dumps, *extra])
     assert result.exit_code == 0, result.stderr
 
@@ -50,7 +50,7 @@ def test_compact_then_verify_without_the_transcript(runner, tmp_path, name, chai
 
 
 def _two_call_run(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "round-level", "--force",
+    result = runner.invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "round-level", "--now",
                                  "-o", "out.jsonl", "--dump-dir", "dumps", "--concurrency", "1",
                                  "--set", "round-level.first_pass_target_tokens=300",
                                  "--set", "round-level.compression_call_max_tokens=3000"])
@@ -288,7 +288,7 @@ def test_table_over_a_folder_of_mixed_dumps(runner, tmp_path, monkeypatch):
         server.enqueue(FakeOpenAI.error(503, "Service Unavailable"),
                        ok("<state_snapshot>Active Task: short: fixed invoice_app/totals.py</state_snapshot>"))
         result = runner.invoke(app, ["compact", str(SAMPLES / "claude_code_session.jsonl"), "-c", "current-round",
-                                     "--force", "--summarizer", "openai", "--model", "m", "--base-url", server.base_url,
+                                     "--now", "--summarizer", "openai", "--model", "m", "--base-url", server.base_url,
                                      "-o", "claude.jsonl", "--dump-dir", "dumps"])
     assert result.exit_code == 0, result.stderr
     result = runner.invoke(app, ["replay", "dumps", "--table", "--json"])

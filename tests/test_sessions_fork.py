@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from session_stores import A, D, env_for, project_folder, small_home
+from session_stores import A, B, D, E, env_for, project_folder, small_home
 from typer.testing import CliRunner
 
 from tcompact.app import app
@@ -299,3 +299,20 @@ def test_output_paths_of_a_fork_and_of_an_in_place_run(tmp_path):
                         offload_dir=tmp_path / "o") == (tmp_path / "state" / "compacted.jsonl", tmp_path / "d",
                                                         tmp_path / "r.json", tmp_path / "o")
     assert (tmp_path / "state").is_dir()
+
+
+def test_the_everyday_fork_compacts_a_session_below_the_trigger(home):
+    # issue 23 item 16: README's `tcompact compact --session last --fork` did nothing on every real session (all
+    # under the 0.8 trigger): a fork or an in-place run the user asks for compacts whatever the trigger says
+    result = run(home, "compact", "--session", "last", "--fork")
+    assert (result.exit_code, result.stderr) == (0, "")
+    (fork,) = [p for p in (home / ".codex" / "sessions").rglob("rollout-*.jsonl") if D not in p.name and E not in p.name]
+    lines = result.stdout.splitlines()
+    new = fork.stem[-36:]
+    assert lines[1] == "Compacted: 8,437 → 282 tokens (96.7% saved), 4 → 2 messages"
+    assert lines[-3:] == [f"Forked as a new codex session {new}: {fork}", "Resume it with:",
+                          f"  cd /home/dev/app && codex resume {new}"]
+    d = compact(home, "--session", A, "--in-place", "-c", "full")
+    assert (d["status"], d["session"]["mode"]) == ("compacted", "in-place")
+    result = run(home, "compact", "--session", B, "--json")  # into the current folder: the trigger holds
+    assert orjson.loads(result.stdout)["reason"].endswith("; --now compacts anyway")

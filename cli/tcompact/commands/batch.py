@@ -140,7 +140,7 @@ BatchSummarizerWindowOpt = Annotated[int | None, typer.Option("--summarizer-wind
                                                               "server reports).", show_default=False)]
 BatchTriggerRatioOpt = Annotated[float | None, typer.Option("--trigger-ratio", help="Compact at this share of the "
                                                             "window.", show_default=False)]
-BatchForceOpt = Annotated[bool, typer.Option("--force", help="Compact even below the trigger.")]
+BatchNowOpt = Annotated[bool, typer.Option("--now", help="Compact even below the compressors' triggers.")]
 BatchStrictOpt = Annotated[bool, typer.Option("--strict", help="A file whose output breaks an invariant fails (its "
                                               "transcript is not written).")]
 
@@ -152,7 +152,7 @@ BATCH_COMPACT_OPTIONS = (
     ("concurrency", BatchConcurrencyOpt, 4), ("request_mode", BatchRequestModeOpt, None),
     ("summarizer_window", BatchSummarizerWindowOpt, None), ("replay_dir", ReplayDirOpt, None),
     ("context_window", ContextWindowOpt, None), ("trigger_ratio", BatchTriggerRatioOpt, None),
-    ("encoding", EncodingOpt, None), ("preserve", PreserveOpt, None), ("force", BatchForceOpt, False),
+    ("encoding", EncodingOpt, None), ("preserve", PreserveOpt, None), ("now", BatchNowOpt, False),
     ("strict", BatchStrictOpt, False), ("fmt", FormatOpt, None), ("full_history", FullHistoryOpt, False),
     ("skip_bad_lines", SkipBadLinesOpt, False),
 )

@@ -73,7 +73,7 @@ def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_ca
     In a copy of each session (nothing is written) it plants seeded facts — an error line inside
     a tool output, a file written, a command run and its outcome, a user constraint, a user
     preference, a decision, a fact stated once early — compacts the copy with each chain as
-    `compact --force` would, and reports per chain and kind the share found verbatim in what the
+    `compact --now` would (below the trigger too), and reports per chain and kind the share found verbatim in what the
     model would see, the tokens against the original, tool-pairing violations and whether the
     last real request was kept.
 

@@ -87,7 +87,7 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
                             recorded=recorded if isinstance(recorded, int) else None).tokens
     if summarizer is None and any(c.uses_summarizer for c in chain):
         summarizer = summarizers.build(options, counter)
-    ctx = Context(counter=counter, window=window, summarizer=summarizer, force=options.force,
+    ctx = Context(counter=counter, window=window, summarizer=summarizer, force=options.now,
                   preserve=options.preserve, offload_dir=options.offload_dir, locator=lambda m: _locate(source, m),
                   transient_retries=options.run.retries, concurrency=options.run.concurrency)
     stages = _run_chain(chain, settings, original.messages, ctx)
@@ -116,7 +116,7 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     message = (f"{failed.compressor.name}: {failed.result.reason}" if failed else
                "; ".join(f"{s.compressor.name}: {s.result.reason}" for s in stages))
     if status == "nothing to do" and not ctx.force and any(s.result.reason.startswith(TRIGGER_REASONS) for s in stages):
-        message += "; --force compacts anyway"
+        message += "; --now compacts anyway"
     session = _session(source, original)
     info = {"path": source.path, "format": source.format, "sha256": _sha256(source), "transcript": original.id}
     dctx = DumpContext(session=session, source=info, summarizer=getattr(summarizer, "name", "none"),

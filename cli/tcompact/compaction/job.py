@@ -28,10 +28,11 @@ __all__ = ["CompactJob", "JobOutcome", "run_job", "strict_failure", "run_failure
 @dataclass(frozen=True)
 class CompactJob:
     """What a ``compact`` command line asks for: the transcript (or the stored session the selector
-    names), the options, where to write, and how (``options.force`` also allows overwriting)."""
+    names), the options, where to write, and how (``force``: existing outputs may be overwritten)."""
 
     path: Path | None
     options: CompactOptions
+    force: bool = False
     output: Path | None = None
     dump_dir: Path | None = None
     report: Path | None = None
@@ -71,7 +72,8 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
     """Check, compact, write; ``warn`` and ``warn_skipped`` hear what the user should know as it happens."""
     check_options(job.options)
     path, into, original, paths = _targets(job)
-    options = replace(job.options, offload_dir=str(paths.store.resolve()))
+    # a fork or an in-place run is asked for one session by name: it compacts whatever the trigger says
+    options = replace(job.options, offload_dir=str(paths.store.resolve()), now=job.options.now or into is not None)
     _check_targets(job, path, paths)
     run = compact_file(path, options)
     if into is not None:
@@ -82,7 +84,7 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
     for note in run.report["notes"]:
         warn(note)
     written, problems = ([], list(run.report.get("invariants") or [])) if job.dry_run else \
-        write_run(run, paths, force=options.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch)
+        write_run(run, paths, force=job.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch)
     for problem in problems:
         warn(f"invariant: {problem}")
     session = None
@@ -104,11 +106,11 @@ def _check_targets(job: CompactJob, path: Path, paths: OutputPaths) -> None:
         raise InputError("no such file" if not path.exists() else "is a folder", path=str(path),
                          hint="pass the transcript file to compact")
     if not job.dry_run:
-        check_paths(paths, source=path, force=job.options.force)
+        check_paths(paths, source=path, force=job.force)
     if job.html is not None:
         from ..pages import check_html
 
-        check_html(job.html, force=job.options.force,
+        check_html(job.html, force=job.force,
                    keep=(path, paths.output, paths.report, paths.dump_dir, paths.store))
 
 
@@ -121,7 +123,7 @@ def _page(job: CompactJob, run: CompactionRun, paths: OutputPaths, *, written: l
     from ..pages import write_compact_page
 
     return write_compact_page(job.html, run, paths, written=written, problems=problems, dry_run=job.dry_run,
-                              force=job.options.force)
+                              force=job.force)
 
 
 def _targets(job: CompactJob) -> tuple[Path, Any, bytes | None, OutputPaths]:

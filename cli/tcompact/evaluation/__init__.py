@@ -2,7 +2,7 @@
 
 For every session: plant seeded canaries in a copy (:mod:`.planting`, carried out on the file's own
 records by :mod:`.editors`, read back with the real reader), compact that copy with each chain
-exactly as ``tcompact compact --force`` would (the same library call; nothing is written), read
+exactly as ``tcompact compact --now`` would (the same library call; nothing is written), read
 the compacted transcript back as the agent would resume it, and score (:mod:`.scoring`): per
 kind the share of canaries found verbatim, the tokens against the planted copy's, the tool
 pairing violations and whether the last real request is still there.
@@ -84,12 +84,12 @@ class EvalOptions(BaseModel):
                            keep_raw=True)
 
     def compact_options(self, chain: str) -> CompactOptions:
-        """The options of the ``compact --force`` run of one chain."""
+        """The options of the ``compact --now`` run of one chain (below the trigger too)."""
         return CompactOptions(chain=chain, overrides=parse_sets(self.sets), config=self.config,
                               summarizer=self.summarizer, model=self.model, base_url=self.base_url,
                               api_key=self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY"),
                               run=RunSettings(timeout=self.timeout), replay_dir=self.replay_dir, encoding=self.encoding,
-                              context_window=self.context_window, force=True, transcript=self.transcript,
+                              context_window=self.context_window, now=True, transcript=self.transcript,
                               preserve=self.preserve, read=self.read_options())
 
 
