@@ -418,3 +418,21 @@ def test_now_compacts_below_the_trigger_and_force_only_overwrites(runner, tmp_pa
     assert (result.exit_code, doc["status"], doc["written"][-2:]) == (0, "compacted", ["out.jsonl", "out.report.json"])
     assert read_file(tmp_path / "out.jsonl").transcript().messages[-1].text.startswith("This session is being "
                                                                                         "continued from a previous")
+
+
+def test_bad_lines_written_into_an_output_are_in_its_report(runner, tmp_path):
+    # issue 23 item 2: lines skipped in reading are written back as they were (restore needs them), silently
+    lines = CLAUDE.read_bytes().splitlines(keepends=True)
+    source = tmp_path / "s.jsonl"
+    source.write_bytes(b"".join(lines[:2]) + b"{not json\n" + b"".join(lines[2:]) + b'{"type":"user","mess')
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "current-round", "--now", "--skip-bad-lines", "-o",
+                                 "out.jsonl", "--json"])
+    assert result.exit_code == 0
+    note = ("2 line(s) skipped in reading as unreadable (3, 46) are written into the output as they were in the input "
+            "(line 3: not valid JSON (unexpected character, expected a string key at column 2))")
+    assert result.stderr == ("Warning: s.jsonl: skipped 2 bad line(s) (3, 46); line 3: not valid JSON (unexpected "
+                             "character, expected a string key at column 2)\n")  # the note says no more
+    assert orjson.loads(result.stdout)["notes"] == orjson.loads((tmp_path / "out.report.json").read_bytes())["notes"] \
+        == [note]
+    out = (tmp_path / "out.jsonl").read_bytes().splitlines()
+    assert (out[2], out[45]) == (b"{not json", b'{"type":"user","mess')

@@ -480,8 +480,12 @@ def test_a_job_warns_the_lines_it_skipped_and_what_the_format_leaves_out(tmp_pat
     out = heard.run(CompactJob(source, options, output=tmp_path / "out.jsonl"))
     assert out.failure is None and heard.skipped == [(str(source), list(out.run.source.skipped))]
     assert [line for line, _ in heard.skipped[0][1]] == [50]
-    assert heard.warnings == out.run.report["notes"] and heard.warnings[-1] == (
+    assert heard.warnings == out.run.report["notes"][1:] and heard.warnings[-1] == (
         "4 encrypted reasoning item(s) are opaque and cannot be carried over")
+    # issue 23 item 2: the report says where the skipped line went (stderr said it was skipped, just before)
+    assert out.run.report["notes"][0] == ("1 line(s) skipped in reading as unreadable (50) are not in the output (a "
+                                          "chat file has no place for them) (line 50: not valid JSON (unexpected "
+                                          "character, expected a string key at column 2))")
 
 
 def test_fork_and_in_place_exclude_each_other(tmp_path):

@@ -316,3 +316,33 @@ def test_the_everyday_fork_compacts_a_session_below_the_trigger(home):
     assert (d["status"], d["session"]["mode"]) == ("compacted", "in-place")
     result = run(home, "compact", "--session", B, "--json")  # into the current folder: the trigger holds
     assert orjson.loads(result.stdout)["reason"].endswith("; --now compacts anyway")
+
+
+TORN = b'{"parentUuid":"a-a2","isSidechain":false,"type":"user","message":{"role":"user","content":"and the'
+
+
+def _every_line_is_json(path):
+    return all(orjson.loads(line) is not None for line in path.read_bytes().splitlines())
+
+
+@pytest.mark.parametrize("mode", ["fork", "in-place"])
+def test_a_cut_off_last_line_is_left_out_of_a_fork_and_of_an_in_place_result(home, mode):
+    # issue 23 item 2: with --skip-bad-lines the line the agent was still writing went into the new session
+    # (line 75 of 79 of a real one was the cut JSON, the boundary and the summary after it)
+    main = home / ".claude" / "projects" / project_folder("/home/dev/app") / f"{A}.jsonl"
+    main.write_bytes(main.read_bytes() + TORN)
+    original = main.read_bytes()
+    result = run(home, "compact", "--session", A, f"--{mode}", "-c", "full", "--skip-bad-lines", "--json")
+    assert result.exit_code == 0, result.stderr
+    what = "the fork" if mode == "fork" else "the compacted session"
+    note = f"{main}: line 6 is cut off (the agent may still be writing it): left out of {what}"
+    assert result.stderr == f"Warning: {note}\n"
+    d = orjson.loads(result.stdout)
+    written = Path(d["session"]["path"])
+    assert (d["status"], d["notes"]) == ("compacted", [note])
+    assert _every_line_is_json(written) and TORN not in written.read_bytes()
+    assert written.read_bytes().startswith(original[:-len(TORN)].replace(A.encode(), d["session"]["id"].encode()))
+    report = orjson.loads(Path(next(p for p in d["written"] if p.endswith("report.json"))).read_bytes())
+    assert report["notes"] == [note]
+    if mode == "in-place":
+        assert Path(d["session"]["backup"]).read_bytes() == original  # the backup keeps the line

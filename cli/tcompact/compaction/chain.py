@@ -22,6 +22,7 @@ from ..report import compact_report
 from ..summarizers.base import Summarizer
 from ..tokens import TokenCounter
 from ..windows import resolve_window
+from .bad_lines import kept_note, without_cut_off_line
 from .options import CompactOptions, check_options, output_format, resolve_chain
 
 __all__ = ["Stage", "CompactionRun", "compact_file", "compact_source"]
@@ -77,6 +78,7 @@ def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summa
 def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: Summarizer | None = None
                    ) -> CompactionRun:
     """Run the chain over one transcript of a file already read (with its raw records kept)."""
+    source, left_out = without_cut_off_line(source, options.into_session)
     chain, settings = resolve_chain(options)
     fmt = output_format(options)
     original = source.transcript(options.transcript)
@@ -91,7 +93,9 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
                   preserve=options.preserve, offload_dir=options.offload_dir, locator=lambda m: _locate(source, m),
                   transient_retries=options.run.retries, concurrency=options.run.concurrency)
     stages = _run_chain(chain, settings, original.messages, ctx)
-    return _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
+    run = _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
+    run.report["notes"][:0] = [*left_out, *kept_note(source, run.output_format)] if run.output is not None else []
+    return run
 
 
 def _run_chain(chain: Sequence[Compressor], settings: Sequence[Settings], messages: Sequence[Message],

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import InputError, UsageError, WorkFailed
 from ..sessions import Selector
+from .bad_lines import kept_note
 from .chain import CompactionRun, compact_file
 from .options import CompactOptions, check_options
 from .paths import OutputPaths, check_paths, default_paths
@@ -73,7 +74,8 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
     check_options(job.options)
     path, into, original, paths = _targets(job)
     # a fork or an in-place run is asked for one session by name: it compacts whatever the trigger says
-    options = replace(job.options, offload_dir=str(paths.store.resolve()), now=job.options.now or into is not None)
+    options = replace(job.options, offload_dir=str(paths.store.resolve()), now=job.options.now or into is not None,
+                      into_session=None if into is None else into.mode)
     _check_targets(job, path, paths)
     run = compact_file(path, options)
     if into is not None:
@@ -81,8 +83,10 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
 
         run = with_new_ids(run, into)
     warn_skipped(str(path), run.source.skipped)
+    said = kept_note(run.source, run.output_format)  # the report's note of the skipped lines the output holds: warned just above
     for note in run.report["notes"]:
-        warn(note)
+        if note not in said:
+            warn(note)
     written, problems = ([], list(run.report.get("invariants") or [])) if job.dry_run else \
         write_run(run, paths, force=job.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch)
     for problem in problems:

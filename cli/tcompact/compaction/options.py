@@ -21,7 +21,8 @@ __all__ = ["CompactOptions", "check_options", "resolve_chain", "output_format"]
 class CompactOptions:
     """Everything ``tcompact compact`` can be told, typed: the chain and its settings (``overrides``:
     parsed ``--set`` values), the summariser and how its calls are made (``run``), and how to count.
-    ``now``: compact even below the compressors' triggers (``--now``; a fork or an in-place run always does)."""
+    ``now``: compact even below the compressors' triggers (``--now``; a fork or an in-place run always does);
+    ``into_session``: "fork" or "in-place" when the result becomes a session of the agent's store."""
 
     chain: str = DEFAULT_CHAIN
     overrides: tuple[Override, ...] = ()
@@ -36,6 +37,7 @@ class CompactOptions:
     encoding: str | None = None
     context_window: int | None = None
     now: bool = False
+    into_session: str | None = None
     to: str | None = None
     transcript: str | None = None
     preserve: str | None = None
