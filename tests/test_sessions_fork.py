@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -346,3 +347,35 @@ def test_a_cut_off_last_line_is_left_out_of_a_fork_and_of_an_in_place_result(hom
     assert report["notes"] == [note]
     if mode == "in-place":
         assert Path(d["session"]["backup"]).read_bytes() == original  # the backup keeps the line
+
+
+def _modes(root):
+    return {str(p.relative_to(root)): p.stat().st_mode & 0o777 for p in sorted(root.rglob("*"))}
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_nothing_written_from_a_private_session_is_more_readable_than_it(home, umask_022):
+    # issue 23 item 14: a 0600 session gave a 0644 fork, backup and note, and 0644 dumps in 0755 state folders
+    main = home / ".claude" / "projects" / project_folder("/home/dev/app") / f"{A}.jsonl"
+    main.chmod(0o600)
+    fork = compact(home, "--session", A, "--fork", "-c", "full")["session"]
+    assert Path(fork["path"]).stat().st_mode & 0o777 == 0o600
+    state = home / ".local" / "state"
+    (run_folder,) = (state / "tcompact" / "sessions").iterdir()
+    (dump,) = (run_folder / "dumps").iterdir()
+    assert _modes(state) == {"tcompact": 0o700, "tcompact/sessions": 0o700, f"tcompact/sessions/{run_folder.name}": 0o700,
+                             f"tcompact/sessions/{run_folder.name}/dumps": 0o700,
+                             f"tcompact/sessions/{run_folder.name}/dumps/{dump.name}": 0o600,
+                             f"tcompact/sessions/{run_folder.name}/report.json": 0o600}
+    backup = Path(compact(home, "--session", A, "--in-place", "-c", "full")["session"]["backup"])
+    assert [p.stat().st_mode & 0o777 for p in (main, backup, backup.with_name(backup.name + ".json"))] == [0o600] * 3
+    (public,) = (home / ".codex" / "sessions").rglob(f"rollout-*-{D}.jsonl")
+    fork = compact(home, "--session", D, "--fork", "-c", "full")["session"]  # a 0644 session: its own folders stay 0700
+    assert (Path(fork["path"]).stat().st_mode & 0o777, public.stat().st_mode & 0o777) == (0o644, 0o644)
+    assert {m for p, m in _modes(state).items() if (state / p).is_dir()} == {0o700}

@@ -88,7 +88,8 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
         if note not in said:
             warn(note)
     written, problems = ([], list(run.report.get("invariants") or [])) if job.dry_run else \
-        write_run(run, paths, force=job.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch)
+        write_run(run, paths, force=job.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch,
+                  private=None if into is None else into.state)
     for problem in problems:
         warn(f"invariant: {problem}")
     session = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..artifacts import make_folder, write_bytes, write_json
+from ..artifacts import PRIVATE, folder_mode, make_folder, write_bytes, write_json
 from ..errors import TcompactError, WorkFailed
 from .chain import CompactionRun
 from .paths import OutputPaths
@@ -18,7 +18,7 @@ __all__ = ["write_run"]
 
 
 def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path, strict: bool = False,
-              allow_mismatch: bool = False) -> tuple[list[Path], list[str]]:
+              allow_mismatch: bool = False, private: Path | None = None) -> tuple[list[Path], list[str]]:
     """Write what the run produced, and say which invariants it breaks (README, "Invariants").
 
     Failed runs write their dumps and report only; so do runs that break an invariant under
@@ -27,17 +27,31 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
     back before it takes its place: an output that does not read as the compacted messages is a
     violation too, and it is not written (nothing replaced) unless ``allow_mismatch``; the caller
     tells by ``paths.output`` missing from what was written.
+
+    Nothing is more readable than ``source``: the files get no permission it lacks, the folders made
+    for them as little (:func:`tcompact.artifacts.folder_mode`); the offload store and ``private`` (a
+    folder of tcompact's own the outputs go into, made once there is something to write) are 0700.
     """
     written: list[Path] = []
     problems = list(run.report.get("invariants") or [])
+    inputs, shared = (source,), folder_mode((source,))
+
+    def mode(folder: Path) -> int:  # inside tcompact's own folder, a folder is as private as it
+        return PRIVATE if private is not None and folder.resolve().is_relative_to(private.resolve()) else shared
+
+    if private is not None and (run.calls or run.status != "nothing to do"):
+        make_folder(private, mode=PRIVATE)
     if run.calls:
-        folder = make_folder(paths.dump_dir)
-        written += [write_json(folder / name, doc, force=force, sync=False) for name, doc in run.dumps()]
+        folder = make_folder(paths.dump_dir, mode=mode(paths.dump_dir))
+        written += [write_json(folder / name, doc, force=force, sync=False, inputs=inputs) for name, doc in run.dumps()]
     transcript = run.status == "compacted" and not (strict and problems)
     if transcript:
+        if run.blobs:
+            make_folder(paths.store, mode=PRIVATE)
         for path, doc in run.blobs:
-            written.append(write_json(Path(path), doc, force=force, sync=False))
+            written.append(write_json(Path(path), doc, force=force, sync=False, inputs=inputs))
         assert run.output is not None
+        make_folder(paths.output.parent, mode=mode(paths.output.parent))
 
         def reads_back(tmp: Path) -> None:
             problem = _read_back(tmp, run)
@@ -55,7 +69,7 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
         report = {**run.report, "outputs": {"transcript": str(paths.output) if transcript else None,
                                             "dumps": [str(p) for p in written if p.parent == paths.dump_dir],
                                             "offload_store": str(paths.store) if run.blobs else None}}
-        written.append(write_json(paths.report, {**report, "invariants": problems}, force=force))
+        written.append(write_json(paths.report, {**report, "invariants": problems}, force=force, inputs=inputs))
     return written, problems
 
 

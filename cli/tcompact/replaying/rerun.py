@@ -136,7 +136,7 @@ def rerun_dump(dumps: Sequence[Dump], options: Any, *, prompt: str | None, dump_
 
     result = rerun(dump, summarizers.build(options, TokenCounter(dump.doc["encoding"]["name"])), prompt=prompt)
     folder = dump_dir or dump.path.parent / "replays"
-    written = [write_json(folder / name, doc, sync=False) for name, doc in result.dumps]
+    written = [write_json(folder / name, doc, sync=False, inputs=(dump.path,)) for name, doc in result.dumps]
     failure = WorkFailed(f"the re-run failed: {result.result.reason}", hint=f"its dumps are in {folder}") \
         if result.result.failed else None
     return RerunOutcome(result, written, folder, failure)

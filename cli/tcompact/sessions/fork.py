@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from ..artifacts import make_folder, remove, write_bytes, write_json
+from ..artifacts import folder_mode, make_folder, remove, write_bytes, write_json
 from ..errors import InputError, OutputError, UsageError
 from .stores import CLAUDE, Session, read_bytes
 
@@ -127,10 +127,10 @@ def replace_in_place(p: ForkPlan, data: bytes, *, original: bytes) -> Path:
                           path=str(p.target), hint="nothing was replaced; run the command again")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     backup = p.target.with_name(f"{p.target.name}{BACKUP_MARK}{stamp}")
-    write_bytes(backup, original)
+    write_bytes(backup, original, inputs=(p.target,))  # as private as the session
     write_json(backup.with_name(backup.name + ".json"), {
         "tool": "tcompact", "session": p.old_id, "agent": p.agent, "session_file": str(p.target),
-        "original": _digest(original), "compacted": _digest(data)})
+        "original": _digest(original), "compacted": _digest(data)}, inputs=(p.target,))
     write_bytes(p.target, data, force=True)
     return backup
 
@@ -152,7 +152,7 @@ def restore_backup(session: Session, *, force: bool) -> tuple[Path, Path]:
                           hint="pass --force to restore anyway (the current file is kept as another backup)")
     if force and note.get("compacted") and _digest(current) != note["compacted"]:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        write_bytes(main.with_name(f"{main.name}{BACKUP_MARK}{stamp}-current"), current)
+        write_bytes(main.with_name(f"{main.name}{BACKUP_MARK}{stamp}-current"), current, inputs=(main,))
     write_bytes(main, read_bytes(backup), force=True)
     for used in (backup, note_path):
         remove(used)
@@ -181,7 +181,7 @@ def output_paths(p: ForkPlan, *, dump_dir: Path | None, report: Path | None, off
     too. The folders the transcript goes to are made here (Codex's dated folder may be new)."""
     output = p.target if p.mode == FORK else p.state / "compacted.jsonl"
     if not dry_run:
-        make_folder(output.parent)
+        make_folder(output.parent, mode=folder_mode((p.source,)))
     return (output, dump_dir or p.state / "dumps", report or p.state / "report.json",
             offload_dir or p.state / "offload")
 
