@@ -296,10 +296,12 @@ def test_output_paths_of_a_fork_and_of_an_in_place_run(tmp_path):
         tmp_path / "2026" / "01" / "09" / "rollout-n.jsonl", tmp_path / "state" / "dumps",
         tmp_path / "state" / "report.json", tmp_path / "state" / "offload")
     assert not (tmp_path / "2026").exists()  # a dry run makes no folder
+    # in place: the session file itself (issue 23 item 18: no copy of it in the state folder)
     assert output_paths(p("in-place"), dump_dir=tmp_path / "d", report=tmp_path / "r.json",
-                        offload_dir=tmp_path / "o") == (tmp_path / "state" / "compacted.jsonl", tmp_path / "d",
-                                                        tmp_path / "r.json", tmp_path / "o")
-    assert (tmp_path / "state").is_dir()
+                        offload_dir=tmp_path / "o") == (tmp_path / "2026" / "01" / "09" / "rollout-n.jsonl",
+                                                        tmp_path / "d", tmp_path / "r.json", tmp_path / "o")
+    assert not (tmp_path / "state").exists() and not (tmp_path / "2026").exists()
+    assert output_paths(p("fork"), dump_dir=None, report=None, offload_dir=None)[0].parent.is_dir()
 
 
 def test_the_everyday_fork_compacts_a_session_below_the_trigger(home):
@@ -379,3 +381,34 @@ def test_nothing_written_from_a_private_session_is_more_readable_than_it(home, u
     fork = compact(home, "--session", D, "--fork", "-c", "full")["session"]  # a 0644 session: its own folders stay 0700
     assert (Path(fork["path"]).stat().st_mode & 0o777, public.stat().st_mode & 0o777) == (0o644, 0o644)
     assert {m for p, m in _modes(state).items() if (state / p).is_dir()} == {0o700}
+
+
+def test_an_in_place_run_keeps_no_copy_and_a_refused_one_leaves_nothing(home, monkeypatch):
+    # issue 23 item 18: each in-place run left a whole copy of the compacted session in the state folder
+    # (26 MB for a 16.7 MB session), and a run refused because the agent wrote meanwhile left it too
+    import tcompact.compaction.job as job
+
+    main = home / ".claude" / "projects" / project_folder("/home/dev/app") / f"{A}.jsonl"
+    before, session = _tree(home), main.read_bytes()
+    real = job.compact_file
+
+    def the_agent_writes_meanwhile(*args, **kwargs):
+        run = real(*args, **kwargs)
+        with main.open("ab") as fh:
+            fh.write(b'{"type":"summary","summary":"the agent went on","leafUuid":"x"}\n')
+        return run
+
+    monkeypatch.setattr(job, "compact_file", the_agent_writes_meanwhile)
+    result = run(home, "compact", "--session", A, "--in-place", "-c", "full", "--summarizer", "extractive")
+    assert (result.exit_code, result.stderr) == (2, f"Error: {main}: the session file changed while it was being "
+                                                    "compacted (is the agent running?) — nothing was replaced; run "
+                                                    "the command again\n")
+    assert _tree(home) == before and main.read_bytes().startswith(session) and main.read_bytes() != session
+    monkeypatch.setattr(job, "compact_file", real)
+    compact(home, "--session", A, "--in-place", "-c", "full")
+    (run_folder,) = (home / ".local" / "state" / "tcompact" / "sessions").iterdir()
+    assert sorted(p.name for p in run_folder.iterdir()) == ["dumps", "report.json"]
+
+
+def _tree(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))

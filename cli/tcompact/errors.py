@@ -7,7 +7,8 @@ in the library prints or exits; only ``app.py`` turns these into output.
 
 from __future__ import annotations
 
-__all__ = ["TcompactError", "InputError", "NotATranscriptError", "UsageError", "OutputError", "WorkFailed"]
+__all__ = ["TcompactError", "InputError", "NotATranscriptError", "UsageError", "OutputError", "WorkFailed",
+           "Interrupted"]
 
 
 class TcompactError(Exception):
@@ -71,3 +72,14 @@ class WorkFailed(TcompactError):
     """The work could not be done (a summariser failed); inputs are untouched."""
 
     exit_code = 1
+
+
+class Interrupted(WorkFailed):
+    """Ctrl-C: the command stopped, and says what it kept (exit 130, as a shell reports SIGINT)."""
+
+    exit_code = 130
+
+    @classmethod
+    def nothing_written(cls) -> Interrupted:
+        """A command stopped before it wrote anything, or once it had taken back all it wrote."""
+        return cls("interrupted, nothing written", hint="the input is untouched; run the same command again")

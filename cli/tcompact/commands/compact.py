@@ -65,9 +65,14 @@ def compact_job(*, compressor: str, summarizer: str, sets: list[str] | None, con
                 **job: Any):
     """The CompactJob of compact's option values (its PATH and selectors added by the command), validated
     here at the boundary: the run settings, the --set overrides, the reading options."""
-    from ..compaction import CompactJob, CompactOptions
-    from ..compressors import parse_sets
-    from ..summarizers import RunSettings
+    from ..errors import Interrupted
+
+    try:  # the library's modules load here: most of a start-up that Ctrl-C may cut short
+        from ..compaction import CompactJob, CompactOptions
+        from ..compressors import parse_sets
+        from ..summarizers import RunSettings
+    except KeyboardInterrupt:
+        raise Interrupted.nothing_written() from None
 
     run = RunSettings.checked(retries=max_retries, timeout=timeout, concurrency=concurrency,
                               request_mode=request_mode, summarizer_window=summarizer_window)
@@ -102,11 +107,16 @@ def compact(path: PathArg = None, job=None, selector=None, *, json_out: bool = F
     """
     from dataclasses import replace
 
-    from .. import render
-    from ..compaction import run_job
+    from ..errors import Interrupted
 
-    outcome = run_job(replace(job, path=path, selector=selector), warn=render.warn,
-                      warn_skipped=render.warn_skipped_lines)
+    try:
+        from .. import render
+        from ..compaction import run_job
+
+        outcome = run_job(replace(job, path=path, selector=selector), warn=render.warn,
+                          warn_skipped=render.warn_skipped_lines)
+    except KeyboardInterrupt:  # before the job began (the job takes back what it wrote itself)
+        raise Interrupted.nothing_written() from None
     render.compact_outcome(outcome, json_out=json_out)
     if outcome.failure is not None:
         raise outcome.failure

@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, UsageError, WorkFailed
+from ..artifacts import Journal, journal
+from ..errors import InputError, Interrupted, UsageError, WorkFailed
 from ..sessions import Selector
 from .bad_lines import kept_note
 from .chain import CompactionRun, compact_file
@@ -70,13 +71,38 @@ class JobOutcome:
 
 def run_job(job: CompactJob, *, warn: Callable[[str], None],
             warn_skipped: Callable[[str, Sequence[tuple[int, str]]], None]) -> JobOutcome:
-    """Check, compact, write; ``warn`` and ``warn_skipped`` hear what the user should know as it happens."""
+    """Check, compact, write; ``warn`` and ``warn_skipped`` hear what the user should know as it happens.
+
+    A job stopped part way — Ctrl-C, an error while writing, an in-place run refused because the agent
+    wrote to the session — takes back the files and folders it made (:class:`tcompact.artifacts.Journal`),
+    unless it had replaced a file already (which cannot be given back: it says so)."""
+    with journal() as record:
+        try:
+            return _run_job(job, warn=warn, warn_skipped=warn_skipped)
+        except KeyboardInterrupt:
+            raise _interrupted(record) from None
+        except BaseException:
+            if not record.replaced:
+                record.undo()
+            raise
+
+
+def _interrupted(record: Journal) -> Interrupted:
+    if record.replaced:
+        return Interrupted(f"interrupted once {record.replaced[0]} was replaced", hint="what was written is kept "
+                           f"({len(record.made) + len(record.replaced)} file(s)); the report may be missing")
+    record.undo()
+    return Interrupted.nothing_written()
+
+
+def _run_job(job: CompactJob, *, warn: Callable[[str], None],
+             warn_skipped: Callable[[str, Sequence[tuple[int, str]]], None]) -> JobOutcome:
     check_options(job.options)
     path, into, original, paths = _targets(job)
     # a fork or an in-place run is asked for one session by name: it compacts whatever the trigger says
     options = replace(job.options, offload_dir=str(paths.store.resolve()), now=job.options.now or into is not None,
                       into_session=None if into is None else into.mode)
-    _check_targets(job, path, paths)
+    _check_targets(job, path, paths, in_place=into is not None and into.mode == "in-place")
     run = compact_file(path, options)
     if into is not None:
         from ..sessions.fork import with_new_ids
@@ -89,14 +115,15 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
             warn(note)
     written, problems = ([], list(run.report.get("invariants") or [])) if job.dry_run else \
         write_run(run, paths, force=job.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch,
-                  private=None if into is None else into.state)
+                  private=None if into is None else into.state, settle=_settle(into, original))
     for problem in problems:
         warn(f"invariant: {problem}")
     session = None
     if into is not None and not job.dry_run:
-        from ..sessions.fork import finish
+        from ..sessions.fork import finish, kept
 
-        session = finish(into, run, written, original=original)
+        session = finish(into, run, written)
+        written += kept(into) if session is not None else []
     page = _page(job, run, paths, written=written, problems=problems)
     written = written + ([page] if page is not None else [])
     failure = strict_failure(problems) if job.strict else None
@@ -105,13 +132,23 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
                       or run_failure(run, paths, dry_run=job.dry_run))
 
 
-def _check_targets(job: CompactJob, path: Path, paths: OutputPaths) -> None:
+def _settle(into: Any, original: bytes | None) -> Callable[[Path], None] | None:
+    """In place: the step that keeps the session's backup before the compacted file takes its place."""
+    if into is None or into.mode != "in-place":
+        return None
+    from ..sessions.fork import keep_backup
+
+    assert original is not None
+    return keep_backup(into, original=original)
+
+
+def _check_targets(job: CompactJob, path: Path, paths: OutputPaths, *, in_place: bool) -> None:
     """Before any work: the input is a file, the outputs can be written (not for a dry run), and the page."""
     if not path.is_file():
         raise InputError("no such file" if not path.exists() else "is a folder", path=str(path),
                          hint="pass the transcript file to compact")
     if not job.dry_run:
-        check_paths(paths, source=path, force=job.force)
+        check_paths(paths, source=path, force=job.force, in_place=in_place)
     if job.html is not None:
         from ..pages import check_html
 

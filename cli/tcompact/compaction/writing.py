@@ -7,6 +7,7 @@ reused).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ..artifacts import PRIVATE, folder_mode, make_folder, write_bytes, write_json
@@ -18,7 +19,8 @@ __all__ = ["write_run"]
 
 
 def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path, strict: bool = False,
-              allow_mismatch: bool = False, private: Path | None = None) -> tuple[list[Path], list[str]]:
+              allow_mismatch: bool = False, private: Path | None = None,
+              settle: Callable[[Path], None] | None = None) -> tuple[list[Path], list[str]]:
     """Write what the run produced, and say which invariants it breaks (README, "Invariants").
 
     Failed runs write their dumps and report only; so do runs that break an invariant under
@@ -31,6 +33,10 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
     Nothing is more readable than ``source``: the files get no permission it lacks, the folders made
     for them as little (:func:`tcompact.artifacts.folder_mode`); the offload store and ``private`` (a
     folder of tcompact's own the outputs go into, made once there is something to write) are 0700.
+
+    ``settle`` (``compact --in-place``): the transcript replaces ``source`` itself, and ``settle`` is
+    called on it, written and read back, before it takes the session's place (it keeps the backup, or
+    refuses, which leaves the session as it was).
     """
     written: list[Path] = []
     problems = list(run.report.get("invariants") or [])
@@ -59,10 +65,12 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
                 problems.append(problem)
                 if strict or not allow_mismatch:
                     raise WorkFailed(problem, path=str(paths.output), hint="nothing was written in its place")
+            if settle is not None:
+                settle(tmp)
 
         try:
-            written.append(write_bytes(paths.output, run.output.data, force=force, inputs=(source,),
-                                       check=reads_back))
+            written.append(write_bytes(paths.output, run.output.data, force=force or settle is not None,
+                                       inputs=() if settle is not None else (source,), check=reads_back))
         except WorkFailed:  # the command fails on ``problems``
             transcript = False
     if paths.report is not None and run.status != "nothing to do":  # nothing to do writes no report
