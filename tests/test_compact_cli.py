@@ -436,3 +436,20 @@ def test_bad_lines_written_into_an_output_are_in_its_report(runner, tmp_path):
         == [note]
     out = (tmp_path / "out.jsonl").read_bytes().splitlines()
     assert (out[2], out[45]) == (b"{not json", b'{"type":"user","mess')
+
+
+def test_compact_says_where_every_output_went(runner, tmp_path):
+    # issue 23 item 21: compact --json had no outputs (the report had them); the terminal named the transcript only
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "out.jsonl", "--json"])
+    doc = orjson.loads(result.stdout)
+    (dump,) = (tmp_path / "out.dumps").iterdir()
+    assert doc["outputs"] == orjson.loads((tmp_path / "out.report.json").read_bytes())["outputs"] == {
+        "transcript": "out.jsonl", "dumps": [f"out.dumps/{dump.name}"], "offload_store": None, "state": None}
+    dry = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "x.jsonl", "--dry-run", "--json"])
+    assert orjson.loads(dry.stdout)["outputs"] == {"transcript": None, "dumps": [], "offload_store": None,
+                                                   "state": None}
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "offload", "--now", "-o", "o.jsonl", "--set",
+                                 "large_message_tokens=200", "--set", "protected_tools=[]"])
+    originals = len(list((tmp_path / "o.offload").iterdir()))
+    assert result.stdout.splitlines()[-1] == (f"Wrote {originals + 2} file(s): the transcript o.jsonl, {originals} "
+                                              "offloaded original(s) in o.offload, the report o.report.json")

@@ -274,7 +274,7 @@ def test_a_written_run_lists_exactly_the_files_it_wrote(dialogue, tmp_path):
     assert _files(tmp_path) == sorted(p.relative_to(tmp_path).as_posix() for p in written)
     report = orjson.loads(paths.report.read_bytes())
     assert report["outputs"] == {"transcript": str(paths.output), "dumps": [str(paths.dump_dir / dump_name)],
-                                 "offload_store": None}
+                                 "offload_store": None, "state": None}
     assert (report["status"], report["invariants"], report["after"]) == ("compacted", [], {"messages": 17,
                                                                                           "tokens": 4948})
     assert paths.output.read_bytes() == dialogue.output.data
@@ -294,7 +294,7 @@ def test_offloaded_originals_are_written_into_the_store(tmp_path):
     assert written == [Path(blob_path), paths.output, paths.report] and Path(blob_path).parent == paths.store
     assert orjson.loads(Path(blob_path).read_bytes()) == blob
     assert orjson.loads(paths.report.read_bytes())["outputs"] == {"transcript": str(paths.output), "dumps": [],
-                                                                  "offload_store": str(paths.store)}
+                                                                  "offload_store": str(paths.store), "state": None}
 
 
 def test_nothing_to_do_writes_only_the_dumps_of_the_calls_it_made(tmp_path):

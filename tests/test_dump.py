@@ -315,7 +315,7 @@ def test_dumps_of_needs_dump_files(tmp_path):
 def test_load_dumps_refuses_an_empty_folder_and_a_missing_path(tmp_path):
     with pytest.raises(InputError) as exc:
         load_dumps([tmp_path])
-    assert str(exc.value) == f"{tmp_path}: no dumps in this folder — pass a folder written by --dump-dir"
+    assert str(exc.value) == f"{tmp_path}: no dumps in this folder or below it — pass a folder written by --dump-dir"
     with pytest.raises(InputError) as exc:
         load_dumps([tmp_path / "gone.json"])
     assert str(exc.value) == f"{tmp_path / 'gone.json'}: no such file or folder — check the path"

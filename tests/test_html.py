@@ -305,8 +305,8 @@ def test_compact_html_links_dumps_and_shows_calls_blocks_and_checks(runner, tmp_
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "out.jsonl",
                                  "--html", "pages/report.html"])
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == "Wrote the HTML report: pages/report.html"
-    assert "Wrote 4 file(s); transcript: out.jsonl" in result.stdout  # transcript, dump, report, page
+    assert result.stdout.splitlines()[-1] == ("Wrote 4 file(s): the transcript out.jsonl, 1 dump(s) in out.dumps, the "
+                                              "report out.report.json, the HTML report pages/report.html")
     document = (tmp_path / "pages" / "report.html").read_text(encoding="utf-8")
     (dump,) = sorted((tmp_path / "out.dumps").iterdir())
     assert f'href="../out.dumps/{dump.name}"' in document

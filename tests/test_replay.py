@@ -312,8 +312,8 @@ def test_replay_options(runner, tmp_path):
         2, "Error: --summarizer re-runs one dump; 2 were given — pass a single dump file\n")
     (tmp_path / "empty").mkdir()
     result = runner.invoke(app, ["replay", "empty"])
-    assert (result.exit_code, result.stderr) == (2, "Error: empty: no dumps in this folder — pass a folder written by "
-                                                    "--dump-dir\n")
+    assert (result.exit_code, result.stderr) == (2, "Error: empty: no dumps in this folder or below it — pass a "
+                                                    "folder written by --dump-dir\n")
 
 
 def test_rerun_options_that_would_be_ignored_are_refused(runner, tmp_path):
@@ -347,3 +347,21 @@ def test_an_extractive_rerun_of_a_dump_runs(runner, tmp_path):
     new = orjson.loads((tmp_path / written).read_bytes())
     assert (new["request"]["summarizer"], new["request"]["mode"]) == ("extractive", recorded["request"]["mode"])
     assert runner.invoke(app, ["replay", "dumps/replays", "--verify"]).exit_code == 0
+
+
+def test_replay_finds_the_dumps_below_a_folder(runner, tmp_path):
+    # issue 23 item 19: `replay` on the state folder answered "no dumps": it looked at the folder's own files only,
+    # where a fork or an in-place run keeps each run's dumps in <state>/sessions/<run>/dumps/
+    for name, run in (("chat_tool_session.jsonl", "claude-1"), ("codex_rollout.jsonl", "codex-2")):
+        compact(runner, SAMPLES / name, "dialogue", tmp_path, dumps=f"state/sessions/{run}/dumps")
+        (tmp_path / "state" / "sessions" / run / "report.json").write_text("{}")  # beside the dumps: no dump
+    (tmp_path / "state" / "sessions" / "claude-1" / "offload").mkdir()
+    (tmp_path / "state" / "sessions" / "claude-1" / "offload" / "0123456789abcdef000004.json").write_text("{}")
+    result = runner.invoke(app, ["replay", "state"])
+    assert (result.exit_code, result.stdout.splitlines()[-1]) == (0, "2 dump(s): 2 OK, 0 mismatched")
+    rows = json.loads(runner.invoke(app, ["replay", "state", "--table", "--json"]).stdout)["dumps"]
+    assert sorted(r["processor"] for r in rows) == ["dialogue", "dialogue"]
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    result = runner.invoke(app, ["replay", "empty"])
+    assert (result.exit_code, result.stderr) == (2, "Error: empty: no dumps in this folder or below it — pass a "
+                                                    "folder written by --dump-dir\n")

@@ -312,11 +312,21 @@ def test_the_everyday_fork_compacts_a_session_below_the_trigger(home):
     (fork,) = [p for p in (home / ".codex" / "sessions").rglob("rollout-*.jsonl") if D not in p.name and E not in p.name]
     lines = result.stdout.splitlines()
     new = fork.stem[-36:]
+    (state,) = (home / ".local" / "state" / "tcompact" / "sessions").iterdir()
+    (dump,) = (state / "dumps").iterdir()
     assert lines[1] == "Compacted: 8,437 → 282 tokens (96.7% saved), 4 → 2 messages"
-    assert lines[-3:] == [f"Forked as a new codex session {new}: {fork}", "Resume it with:",
+    # issue 23 items 18 and 19: where the fork's dumps and report went was not said
+    assert lines[-5:] == [f"Wrote 3 file(s): the transcript {fork}, 1 dump(s) in {state / 'dumps'}, the report "
+                          f"{state / 'report.json'}",
+                          f"Kept in tcompact's state folder: {state} (`tcompact restore --list` lists what it keeps, "
+                          "`--clean --older-than AGE` removes it)",
+                          f"Forked as a new codex session {new}: {fork}", "Resume it with:",
                           f"  cd /home/dev/app && codex resume {new}"]
     d = compact(home, "--session", A, "--in-place", "-c", "full")
     assert (d["status"], d["session"]["mode"]) == ("compacted", "in-place")
+    (state,) = [p for p in (home / ".local" / "state" / "tcompact" / "sessions").iterdir() if A in p.name]
+    assert d["outputs"] == {"transcript": d["session"]["path"], "dumps": [str(p) for p in (state / "dumps").iterdir()],
+                            "offload_store": None, "state": str(state)}
     result = run(home, "compact", "--session", B, "--json")  # into the current folder: the trigger holds
     assert orjson.loads(result.stdout)["reason"].endswith("; --now compacts anyway")
 
@@ -412,3 +422,52 @@ def test_an_in_place_run_keeps_no_copy_and_a_refused_one_leaves_nothing(home, mo
 
 def _tree(root):
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_restore_lists_what_tcompact_keeps_and_cleans_what_is_older(home):
+    # issue 23 item 18: ~/.local/state/tcompact grew without bound, and nothing listed or cleaned it
+    root = home / ".local" / "state" / "tcompact"
+    root.mkdir(parents=True, mode=0o755)  # as an older tcompact made it
+    empty = run(home, "restore", "--list")
+    assert (empty.exit_code, empty.stdout) == (0, f"tcompact keeps nothing: {root} holds no run, and no session has "
+                                                  "an in-place backup\n")
+    fork = compact(home, "--session", D, "--fork", "-c", "full")["session"]["id"]
+    backup = Path(compact(home, "--session", A, "--in-place", "-c", "full")["session"]["backup"])
+    assert root.stat().st_mode & 0o777 == 0o700  # tcompact's own folder, made private as it is used
+    doc = orjson.loads(run(home, "restore", "--list", "--json").stdout)
+    runs = {e.name.split("-")[0]: e for e in (root / "sessions").iterdir()}
+    assert sorted((e["kind"], e["agent"], e["session"], e["path"], e["holds"]) for e in doc["entries"]) == [
+        ("backup", "claude", A, str(backup), "the session as the agent had left it; `tcompact restore --session ID` "
+                                             "puts it back"),
+        ("fork", "codex", fork, str(runs["codex"]), "1 dump(s), the report"),
+        ("in-place", "claude", A, str(runs["claude"]), "1 dump(s), the report")]
+    sizes = {e["path"]: e["bytes"] for e in doc["entries"]}
+    assert sizes[str(backup)] == backup.stat().st_size + backup.with_name(backup.name + ".json").stat().st_size
+    assert sizes[str(runs["codex"])] == sum(p.stat().st_size for p in runs["codex"].rglob("*") if p.is_file())
+    assert (doc["state"], doc["total_bytes"]) == (str(root), sum(sizes.values()))
+    text = run(home, "restore", "--list").stdout
+    assert text.splitlines()[0] == (f"tcompact keeps 2 run(s) in {root} and 1 in-place backup(s) beside their "
+                                    f"sessions: {sum(sizes.values()):,} bytes")
+    assert text.splitlines()[-1] == ("`tcompact restore --clean --older-than AGE` removes what is older than AGE "
+                                     "(30d, 12h); a removed backup can no longer be restored")
+    kept = run(home, "restore", "--clean", "--older-than", "1d")
+    assert (kept.exit_code, kept.stdout) == (0, "Removed nothing: no entry is older than 1 day(s)\n")
+    gone = run(home, "restore", "--clean", "--older-than", "0d", "--json")
+    assert (gone.exit_code, orjson.loads(gone.stdout)["removed_bytes"]) == (0, sum(sizes.values()))
+    assert list((root / "sessions").iterdir()) == [] and not backup.exists()
+    assert orjson.loads(run(home, "restore", "--list", "--json").stdout)["entries"] == []
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (("--clean",), "--clean needs --older-than AGE — e.g. --older-than 30d; --older-than 0d removes everything"),
+    (("--list", "--older-than", "3x"), "--older-than: cannot read '3x' as an age — write a number and m, h, d or w, "
+                                       "e.g. 30d (days) or 12h (hours); 0d is everything"),
+    (("--older-than", "3d"), "--older-than goes with --list or --clean"),
+    (("--list", "--clean", "--older-than", "3d"), "--list and --clean exclude each other — --list --older-than AGE "
+                                                  "shows what --clean would remove"),
+    (("x.jsonl", "--list"), "--list and --clean work on what tcompact keeps: PATH, -o, --store and the session "
+                            "selectors do not apply"),
+])
+def test_listing_and_cleaning_options_are_checked(home, args, error):
+    result = run(home, "restore", *args)
+    assert (result.exit_code, result.stderr) == (2, f"Error: {error}\n")

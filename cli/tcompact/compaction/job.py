@@ -22,7 +22,7 @@ from .bad_lines import kept_note
 from .chain import CompactionRun, compact_file
 from .options import CompactOptions, check_options
 from .paths import OutputPaths, check_paths, default_paths
-from .writing import write_run
+from .writing import outputs_of, write_run
 
 __all__ = ["CompactJob", "JobOutcome", "run_job", "strict_failure", "run_failure"]
 
@@ -50,12 +50,14 @@ class CompactJob:
 
 @dataclass(frozen=True)
 class JobOutcome:
-    """What the job did: the run, the files written, the invariants broken, the session written (fork or
-    in place), the HTML report, and the failure to report after the result (None: exit 0)."""
+    """What the job did: the run, the files written and where each kind went (``outputs``), the invariants
+    broken, the session written (fork or in place), the HTML report, and the failure to report after the
+    result (None: exit 0)."""
 
     run: CompactionRun
     paths: OutputPaths
     written: tuple[Path, ...]
+    outputs: dict[str, Any]
     problems: tuple[str, ...]
     dry_run: bool
     stored: bool
@@ -65,8 +67,9 @@ class JobOutcome:
 
     def document(self) -> dict[str, Any]:
         """``compact --json`` (printed when the run fails, too)."""
-        return {**self.run.report, "invariants": list(self.problems), "written": [str(p) for p in self.written],
-                "dry_run": self.dry_run, **({"session": self.session} if self.stored else {})}
+        return {**self.run.report, "outputs": self.outputs, "invariants": list(self.problems),
+                "written": [str(p) for p in self.written], "dry_run": self.dry_run,
+                **({"session": self.session} if self.stored else {})}
 
 
 def run_job(job: CompactJob, *, warn: Callable[[str], None],
@@ -125,11 +128,13 @@ def _run_job(job: CompactJob, *, warn: Callable[[str], None],
         session = finish(into, run, written)
         written += kept(into) if session is not None else []
     page = _page(job, run, paths, written=written, problems=problems)
+    outputs = outputs_of(run, paths, written, state=None if into is None else into.state)
     written = written + ([page] if page is not None else [])
     failure = strict_failure(problems) if job.strict else None
-    return JobOutcome(run, paths, tuple(written), tuple(problems), job.dry_run, into is not None, session, page,
-                      failure or _unwritten(run, paths, written, problems, dry_run=job.dry_run)
-                      or run_failure(run, paths, dry_run=job.dry_run))
+    failure = failure or _unwritten(run, paths, written, problems, dry_run=job.dry_run) or \
+        run_failure(run, paths, dry_run=job.dry_run)
+    return JobOutcome(run, paths, tuple(written), outputs, tuple(problems), job.dry_run, into is not None, session,
+                      page, failure)
 
 
 def _settle(into: Any, original: bytes | None) -> Callable[[Path], None] | None:

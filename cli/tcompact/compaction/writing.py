@@ -7,15 +7,16 @@ reused).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..artifacts import PRIVATE, folder_mode, make_folder, write_bytes, write_json
 from ..errors import TcompactError, WorkFailed
 from .chain import CompactionRun
 from .paths import OutputPaths
 
-__all__ = ["write_run"]
+__all__ = ["write_run", "outputs_of"]
 
 
 def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path, strict: bool = False,
@@ -56,29 +57,46 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
             make_folder(paths.store, mode=PRIVATE)
         for path, doc in run.blobs:
             written.append(write_json(Path(path), doc, force=force, sync=False, inputs=inputs))
-        assert run.output is not None
         make_folder(paths.output.parent, mode=mode(paths.output.parent))
-
-        def reads_back(tmp: Path) -> None:
-            problem = _read_back(tmp, run)
-            if problem:
-                problems.append(problem)
-                if strict or not allow_mismatch:
-                    raise WorkFailed(problem, path=str(paths.output), hint="nothing was written in its place")
-            if settle is not None:
-                settle(tmp)
-
-        try:
-            written.append(write_bytes(paths.output, run.output.data, force=force or settle is not None,
-                                       inputs=() if settle is not None else (source,), check=reads_back))
-        except WorkFailed:  # the command fails on ``problems``
-            transcript = False
+        written += _transcript(run, paths, problems, source=source, force=force, settle=settle,
+                               allow=allow_mismatch and not strict)
     if paths.report is not None and run.status != "nothing to do":  # nothing to do writes no report
-        report = {**run.report, "outputs": {"transcript": str(paths.output) if transcript else None,
-                                            "dumps": [str(p) for p in written if p.parent == paths.dump_dir],
-                                            "offload_store": str(paths.store) if run.blobs else None}}
+        report = {**run.report, "outputs": outputs_of(run, paths, written, state=private)}
         written.append(write_json(paths.report, {**report, "invariants": problems}, force=force, inputs=inputs))
     return written, problems
+
+
+def _transcript(run: CompactionRun, paths: OutputPaths, problems: list[str], *, source: Path, force: bool,
+                settle: Callable[[Path], None] | None, allow: bool) -> list[Path]:
+    """The compacted transcript, read back before it takes its place ([] when it does not read back and
+    ``allow`` is false: the run fails on ``problems``)."""
+    assert run.output is not None
+
+    def reads_back(tmp: Path) -> None:
+        problem = _read_back(tmp, run)
+        if problem:
+            problems.append(problem)
+            if not allow:
+                raise WorkFailed(problem, path=str(paths.output), hint="nothing was written in its place")
+        if settle is not None:
+            settle(tmp)
+
+    try:
+        return [write_bytes(paths.output, run.output.data, force=force or settle is not None,
+                            inputs=() if settle is not None else (source,), check=reads_back)]
+    except WorkFailed:
+        return []
+
+
+def outputs_of(run: CompactionRun, paths: OutputPaths, written: Sequence[Path], *,
+               state: Path | None = None) -> dict[str, Any]:
+    """Where the run's outputs went: the report's ``outputs``, and ``compact --json``'s. ``state``: the
+    entry of tcompact's state folder a fork or an in-place run writes to."""
+    transcript = paths.output in written
+    return {"transcript": str(paths.output) if transcript else None,
+            "dumps": [str(p) for p in written if p.parent == paths.dump_dir],
+            "offload_store": str(paths.store) if run.blobs and transcript else None,
+            "state": str(state) if state is not None and any(p.is_relative_to(state) for p in written) else None}
 
 
 def _read_back(path: Path, run: CompactionRun) -> str | None:

@@ -13,7 +13,8 @@
   session since, which restoring would lose.
 
 The dumps, report and offload store of such a run default to tcompact's state folder
-(``$XDG_STATE_HOME/tcompact/sessions/<agent>-<id>-<time>/``), not the agent's store.
+(``$XDG_STATE_HOME/tcompact/sessions/<agent>-<id>-<time>/``), not the agent's store
+(:mod:`tcompact.sessions.state` lists and cleans what it keeps).
 """
 
 from __future__ import annotations
@@ -35,12 +36,12 @@ import orjson
 
 from ..artifacts import folder_mode, make_folder, remove, write_bytes, write_json
 from ..errors import InputError, OutputError, UsageError
+from .state import BACKUP_MARK, state_root, tighten
 from .stores import CLAUDE, Session, read_bytes
 
 __all__ = ["ForkPlan", "plan", "rewrite_ids", "resume_command", "replace_in_place", "keep_backup", "restore_backup",
            "check_options", "output_paths", "with_new_ids", "finish", "kept", "BACKUP_MARK", "FORK", "IN_PLACE", "new_codex_id"]
 
-BACKUP_MARK = ".tcompact-backup-"
 FORK, IN_PLACE = "fork", "in-place"
 
 
@@ -83,10 +84,8 @@ def plan(session: Session, mode: str, *, env: dict[str, str] | None = None, now:
         local = now.astimezone()
         root = session.store or session.main.parent
         target = root / local.strftime("%Y/%m/%d") / f"rollout-{local.strftime('%Y-%m-%dT%H-%M-%S')}-{new_id}.jsonl"
-    home = Path(env.get("HOME") or Path.home())
-    state_root = Path(env["XDG_STATE_HOME"]) if env.get("XDG_STATE_HOME") else home / ".local" / "state"
     stamp = now.strftime("%Y%m%dT%H%M%SZ")
-    state = state_root / "tcompact" / "sessions" / f"{session.agent}-{new_id}-{stamp}"
+    state = state_root(env) / "sessions" / f"{session.agent}-{new_id}-{stamp}"
     backup = target.with_name(f"{target.name}{BACKUP_MARK}{stamp}") if mode == IN_PLACE else None
     return ForkPlan(mode=mode, agent=session.agent, source=session.main, old_id=session.id, new_id=new_id,
                     target=target, state=state, project=session.project, backup=backup)
@@ -199,6 +198,8 @@ def output_paths(p: ForkPlan, *, dump_dir: Path | None, report: Path | None, off
     may be new; a run stopped later takes it back: :class:`tcompact.artifacts.Journal`)."""
     if not dry_run and p.mode == FORK:
         make_folder(p.target.parent, mode=folder_mode((p.source,)))
+    if not dry_run:
+        tighten(p.state.parent.parent)
     return (p.target, dump_dir or p.state / "dumps", report or p.state / "report.json",
             offload_dir or p.state / "offload")
 
