@@ -196,8 +196,8 @@ def test_other_settings_are_refused_in_a_batch_folder(runner, tmp_path):
 
 @pytest.mark.parametrize(("args", "error"), [
     (["--engine", "pool", "--address", "x:1"], "--address is for --engine ray — add --engine ray, or leave --address out"),
-    (["--workers", "0"], "--workers: Input should be greater than or equal to 1 — see 'tcompact batch --help'"),
-    (["--engine", "spark"], "--engine: Input should be 'pool' or 'ray' — see 'tcompact batch --help'"),
+    (["--workers", "0"], "--workers must be 1 or more, not 0 — see 'tcompact batch --help'"),
+    (["--engine", "spark"], "--engine must be pool or ray, not 'spark' — see 'tcompact batch --help'"),
     (["--spans", "nope"], "unknown span layout 'nope' — use one of: current-round, dialogue, round-level, full"),
 ])
 def test_bad_options_are_one_error_and_write_nothing(runner, tmp_path, args, error):
@@ -212,7 +212,7 @@ def test_bad_options_are_one_error_and_write_nothing(runner, tmp_path, args, err
                      "round-level, full"),
     (["--summarizer", "openai"], "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model"),
     (["--to", "swe-agent"], "cannot write 'swe-agent' — use --to chat, claude-code, codex"),
-    (["-c", "dialogue", "--set", "dialogue.nope=1"], "dialogue setting nope: Extra inputs are not permitted — settings of dialogue: "
+    (["-c", "dialogue", "--set", "dialogue.nope=1"], "dialogue setting nope is not known — settings of dialogue: "
                                    "trigger_context_ratio, min_target_context_ratio, summary_max_tokens, "
                                    "summary_ratio"),
     (["--max-retries", "-1"], "--max-retries must be 0 or more"),

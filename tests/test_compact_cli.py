@@ -150,7 +150,7 @@ def test_unknown_compressor_and_bad_settings(runner):
            "round-level, full\n")
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--set", "trigger_context_ratio=2"])
     assert result.exit_code == 2
-    assert result.stderr.startswith("Error: dialogue setting trigger_context_ratio: Input should be less than 1 — "
+    assert result.stderr.startswith("Error: dialogue setting trigger_context_ratio must be less than 1, not 2 — "
                                     "settings of dialogue: trigger_context_ratio, min_target_context_ratio,")
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--set", "max_chars"])
     assert (result.exit_code, result.stderr) == (

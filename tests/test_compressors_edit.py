@@ -137,9 +137,9 @@ def test_truncate_compressor_touches_only_big_tool_outputs_outside_keep_recent()
 
 
 def test_truncate_settings_are_validated():
-    with pytest.raises(UsageError, match=r"truncate setting head_ratio: Input should be less than 1"):
+    with pytest.raises(UsageError, match=r"truncate setting head_ratio must be less than 1, not 1.5"):
         chain_settings(parse_chain("truncate"), overrides=parse_sets(["head_ratio=1.5"]))
-    with pytest.raises(UsageError, match="truncate setting colour: Extra inputs are not permitted"):
+    with pytest.raises(UsageError, match="truncate setting colour is not known"):
         chain_settings(parse_chain("truncate"), overrides=parse_sets(["truncate.colour=red"]))
 
 
@@ -195,7 +195,7 @@ def test_offload_protection_patterns_and_last_round():
     tail = msgs + [Message(role="user", content="more"), *session([("bash", big)])[1:3]]
     result = run("offload", tail, force=True, keep_last_round=True)
     assert len(result.blobs) == 2  # the result after the last plain answer is the current round: kept
-    with pytest.raises(UsageError, match=r"offload setting roles: Value error, unknown role\(s\) \['robot'\]"):
+    with pytest.raises(UsageError, match=r"offload setting roles: unknown role\(s\) \['robot'\]"):
         chain_settings(parse_chain("offload"), overrides=parse_sets(['roles=["robot"]']))
 
 

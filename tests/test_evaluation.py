@@ -300,7 +300,7 @@ def test_eval_errors_are_one_line(runner, tmp_path):
         assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n"), args
     result = runner.invoke(app, ["eval", str(SAMPLES / "codex_rollout.jsonl"), "--per-kind", "0"])
     assert (result.exit_code, result.stderr) == (
-        2, "Error: --per-kind: Input should be greater than or equal to 1 — see tcompact eval --help\n")
+        2, "Error: --per-kind must be 1 or more, not 0 — see tcompact eval --help\n")
     (tmp_path / "bad.jsonl").write_text('{"role": "user", "content": "hi"}\n{broken\n')
     result = runner.invoke(app, ["eval", "bad.jsonl", str(SAMPLES / "codex_rollout.jsonl"), "-c", "micro", "--json"])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and result.stderr.startswith("Error: bad.jsonl:2")

@@ -196,8 +196,8 @@ def test_terminal_view_shows_the_rows_the_cost_and_the_price_table(home):
     (("--timezone", "Mars/Olympus"), "Error: --timezone: unknown time zone 'Mars/Olympus'"),
     (("--since", "2026-13-45"), "Error: --since: cannot read '2026-13-45' as a date"),
     (("--group-by", "week"), "Error: --group-by: unknown grouping 'week'"),
-    (("--last", "0"), "Error: --last: Input should be greater than or equal to 1"),
-    (("--agent", "gemini"), "Error: --agent: Input should be 'claude' or 'codex'"),
+    (("--last", "0"), "Error: --last must be 1 or more, not 0"),
+    (("--agent", "gemini"), "Error: --agent must be claude or codex, not 'gemini'"),
     (("--since", "20260110", "--until", "20260101"), "Error: --since 20260110 is after --until 20260101"),
     (("--session", "a1", "--last", "2"), "Error: --session and --last exclude each other"),
 ])

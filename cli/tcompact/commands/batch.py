@@ -50,13 +50,14 @@ def _how(*, out: Path, engine: str, workers: int | None, address: str | None, re
     from pydantic import ValidationError
 
     from ..batch import BatchOptions
-    from ..errors import UsageError
+    from ..errors import UsageError, bad_value
 
     try:
         options = BatchOptions(out=out, engine=engine, workers=workers, address=address, retry_failed=retry_failed)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise UsageError(f"--{err['loc'][0]}: {err['msg']}", hint="see 'tcompact batch --help'") from None
+        raise UsageError(bad_value(f"--{str(err['loc'][0]).replace('_', '-')}", err),
+                         hint="see 'tcompact batch --help'") from None
     return _How(options, json_out)  # --no-cache has done its work: it set TCOMPACT_NO_CACHE, which the jobs carry
 
 

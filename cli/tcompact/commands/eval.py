@@ -43,7 +43,7 @@ def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | No
     UsageError naming its option."""
     from pydantic import ValidationError
 
-    from ..errors import UsageError
+    from ..errors import UsageError, bad_value
     from ..evaluation import EvalOptions
 
     try:
@@ -51,7 +51,7 @@ def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | No
                            **values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise UsageError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}",
+        raise UsageError(bad_value(f"--{str(first['loc'][0]).replace('_', '-')}", first),
                          hint=f"see tcompact {command} --help") from None
 
 
