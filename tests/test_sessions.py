@@ -253,3 +253,15 @@ def test_every_sessions_json_key_is_in_the_readme_schema(home):
     for group in ("session", "project", "model", "tool"):
         walk(doc(home, "--group-by", group))
     assert sorted(k for k in keys if not re.search(rf'"{re.escape(k)}"', schema)) == []
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (("--html", "r.html"), "--html shows one session in detail"),
+    (("--transcript", "main"), "--transcript shows one session in detail"),
+    (("--html", "r.html", "--transcript", "main"), "--html and --transcript show one session in detail"),
+])
+def test_options_of_one_session_without_one_name_only_themselves(home, args, error):
+    # issue 23 item 21: `inspect --html FILE` with no PATH named a --transcript that was never given
+    result = run(home, "inspect", *args)
+    assert (result.exit_code, result.stderr) == (2, f"Error: {error} — name it with --session ID (or --session "
+                                                    "last)\n")

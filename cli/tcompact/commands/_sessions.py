@@ -64,8 +64,9 @@ def list_or_pick(selector: Selector, options, *, group_by: str, cost: bool, json
     sessions = find_sessions(selector)
     if selector.session is not None and group_by == "session":
         return sessions[0]
-    if html is not None or transcript is not None:
-        raise UsageError("--html and --transcript show one session in detail",
+    given = [name for name, value in (("--html", html), ("--transcript", transcript)) if value is not None]
+    if given:
+        raise UsageError(f"{' and '.join(given)} show{'s' if len(given) == 1 else ''} one session in detail",
                          hint="name it with --session ID (or --session last)")
     listing = SessionsOptions(inspect=options, group_by=group_by, cost=cost, timezone=selector.timezone)
     with render.file_progress(enabled=not json_out) as on_file:
