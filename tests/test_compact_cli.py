@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import orjson
 import pytest
@@ -453,3 +454,24 @@ def test_compact_says_where_every_output_went(runner, tmp_path):
     originals = len(list((tmp_path / "o.offload").iterdir()))
     assert result.stdout.splitlines()[-1] == (f"Wrote {originals + 2} file(s): the transcript o.jsonl, {originals} "
                                               "offloaded original(s) in o.offload, the report o.report.json")
+
+
+def test_the_default_output_paths_are_those_the_help_names(runner, tmp_path):
+    # issue 23 item 21: --help said "<output>.dumps/" (out.jsonl.dumps/), compact wrote out.dumps/
+    shown = " ".join(CliRunner().invoke(app, ["compact", "--help"], env={"COLUMNS": "120"}).stdout.split())
+    for said in ("-o, --output FILE The compacted transcript (default: beside the input, s.compacted.jsonl for "
+                 "s.jsonl).",
+                 "--dump-dir DIR Folder of compression dumps (default: beside the output, out.dumps/ for out.jsonl;",
+                 "--report FILE Token report JSON (default: beside the output, out.report.json for out.jsonl;",
+                 "--offload-dir DIR Offload store (default: beside the output, out.offload/ for out.jsonl;"):
+        assert said in shown
+    (tmp_path / "s.jsonl").write_bytes(CHAT.read_bytes())
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "offload,dialogue", "--now", "--set",
+                                 "large_message_tokens=200", "--set", "protected_tools=[]", "--json"])
+    doc = orjson.loads(result.stdout)
+    assert (doc["outputs"]["transcript"], {str(Path(p).parent) for p in doc["outputs"]["dumps"]},
+            doc["outputs"]["offload_store"]) == ("s.compacted.jsonl", {"s.compacted.dumps"}, "s.compacted.offload")
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "dialogue", "--now", "-o", "out.jsonl", "--json"])
+    doc = orjson.loads(result.stdout)
+    assert ({str(Path(p).parent) for p in doc["outputs"]["dumps"]}, doc["written"][-1]) == ({"out.dumps"},
+                                                                                           "out.report.json")

@@ -16,14 +16,17 @@ from ._options import (BaseUrlOpt, ChainOpt, ConcurrencyOpt, ConfigOpt, ContextW
 
 PathArg = Annotated[Path | None, typer.Argument(help="The transcript to compact (none: the session --session names).",
                                                 show_default=False)]
-OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="The compacted transcript (default: "
-                                                "<input>.compacted.jsonl).", show_default=False)]
-DumpDirOpt = Annotated[Path | None, typer.Option("--dump-dir", help="Folder of compression dumps (default: "
-                                                 "<output>.dumps/).", show_default=False)]
-ReportOpt = Annotated[Path | None, typer.Option("--report", help="Token report JSON (default: <output>.report.json).",
-                                                show_default=False)]
-OffloadDirOpt = Annotated[Path | None, typer.Option("--offload-dir", help="Offload store (default: "
-                                                    "<output>.offload/).", show_default=False)]
+OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="The compacted transcript (default: beside "
+                                                "the input, s.compacted.jsonl for s.jsonl).", show_default=False)]
+DumpDirOpt = Annotated[Path | None, typer.Option("--dump-dir", help="Folder of compression dumps (default: beside "
+                                                 "the output, out.dumps/ for out.jsonl; with --fork or --in-place, in "
+                                                 "the state folder).", show_default=False)]
+ReportOpt = Annotated[Path | None, typer.Option("--report", help="Token report JSON (default: beside the output, "
+                                                "out.report.json for out.jsonl; with --fork or --in-place, in the "
+                                                "state folder).", show_default=False)]
+OffloadDirOpt = Annotated[Path | None, typer.Option("--offload-dir", help="Offload store (default: beside the "
+                                                    "output, out.offload/ for out.jsonl; with --fork or --in-place, "
+                                                    "in the state folder).", show_default=False)]
 HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report with charts "
                                               "(needs tcompact[html]).", show_default=False)]
 NowOpt = Annotated[bool, typer.Option("--now", help="Compact even below the compressors' triggers (--fork and "
