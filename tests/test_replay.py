@@ -365,3 +365,21 @@ def test_replay_finds_the_dumps_below_a_folder(runner, tmp_path):
     result = runner.invoke(app, ["replay", "empty"])
     assert (result.exit_code, result.stderr) == (2, "Error: empty: no dumps in this folder or below it — pass a "
                                                     "folder written by --dump-dir\n")
+
+
+def test_a_refused_connection_is_no_unstable_server(runner, tmp_path, monkeypatch):
+    # issue 23 item 21: replay --table called "connection refused" server_unstable: nothing answered at all
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-0000000000000000000000")
+    result = runner.invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "dialogue", "--now",
+                                 "--summarizer", "openai", "--model", "m", "--base-url", f"http://127.0.0.1:{port}/v1",
+                                 "--max-retries", "1", "-o", "out.jsonl", "--dump-dir", "dumps"])
+    assert result.exit_code == 1 and result.stderr.startswith("Error: dialogue: summariser failed: 127.0.0.1:")
+    rows = json.loads(runner.invoke(app, ["replay", "dumps", "--table", "--json"]).stdout)["dumps"]
+    assert rows and {(r["attempts"], tuple(r["error_kinds"]), r["status"]) for r in rows} == {
+        (2, ("unreachable",), "failed")}
+    assert "unreachable" in runner.invoke(app, ["replay", "dumps", "--table"]).stdout  # retried, as a server starting
