@@ -376,3 +376,30 @@ def test_a_file_named_again_inside_a_named_folder_is_inspected_once(runner):
     both = orjson.loads(result.stdout)
     assert [f["path"] for f in both["files"]] == ["s.jsonl"]
     assert both["totals"] == alone["totals"]
+
+
+def test_fold_gives_a_file_of_many_episodes_one_row(runner, tmp_path):
+    # issue 23 item 21: a tau-bench file in a folder printed one row per episode (200), with no way to fold them
+    (tmp_path / "runs").mkdir()
+    episodes = [{"task_id": n, "trial": 0, "reward": 1.0, "traj": SESSION} for n in range(30)]
+    (tmp_path / "runs" / "tau.json").write_bytes(orjson.dumps(episodes))
+    jsonl(tmp_path / "runs" / "s.jsonl", SESSION)
+    listed = runner.invoke(app, ["inspect", "runs"])
+    assert listed.exit_code == 0 and len([x for x in listed.stdout.splitlines() if "+ task-" in x]) == 29
+    assert listed.stdout.splitlines()[-1] == "(--fold shows one row per file)"
+    folded = runner.invoke(app, ["inspect", "runs", "--fold"])
+    one = next(t for t in orjson.loads(runner.invoke(app, ["inspect", "runs", "--json"]).stdout)["files"]
+               if t["format"] == "chat")["transcripts"][0]
+    rows = {x.split("│")[1].strip(): [c.strip() for c in x.split("│")[2:-1]] for x in folded.stdout.splitlines()
+            if x.startswith("│ ") and "files," not in x}
+    assert rows == {"s.jsonl": ["chat", str(one["messages"]), str(one["tool_calls"]), f"{one['tokens']['total']:,}",
+                                f"{100 * one['window']['utilisation']:.1f}%"],
+                    "tau.json (+29 episodes)": ["tau-bench", str(30 * one["messages"]), str(30 * one["tool_calls"]),
+                                                f"{30 * one['tokens']['total']:,}", "—"]}
+    assert "+ task-" not in folded.stdout and "(--fold" not in folded.stdout
+    detail = runner.invoke(app, ["inspect", "runs/tau.json", "--fold", "--top", "0"])
+    assert detail.stdout.splitlines()[-1] == "29 more transcript(s) in this file (episode); --transcript ID shows one"
+    assert "Transcripts in this file" in runner.invoke(app, ["inspect", "runs/tau.json", "--top", "0"]).stdout
+    refused = runner.invoke(app, ["inspect", "runs", "--fold", "--json"])
+    assert (refused.exit_code, refused.stderr) == (2, "Error: --fold shapes the tables; --json gives every "
+                                                      "transcript — leave one of them out\n")
