@@ -471,3 +471,21 @@ def test_restore_lists_what_tcompact_keeps_and_cleans_what_is_older(home):
 def test_listing_and_cleaning_options_are_checked(home, args, error):
     result = run(home, "restore", *args)
     assert (result.exit_code, result.stderr) == (2, f"Error: {error}\n")
+
+
+def test_tcompact_knows_its_own_backup_note(home):
+    # issue 23 item 21: inspecting a project folder passed over the in-place backup's note as "no transcript
+    # tcompact knows"
+    backup = Path(compact(home, "--session", A, "--in-place", "-c", "full")["session"]["backup"])
+    note = backup.with_name(backup.name + ".json")
+    doc = orjson.loads(run(home, "inspect", str(main_folder(home)), "--json").stdout)
+    assert doc["not_transcripts"] == [{"path": str(note), "reason": "tcompact's note of an in-place backup, not a "
+                                                                    "transcript"}]
+    named = run(home, "inspect", str(note))
+    assert (named.exit_code, named.stderr) == (2, f"Error: {note}: tcompact's note of an in-place backup, not a "
+                                                  f"transcript — `tcompact restore --session {A}` puts the session "
+                                                  "back; `tcompact restore --list` lists the backups\n")
+
+
+def main_folder(home):
+    return home / ".claude" / "projects" / project_folder("/home/dev/app")
