@@ -403,3 +403,15 @@ def test_fold_gives_a_file_of_many_episodes_one_row(runner, tmp_path):
     refused = runner.invoke(app, ["inspect", "runs", "--fold", "--json"])
     assert (refused.exit_code, refused.stderr) == (2, "Error: --fold shapes the tables; --json gives every "
                                                       "transcript — leave one of them out\n")
+
+
+def test_skipped_lines_are_listed_in_the_order_of_the_file(runner, tmp_path):
+    # issue 23 item 21: lines of the wrong shape were listed after the lines that are no JSON ("(4, 2); line 4")
+    jsonl(tmp_path / "o.jsonl", [{"role": "user", "content": "hi"},
+                                 {"role": "assistant", "content": None,
+                                  "tool_calls": [{"id": "x", "type": "function", "function": {}}]},
+                                 {"role": "assistant", "content": "ok"}, "not json", {"role": "user", "content": "bye"}])
+    result = runner.invoke(app, ["inspect", "o.jsonl", "--skip-bad-lines", "--json"])
+    assert [s["line"] for s in orjson.loads(result.stdout)["files"][0]["skipped_lines"]] == [2, 4]
+    assert result.stderr == ('Warning: o.jsonl: skipped 2 bad line(s) (2, 4); line 2: chat message: "tool_calls"[0] '
+                             "has no function name\n")

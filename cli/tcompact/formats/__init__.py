@@ -79,7 +79,7 @@ def _source_file(records: list[Record], document: bool, ctx: ReadContext) -> Sou
         format=fmt,
         records=tuple(records),
         transcripts=tuple(transcripts),
-        skipped=tuple(ctx.skipped),
+        skipped=tuple(sorted(ctx.skipped)),  # in file order: the readers note bad shapes after bad JSON
         unknown_types=unknown,
         meta={**meta, "document": document},
     )
