@@ -124,7 +124,8 @@ def test_the_summary_table(runner, tmp_path):
         f" on pool × 1 → {tmp_path / 'out' / 'results.jsonl'}")
     assert out[1:4] == [
         "3 ok, 0 failed, 0 from earlier runs",
-        "4 transcripts (chat 1, claude-code 1, codex 1), 80 messages, 33 tool calls, 19,935 tokens; "
+        # issue 23 item 21: the parenthesis counts files, and said transcripts
+        "3 files (chat 1, claude-code 1, codex 1): 4 transcripts, 80 messages, 33 tool calls, 19,935 tokens; "
         "0 over the 0.8 trigger",
         "Tokens by content kind",
     ]
