@@ -349,12 +349,12 @@ def test_provider_usage_that_predates_a_compaction_says_so(runner, tmp_path):
         return t["provider_usage"]["last_line"], t["provider_usage"]["predates_compaction"], tail
 
     assert usage() == (48, compacted, "  context at the last request: 15,652 reported, before the compaction at line "
-                                      f"{compacted}; 1,618 counted by tcompact now (the usage predates the compaction)")
+                                      f"{compacted}; 1,614 counted by tcompact now (the usage predates the compaction)")
     # Codex resumed and reported a request after the compaction: the figures are of the new context
     event = {"timestamp": "2099-01-01T00:00:00.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
         "last_token_usage": {"input_tokens": 2500, "output_tokens": 10}, "total_token_usage": {"input_tokens": 9}}}}
     (tmp_path / "out.jsonl").write_bytes(b"\n".join(lines) + b"\n" + orjson.dumps(event) + b"\n")
-    assert usage() == (len(lines) + 1, None, "  context at the last request: 2,500 reported vs 1,618 counted by "
+    assert usage() == (len(lines) + 1, None, "  context at the last request: 2,500 reported vs 1,614 counted by "
                                              "tcompact (the provider also counts the system prompt and tool "
                                              "definitions)")
 
@@ -415,3 +415,22 @@ def test_skipped_lines_are_listed_in_the_order_of_the_file(runner, tmp_path):
     assert [s["line"] for s in orjson.loads(result.stdout)["files"][0]["skipped_lines"]] == [2, 4]
     assert result.stderr == ('Warning: o.jsonl: skipped 2 bad line(s) (2, 4); line 2: chat message: "tool_calls"[0] '
                              "has no function name\n")
+
+
+def test_an_unknown_model_is_said_not_ignored(runner):
+    # issue 23 item 21: `--model` of a model no table knows was silently ignored (o200k_base and the file's window)
+    result = runner.invoke(app, ["inspect", "s.jsonl", "--model", "acme-9", "--json"])
+    t = orjson.loads(result.stdout)["files"][0]["transcripts"][0]
+    assert (t["encoding"], t["approximate"], t["window"]["source"]) == ("o200k_base", True, "default")
+    assert result.stderr == ("Warning: --model acme-9: tcompact knows no such model, so the context window is the "
+                             "file's (its model's, or the one it recorded, else 200,000 tokens) and tokens are counted "
+                             "with o200k_base, approximately — --context-window N sets the window, --encoding NAME "
+                             "the tokenizer\n")
+    result = runner.invoke(app, ["inspect", "s.jsonl", "--model", "acme-9", "--context-window", "50000", "--json"])
+    assert result.stderr == ("Warning: --model acme-9: tcompact knows no such model, so tokens are counted with "
+                             "o200k_base, approximately — --encoding NAME sets the tokenizer\n")
+    for known in (["--model", "gpt-5"], ["--model", "claude-sonnet-4-5"], ["--model", "acme-9", "--encoding",
+                                                                          "cl100k_base", "--context-window", "9000"]):
+        assert runner.invoke(app, ["inspect", "s.jsonl", "--json", *known]).stderr == "", known
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "truncate", "--model", "acme-9", "--dry-run"])
+    assert result.stderr.startswith("Warning: --model acme-9: tcompact knows no such model, so the context window")

@@ -14,7 +14,7 @@ from ..defaults import DEFAULT_CHAIN
 from ._help import Group
 from ._options import (ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, MaxRetriesOpt,
                        NoCacheOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, api_key, option_group,
-                       read_options)
+                       read_options, say_unknown_model)
 from .eval import ModelOpt, PreserveOpt, fail_on_failed_chains, with_eval_options
 
 batch_app = typer.Typer(
@@ -118,6 +118,7 @@ def batch_inspect(
     """
     from ..inspection import InspectOptions
 
+    say_unknown_model(model, context_window=context_window, encoding=encoding)
     settings = InspectOptions(read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False),
                               encoding=encoding, model=model, context_window=context_window, spans=spans,
                               keep_recent=keep_recent)
@@ -194,6 +195,8 @@ def batch_compact(sources: SourcesArg, how=None, task=None) -> None:
     \b
       tcompact batch compact runs/ --out runs.compacted/ --engine ray
     """
+    o = task.options
+    say_unknown_model(o.model, context_window=o.context_window, encoding=o.encoding, summarizer=o.summarizer)
     _run("compact", sources, task, how)
 
 
@@ -212,6 +215,8 @@ def batch_eval(sources: SourcesArg, how=None, options=None) -> None:
     \b
       tcompact batch eval runs/ --out runs.eval/ -c full -c dialogue --engine ray
     """
+    say_unknown_model(options.model, context_window=options.context_window, encoding=options.encoding,
+                      summarizer=options.summarizer)
     paths = {k: getattr(options, k).resolve() for k in ("replay_dir", "config") if getattr(options, k) is not None}
     options = options.model_copy(update={"api_key": os.environ.get("OPENAI_API_KEY"), **paths})  # as Ray gets them
     summary = _run("eval", sources, options, how)

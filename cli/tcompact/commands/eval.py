@@ -14,7 +14,7 @@ import typer
 from ..defaults import DEFAULT_CHAIN
 from ._options import (ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt,
                        ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, TranscriptOpt, option_group,
-                       with_selectors)
+                       say_unknown_model, with_selectors)
 
 ChainsOpt = Annotated[list[str] | None, typer.Option("-c", "--compressor", help="A compressor or chain to evaluate "
                                                      "(repeatable; default: every compressor and the default chain "
@@ -92,6 +92,8 @@ def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_ca
     from ..render.eval_view import eval_outcome
     from ._sessions import paths_or_sessions
 
+    say_unknown_model(options.model, context_window=options.context_window, encoding=options.encoding,
+                      summarizer=options.summarizer)
     # bad options are the error before the stores are searched
     paths = paths_or_sessions(paths, selector, before_search=options.chain_list)
     with render.file_progress(enabled=not json_out) as on_file:

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from ._options import (ContextWindowOpt, CountModelOpt, EncodingOpt, FormatOpt, FullHistoryOpt, GroupByOpt, JsonOpt,
-                       NoCacheOpt, NoCostOpt, SkipBadLinesOpt, TranscriptOpt, option_group, read_options, with_selectors)
+                       NoCacheOpt, NoCostOpt, SkipBadLinesOpt, TranscriptOpt, option_group, read_options,
+                       say_unknown_model, with_selectors)
 
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Transcript files or folders (searched recursively); "
@@ -71,6 +72,7 @@ def inspect(paths: PathsArg = None, options=None, selector=None, *, json_out: bo
         from ..errors import UsageError
 
         raise UsageError("--fold shapes the tables; --json gives every transcript", hint="leave one of them out")
+    say_unknown_model(options.model, context_window=options.context_window, encoding=options.encoding)
     found = paths_or_session(paths, selector, options, group_by=group_by, cost=not no_cost, json_out=json_out,
                              transcript=transcript, html=html)
     if found is None:  # the sessions were listed

@@ -18,6 +18,8 @@ from typing import Any
 from ..artifacts import Journal, journal
 from ..errors import InputError, Interrupted, UsageError, WorkFailed
 from ..sessions import Selector
+from ..summarizers import calls_model
+from ..windows import unknown_model
 from .bad_lines import kept_note
 from .chain import CompactionRun, compact_file
 from .options import CompactOptions, check_options
@@ -101,6 +103,10 @@ def _interrupted(record: Journal) -> Interrupted:
 def _run_job(job: CompactJob, *, warn: Callable[[str], None],
              warn_skipped: Callable[[str, Sequence[tuple[int, str]]], None]) -> JobOutcome:
     check_options(job.options)
+    note = unknown_model(job.options.model, context_window=job.options.context_window,
+                         encoding=job.options.encoding, called=calls_model(job.options.summarizer))
+    if note:
+        warn(note)
     path, into, original, paths = _targets(job)
     # a fork or an in-place run is asked for one session by name: it compacts whatever the trigger says
     options = replace(job.options, offload_dir=str(paths.store.resolve()), now=job.options.now or into is not None,
