@@ -13,7 +13,7 @@ from rich.text import Text
 
 from . import console
 
-__all__ = ["eval_outcome", "eval_report", "chains_table", "KIND_LABELS"]
+__all__ = ["eval_outcome", "eval_report", "chains_table", "KIND_LABELS", "house_table"]
 
 #: Column headings of the canary kinds.
 KIND_LABELS = {"error_line": "error line", "file_written": "file written", "command": "command",
@@ -42,12 +42,18 @@ def eval_outcome(report: Mapping[str, Any], *, json_out: bool) -> None:
 
 
 def eval_report(report: Mapping[str, Any]) -> None:
-    """One column per chain (metrics as rows) and, for several files, one row per file."""
+    """The canaries: one column per chain (metrics as rows) and, for several files, one row per file; the
+    needed tokens (:mod:`.needed_view`); each as the report holds them."""
     out = console()
     files = report["files"]
-    chains_table(out, {**report, "sessions": len(files), "canaries": sum(len(f["canaries"]) for f in files)})
-    if len(files) > 1:
-        out.print(_fitted(out, lambda narrow: _per_file(report, narrow)))
+    if "summary" in report:
+        chains_table(out, {**report, "sessions": len(files), "canaries": sum(len(f["canaries"]) for f in files)})
+        if len(files) > 1:
+            out.print(_fitted(out, lambda narrow: _per_file(report, narrow)))
+    if "needed" in report:
+        from .needed_view import needed_report
+
+        needed_report(out, report)
 
 
 def chains_table(out: Any, doc: Mapping[str, Any]) -> None:
@@ -71,7 +77,8 @@ def _fitted(out: Any, build) -> Table:
     return table if natural <= out.width else build(True)
 
 
-def _table(title: str, *, narrow: bool, **more: Any) -> Table:
+def house_table(title: str, *, narrow: bool, **more: Any) -> Table:
+    """The tables of eval's views: a title on the left, a rule under the headings, no outer box when narrow."""
     return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=not narrow,
                  collapse_padding=narrow, **more)
 
@@ -84,7 +91,7 @@ def _broken(name: str) -> str:
 def _chains(doc: Mapping[str, Any], narrow: bool) -> Table:
     rows = doc["summary"]
     heading = _broken if narrow else str
-    table = _table("Kept verbatim, per chain", narrow=narrow)
+    table = house_table("Kept verbatim, per chain", narrow=narrow)
     table.add_column("", no_wrap=True)
     for row in rows:
         name = row["chain"] + (" (default)" if row["chain"] == doc["default_chain"] else "")
@@ -101,7 +108,7 @@ def _chains(doc: Mapping[str, Any], narrow: bool) -> Table:
 
 
 def _per_file(report: Mapping[str, Any], narrow: bool) -> Table:
-    table = _table("Per session: share kept and tokens after / before (sessions listed below)", narrow=narrow,
+    table = house_table("Per session: share kept and tokens after / before (sessions listed below)", narrow=narrow,
                    caption="\n".join(f"{n}: {f['path']}" for n, f in enumerate(report["files"], start=1)),
                    caption_justify="left")
     by_chain = [{r["chain"]: r for r in f["results"]} for f in report["files"]]
