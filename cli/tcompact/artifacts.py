@@ -14,77 +14,19 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .errors import OutputError
+from .journal import record as _record
 
 __all__ = ["write_bytes", "write_json", "write_page", "make_folder", "remove", "AppendLog", "remove_paths", "check_target",
-           "check_page", "probe_folders", "folder_mode", "PRIVATE", "Journal", "journal"]
+           "check_page", "probe_folders", "folder_mode", "PRIVATE"]
 
 #: The mode of tcompact's own folders (the state folder, the cache, offload stores): its user's only.
 PRIVATE = 0o700
 
 Paths = Iterable["str | Path | None"]
-
-
-class Journal:
-    """What was written while it was open (:func:`journal`): the files made and those replaced, and the
-    folders made, so that a command stopped part way — Ctrl-C, a refused in-place run — can take back
-    what it wrote (:meth:`undo`) and say so."""
-
-    def __init__(self) -> None:
-        self.made: list[Path] = []
-        self.replaced: list[Path] = []
-        self.folders: list[Path] = []
-
-    def undo(self) -> None:
-        """Remove the files made and the folders made (those left empty), newest first; a replaced file
-        cannot be given back and is left. A second Ctrl-C does not cut this short."""
-        with _uninterrupted():
-            for path in reversed(self.made):
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
-            for folder in reversed(self.folders):
-                with contextlib.suppress(OSError):
-                    os.rmdir(folder)  # only when empty: what was in it before stays
-            self.made.clear()
-            self.folders.clear()
-
-
-_OPEN: list[Journal] = []
-
-
-@contextlib.contextmanager
-def journal() -> Iterator[Journal]:
-    """Record every file and folder written (by this module) while the block runs."""
-    record = Journal()
-    _OPEN.append(record)
-    try:
-        yield record
-    finally:
-        _OPEN.remove(record)
-
-
-def _record(kind: str, path: Path) -> None:
-    for record in _OPEN:
-        getattr(record, kind).append(path)
-
-
-@contextlib.contextmanager
-def _uninterrupted() -> Iterator[None]:
-    """Ctrl-C ignored for the block (on the main thread; elsewhere there is no signal to ignore)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -171,12 +113,7 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
                 os.fsync(fh.fileno())
         if check is not None:
             check(Path(tmp))
-        existed = os.path.lexists(target)
-        if not existed:  # recorded before it exists: a Ctrl-C between the two leaves no file unrecorded
-            _record("made", target)
-        os.replace(tmp, target)
-        if existed:
-            _record("replaced", target)
+        _replace(tmp, target)
     except OSError as exc:
         _remove(tmp)
         raise OutputError(f"cannot write: {exc.strerror}", path=str(target),
@@ -185,6 +122,17 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
         _remove(tmp)
         raise
     return target
+
+
+def _replace(tmp: str, target: Path) -> None:
+    """The rename that puts a written file in place, noted in the open journals (:mod:`tcompact.journal`):
+    a new file before it exists (a Ctrl-C between the two leaves none unnoted), a replaced one after."""
+    existed = os.path.lexists(target)
+    if not existed:
+        _record("made", target)
+    os.replace(tmp, target)
+    if existed:
+        _record("replaced", target)
 
 
 def _mode(target: Path) -> int:

@@ -51,8 +51,6 @@ def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = No
       tcompact restore --list
       tcompact restore --clean --older-than 30d
     """
-    from .. import render
-
     if list_ or clean or older_than is not None:
         from ._sessions import kept_by_tcompact
 
@@ -66,6 +64,13 @@ def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = No
         from ._sessions import restore_session
 
         return restore_session(path, selector, output=output, force=force)
+    _restore_offload(path, output=output, store=store, force=force, fmt=fmt, skip_bad_lines=skip_bad_lines)
+
+
+def _restore_offload(path: Path, *, output: Path | None, store: Path | None, force: bool, fmt: str | None,
+                     skip_bad_lines: bool) -> None:
+    """``restore FILE -o OUT``: the originals of an offload put back."""
+    from .. import render
     from ..artifacts import write_bytes
     from ..restore import restore_file
     from ._options import read_options

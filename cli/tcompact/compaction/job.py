@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import Journal, journal
+from ..journal import Journal, journal
 from ..errors import InputError, Interrupted, UsageError, WorkFailed
 from ..sessions import Selector
 from ..summarizers import calls_model
@@ -103,9 +103,9 @@ def _interrupted(record: Journal) -> Interrupted:
 def _run_job(job: CompactJob, *, warn: Callable[[str], None],
              warn_skipped: Callable[[str, Sequence[tuple[int, str]]], None]) -> JobOutcome:
     check_options(job.options)
-    note = unknown_model(job.options.model, context_window=job.options.context_window,
-                         encoding=job.options.encoding, called=calls_model(job.options.summarizer))
-    if note:
+    o = job.options
+    for note in filter(None, [unknown_model(o.model, context_window=o.context_window, encoding=o.encoding,
+                                            called=calls_model(o.summarizer))]):
         warn(note)
     path, into, original, paths = _targets(job)
     # a fork or an in-place run is asked for one session by name: it compacts whatever the trigger says
@@ -117,11 +117,7 @@ def _run_job(job: CompactJob, *, warn: Callable[[str], None],
         from ..sessions.fork import with_new_ids
 
         run = with_new_ids(run, into)
-    warn_skipped(str(path), run.source.skipped)
-    said = kept_note(run.source, run.output_format)  # the report's note of the skipped lines the output holds: warned just above
-    for note in run.report["notes"]:
-        if note not in said:
-            warn(note)
+    _warn_read(run, path, warn=warn, warn_skipped=warn_skipped)
     written, problems = ([], list(run.report.get("invariants") or [])) if job.dry_run else \
         write_run(run, paths, force=job.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch,
                   private=None if into is None else into.state, settle=_settle(into, original))
@@ -141,6 +137,17 @@ def _run_job(job: CompactJob, *, warn: Callable[[str], None],
         run_failure(run, paths, dry_run=job.dry_run)
     return JobOutcome(run, paths, tuple(written), outputs, tuple(problems), job.dry_run, into is not None, session,
                       page, failure)
+
+
+def _warn_read(run: CompactionRun, path: Path, *, warn: Callable[[str], None],
+               warn_skipped: Callable[[str, Sequence[tuple[int, str]]], None]) -> None:
+    """The lines skipped in reading, then the report's notes (but its note of where those lines went,
+    which the first warning has just said)."""
+    warn_skipped(str(path), run.source.skipped)
+    said = kept_note(run.source, run.output_format)
+    for note in run.report["notes"]:
+        if note not in said:
+            warn(note)
 
 
 def _settle(into: Any, original: bytes | None) -> Callable[[Path], None] | None:
