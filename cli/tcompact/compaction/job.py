@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..journal import Journal, journal
 from ..errors import InputError, Interrupted, UsageError, WorkFailed
+from ..journal import Journal, journal
 from ..sessions import Selector
 from ..summarizers import calls_model
 from ..windows import unknown_model
@@ -79,7 +79,7 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
     """Check, compact, write; ``warn`` and ``warn_skipped`` hear what the user should know as it happens.
 
     A job stopped part way — Ctrl-C, an error while writing, an in-place run refused because the agent
-    wrote to the session — takes back the files and folders it made (:class:`tcompact.artifacts.Journal`),
+    wrote to the session — takes back the files and folders it made (:class:`tcompact.journal.Journal`),
     unless it had replaced a file already (which cannot be given back: it says so)."""
     with journal() as record:
         try:

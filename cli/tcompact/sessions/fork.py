@@ -26,9 +26,9 @@ import secrets
 import shlex
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,8 @@ from .state import BACKUP_MARK, state_root, tighten
 from .stores import CLAUDE, Session, read_bytes
 
 __all__ = ["ForkPlan", "plan", "rewrite_ids", "resume_command", "replace_in_place", "keep_backup", "restore_backup",
-           "check_options", "output_paths", "with_new_ids", "finish", "kept", "BACKUP_MARK", "FORK", "IN_PLACE", "new_codex_id"]
+           "check_options", "output_paths", "with_new_ids", "finish", "kept", "BACKUP_MARK", "FORK", "IN_PLACE",
+           "new_codex_id"]
 
 FORK, IN_PLACE = "fork", "in-place"
 
@@ -195,7 +196,7 @@ def output_paths(p: ForkPlan, *, dump_dir: Path | None, report: Path | None, off
                  dry_run: bool = False) -> tuple[Path, Path, Path, Path]:
     """(transcript, dumps, report, offload store): the new file for a fork, the session file itself in
     place; the rest in the state folder. The folder a fork goes to is made here (Codex's dated folder
-    may be new; a run stopped later takes it back: :class:`tcompact.artifacts.Journal`)."""
+    may be new; a run stopped later takes it back: :class:`tcompact.journal.Journal`)."""
     if not dry_run and p.mode == FORK:
         make_folder(p.target.parent, mode=folder_mode((p.source,)))
     if not dry_run:
