@@ -126,6 +126,36 @@ def test_restore_refuses_to_drop_turns_the_agent_added_since(home):
     assert kept.read_bytes() == current
 
 
+@pytest.mark.parametrize("json_out", [False, True])
+def test_an_in_place_run_refused_because_the_session_changed_says_it_failed_everywhere(home, monkeypatch, json_out):
+    """Issue 23 item 8: the error came alone (no --json document) and the report said "compacted"."""
+    import tcompact.compaction.job as job
+
+    main = home / ".claude" / "projects" / project_folder("/home/dev/app") / f"{A}.jsonl"
+    real = job.compact_file
+
+    def compact_file(*args, **kwargs):  # the agent writes a line while tcompact compacts
+        run = real(*args, **kwargs)
+        with main.open("ab") as fh:
+            fh.write(b'{"type":"summary","summary":"the agent went on","leafUuid":"x"}\n')
+        return run
+
+    monkeypatch.setattr(job, "compact_file", compact_file)
+    result = run(home, "compact", "-c", "truncate", "--session", A, "--in-place", *(["--json"] if json_out else []))
+    why = "the session file changed while it was being compacted (is the agent running?)"
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == (
+        2, f"Error: {main}: {why} — nothing was replaced; run the command again")
+    (report_path,) = (home / ".local" / "state" / "tcompact" / "sessions").rglob("report.json")
+    report = orjson.loads(report_path.read_bytes())
+    assert (report["status"], report["reason"]) == ("failed", why)
+    if json_out:
+        printed = orjson.loads(result.stdout)
+        assert (printed["status"], printed["reason"], printed["session"]) == ("failed", why, None)
+    else:
+        assert "Compaction failed; the input is untouched" in result.stdout and "resume" not in result.stdout
+    assert list(main.parent.glob("*tcompact-backup*")) == []
+
+
 def test_a_dry_run_fork_writes_nothing(home):
     before = snapshot(home)
     result = run(home, "compact", "--session", A, "--fork", "-c", "truncate", "--dry-run")
@@ -393,9 +423,10 @@ def test_nothing_written_from_a_private_session_is_more_readable_than_it(home, u
     assert {m for p, m in _modes(state).items() if (state / p).is_dir()} == {0o700}
 
 
-def test_an_in_place_run_keeps_no_copy_and_a_refused_one_leaves_nothing(home, monkeypatch):
+def test_an_in_place_run_keeps_no_copy_of_the_session_refused_or_not(home, monkeypatch):
     # issue 23 item 18: each in-place run left a whole copy of the compacted session in the state folder
-    # (26 MB for a 16.7 MB session), and a run refused because the agent wrote meanwhile left it too
+    # (26 MB for a 16.7 MB session), and a run refused because the agent wrote meanwhile left it too; a refused
+    # run keeps its dumps and its report, which says it failed (item 8)
     import tcompact.compaction.job as job
 
     main = home / ".claude" / "projects" / project_folder("/home/dev/app") / f"{A}.jsonl"
@@ -413,11 +444,15 @@ def test_an_in_place_run_keeps_no_copy_and_a_refused_one_leaves_nothing(home, mo
     assert (result.exit_code, result.stderr) == (2, f"Error: {main}: the session file changed while it was being "
                                                     "compacted (is the agent running?) — nothing was replaced; run "
                                                     "the command again\n")
-    assert _tree(home) == before and main.read_bytes().startswith(session) and main.read_bytes() != session
+    (refused,) = (home / ".local" / "state" / "tcompact" / "sessions").iterdir()
+    assert sorted(p.name for p in refused.iterdir()) == ["dumps", "report.json"]
+    assert [p for p in _tree(home) if p not in before] == [str(p.relative_to(home)) for p in sorted(
+        [home / ".local", home / ".local" / "state", *(home / ".local" / "state").rglob("*")])]
+    assert main.read_bytes().startswith(session) and main.read_bytes() != session
     monkeypatch.setattr(job, "compact_file", real)
     compact(home, "--session", A, "--in-place", "-c", "full")
-    (run_folder,) = (home / ".local" / "state" / "tcompact" / "sessions").iterdir()
-    assert sorted(p.name for p in run_folder.iterdir()) == ["dumps", "report.json"]
+    (done,) = [p for p in (home / ".local" / "state" / "tcompact" / "sessions").iterdir() if p != refused]
+    assert sorted(p.name for p in done.iterdir()) == ["dumps", "report.json"]
 
 
 def _tree(root):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, Interrupted, UsageError, WorkFailed
+from ..errors import InputError, Interrupted, TcompactError, UsageError, WorkFailed
 from ..journal import Journal, journal
 from ..sessions import Selector
 from ..summarizers import calls_model
@@ -24,7 +24,7 @@ from .bad_lines import kept_note
 from .chain import CompactionRun, compact_file
 from .options import CompactOptions, check_options
 from .paths import OutputPaths, check_paths, default_paths
-from .writing import outputs_of, write_run
+from .writing import as_failed, as_written, outputs_of, write_run
 
 __all__ = ["CompactJob", "JobOutcome", "run_job", "strict_failure", "run_failure"]
 
@@ -65,7 +65,7 @@ class JobOutcome:
     stored: bool
     session: dict[str, Any] | None
     page: Path | None
-    failure: WorkFailed | None
+    failure: TcompactError | None
 
     def document(self) -> dict[str, Any]:
         """``compact --json`` (printed when the run fails, too)."""
@@ -118,11 +118,18 @@ def _run_job(job: CompactJob, *, warn: Callable[[str], None],
 
         run = with_new_ids(run, into)
     _warn_read(run, path, warn=warn, warn_skipped=warn_skipped)
+    refused = None if job.dry_run else _refused(into, original)
+    if refused is not None:  # the agent wrote to the session meanwhile: the run failed, and says so everywhere
+        run = as_failed(run, refused.what)
     written, problems = ([], list(run.report.get("invariants") or [])) if job.dry_run else \
         write_run(run, paths, force=job.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch,
                   private=None if into is None else into.state, settle=_settle(into, original))
     for problem in problems:
         warn(f"invariant: {problem}")
+    failure = refused or (strict_failure(problems) if job.strict else None) or \
+        _unwritten(run, paths, written, problems, dry_run=job.dry_run) or run_failure(run, paths, dry_run=job.dry_run)
+    if not job.dry_run:  # every output says what happened: a transcript not written is a failed run
+        run = as_written(run, written=written, output=paths.output, problems=problems, strict=job.strict)
     session = None
     if into is not None and not job.dry_run:
         from ..sessions.fork import finish, kept
@@ -132,9 +139,6 @@ def _run_job(job: CompactJob, *, warn: Callable[[str], None],
     page = _page(job, run, paths, written=written, problems=problems)
     outputs = outputs_of(run, paths, written, state=None if into is None else into.state)
     written = written + ([page] if page is not None else [])
-    failure = strict_failure(problems) if job.strict else None
-    failure = failure or _unwritten(run, paths, written, problems, dry_run=job.dry_run) or \
-        run_failure(run, paths, dry_run=job.dry_run)
     return JobOutcome(run, paths, tuple(written), outputs, tuple(problems), job.dry_run, into is not None, session,
                       page, failure)
 
@@ -148,6 +152,17 @@ def _warn_read(run: CompactionRun, path: Path, *, warn: Callable[[str], None],
     for note in run.report["notes"]:
         if note not in said:
             warn(note)
+
+
+def _refused(into: Any, original: bytes | None) -> TcompactError | None:
+    """In place: the refusal of a session the agent wrote to while it was compacted (checked again at the
+    last moment, :func:`_settle`)."""
+    if into is None or into.mode != "in-place":
+        return None
+    from ..sessions.fork import changed
+
+    assert original is not None
+    return changed(into, original=original)
 
 
 def _settle(into: Any, original: bytes | None) -> Callable[[Path], None] | None:

@@ -7,6 +7,7 @@ reused).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from ..errors import TcompactError, WorkFailed
 from .chain import CompactionRun
 from .paths import OutputPaths
 
-__all__ = ["write_run", "outputs_of"]
+__all__ = ["write_run", "write_report", "outputs_of", "as_written", "as_failed"]
 
 
 def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path, strict: bool = False,
@@ -29,7 +30,8 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
     result refused as no smaller), so that the same command can run again. The transcript is read
     back before it takes its place: an output that does not read as the compacted messages is a
     violation too, and it is not written (nothing replaced) unless ``allow_mismatch``; the caller
-    tells by ``paths.output`` missing from what was written.
+    tells by ``paths.output`` missing from what was written. A transcript not written makes the run
+    failed in the report (:func:`as_written`), as in the command's exit code and its other outputs.
 
     Nothing is more readable than ``source``: the files get no permission it lacks, the folders made
     for them as little (:func:`tcompact.artifacts.folder_mode`); the offload store and ``private`` (a
@@ -60,10 +62,38 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
         make_folder(paths.output.parent, mode=mode(paths.output.parent))
         written += _transcript(run, paths, problems, source=source, force=force, settle=settle,
                                allow=allow_mismatch and not strict)
-    if paths.report is not None and run.status != "nothing to do":  # nothing to do writes no report
-        report = {**run.report, "outputs": outputs_of(run, paths, written, state=private)}
-        written.append(write_json(paths.report, {**report, "invariants": problems}, force=force, inputs=inputs))
-    return written, problems
+    settled = as_written(run, written=written, output=paths.output, problems=problems, strict=strict)
+    report = write_report(settled, paths, written=written, problems=problems, force=force, source=source,
+                          state=private)
+    return written + ([report] if report is not None else []), problems
+
+
+def write_report(run: CompactionRun, paths: OutputPaths, *, written: Sequence[Path], problems: Sequence[str],
+                 force: bool, source: Path, state: Path | None = None) -> Path | None:
+    """The report file (none for "nothing to do"): the run's report, where its outputs went, the invariants
+    broken; as private as ``source``."""
+    if paths.report is None or run.status == "nothing to do":
+        return None
+    report = {**run.report, "outputs": outputs_of(run, paths, [*written, paths.report], state=state)}
+    return write_json(paths.report, {**report, "invariants": list(problems)}, force=force, inputs=(source,))
+
+
+def as_written(run: CompactionRun, *, written: Sequence[Path], output: Path, problems: Sequence[str],
+               strict: bool) -> CompactionRun:
+    """The run as its outputs left it: a compaction whose transcript was not written (it does not read back,
+    or breaks an invariant under ``strict``) failed, and says why; any other run as it was."""
+    if run.status != "compacted" or output in written:
+        return run
+    if strict and problems:
+        return as_failed(run, f"the compaction breaks {len(problems)} invariant(s): {problems[0]}; the compacted "
+                              "transcript was not written (--strict)")
+    return as_failed(run, f"the compaction was not written: {problems[-1] if problems else 'no output'}")
+
+
+def as_failed(run: CompactionRun, reason: str) -> CompactionRun:
+    """The run failed for ``reason`` (its report says so: status "failed", the reason); the input is untouched."""
+    return dataclasses.replace(run, status="failed", message=reason,
+                               report={**run.report, "status": "failed", "reason": reason})
 
 
 def _transcript(run: CompactionRun, paths: OutputPaths, problems: list[str], *, source: Path, force: bool,
@@ -113,6 +143,7 @@ def _read_back(path: Path, run: CompactionRun) -> str | None:
     def shape(messages):  # what a reader must give back: roles, texts, tool pairing
         return [(m.role, m.text, tuple(c.id for c in m.tool_calls), m.tool_call_ids) for m in messages]
 
-    if shape(back.messages) != shape(run.messages):
+    held = run.output.written.messages if run.output is not None and run.output.written is not None else run.messages
+    if shape(back.messages) != shape(held):
         return "the output does not read back as the compacted messages"
     return None

@@ -40,7 +40,7 @@ from .state import BACKUP_MARK, state_root, tighten
 from .stores import CLAUDE, Session, read_bytes
 
 __all__ = ["ForkPlan", "plan", "rewrite_ids", "resume_command", "replace_in_place", "keep_backup", "restore_backup",
-           "check_options", "output_paths", "with_new_ids", "finish", "kept", "BACKUP_MARK", "FORK", "IN_PLACE",
+           "check_options", "output_paths", "with_new_ids", "finish", "kept", "changed", "BACKUP_MARK", "FORK", "IN_PLACE",
            "new_codex_id"]
 
 FORK, IN_PLACE = "fork", "in-place"
@@ -86,10 +86,18 @@ def plan(session: Session, mode: str, *, env: dict[str, str] | None = None, now:
         root = session.store or session.main.parent
         target = root / local.strftime("%Y/%m/%d") / f"rollout-{local.strftime('%Y-%m-%dT%H-%M-%S')}-{new_id}.jsonl"
     stamp = now.strftime("%Y%m%dT%H%M%SZ")
-    state = state_root(env) / "sessions" / f"{session.agent}-{new_id}-{stamp}"
+    state = _unused(state_root(env) / "sessions" / f"{session.agent}-{new_id}-{stamp}")
     backup = target.with_name(f"{target.name}{BACKUP_MARK}{stamp}") if mode == IN_PLACE else None
     return ForkPlan(mode=mode, agent=session.agent, source=session.main, old_id=session.id, new_id=new_id,
                     target=target, state=state, project=session.project, backup=backup)
+
+
+def _unused(folder: Path) -> Path:
+    """``folder``, or ``folder-2``, ``-3``… when a run of the same session in the same second has it."""
+    n = 1
+    while (candidate := folder if n == 1 else folder.with_name(f"{folder.name}-{n}")).exists():
+        n += 1
+    return candidate
 
 
 def new_codex_id(now: datetime) -> str:
@@ -131,15 +139,24 @@ def keep_backup(p: ForkPlan, *, original: bytes) -> Callable[[Path], None]:
     assert p.backup is not None
 
     def check(written: Path) -> None:
-        if read_bytes(p.target) != original:
-            raise OutputError("the session file changed while it was being compacted (is the agent running?)",
-                              path=str(p.target), hint="nothing was replaced; run the command again")
+        refused = changed(p, original=original)
+        if refused is not None:
+            raise refused
         write_bytes(p.backup, original, inputs=(p.target,))  # as private as the session
         write_json(_note_of(p.backup), {
             "tool": "tcompact", "session": p.old_id, "agent": p.agent, "session_file": str(p.target),
             "original": _digest(original), "compacted": _digest(read_bytes(written))}, inputs=(p.target,))
 
     return check
+
+
+def changed(p: ForkPlan, *, original: bytes) -> OutputError | None:
+    """The refusal of an in-place run whose session no longer holds what the compaction read (the agent
+    wrote to it meanwhile, and replacing it would lose that), or None."""
+    if read_bytes(p.target) == original:
+        return None
+    return OutputError("the session file changed while it was being compacted (is the agent running?)",
+                       path=str(p.target), hint="nothing was replaced; run the command again")
 
 
 def replace_in_place(p: ForkPlan, data: bytes, *, original: bytes) -> Path:

@@ -24,7 +24,7 @@ from .stores import CLAUDE, CODEX, Stores
 __all__ = ["Entry", "state_root", "tighten", "entries", "older", "clean", "parse_age", "BACKUP_MARK"]
 
 BACKUP_MARK = ".tcompact-backup-"
-_RUN = re.compile(r"^(claude|codex)-(.+)-(\d{8}T\d{6}Z)$")
+_RUN = re.compile(r"^(claude|codex)-(.+)-(\d{8}T\d{6}Z)(?:-\d+)?$")
 _STAMP = re.compile(r"(\d{8}T\d{6}Z)(-current)?$")
 _AGE = re.compile(r"^(\d+)([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
