@@ -74,7 +74,7 @@ def inputs(work) -> dict[str, Path]:
 
 
 def _compact(src: Path, compressor: str, out: Path) -> tuple[Path | None, dict]:
-    result = CliRunner().invoke(app, ["compact", str(src), "-c", compressor, "--force", "-o", str(out),
+    result = CliRunner().invoke(app, ["compact", str(src), "-c", compressor, "--now", "-o", str(out),
                                       "--report", str(out.with_suffix(".report.json")), "--json"])
     assert result.exit_code == 0, result.stderr
     report = orjson.loads(result.stdout)
@@ -225,7 +225,7 @@ def in_place_runs(inputs, work):
     (work / "in-place").mkdir()
     out = work / "in-place" / "codemie.truncate.jsonl"
     result = CliRunner().invoke(app, ["compact", str(inputs["codemie"]), "-c", "truncate", "--set", "max_lines=8",
-                                      "--set", 'tools=["Edit"]', "--force", "-o", str(out), "--json"])
+                                      "--set", 'tools=["Edit"]', "--now", "-o", str(out), "--json"])
     assert result.exit_code == 0, result.stderr
     before = read_file(inputs["codemie"], ReadOptions(keep_raw=False)).transcript().messages
     after = read_file(out, ReadOptions(keep_raw=False)).transcript().messages
@@ -254,7 +254,7 @@ def sidechain_in_file_runs(inputs, work):
     (work / "sidechain-in-file").mkdir()
     out = work / "sidechain-in-file" / "ccviewer.sidechain.jsonl"
     result = CliRunner().invoke(app, ["compact", str(inputs["ccviewer"]), "--transcript", "sidechain-83e2917c", "-c",
-                                      "full", "--force", "-o", str(out), "--json"])
+                                      "full", "--now", "-o", str(out), "--json"])
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["status"] == "compacted"
     runs = resume_all([_claude_job(work, v, "ccviewer.sidechain", out) for v in CLAUDE_VERSIONS])
