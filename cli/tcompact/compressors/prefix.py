@@ -115,7 +115,7 @@ class PrefixCompressor(Compressor):
         assert isinstance(settings, PrefixSettings)
         counter = ctx.counter
         before = counter.total(messages)
-        span = self.span(messages, settings)
+        span = self.layout(messages, settings, counter)
         body_tokens = sum(counter.message(messages[i]).total for i in span.body)
         trigger = trigger_figures(before, body_tokens, window=ctx.window, trigger_ratio=settings.trigger_context_ratio,
                                   min_target_ratio=settings.min_target_context_ratio, force=ctx.force)
@@ -143,13 +143,28 @@ class PrefixCompressor(Compressor):
             return unchanged(self.name, messages, "the summariser returned an empty summary", before, span=got.span,
                              calls=got.calls, failed=True, trigger=trigger)
         return self._assemble(messages, got.span, summary, before=before, calls=got.calls, settings=settings,
-                              counter=counter, target=target, trigger=trigger)
+                              ctx=ctx, target=target, trigger=trigger)
+
+    def layout(self, messages: Sequence[Message], settings: Settings, counter: TokenCounter) -> Span:
+        """The span ``compress`` uses (the working-set compaction sizes its tail with ``counter``)."""
+        return self.span(messages, settings)
+
+    def kept_tail(self, messages: Sequence[Message], span: Span, settings: Settings, ctx: Context) -> list[Message]:
+        """The messages of the protected tail as they are kept (the working-set compaction masks old outputs)."""
+        return list(messages[span.tail.start:])
+
+    def reinjected(self, messages: Sequence[Message], kept: Sequence[Message], span: Span, settings: Settings, *,
+                   ctx: Context, target: int) -> Message | None:
+        """The ``<recovered_context>`` message that follows the summary (None when it has nothing)."""
+        return recovered_context(messages, kept, self.builders, max_chars=reinjection_chars(target))
 
     def _assemble(self, messages: Sequence[Message], span: Span, summary: str, *, before: int, calls: tuple,
-                  settings: Settings, counter: TokenCounter, target: int, trigger: Trigger) -> CompressionResult:
+                  settings: Settings, ctx: Context, target: int, trigger: Trigger) -> CompressionResult:
+        counter = ctx.counter
         lead, note = self.replacement(messages, span, summary, settings, counter)
-        head, tail = list(messages[: span.body.start]) + pinned(messages, span.body), list(messages[span.tail.start:])
-        extra = recovered_context(messages, head + lead + tail, self.builders, max_chars=reinjection_chars(target))
+        head, tail = list(messages[: span.body.start]) + pinned(messages, span.body), self.kept_tail(
+            messages, span, settings, ctx)
+        extra = self.reinjected(messages, head + lead + tail, span, settings, ctx=ctx, target=target)
         replacement = lead + ([extra] if extra else [])
         new = tuple(head + replacement + tail)
         after = counter.total(new)

@@ -16,7 +16,7 @@ text a whole write gave is shown instead, or nothing after an edit).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import orjson
 
@@ -28,7 +28,7 @@ from ..tool_names import kind_of
 __all__ = ["BUILDER_ORDER", "recovered_context", "MAX_SECTION_CHARS", "MAX_CHARS"]
 
 #: The fixed order sections appear in (spec §6), whatever order a compressor lists them in.
-BUILDER_ORDER = ("plan", "skills", "task_status", "plan_mode", "read_file", "todo")
+BUILDER_ORDER = ("plan", "skills", "task_status", "plan_mode", "read_file", "working_set", "todo")
 MAX_SECTION_CHARS = 12000
 #: Characters of the whole message when a compressor sets no budget (the sections' own caps apply too).
 MAX_CHARS = 60000
@@ -45,11 +45,13 @@ _INSTRUCTION = ("<instruction>\nThese sections restore context or state that may
 
 
 def recovered_context(source: Sequence[Message], kept: Sequence[Message], builders: Sequence[str], *,
-                      max_chars: int = MAX_CHARS) -> Message | None:
-    """The ``<recovered_context>`` user message within ``max_chars``, or None when no section has content."""
+                      max_chars: int = MAX_CHARS, sections: Mapping[str, str] | None = None) -> Message | None:
+    """The ``<recovered_context>`` user message within ``max_chars`` (``sections``: bodies built elsewhere,
+    such as the working set, added as they are), or None when no section has content."""
     kept_ids = {c.id for m in kept for c in m.tool_calls} | {cid for m in kept for cid in m.tool_call_ids}
     bodies = {name: _cap(_BUILDERS[name](source, kept_ids), MAX_SECTION_CHARS, _SECTION_CUT)
               for name in BUILDER_ORDER if name in builders and name in _BUILDERS and name != "read_file"}
+    bodies.update(sections or {})
     if "read_file" in builders:  # the files read get what the budget leaves (the other sections are small)
         room = max_chars - sum(len(b) + 40 for b in bodies.values() if b) - len(_INSTRUCTION) - 80
         bodies["read_file"] = _read_file(source, kept_ids, min(room, MAX_SECTION_CHARS)) if room > 0 else ""
