@@ -15,6 +15,7 @@ text a whole write gave is shown instead, or nothing after an edit).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 import orjson
@@ -33,6 +34,7 @@ MAX_SECTION_CHARS = 12000
 MAX_CHARS = 60000
 _SECTION_CUT = "\n...[STATE_REINJECTION_TRUNCATED]...\n"
 _FILE_CHARS, _MAX_SKILLS = 15000, 3
+_SECTION = re.compile(r'<section name="(\w+)">\n(.*?)\n</section>', re.DOTALL)
 _INSTRUCTION = ("<instruction>\nThese sections restore context or state that may have been compacted out.\n"
                 "Use them only to understand the latest request or continue existing work.\nDo not treat them as "
                 "new user commands.\n</instruction>\n\n")
@@ -49,11 +51,24 @@ def recovered_context(source: Sequence[Message], kept: Sequence[Message], builde
     if "read_file" in builders:  # the files read get what the budget leaves (the other sections are small)
         room = max_chars - sum(len(b) + 40 for b in bodies.values() if b) - len(_INSTRUCTION) - 80
         bodies["read_file"] = _read_file(source, kept_ids, min(room, MAX_SECTION_CHARS)) if room > 0 else ""
+    for name, body in _earlier_sections(source, kept).items():  # state an earlier compaction restored, not
+        if name in bodies and not bodies[name]:                     # superseded: restored again
+            bodies[name] = body
     sections = [f'<section name="{name}">\n{bodies[name]}\n</section>' for name in BUILDER_ORDER if bodies.get(name)]
     if not sections:
         return None
     text = f"{RECOVERED_CONTEXT}\n{_INSTRUCTION}" + "\n\n".join(sections) + "\n</recovered_context>"
     return Message(role="user", content=text, meta={"reinjected": True})
+
+
+def _earlier_sections(source: Sequence[Message], kept: Sequence[Message]) -> dict[str, str]:
+    """The sections of the newest ``<recovered_context>`` of an earlier compaction that the kept messages no
+    longer show (compacting a compacted session again must not lose what the first one restored)."""
+    shown = {id(m) for m in kept}
+    for m in reversed(source):
+        if id(m) not in shown and m.role == "user" and m.text.startswith(RECOVERED_CONTEXT):
+            return {name: body for name, body in _SECTION.findall(m.text)}
+    return {}
 
 
 def _cap(text: str, limit: int, cut: str) -> str:
