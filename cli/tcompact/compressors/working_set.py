@@ -39,9 +39,11 @@ class WorkingSetSettings(FullSettings):
 
     keep_recent_tokens: int = Field(8000, ge=0, le=1_000_000, description="Tokens of the newest messages kept "
                                     "after the summary (old outputs in them counted as masked).")
+    keep_recent_share: float = Field(0.15, ge=0, le=1, description="The tail takes at most this share of the "
+                                     "transcript's tokens (a small session is not kept raw whole).")
     keep_recent_turns: int = Field(5, ge=0, le=100_000, description="In that tail, outputs of older turns "
                                    "(assistant messages with tool calls) are masked.")
-    working_set_ratio: float = Field(0.1, ge=0, le=1, description="Tokens of the re-injected working set (files "
+    working_set_ratio: float = Field(0.15, ge=0, le=1, description="Tokens of the re-injected working set (files "
                                      "being worked on, index of names the tools returned), as a share of the "
                                      "tokens replaced.")
     working_set_max_tokens: int = Field(12000, ge=0, le=1_000_000, description="The working set's tokens at most.")
@@ -66,12 +68,13 @@ class WorkingSetCompressor(Full):
         assert isinstance(settings, WorkingSetSettings)
         start = next((i for i, m in enumerate(messages) if m.role not in ("system", "developer")), len(messages))
         old = old_results(messages, settings.keep_recent_turns, start=start)
+        room = min(settings.keep_recent_tokens, int(counter.total(messages) * settings.keep_recent_share))
         used, cut = 0, len(messages)
         for i in range(len(messages) - 1, start - 1, -1):
             m = messages[i]
             cost = counter.count(masked_text(m.text, old[i], "the original transcript")) if i in old \
                 else counter.message(m).total
-            if used + cost > settings.keep_recent_tokens:
+            if used + cost > room:
                 break
             used, cut = used + cost, i
         keep = max(adjust_keep_recent_for_tool_boundaries(messages, len(messages) - cut),

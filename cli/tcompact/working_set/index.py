@@ -21,12 +21,11 @@ from dataclasses import dataclass
 
 from ..model import Message, index_tool_calls
 from ..summarizers.extractive.tools import classify
+from ..terms import tokens_of
 from ..tokens import TokenCounter
 
 __all__ = ["IndexEntry", "terms", "build_index", "render_index"]
 
-_TERM = re.compile(r"[A-Za-z0-9_./@:~+#-]{8,}")
-_EDGE = ".:,;-/#+@~"
 _CODE = re.compile(r"[a-z][A-Z]|[A-Za-z]_[A-Za-z]|[A-Za-z]\.[A-Za-z]|/")
 _HEXISH = re.compile(r"[0-9a-f-]{16,}|\d[\d.:-]*")
 _SCAN_CHARS = 200_000  # of one output (a larger one is read at its head and tail)
@@ -44,16 +43,10 @@ class IndexEntry:
 
 
 def terms(text: str) -> set[str]:
-    """The terms of a text: paths, identifiers and numbers of 8+ characters that are not plain words."""
+    """The terms of a text (:func:`tcompact.terms.tokens_of`); a very long text is read at its head and tail."""
     if len(text) > _SCAN_CHARS:
         text = text[: _SCAN_CHARS // 2] + "\n" + text[-_SCAN_CHARS // 2:]
-    out = set()
-    for raw in _TERM.findall(text):
-        term = raw.strip(_EDGE)
-        if len(term) < 8 or (term.isalpha() and (term.islower() or term.isupper() or term.istitle())):
-            continue
-        out.add(term)
-    return out
+    return tokens_of(text)
 
 
 def _parts(found: set[str]) -> set[str]:
