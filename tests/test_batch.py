@@ -198,7 +198,7 @@ def test_other_settings_are_refused_in_a_batch_folder(runner, tmp_path):
     (["--engine", "pool", "--address", "x:1"], "--address is for --engine ray — add --engine ray, or leave --address out"),
     (["--workers", "0"], "--workers: Input should be greater than or equal to 1 — see 'tcompact batch --help'"),
     (["--engine", "spark"], "--engine: Input should be 'pool' or 'ray' — see 'tcompact batch --help'"),
-    (["--spans", "nope"], "unknown span layout 'nope' — use one of: current-round, dialogue, round-level, full"),
+    (["--spans", "nope"], "unknown span layout 'nope' — use one of: current-round, dialogue, round-level, full, working-set"),
 ])
 def test_bad_options_are_one_error_and_write_nothing(runner, tmp_path, args, error):
     samples(tmp_path / "corpus")

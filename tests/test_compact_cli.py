@@ -42,20 +42,21 @@ def test_nothing_to_do_is_exit_0_and_writes_nothing(runner, tmp_path):
         assert (result.exit_code, result.stderr) == (0, "")
         assert [line.rstrip() for line in result.stdout.splitlines()] == [
             f"{CHAT} · chat · window 200,000 · o200k_base, approximate",
-            "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (full: below the threshold "
-            "(11,796 < 160,000 tokens); --force compacts anyway)",
+            "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (working-set: below the "
+            "threshold (11,796 < 160,000 tokens); --force compacts anyway)",
             "Stages",
-            "┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
-            "┃ compressor ┃          tokens ┃ messages ┃ calls ┃ outcome                    ┃",
-            "┡━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
-            "│ full       │ 11,796 → 11,796 │  33 → 33 │     0 │ below the threshold        │",
-            "│            │                 │          │       │ (11,796 < 160,000 tokens)  │",
-            "└────────────┴─────────────────┴──────────┴───────┴────────────────────────────┘",
+            "┏━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+            "┃ compressor  ┃          tokens ┃ messages ┃ calls ┃ outcome                   ┃",
+            "┡━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
+            "│ working-set │ 11,796 → 11,796 │  33 → 33 │     0 │ below the threshold       │",
+            "│             │                 │          │       │ (11,796 < 160,000 tokens) │",
+            "└─────────────┴─────────────────┴──────────┴───────┴───────────────────────────┘",
         ]
         assert list(tmp_path.iterdir()) == []
     report = orjson.loads(runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl", "--json"]).stdout)
     assert (report["status"], report["reason"], report["written"], report["summarizer"]["calls"]) == (
-        "nothing to do", "full: below the threshold (11,796 < 160,000 tokens); --force compacts anyway", [], 0)
+        "nothing to do", "working-set: below the threshold (11,796 < 160,000 tokens); --force compacts anyway", [],
+        0)
 
 
 def test_nothing_to_do_when_forced_says_the_real_reason(runner, tmp_path):
@@ -146,8 +147,8 @@ def test_codex_compaction_layout(runner, tmp_path):
 def test_unknown_compressor_and_bad_settings(runner):
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate,zip"])
     assert (result.exit_code, result.stderr) == (
-        2, "Error: unknown compressor 'zip' — use one of: truncate, offload, micro, current-round, dialogue, "
-           "round-level, full\n")
+        2, "Error: unknown compressor 'zip' — use one of: truncate, offload, micro, mask, current-round, dialogue, "
+           "round-level, full, working-set\n")
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--set", "trigger_context_ratio=2"])
     assert result.exit_code == 2
     assert result.stderr.startswith("Error: dialogue setting trigger_context_ratio: Input should be less than 1 — "
@@ -374,8 +375,8 @@ def test_options_are_checked_before_the_input_and_the_outputs(runner, tmp_path):
     # three options; the --trigger-ratio hint left out round-level
     (tmp_path / "out.jsonl").write_text("{}\n")
     for args, message in (
-        (["-c", "dialgue"], "unknown compressor 'dialgue' — use one of: truncate, offload, micro, current-round, "
-                            "dialogue, round-level, full"),
+        (["-c", "dialgue"], "unknown compressor 'dialgue' — use one of: truncate, offload, micro, mask, "
+                            "current-round, dialogue, round-level, full, working-set"),
         (["--max-retries", "-1"], "--max-retries must be 0 or more"),
         (["--timeout", "0"], "--timeout must be a positive number of seconds"),
         (["--concurrency", "0"], "--concurrency must be 1 or more"),

@@ -60,7 +60,7 @@ def dialogue():
     (CompactOptions(summarizer="openai"), "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your "
                                           "vLLM model"),
     (CompactOptions(chain="truncate", trigger_ratio=0.5), "--trigger-ratio applies to no compressor of the chain — "
-     "it sets trigger_context_ratio of current-round, dialogue, round-level and full"),
+     "it sets trigger_context_ratio of current-round, dialogue, round-level, full and working-set"),
     (CompactOptions(replay_dir=Path("dumps")), "--replay-dir is an option of the replay summariser, and the "
      "summariser is extractive — add --summarizer replay, or leave --replay-dir out"),
 ])
@@ -90,7 +90,7 @@ def test_a_compacted_run_holds_everything_to_write_and_wrote_nothing(dialogue):
     run = dialogue
     assert (run.status, run.message, run.calls, run.output_format) == ("compacted", "dialogue: compacted", 1, "chat")
     assert (run.report["before"], run.report["after"], run.report["invariants"]) == (
-        {"messages": 33, "tokens": 11796}, {"messages": 17, "tokens": 4948}, [])
+        {"messages": 33, "tokens": 11796}, {"messages": 17, "tokens": 4958}, [])
     (stage,) = run.stages
     assert (stage.compressor.name, stage.result.applied, len(stage.before)) == ("dialogue", True, 33)
     assert stage.before == run.transcript.messages and run.messages == stage.result.messages
@@ -130,7 +130,8 @@ def test_a_failed_call_stops_the_chain_and_keeps_the_original():
 def test_nothing_to_do_says_how_to_compact_anyway_unless_forced():
     run = compact_file(CHAT, CompactOptions())
     assert (run.status, run.message, run.output, run.calls) == (
-        "nothing to do", "full: below the threshold (11,796 < 160,000 tokens); --force compacts anyway", None, 0)
+        "nothing to do", "working-set: below the threshold (11,796 < 160,000 tokens); --force compacts anyway", None,
+        0)
     run = compact_file(CHAT, CompactOptions(chain="truncate", force=True,
                                             overrides=parse_sets(["max_chars=1000000", "max_lines=100000"])))
     assert (run.status, run.message) == ("nothing to do", "truncate: no tool output over the limits")
@@ -276,7 +277,7 @@ def test_a_written_run_lists_exactly_the_files_it_wrote(dialogue, tmp_path):
     assert report["outputs"] == {"transcript": str(paths.output), "dumps": [str(paths.dump_dir / dump_name)],
                                  "offload_store": None}
     assert (report["status"], report["invariants"], report["after"]) == ("compacted", [], {"messages": 17,
-                                                                                          "tokens": 4948})
+                                                                                          "tokens": 4958})
     assert paths.output.read_bytes() == dialogue.output.data
     assert orjson.loads(written[0].read_bytes()) == next(dialogue.dumps())[1]
     with pytest.raises(OutputError) as exc:  # the same again, not forced

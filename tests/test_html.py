@@ -196,12 +196,12 @@ def test_waterfall_of_a_dialogue_compaction():
     report = _dry_run_report(["-c", "dialogue"])
     assert hc.waterfall_steps(report) == [
         {"label": "before", "measure": "absolute", "value": 11796},
-        {"label": "1. dialogue", "measure": "relative", "value": -6848},
-        {"label": "after", "measure": "absolute", "value": 4948},
+        {"label": "1. dialogue", "measure": "relative", "value": -6838},
+        {"label": "after", "measure": "absolute", "value": 4958},
     ]
     data = hc.waterfall_chart(report)["data"][0]
     assert (data["x"], data["measure"], data["y"], data["text"]) == (
-        ["before", "1. dialogue", "after"], ["absolute", "relative", "absolute"], [11796, -6848, 4948],
+        ["before", "1. dialogue", "after"], ["absolute", "relative", "absolute"], [11796, -6838, 4958],
         ["11,796", "-6,848", "4,948"])
 
 
@@ -312,7 +312,7 @@ def test_compact_html_links_dumps_and_shows_calls_blocks_and_checks(runner, tmp_
     assert f'href="../out.dumps/{dump.name}"' in document
     assert 'href="../out.jsonl"' in document and 'href="../out.report.json"' in document
     specs = charts_of(document)
-    assert specs["waterfall"]["data"][0]["y"] == [11796, -6848, 4948]
+    assert specs["waterfall"]["data"][0]["y"] == [11796, -6838, 4958]
     assert len(specs["latency"]["data"][0]["y"]) == 1
     assert "<summary>message 1: memory_block_dialogue (4,821 characters, 1,214 tokens)</summary>" in document
     assert document.count("<details>") == 1

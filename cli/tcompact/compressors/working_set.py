@@ -39,7 +39,7 @@ class WorkingSetSettings(FullSettings):
 
     keep_recent_tokens: int = Field(8000, ge=0, le=1_000_000, description="Tokens of the newest messages kept "
                                     "after the summary (old outputs in them counted as masked).")
-    keep_recent_share: float = Field(0.15, ge=0, le=1, description="The tail takes at most this share of the "
+    keep_recent_share: float = Field(0.1, ge=0, le=1, description="The tail takes at most this share of the "
                                      "transcript's tokens (a small session is not kept raw whole).")
     keep_recent_turns: int = Field(5, ge=0, le=100_000, description="In that tail, outputs of older turns "
                                    "(assistant messages with tool calls) are masked.")
