@@ -5,12 +5,13 @@ taken by priority, the newest first within one, while they fit; an item that doe
 passed over and smaller ones still get their chance, so the budget is used, not abandoned at the
 first large item. Each section then lists its items in the order they happened. A section says
 how many of its items the budget left out only when some were, and "(none)" only when it never
-had any. The user's messages have a budget of their own (they are chosen in :mod:`.users`).
+had any. The user's messages have a budget of their own (they are chosen in :mod:`.users`); the
+whole snapshot stays within the summary's cap.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ....redact import redact
@@ -26,7 +27,7 @@ class Item:
     """One fact: its section ``kind``, text, ``priority`` (0 first), ``order`` (message index) and round.
 
     ``block`` items are rendered as they are (several lines); others as one ``- `` bullet. ``own``
-    items are paid from their own budget (the user's messages), not the summary's."""
+    items are paid from their own budget (the user's messages), within the summary's cap."""
 
     kind: str
     text: str
@@ -53,7 +54,7 @@ def render(sections: Sequence[tuple[str, Sequence[Item]]], *, dropped: dict[str,
         parts.append(f"{n}. {title}")
         kept = sorted((item for item in items if item.keep), key=lambda item: (item.order, item.priority))
         parts.extend(item.line for item in kept)
-        left_out = dropped.get(title, 0) + sum(1 for item in items if not item.keep and not item.own)
+        left_out = dropped.get(title, 0) + sum(1 for item in items if not item.keep)
         if left_out:
             parts.append(_DROPPED.format(n=left_out))
         elif not kept:
@@ -64,8 +65,10 @@ def render(sections: Sequence[tuple[str, Sequence[Item]]], *, dropped: dict[str,
 
 
 def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter: TokenCounter,
-        dropped: dict[str, int] | None = None) -> str:
-    """The rendered snapshot with the items that fit ``budget`` tokens (own-budget items always kept)."""
+        dropped: dict[str, int] | None = None, cap: int | None = None) -> str:
+    """The rendered snapshot: the ``own`` items (chosen already, always kept) and the others that fit
+    ``budget`` tokens — and with a ``cap``, the whole within it: when it would not be, the least important
+    items are left out, then the oldest ``own`` ones."""
     items = [item for _, entries in sections for item in entries]
     owner = {id(item): title for title, entries in sections for item in entries}
     for item in items:
@@ -76,7 +79,8 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
         item.keep = item.own
     marker = counter.count(_DROPPED.format(n=99)) + 1
     skeleton = counter.count(render([(title, []) for title, _ in sections]))
-    left = budget - skeleton  # own-budget items (the user's messages) are paid from their own budget
+    own = sum(item.cost for item in items if item.own)  # the user's messages, chosen first
+    left = (budget if cap is None else min(budget, cap - own)) - skeleton
     marked = {title for title, n in (dropped or {}).items() if n}
     left -= marker * len(marked)
     most = budget // 2  # an item with a shorter form never takes more than half of the budget
@@ -92,54 +96,59 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
         elif owner[id(item)] not in marked:  # the section will say that something was left out
             marked.add(owner[id(item)])
             left -= marker
-    _within(sections, items, budget, dropped=dropped, counter=counter)
+    def over() -> int:  # past the budget (without the own items), or past the cap (with them)
+        rest = _spent(sections, dropped, counter, own=False) - budget
+        return rest if cap is None else max(rest, _spent(sections, dropped, counter) - cap)
+
+    _within(items, over, counter)
+    if cap is not None:  # the cap holds the own items too (the user's messages): past it, the oldest go
+        _give_up(sorted((i for i in items if i.own), key=lambda i: i.order),
+                 lambda: _spent(sections, dropped, counter) - cap, counter)
     return render(sections, dropped=dropped)
 
 
-def _within(sections: Sequence[tuple[str, Sequence[Item]]], items: Sequence[Item], budget: int, *,
-            dropped: dict[str, int] | None, counter: TokenCounter) -> None:
-    """When the rendered snapshot is over the budget (the estimate was low: tokens merge across lines), give
+def _within(items: Sequence[Item], over: Callable[[], int], counter: TokenCounter) -> None:
+    """When the rendered snapshot is ``over`` its limit (the estimate was low: tokens merge across lines), give
     up the least important kept items — an item with shorter forms takes its shortest first —, then take back
     left-out ones that fit what that freed, and give up again if the estimate was low once more."""
-    over = _spent(sections, dropped, counter) - budget
-    if over <= 0:
+    def kept() -> list[Item]:
+        return sorted((i for i in items if i.keep and not i.own), key=lambda i: (-i.priority, i.order))
+
+    given_up, excess = _give_up(kept(), over, counter)
+    if not given_up and excess >= 0:
         return
-    given_up, over = _give_up(sections, items, over, budget, dropped=dropped, counter=counter)
-    slack = -over
+    slack = -excess
     for item in sorted((i for i in items if not i.keep and not i.own and i not in given_up),
                        key=lambda i: (i.priority, -i.order)):
         if item.cost <= slack:
             item.keep = True
             slack -= item.cost
-    over = _spent(sections, dropped, counter) - budget
-    if over > 0:
-        _give_up(sections, items, over, budget, dropped=dropped, counter=counter)
+    _give_up(kept(), over, counter)
 
 
-def _give_up(sections: Sequence[tuple[str, Sequence[Item]]], items: Sequence[Item], over: int, budget: int, *,
-             dropped: dict[str, int] | None, counter: TokenCounter) -> tuple[list[Item], int]:
-    """Least important kept items given up (or shortened) until the snapshot fits; those given up, and by how
-    much the snapshot is then over the budget (zero or less)."""
-    optional = sorted((i for i in items if i.keep and not i.own), key=lambda i: (-i.priority, i.order))
-    given_up = []
-    while over > 0 and optional:
+def _give_up(optional: list[Item], over: Callable[[], int], counter: TokenCounter) -> tuple[list[Item], int]:
+    """Leave out items, in order, while the text is ``over`` its limit — an item with shorter forms takes its
+    shortest first; those left out, and by how much the text is then over (zero or less)."""
+    excess = over()
+    given_up: list[Item] = []
+    while excess > 0 and optional:
         item = optional.pop(0)
         if item.shorter and item.text != item.shorter[-1]:  # its shortest form before nothing
             item.text = item.shorter[-1]
             cost, item.cost = item.cost, counter.count(item.line) + 1
-            over -= cost - item.cost
+            excess -= cost - item.cost
             optional.append(item)
         else:
             item.keep = False
             given_up.append(item)
-            over -= item.cost
-        if over <= 0:
-            over = _spent(sections, dropped, counter) - budget
-    return given_up, over
+            excess -= item.cost
+        if excess <= 0:
+            excess = over()
+    return given_up, excess
 
 
 def _spent(sections: Sequence[tuple[str, Sequence[Item]]], dropped: dict[str, int] | None,
-           counter: TokenCounter) -> int:
-    """Tokens of the snapshot without its own-budget items (what the summary's budget pays for)."""
-    return counter.count(render([(title, [i for i in items if not i.own]) for title, items in sections],
+           counter: TokenCounter, *, own: bool = True) -> int:
+    """Tokens of the snapshot (without its own-budget items: what the summary's budget pays for)."""
+    return counter.count(render([(title, [i for i in items if own or not i.own]) for title, items in sections],
                                 dropped=dropped))
