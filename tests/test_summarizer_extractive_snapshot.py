@@ -59,8 +59,9 @@ def test_fit_passes_over_what_does_not_fit_and_lists_in_session_order():
 
 def test_fit_takes_the_most_important_then_the_newest():
     text = fit([("Facts", items())], 60, counter=COUNTER)
-    assert text.splitlines()[2:-1] == [*(f"- fact {n}" for n in range(4, 10)), "- must",
-                                       "- (+5 more left out for the budget)"]
+    # (the estimate of the first pass was low: the least important went, then what that freed was used again)
+    assert text.splitlines()[2:-1] == [*(f"- fact {n}" for n in range(3, 10)), "- must",
+                                       "- (+4 more left out for the budget)"]
     assert COUNTER.count(text) <= 60
 
 

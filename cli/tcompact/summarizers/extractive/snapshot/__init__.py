@@ -30,6 +30,8 @@ __all__ = ["write_snapshot", "instruction"]
 #: the cap (beside the headings) — Codex's 20,000 tokens at most: chosen first, they and everything else fit in
 #: the cap, so a summary never exceeds it.
 USER_SHARE = 0.5
+#: The final answer is kept whole on a budget of its own when it takes at most the cap divided by this.
+ANSWER_SHARE = 3
 
 
 def write_snapshot(x: Scan, contract: str, titles: Sequence[str], *, budget: int, counter: TokenCounter,
@@ -41,7 +43,8 @@ def write_snapshot(x: Scan, contract: str, titles: Sequence[str], *, budget: int
     cap = max(cap or 0, budget)
     room = cap - counter.count(render([(title, []) for title in titles]))  # beside the headings
     users = min(DEFAULT_BUDGET, max(cap - budget, int(room * USER_SHARE)))
-    items, left_out = _items(x, contract, counter, answered=answered, preserve=preserve, users=users)
+    items, left_out = _items(x, contract, counter, answered=answered, preserve=preserve, users=users,
+                             answer=cap // ANSWER_SHARE)
     items.append(Item("resume", resume_line(x, answered), 0, order=x.stop + 1, block=True,
                       shorter=tuple(resume_line(x, answered, n) for n in (100, 50, 24))))
     sections = place(contract, titles, items)
@@ -50,8 +53,8 @@ def write_snapshot(x: Scan, contract: str, titles: Sequence[str], *, budget: int
                cap=cap)
 
 
-def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, preserve: str | None, users: int
-           ) -> tuple[list[Item], int]:
+def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, preserve: str | None, users: int,
+           answer: int           ) -> tuple[list[Item], int]:
     items: list[Item] = []
     left_out = 0
     if contract == "full":  # the compressor keeps the user's messages as messages, before the summary
@@ -65,7 +68,7 @@ def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, pre
     items += active_items(x, [i for i in items if i.kind == "user"],
                           kept_above=contract in ("full", "current")) if contract != "dialogue" else []
     items += preserved_items(x, preserve)
-    answers = answer_items(x) if contract != "dialogue" else []
+    answers = answer_items(x, counter, own=answer) if contract != "dialogue" else []
     items += answers
     shown = "\n".join(i.text for i in items if i.kind in ("answer", "user"))  # sentences already quoted there
     items += statement_items(x, shown=shown)

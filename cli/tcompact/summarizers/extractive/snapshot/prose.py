@@ -14,6 +14,7 @@ blocks, each block whole or not at all.
 from __future__ import annotations
 
 import re
+from ....tokens import TokenCounter
 from ..scan import Scan
 from ..text import classify_sentence, clean, cut, informative, prose_lines, split_sentences
 from .fit import Item
@@ -24,8 +25,7 @@ _SUBJECT = re.compile(r"`[^`\n]+`|[\w./-]*[/._][\w./-]+|\b[a-z]+[A-Z]\w*\b|\b\w*
 _FENCE = re.compile(r"(?ms)^[ \t]*(```|~~~)[^\n]*\n.*?^[ \t]*\1[ \t]*$")
 _ANSWER_CHARS = 800
 _CODE_CHARS = 3000  # a code block longer than this is left out whole
-_ANSWER_OWN_CHARS = 6000  # a final answer up to this is kept whole on a budget of its own
-_ANSWER_WHOLE_CHARS = 12000  # one up to this is kept whole when the summary's budget holds it
+_ANSWER_WHOLE_CHARS = 12000  # a final answer up to this is kept whole (on its own budget, or the summary's)
 
 
 def _subjects(sentence: str) -> set[str]:
@@ -74,11 +74,11 @@ def final_answer(x: Scan) -> int | None:
     return None
 
 
-def answer_items(x: Scan) -> list[Item]:
+def answer_items(x: Scan, counter: TokenCounter, *, own: int = 0) -> list[Item]:
     """The final answer: whole and verbatim — headings, lists and ✅/❌ marks as written, so an item it lists as
-    removed never reads as current —, on a budget of its own up to :data:`_ANSWER_OWN_CHARS`, else when the
-    summary's budget holds it; else its first paragraph of prose with its code blocks, each whole, or its first
-    paragraph alone."""
+    removed never reads as current —, on a budget of its own when it takes at most ``own`` tokens (a third of
+    the summary's cap), else when the summary's budget holds it; else its first paragraph of prose with its code
+    blocks, each whole, or its first paragraph alone."""
     index = final_answer(x)
     if index is None:
         return []
@@ -89,7 +89,7 @@ def answer_items(x: Scan) -> list[Item]:
     opening = f"- the work ended with this answer: {cut(prose, _ANSWER_CHARS)}" if prose else ""
     codes = [block.group(0).strip("\n") for block in _FENCE.finditer(text) if len(block.group(0)) <= _CODE_CHARS]
     whole = f"The work ended with this answer (verbatim):\n{text}"
-    if len(text) <= _ANSWER_OWN_CHARS:  # the deliverable, like the user's words, has a budget of its own
+    if len(text) <= _ANSWER_WHOLE_CHARS and counter.count(whole) <= own:  # like the user's words: own budget
         return [Item("answer", whole, 1, order=index, round=rnd, block=True, own=True)]
     if len(text) <= _ANSWER_WHOLE_CHARS:
         shorter = tuple(form for form in ("\n".join([opening, *codes]).strip("\n"), opening) if form)
