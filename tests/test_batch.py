@@ -208,8 +208,8 @@ def test_bad_options_are_one_error_and_write_nothing(runner, tmp_path, args, err
 
 
 @pytest.mark.parametrize(("args", "error"), [
-    (["-c", "nope"], "unknown compressor 'nope' — use one of: truncate, offload, micro, current-round, dialogue, "
-                     "round-level, full"),
+    (["-c", "nope"], "unknown compressor 'nope' — use one of: truncate, offload, micro, mask, current-round, "
+                     "dialogue, round-level, full, working-set"),
     (["--summarizer", "openai"], "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model"),
     (["--to", "swe-agent"], "cannot write 'swe-agent' — use --to chat, claude-code, codex"),
     (["-c", "dialogue", "--set", "dialogue.nope=1"], "dialogue setting nope: Extra inputs are not permitted — settings of dialogue: "

@@ -159,7 +159,7 @@ def test_unknown_compressor_and_bad_settings(runner):
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--trigger-ratio", "0.5"])
     assert (result.exit_code, result.stderr) == (
         2, "Error: --trigger-ratio applies to no compressor of the chain — it sets trigger_context_ratio of "
-           "current-round, dialogue, round-level and full\n")
+           "current-round, dialogue, round-level, full and working-set\n")
     result = runner.invoke(app, ["compact", str(CHAT), "--summarizer", "openai"])
     assert (result.exit_code, result.stderr) == (
         2, "Error: --summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model\n")
@@ -179,8 +179,8 @@ def test_config_file_sets_settings(runner, tmp_path):
 def test_compressors_command_lists_every_setting():
     result = CliRunner().invoke(app, ["compressors", "--json"])
     rows = orjson.loads(result.stdout)["compressors"]
-    assert [r["name"] for r in rows] == ["truncate", "offload", "micro", "current-round", "dialogue", "round-level",
-                                        "full"]
+    assert [r["name"] for r in rows] == ["truncate", "offload", "micro", "mask", "current-round", "dialogue",
+                                        "round-level", "full", "working-set"]
     dialogue = next(r for r in rows if r["name"] == "dialogue")
     assert [(f["name"], f["default"]) for f in dialogue["settings"]] == [
         ("trigger_context_ratio", 0.8), ("min_target_context_ratio", 0.1), ("summary_max_tokens", 8000),
@@ -413,7 +413,7 @@ def test_options_are_checked_before_the_input_and_the_outputs(runner, tmp_path):
         (["--concurrency", "0"], "--concurrency must be 1 or more"),
         (["-c", "truncate", "--trigger-ratio", "0.5"], "--trigger-ratio applies to no compressor of the chain — it "
                                                        "sets trigger_context_ratio of current-round, dialogue, "
-                                                       "round-level and full"),
+                                                       "round-level, full and working-set"),
         (["--context-window", "0"], "--context-window must be a positive number of tokens"),
         (["--encoding", "p50k"], "unknown encoding 'p50k' — use one of: o200k_base, cl100k_base"),
         (["--summarizer", "openai"], "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model"),
