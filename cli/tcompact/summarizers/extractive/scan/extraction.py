@@ -19,6 +19,7 @@ from ....tool_names import kind_of
 from ..tools import Action, call_args, classify
 from .checkpoints import carry, is_checkpoint, says_answered
 from .files import FileState
+from .fixes import resolve_failures
 from ..tools import offloaded
 from .plan import plan_of
 from ..tools import record_result
@@ -66,7 +67,7 @@ class Scan:
         self._scan_body()
         self._unread = len(self.prose)  # prose texts not yet read for sentences (the oldest ones)
         self._gather_files()
-        _resolve_failures(self.actions)
+        resolve_failures(self.actions)
 
     # -- context ----------------------------------------------------------------------------
 
@@ -292,31 +293,3 @@ def _absolute(path: str, cwd: str) -> str:
     if cwd and not path.startswith(("/", "~")) and cwd.startswith(("/", "~")):
         path = posixpath.normpath(posixpath.join(cwd, path))
     return path
-
-
-def _resolve_failures(actions: Sequence[Action]) -> None:
-    """Mark failures fixed by a later successful rerun (same key, or a test run covering them)."""
-    pending: dict[tuple[str, str], list[Action]] = {}
-    tests: list[Action] = []
-    for action in actions:
-        if not action.answered:
-            continue
-        if action.failed:
-            for key in action.keys:
-                pending.setdefault(key, []).append(action)
-            if action.test is not None:
-                tests.append(action)
-            continue
-        for key in action.keys:
-            for failure in pending.pop(key, ()):
-                failure.resolved_by = failure.resolved_by or action.label
-        if action.test is not None:
-            for failure in tests:
-                if failure.resolved_by is None and failure.test and _covers(action.test, failure.test):
-                    failure.resolved_by = action.label
-
-
-def _covers(runs: Sequence[tuple[str, frozenset[str]]], failed: Sequence[tuple[str, frozenset[str]]]) -> bool:
-    """Whether passing test runs cover every failing one (same runner; whole suite or a superset of targets)."""
-    return all(any(runner == f_runner and (not targets or f_targets <= targets) for runner, targets in runs)
-               for f_runner, f_targets in failed)

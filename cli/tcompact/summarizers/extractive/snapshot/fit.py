@@ -82,8 +82,25 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
     own = sum(item.cost for item in items if item.own)  # the user's messages, chosen first
     left = (budget if cap is None else min(budget, cap - own)) - skeleton
     marked = {title for title, n in (dropped or {}).items() if n}
-    left -= marker * len(marked)
-    most = budget // 2  # an item with a shorter form never takes more than half of the budget
+    _take(items, owner, left - marker * len(marked), most=budget // 2, marker=marker, marked=marked,
+          counter=counter)
+
+    def over() -> int:  # past the budget (without the own items), or past the cap (with them)
+        rest = _spent(sections, dropped, counter, own=False) - budget
+        return rest if cap is None else max(rest, _spent(sections, dropped, counter) - cap)
+
+    _within(items, over, counter)
+    if cap is not None:  # the cap holds the own items too (the user's messages): past it, the oldest go
+        _give_up(sorted((i for i in items if i.own), key=lambda i: i.order),
+                 lambda: _spent(sections, dropped, counter) - cap, counter)
+    return render(sections, dropped=dropped)
+
+
+def _take(items: Sequence[Item], owner: dict[int, str], left: int, *, most: int, marker: int, marked: set[str],
+          counter: TokenCounter) -> None:
+    """The first pass: items by priority, the newest first within one, kept while they fit ``left``; one with
+    shorter forms takes the first that fits (and never more than ``most``); a section that leaves one out pays
+    for its marker."""
     for item in sorted((i for i in items if not i.own), key=lambda i: (i.priority, -i.order)):
         for text in item.shorter if item.cost > min(left, most) else ():
             item.text = text
@@ -96,15 +113,6 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
         elif owner[id(item)] not in marked:  # the section will say that something was left out
             marked.add(owner[id(item)])
             left -= marker
-    def over() -> int:  # past the budget (without the own items), or past the cap (with them)
-        rest = _spent(sections, dropped, counter, own=False) - budget
-        return rest if cap is None else max(rest, _spent(sections, dropped, counter) - cap)
-
-    _within(items, over, counter)
-    if cap is not None:  # the cap holds the own items too (the user's messages): past it, the oldest go
-        _give_up(sorted((i for i in items if i.own), key=lambda i: i.order),
-                 lambda: _spent(sections, dropped, counter) - cap, counter)
-    return render(sections, dropped=dropped)
 
 
 def _within(items: Sequence[Item], over: Callable[[], int], counter: TokenCounter) -> None:
