@@ -21,6 +21,8 @@ _WORDISH = r"[A-Za-z0-9_./~@+-]"
 #: Runs shorter than the shortest token are never candidates: the regex skips them in C (a maximal run of the
 #: class is matched whole either way), so a long output costs one pass, not one Python step per word.
 _CANDIDATE = re.compile(f"{_URL}|{_WORDISH}{{{MIN_CHARS},}}")
+#: At least four letters or digits (``_`` and the other marks do not count).
+_FOUR_ALNUM = re.compile(r"(?:[\W_]*[^\W_]){4}")
 #: A plain word: lower case, Capitalised or UPPER CASE letters, or such words joined by hyphens.
 _PLAIN = re.compile(r"(?:[A-Z]?[a-z]+|[A-Z]+)(?:-(?:[A-Z]?[a-z]+|[A-Z]+))*")
 
@@ -35,7 +37,7 @@ def tokens_of(text: str) -> set[str]:
     out = set()
     for raw in set(_CANDIDATE.findall(text)):  # each distinct run once
         token = _trimmed(raw)
-        if len(token) >= MIN_CHARS and not _PLAIN.fullmatch(token) and sum(ch.isalnum() for ch in token) >= 4:
+        if len(token) >= MIN_CHARS and not _PLAIN.fullmatch(token) and _FOUR_ALNUM.match(token):
             out.add(token)
     return out
 

@@ -6,11 +6,12 @@ part, it is restored verbatim in one ``<recovered_context>`` user message after 
 Offline we have no workspace or session state, so the builders read the tool calls in the
 transcript, told apart by :mod:`tcompact.tool_names`: the todo tools (TodoWrite, update_plan, …),
 plan mode's plan and update_plan's explanation, the read tools (Read, read_file, open, view, …),
-and Skill. Each section is capped on its own; the recently read files — the one large section —
-get what a compressor's character budget leaves, added whole entry by whole entry (newest first,
-each cut in its own middle at most, none shorter than a useful excerpt), so two files are never
-stitched under one header — and never as they were read when the file changed afterwards (the
-text a whole write gave is shown instead, or nothing after an edit).
+and Skill. Each section is capped on its own; the files being worked on — the one large section —
+get what a compressor's character budget leaves, chosen by relevance to the open task and shown as
+they now are (:func:`tcompact.working_set.pick_files`), whole entry by whole entry (each cut in its
+own middle at most, none shorter than a useful excerpt), so two files are never stitched under one
+header. A compressor may add sections it built itself (the working set), and a section an earlier
+compaction restored that nothing newer replaces is restored again.
 """
 
 from __future__ import annotations
