@@ -142,7 +142,7 @@ def test_inspect_spans_show_what_compact_uses(runner):
     refused = runner.invoke(app, ["inspect", "s.jsonl", "--keep-recent", "2"])
     assert (refused.exit_code, refused.stderr) == (
         2, "Error: --keep-recent sets the raw tail of a --spans layout, and no --spans was given — add --spans with "
-           "one of: current-round, dialogue, round-level, full\n")
+           "one of: current-round, dialogue, round-level, full, working-set\n")
 
 
 def test_inspect_model_sets_encoding_and_window(runner):
