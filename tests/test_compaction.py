@@ -90,7 +90,7 @@ def test_a_compacted_run_holds_everything_to_write_and_wrote_nothing(dialogue):
     run = dialogue
     assert (run.status, run.message, run.calls, run.output_format) == ("compacted", "dialogue: compacted", 1, "chat")
     assert (run.report["before"], run.report["after"], run.report["invariants"]) == (
-        {"messages": 33, "tokens": 11796}, {"messages": 17, "tokens": 4965}, [])
+        {"messages": 33, "tokens": 11796}, {"messages": 17, "tokens": 4964}, [])
     (stage,) = run.stages
     assert (stage.compressor.name, stage.result.applied, len(stage.before)) == ("dialogue", True, 33)
     assert stage.before == run.transcript.messages and run.messages == stage.result.messages
@@ -277,7 +277,7 @@ def test_a_written_run_lists_exactly_the_files_it_wrote(dialogue, tmp_path):
     assert report["outputs"] == {"transcript": str(paths.output), "dumps": [str(paths.dump_dir / dump_name)],
                                  "offload_store": None, "state": None}
     assert (report["status"], report["invariants"], report["after"]) == ("compacted", [], {"messages": 17,
-                                                                                          "tokens": 4965})
+                                                                                          "tokens": 4964})
     assert paths.output.read_bytes() == dialogue.output.data
     assert orjson.loads(written[0].read_bytes()) == next(dialogue.dumps())[1]
     with pytest.raises(OutputError) as exc:  # the same again, not forced

@@ -199,13 +199,13 @@ def test_waterfall_of_a_dialogue_compaction():
     report = _dry_run_report(["-c", "dialogue"])
     assert hc.waterfall_steps(report) == [
         {"label": "before", "measure": "absolute", "value": 11796},
-        {"label": "1. dialogue", "measure": "relative", "value": -6831},
-        {"label": "after", "measure": "absolute", "value": 4965},
+        {"label": "1. dialogue", "measure": "relative", "value": -6832},
+        {"label": "after", "measure": "absolute", "value": 4964},
     ]
     data = hc.waterfall_chart(report)["data"][0]
     assert (data["x"], data["measure"], data["y"], data["text"]) == (
-        ["before", "1. dialogue", "after"], ["absolute", "relative", "absolute"], [11796, -6831, 4965],
-        ["11,796", "-6,831", "4,965"])
+        ["before", "1. dialogue", "after"], ["absolute", "relative", "absolute"], [11796, -6832, 4964],
+        ["11,796", "-6,832", "4,964"])
 
 
 def test_waterfall_of_a_chain_and_of_the_round_level_pipeline():
@@ -315,9 +315,9 @@ def test_compact_html_links_dumps_and_shows_calls_blocks_and_checks(runner, tmp_
     assert f'href="../out.dumps/{dump.name}"' in document
     assert 'href="../out.jsonl"' in document and 'href="../out.report.json"' in document
     specs = charts_of(document)
-    assert specs["waterfall"]["data"][0]["y"] == [11796, -6831, 4965]
+    assert specs["waterfall"]["data"][0]["y"] == [11796, -6832, 4964]
     assert len(specs["latency"]["data"][0]["y"]) == 1
-    assert "<summary>message 1: memory_block_dialogue (4,896 characters, 1,231 tokens)</summary>" in document
+    assert "<summary>message 1: memory_block_dialogue (4,890 characters, 1,230 tokens)</summary>" in document
     assert document.count("<details>") == 1
     assert "✓ the written transcript reads back as the compacted messages" in document
 

@@ -118,7 +118,7 @@ def test_compact_page(browser, tmp_path):
     page = opened.page
     assert page.evaluate(_DRAWN) == {"waterfall": [3], "latency": [1]}
     assert page.evaluate(_MARKS) == {"waterfall": 3, "latency": 1}
-    assert page.evaluate("document.getElementById('waterfall').data[0].y") == [11796, -6831, 4965]
+    assert page.evaluate("document.getElementById('waterfall').data[0].y") == [11796, -6832, 4964]
     dump = page.locator("#calls a").first.get_attribute("href")
     assert dump.startswith("out.dumps/") and (tmp_path / dump).is_file()
     block = page.locator("details").first
