@@ -1,0 +1,92 @@
+"""The handoff: what the agent is given after its own compaction, built from the whole transcript before it.
+
+The agent's summary keeps what its model chose to keep. The handoff adds what a resumed agent needs
+most and loses most often (LESSONS.md): the task and the user's own words — constraints verbatim —,
+the working set of the open task (files, identifiers, values, the last edits, errors not yet
+fixed), the state of tests and builds, and the next step. :func:`handoff_text` is the one place it
+is made: today from the extractive summariser's state snapshot (contract ``current``: active
+task, constraints, current work, resume point, files, blockers and verification, failed attempts,
+artifact trail) over every message of the transcript, counted with a character-based estimate
+(about four characters a token) so that a hook never loads a tokenizer; the result is kept within
+``budget`` characters, shrinking the snapshot's own budget and, as a last resort, cutting it with
+its resume point kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from ..model import Message
+
+__all__ = ["TAG", "DEFAULT_BUDGET", "MIN_BUDGET", "handoff_text", "read_messages"]
+
+TAG = "tcompact_handoff"
+#: Characters of a handoff by default: well under the 50,000 above which Claude Code stores hook output
+#: in a file and injects only a preview.
+DEFAULT_BUDGET = 20_000
+MIN_BUDGET = 2_000
+_CHARS_PER_TOKEN = 4
+_CUT = "\n[… the rest of this handoff was cut to fit its budget …]\n"
+
+
+class _CharCounter:
+    """The counter the snapshot writer asks: tokens estimated from characters, nothing loaded."""
+
+    def count(self, text: str) -> int:
+        return -(-len(text) // _CHARS_PER_TOKEN)
+
+    def prime(self, texts: Iterable[str]) -> None:
+        return None
+
+
+def read_messages(path: str | Path) -> tuple[Message, ...]:
+    """The messages of a session file, its whole history (earlier compactions read through), without
+    tcompact's own earlier handoffs."""
+    from ..formats import ReadOptions, read_file
+
+    source = read_file(path, ReadOptions(full_history=True, keep_raw=False))
+    return tuple(m for m in source.transcript().messages if not m.text.lstrip().startswith(f"<{TAG}"))
+
+
+def handoff_text(messages: Sequence[Message], *, budget: int = DEFAULT_BUDGET, snapshot: str | None = None) -> str:
+    """The handoff for ``messages`` (the transcript before the compaction), at most ``budget`` characters;
+    ``snapshot`` names where the transcript was kept, for the agent to read more."""
+    head = _header(snapshot)
+    tail = f"\n</{TAG}>"
+    room = max(budget, MIN_BUDGET) - len(head) - len(tail)
+    tokens = room // _CHARS_PER_TOKEN
+    body = ""
+    for _ in range(4):
+        body = _snapshot(messages, tokens)
+        if len(body) <= room:
+            return head + body + tail
+        tokens = max(int(tokens * room / len(body) * 0.9), 64)
+    return head + _cut(body, room) + tail
+
+
+def _header(snapshot: str | None) -> str:
+    where = f" The transcript as it stood is kept at {snapshot}; read it for anything missing here." if snapshot \
+        else ""
+    return (f"<{TAG}>\nThe conversation was compacted. This handoff from tcompact was built from the whole "
+            f"transcript before the compaction, beside the summary above: the user's own words (quoted as they "
+            f"wrote them — they win where the summary differs), the files and facts the open task uses, the "
+            f"state of tests and builds, and the next step.{where}\n\n")
+
+
+def _snapshot(messages: Sequence[Message], tokens: int) -> str:
+    from ..summarizers.contracts import SECTIONS
+    from ..summarizers.extractive.scan import Scan
+    from ..summarizers.extractive.snapshot import write_snapshot
+
+    scan = Scan(tuple(messages), range(len(messages)))
+    return write_snapshot(scan, "current", SECTIONS["current"], budget=tokens, counter=_CharCounter())  # type: ignore[arg-type]
+
+
+def _cut(body: str, room: int) -> str:
+    """The head of ``body`` and its last section (the resume point) within ``room`` characters."""
+    last = body.rfind("\n\n")
+    resume = body[last:] if last > 0 and len(body) - last < room // 3 else body[-(room // 4):]
+    head = body[:max(room - len(resume) - len(_CUT), 0)]
+    head = head[:head.rfind("\n")] if "\n" in head else head
+    return head + _CUT + resume.lstrip("\n")
