@@ -37,7 +37,8 @@ class Event:
 
 @dataclass(frozen=True)
 class Agent:
-    """One agent: its settings file per scope, its events, and what a user does before its hooks run."""
+    """One agent: its settings file per scope, its events, what a user does before its hooks run, and the
+    handoff's default size in bytes (what the agent injects whole)."""
 
     name: str
     label: str
@@ -47,6 +48,7 @@ class Agent:
     events: tuple[Event, ...]
     statusline: bool
     trust: str
+    budget: int
 
     def settings_path(self, scope: str, *, env: Mapping[str, str] | None = None, project: Path | None = None) -> Path:
         """The settings file of ``scope``: the user's (``$ENV`` or ``~/<folder>``) or the project's."""
@@ -64,6 +66,7 @@ AGENTS: tuple[Agent, ...] = (
                 Event("UserPromptSubmit", None, "prompt-submit")),
         statusline=True,
         trust="Claude Code reads its hooks when a session starts: they act from the next session on.",
+        budget=20_000,  # Claude Code keeps hook output past 50,000 characters in a file, injecting a preview
     ),
     Agent(
         name="codex", label="Codex", env="CODEX_HOME", folder=".codex", file="hooks.json",
@@ -72,6 +75,7 @@ AGENTS: tuple[Agent, ...] = (
         trust="Codex runs a hook only once it is trusted: start `codex`, type /hooks and trust tcompact's two "
               "hooks (once; again after the command changes). `codex exec --dangerously-bypass-hook-trust` runs "
               "them without that step, for automation that vets its hooks itself.",
+        budget=9_000,  # Codex 0.171 cuts hook context past about 2,500 tokens (10,000 bytes: it counts 4 a token)
     ),
 )
 

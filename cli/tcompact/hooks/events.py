@@ -40,7 +40,7 @@ class HookError(Exception):
 
 @dataclass(frozen=True)
 class Options:
-    """The options of ``tcompact hook``: the agent, the handoff's budget in characters, the time limit."""
+    """The options of ``tcompact hook``: the agent, the handoff's budget in bytes, the time limit."""
 
     agent: str = "claude"
     budget: int = 20_000
@@ -108,7 +108,8 @@ def session_start(payload: Mapping[str, Any], opts: Options, env: Mapping[str, s
         write_json(state.session_dir(opts.agent, session, env=env) / state.PENDING_FILE,
                    {"handoff": str(folder / state.HANDOFF_FILE), "client": _client(), "transcript": transcript,
                     "offset": _size(transcript)}, force=True, sync=False)
-    return inject("SessionStart", text), f"handoff of {len(text):,} characters from {len(messages)} messages"
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return inject("SessionStart", text), f"handoff of {size:,} bytes from {len(messages)} messages"
 
 
 def _fresh_snapshot(agent: str, session: str, env: Mapping[str, str]) -> Path | None:
@@ -141,7 +142,7 @@ def prompt_submit(payload: Mapping[str, Any], opts: Options, env: Mapping[str, s
         text = Path(str(note["handoff"])).read_text(encoding="utf-8")
     except (OSError, KeyError) as exc:
         raise HookError(f"cannot read the pending handoff: {exc}") from None
-    return inject("UserPromptSubmit", text), f"pending handoff of {len(text):,} characters given with this prompt"
+    return inject("UserPromptSubmit", text), f"pending handoff of {len(text.encode()):,} bytes given with this prompt"
 
 
 def _attached(transcript: str, offset: int) -> bool:

@@ -6,10 +6,10 @@ the working set of the open task (files, identifiers, values, the last edits, er
 fixed), the state of tests and builds, and the next step. :func:`handoff_text` is the one place it
 is made: today from the extractive summariser's state snapshot (contract ``current``: active
 task, constraints, current work, resume point, files, blockers and verification, failed attempts,
-artifact trail) over every message of the transcript, counted with a character-based estimate
-(about four characters a token) so that a hook never loads a tokenizer; the result is kept within
-``budget`` characters, shrinking the snapshot's own budget and, as a last resort, cutting it with
-its resume point kept.
+artifact trail) over every message of the transcript, counted with a byte-based estimate (four
+bytes of UTF-8 a token, as Codex counts hook output) so that a hook never loads a tokenizer. The
+result is kept within ``budget`` bytes of UTF-8 (characters, for English text), shrinking the
+snapshot's own budget and, as a last resort, cutting it with its resume point kept.
 """
 
 from __future__ import annotations
@@ -22,19 +22,19 @@ from ..model import Message
 __all__ = ["TAG", "DEFAULT_BUDGET", "MIN_BUDGET", "handoff_text", "read_messages"]
 
 TAG = "tcompact_handoff"
-#: Characters of a handoff by default: well under the 50,000 above which Claude Code stores hook output
-#: in a file and injects only a preview.
+#: Bytes of a handoff by default (each agent has its own: :attr:`~.agents.Agent.budget`): well under the
+#: 50,000 characters above which Claude Code stores hook output in a file and injects only a preview.
 DEFAULT_BUDGET = 20_000
 MIN_BUDGET = 2_000
-_CHARS_PER_TOKEN = 4
+_BYTES_PER_TOKEN = 4
 _CUT = "\n[… the rest of this handoff was cut to fit its budget …]\n"
 
 
-class _CharCounter:
-    """The counter the snapshot writer asks: tokens estimated from characters, nothing loaded."""
+class _ByteCounter:
+    """The counter the snapshot writer asks: tokens estimated from UTF-8 bytes, nothing loaded."""
 
     def count(self, text: str) -> int:
-        return -(-len(text) // _CHARS_PER_TOKEN)
+        return -(-_size(text) // _BYTES_PER_TOKEN)
 
     def prime(self, texts: Iterable[str]) -> None:
         return None
@@ -50,19 +50,23 @@ def read_messages(path: str | Path) -> tuple[Message, ...]:
 
 
 def handoff_text(messages: Sequence[Message], *, budget: int = DEFAULT_BUDGET, snapshot: str | None = None) -> str:
-    """The handoff for ``messages`` (the transcript before the compaction), at most ``budget`` characters;
-    ``snapshot`` names where the transcript was kept, for the agent to read more."""
+    """The handoff for ``messages`` (the transcript before the compaction), at most ``budget`` bytes of
+    UTF-8; ``snapshot`` names where the transcript was kept, for the agent to read more."""
     head = _header(snapshot)
     tail = f"\n</{TAG}>"
-    room = max(budget, MIN_BUDGET) - len(head) - len(tail)
-    tokens = room // _CHARS_PER_TOKEN
+    room = max(budget, MIN_BUDGET) - _size(head) - _size(tail)
+    tokens = room // _BYTES_PER_TOKEN
     body = ""
     for _ in range(4):
         body = _snapshot(messages, tokens)
-        if len(body) <= room:
+        if _size(body) <= room:
             return head + body + tail
-        tokens = max(int(tokens * room / len(body) * 0.9), 64)
+        tokens = max(int(tokens * room / _size(body) * 0.9), 64)
     return head + _cut(body, room) + tail
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _header(snapshot: str | None) -> str:
@@ -80,13 +84,19 @@ def _snapshot(messages: Sequence[Message], tokens: int) -> str:
     from ..summarizers.extractive.snapshot import write_snapshot
 
     scan = Scan(tuple(messages), range(len(messages)))
-    return write_snapshot(scan, "current", SECTIONS["current"], budget=tokens, counter=_CharCounter())  # type: ignore[arg-type]
+    return write_snapshot(scan, "current", SECTIONS["current"], budget=tokens, counter=_ByteCounter())  # type: ignore[arg-type]
 
 
 def _cut(body: str, room: int) -> str:
-    """The head of ``body`` and its last section (the resume point) within ``room`` characters."""
+    """The head of ``body`` and its last section (the resume point) within ``room`` bytes."""
     last = body.rfind("\n\n")
-    resume = body[last:] if last > 0 and len(body) - last < room // 3 else body[-(room // 4):]
-    head = body[:max(room - len(resume) - len(_CUT), 0)]
+    resume = body[last:] if last > 0 and _size(body[last:]) < room // 3 else _tail(body, room // 4)
+    keep = max(room - _size(resume) - _size(_CUT), 0)
+    head = body.encode("utf-8", "surrogatepass")[:keep].decode("utf-8", "ignore")
     head = head[:head.rfind("\n")] if "\n" in head else head
     return head + _CUT + resume.lstrip("\n")
+
+
+def _tail(text: str, room: int) -> str:
+    data = text.encode("utf-8", "surrogatepass")
+    return data[len(data) - room:].decode("utf-8", "ignore") if len(data) > room else text

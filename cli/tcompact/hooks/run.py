@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from . import state
-from .agents import AGENTS, RUNS
+from .agents import AGENTS, RUNS, agent
 from .events import HANDLERS, HookError, Options
-from .handoff import DEFAULT_BUDGET, MIN_BUDGET
+from .handoff import MIN_BUDGET
 
 __all__ = ["parse_options", "run_hook", "OPTIONS", "MAX_PAYLOAD"]
 
@@ -50,17 +50,17 @@ def parse_options(argv: Sequence[str]) -> tuple[str, Options]:
 
 
 def _options(values: Mapping[str, str]) -> Options:
-    agent = values.get("--agent", "claude")
-    if agent not in {a.name for a in AGENTS}:
-        raise HookError(f"unknown --agent {agent!r}; choose one of: {', '.join(a.name for a in AGENTS)}")
+    name = values.get("--agent", "claude")
+    if name not in {a.name for a in AGENTS}:
+        raise HookError(f"unknown --agent {name!r}; choose one of: {', '.join(a.name for a in AGENTS)}")
     try:
-        budget = int(values.get("--budget", DEFAULT_BUDGET))
+        budget = int(values.get("--budget", agent(name).budget))
         timeout = float(values.get("--timeout", Options.timeout))
     except ValueError as exc:
         raise HookError(f"bad option value ({exc})") from None
     if budget < MIN_BUDGET or not timeout > 0:
-        raise HookError(f"--budget must be at least {MIN_BUDGET:,} characters and --timeout above 0 seconds")
-    return Options(agent=agent, budget=budget, timeout=timeout)
+        raise HookError(f"--budget must be at least {MIN_BUDGET:,} bytes and --timeout above 0 seconds")
+    return Options(agent=name, budget=budget, timeout=timeout)
 
 
 def run_hook(argv: Sequence[str], *, stdin: IO[bytes], stdout: IO[str], stderr: IO[str],
