@@ -88,14 +88,19 @@ def install(agent: AgentOpt = None, scope: ScopeOpt = "user", project: ProjectOp
       tcompact hooks install --agent codex --scope project
     """
     from .. import render
+    from ..errors import UsageError
+    from ..hooks.events import HookError
     from ..hooks.install import install as run
     from ..hooks.run import parse_options
 
     options = (*(("--budget", str(budget)) if budget is not None else ()),
                *(("--timeout", f"{timeout:g}") if timeout is not None else ()))
-    parse_options(["session-start", *options])  # the values the hooks will be given must be valid
-    outcomes = [run(a, _scope(scope), statusline=statusline and a.statusline, force=force, options=options,
-                    project=project) for a in _agents(agent, detect=True)]
+    try:
+        parse_options(["session-start", *options])  # the values the hooks will be given must be valid
+    except HookError as exc:
+        raise UsageError(str(exc)) from None
+    outcomes = [run(a, _scope(scope), statusline=statusline and (a.statusline or agent is not None), force=force,
+                    options=options, project=project) for a in _agents(agent, detect=True)]
     render.hooks_outcomes([o.as_dict() for o in outcomes], json_out=json_out)
 
 

@@ -9,13 +9,15 @@ task, constraints, current work, resume point, files, blockers and verification,
 artifact trail) over every message of the transcript, counted with a byte-based estimate (four
 bytes of UTF-8 a token, as Codex counts hook output) so that a hook never loads a tokenizer. The
 result is kept within ``budget`` bytes of UTF-8 (characters, for English text), shrinking the
-snapshot's own budget and, as a last resort, cutting it with its resume point kept.
+snapshot's own budget and, as a last resort (the user's messages, quoted whole, outgrow it), cutting
+it and ending with its resume point.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..model import Message
 
@@ -27,7 +29,8 @@ TAG = "tcompact_handoff"
 DEFAULT_BUDGET = 20_000
 MIN_BUDGET = 2_000
 _BYTES_PER_TOKEN = 4
-_CUT = "\n[… the rest of this handoff was cut to fit its budget …]\n"
+_RESUME = "\nlast request: "  # how the snapshot's resume point starts
+_CUT = "\n[… the rest of this handoff was cut to fit its budget; the resume point: …]\n"
 
 
 class _ByteCounter:
@@ -52,21 +55,22 @@ def read_messages(path: str | Path) -> tuple[Message, ...]:
 def handoff_text(messages: Sequence[Message], *, budget: int = DEFAULT_BUDGET, snapshot: str | None = None) -> str:
     """The handoff for ``messages`` (the transcript before the compaction), at most ``budget`` bytes of
     UTF-8; ``snapshot`` names where the transcript was kept, for the agent to read more."""
+    from ..summarizers.extractive.scan import Scan
+
     head = _header(snapshot)
     tail = f"\n</{TAG}>"
     room = max(budget, MIN_BUDGET) - _size(head) - _size(tail)
+    scan = Scan(tuple(messages), range(len(messages)))
     tokens = room // _BYTES_PER_TOKEN
     body = ""
     for _ in range(4):
-        body = _snapshot(messages, tokens)
+        body = _snapshot(scan, tokens)
         if _size(body) <= room:
-            return head + body + tail
+            break
         tokens = max(int(tokens * room / _size(body) * 0.9), 64)
-    return head + _cut(body, room) + tail
-
-
-def _size(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
+    if _size(body) <= room and _RESUME in body:
+        return head + body + tail
+    return head + _cut(body, _resume(scan, room // 3), room) + tail
 
 
 def _header(snapshot: str | None) -> str:
@@ -78,25 +82,37 @@ def _header(snapshot: str | None) -> str:
             f"state of tests and builds, and the next step.{where}\n\n")
 
 
-def _snapshot(messages: Sequence[Message], tokens: int) -> str:
+def _snapshot(scan: Any, tokens: int) -> str:
     from ..summarizers.contracts import SECTIONS
-    from ..summarizers.extractive.scan import Scan
     from ..summarizers.extractive.snapshot import write_snapshot
 
-    scan = Scan(tuple(messages), range(len(messages)))
     return write_snapshot(scan, "current", SECTIONS["current"], budget=tokens, counter=_ByteCounter())  # type: ignore[arg-type]
 
 
-def _cut(body: str, room: int) -> str:
-    """The head of ``body`` and its last section (the resume point) within ``room`` bytes."""
-    last = body.rfind("\n\n")
-    resume = body[last:] if last > 0 and _size(body[last:]) < room // 3 else _tail(body, room // 4)
-    keep = max(room - _size(resume) - _size(_CUT), 0)
-    head = body.encode("utf-8", "surrogatepass")[:keep].decode("utf-8", "ignore")
+def _resume(scan: Any, room: int) -> str:
+    """The snapshot's resume point (last request, answered, active, next), within ``room`` bytes."""
+    from ..summarizers.extractive.snapshot import resume_line
+
+    answered = scan.answered()
+    for limit in (200, 100, 50, 24):
+        line = resume_line(scan, answered, limit)
+        if _size(line) <= room:
+            return line
+    return _head(line, room)
+
+
+def _cut(body: str, resume: str, room: int) -> str:
+    """The head of ``body`` within ``room`` bytes, then its resume point."""
+    end = "\n</state_snapshot>"
+    keep = max(room - _size(_CUT) - _size(resume) - _size(end), 0)
+    head = _head(body, keep)
     head = head[:head.rfind("\n")] if "\n" in head else head
-    return head + _CUT + resume.lstrip("\n")
+    return head + _CUT + resume + end
 
 
-def _tail(text: str, room: int) -> str:
-    data = text.encode("utf-8", "surrogatepass")
-    return data[len(data) - room:].decode("utf-8", "ignore") if len(data) > room else text
+def _head(text: str, room: int) -> str:
+    return text.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore")
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
