@@ -13,20 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ....tokens import TokenCounter
-from ..scan import Scan, in_progress, next_step
+from ..scan import Scan, earlier_block, in_progress, next_step
 from ..text import resume_field
 from ..tools import describe
 from .fit import Item, fit
 from .layout import place
 from .preserve import instruction, preserved_items
 from .prose import answer_items, concept_items, statement_items
-from .users import active_items, carried_requests, constraint_items, user_items
-from .work import command_items, error_items, failure_items, file_items, round_items, state_items
+from .users import active_items, constraint_items, user_items
+from .work import command_items, edit_items, error_items, failure_items, file_items, round_items, state_items
 
 __all__ = ["write_snapshot", "instruction"]
 
-_CARRIED = {"failed": ("failure", 1), "files": ("file_changed", 2), "pending": ("pending", 2),
-            "facts": ("finding", 2), "history": ("round", 3)}
 
 
 def write_snapshot(x: Scan, contract: str, titles: Sequence[str], *, budget: int, counter: TokenCounter,
@@ -53,7 +51,7 @@ def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, pre
     else:
         users, left_out = user_items(x, counter, with_outcome=contract != "current")
         items += users
-    items += carried_requests(x) + constraint_items(x, counter)
+    items += earlier_items(x) + constraint_items(x, counter)
     items += active_items(x, [i for i in items if i.kind == "user"],
                           kept_above=contract in ("full", "current")) if contract != "dialogue" else []
     items += preserved_items(x, preserve)
@@ -61,15 +59,33 @@ def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, pre
     items += answers
     shown = "\n".join(i.text for i in items if i.kind in ("answer", "user"))  # sentences already quoted there
     items += statement_items(x, shown=shown)
-    items += failure_items(x) + error_items(x) + file_items(x) + command_items(x)
+    items += failure_items(x) + error_items(x) + file_items(x) + edit_items(x) + command_items(x)
     items += state_items(x, answered=answered) + concept_items(x)
     items += round_items(x, sorted({r for _, r, _ in x.requests} | {a.round for a in x.actions}))
     if x.cwd:
         items.append(Item("cwd", f"working directory: {x.cwd}", 2, order=x.start))
     items += [Item("offload", text, 1, order=x.stop) for text in x.critical]
-    for category, (kind, priority) in _CARRIED.items():
-        items += [Item(kind, f"[earlier] {line}", priority, order=-1) for line in x.carried.get(category, [])]
     return items, left_out
+
+
+def earlier_items(x: Scan) -> list[Item]:
+    """Each earlier summary in the body as one block, as it stood, without what is known to be superseded
+    (:func:`~..scan.earlier_block`); cut in its middle only when the budget cannot hold it whole."""
+    done = [content for content, status in x.todos or [] if status in ("completed", "done")]
+    gone = [info.path for info in x.files.values() if info.last_op == "deleted"]
+    out = []
+    for index, text in x.checkpoints:
+        block = earlier_block(text, done=done, gone=gone, continued=any(a.index > index for a in x.actions))
+        if block:
+            half = block[: len(block) // 3] + "\n[… the middle of the earlier summary was cut for the budget …]\n" + \
+                block[-len(block) // 3:]
+            out.append(Item("earlier", _EARLIER.format(block), 0, order=-1, block=True,
+                            shorter=(_EARLIER.format(half),)))
+    return out
+
+
+_EARLIER = ("<earlier_summary>\nThe summary of an earlier compaction, as it stood (what follows it is newer and "
+            "overrides it):\n{}\n</earlier_summary>")
 
 
 def resume_line(x: Scan, answered: bool, limit: int = 200) -> str:
