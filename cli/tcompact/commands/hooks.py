@@ -35,8 +35,8 @@ StatuslineOpt = Annotated[bool, typer.Option("--statusline", help="Also set Clau
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace a statusLine of the user's (uninstall puts it "
                                         "back).")]
 BudgetOpt = Annotated[int | None, typer.Option("--budget", help="Bytes of the handoff (UTF-8: characters of "
-                                               "English text; default Claude Code 20,000, Codex 9,000, which cuts "
-                                               "hook context past about 10,000; at least 2,000).", show_default=False)]
+                                               "English text; default 9,000 — both agents cut or file away hook "
+                                               "context past 10,000; at least 2,000).", show_default=False)]
 TimeoutOpt = Annotated[float | None, typer.Option("--timeout", help="Seconds a hook may take before it gives up "
                                                   "and injects nothing (default 5).", show_default=False)]
 HookAgentOpt = Annotated[str, typer.Option("--agent", help="claude or codex: the agent that runs the hook.")]

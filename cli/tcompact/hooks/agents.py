@@ -66,7 +66,7 @@ AGENTS: tuple[Agent, ...] = (
                 Event("UserPromptSubmit", None, "prompt-submit")),
         statusline=True,
         trust="Claude Code reads its hooks when a session starts: they act from the next session on.",
-        budget=20_000,  # Claude Code keeps hook output past 50,000 characters in a file, injecting a preview
+        budget=9_000,  # hook context past 10,000 characters: 2.0.76 cuts it, 2.1.332 files it and sends 2 KB of it
     ),
     Agent(
         name="codex", label="Codex", env="CODEX_HOME", folder=".codex", file="hooks.json",
@@ -75,7 +75,7 @@ AGENTS: tuple[Agent, ...] = (
         trust="Codex runs a hook only once it is trusted: start `codex`, type /hooks and trust tcompact's two "
               "hooks (once; again after the command changes). `codex exec --dangerously-bypass-hook-trust` runs "
               "them without that step, for automation that vets its hooks itself.",
-        budget=9_000,  # Codex 0.171 cuts hook context past about 2,500 tokens (10,000 bytes: it counts 4 a token)
+        budget=9_000,  # Codex 0.171 cuts hook context past 2,500 tokens (10,000 bytes: it counts 4 bytes a token)
     ),
 )
 

@@ -43,7 +43,7 @@ class Options:
     """The options of ``tcompact hook``: the agent, the handoff's budget in bytes, the time limit."""
 
     agent: str = "claude"
-    budget: int = 20_000
+    budget: int = 9_000
     timeout: float = DEFAULT_TIMEOUT
 
 

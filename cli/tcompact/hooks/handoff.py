@@ -4,13 +4,19 @@ The agent's summary keeps what its model chose to keep. The handoff adds what a 
 most and loses most often (LESSONS.md): the task and the user's own words — constraints verbatim —,
 the working set of the open task (files, identifiers, values, the last edits, errors not yet
 fixed), the state of tests and builds, and the next step. :func:`handoff_text` is the one place it
-is made: today from the extractive summariser's state snapshot (contract ``current``: active
-task, constraints, current work, resume point, files, blockers and verification, failed attempts,
-artifact trail) over every message of the transcript, counted with a byte-based estimate (four
-bytes of UTF-8 a token, as Codex counts hook output) so that a hook never loads a tokenizer. The
-result is kept within ``budget`` bytes of UTF-8 (characters, for English text), shrinking the
-snapshot's own budget and, as a last resort (the user's messages, quoted whole, outgrow it), cutting
-it and ending with its resume point.
+is made, in two parts within ``budget`` bytes of UTF-8 (characters, for English text):
+
+- the extractive summariser's state snapshot (contract ``current``: the active task and the user's
+  messages quoted whole, constraints, current work, files, blockers and the last test and build
+  runs, failed attempts, the artifact trail, and a resume point with the next step) over every
+  message of the transcript, in at most :data:`STATE_SHARE` of the budget — shrunk to fit, and as a
+  last resort (the user's quoted messages outgrow it) cut and ended with its resume point;
+- the working set (:func:`tcompact.working_set.working_set`): the files the open task changed and
+  read, with their text as it is now, and an index of the exact paths, identifiers and values the
+  tools returned, in the rest; terms the snapshot already names are not repeated.
+
+Sizes are estimated at four bytes of UTF-8 a token (as Codex counts hook output), so that a hook never
+loads a tokenizer.
 """
 
 from __future__ import annotations
@@ -21,15 +27,17 @@ from typing import Any
 
 from ..model import Message
 
-__all__ = ["TAG", "DEFAULT_BUDGET", "MIN_BUDGET", "handoff_text", "read_messages"]
+__all__ = ["TAG", "DEFAULT_BUDGET", "MIN_BUDGET", "STATE_SHARE", "handoff_text", "read_messages"]
 
 TAG = "tcompact_handoff"
-#: Bytes of a handoff by default (each agent has its own: :attr:`~.agents.Agent.budget`): well under the
-#: 50,000 characters above which Claude Code stores hook output in a file and injects only a preview.
-DEFAULT_BUDGET = 20_000
+#: Bytes of a handoff by default (:attr:`~.agents.Agent.budget` says it per agent): under the 10,000 characters
+#: (Claude Code) or bytes (Codex) past which the clients cut hook context or keep it in a file.
+DEFAULT_BUDGET = 9_000
 MIN_BUDGET = 2_000
 _BYTES_PER_TOKEN = 4
 _RESUME = "\nlast request: "  # how the snapshot's resume point starts
+#: The share of the handoff's bytes the state snapshot may take; the working set has the rest.
+STATE_SHARE = 0.6
 _CUT = "\n[… the rest of this handoff was cut to fit its budget; the resume point: …]\n"
 
 
@@ -61,6 +69,13 @@ def handoff_text(messages: Sequence[Message], *, budget: int = DEFAULT_BUDGET, s
     tail = f"\n</{TAG}>"
     room = max(budget, MIN_BUDGET) - _size(head) - _size(tail)
     scan = Scan(tuple(messages), range(len(messages)))
+    state = _state(scan, int(room * STATE_SHARE))
+    files = _working_set(messages, room - _size(state), shown=state)
+    return head + state + files + tail
+
+
+def _state(scan: Any, room: int) -> str:
+    """The state snapshot within ``room`` bytes, ending with its resume point."""
     tokens = room // _BYTES_PER_TOKEN
     body = ""
     for _ in range(4):
@@ -69,8 +84,25 @@ def handoff_text(messages: Sequence[Message], *, budget: int = DEFAULT_BUDGET, s
             break
         tokens = max(int(tokens * room / _size(body) * 0.9), 64)
     if _size(body) <= room and _RESUME in body:
-        return head + body + tail
-    return head + _cut(body, _resume(scan, room // 3), room) + tail
+        return body
+    return _cut(body, _resume(scan, room // 3), room)
+
+
+def _working_set(messages: Sequence[Message], room: int, *, shown: str) -> str:
+    """The working set (:mod:`tcompact.working_set`: the files in work with their text as it is now, and
+    the exact names the tools returned) within ``room`` bytes, as a block; '' when there is none."""
+    from ..working_set import working_set
+
+    wrap = ("\n\n<working_set>\n", "\n</working_set>")
+    room -= sum(map(_size, wrap))
+    for share in (1.0, 0.85, 0.7):
+        if room < 200:
+            return ""
+        text = working_set(messages, _ByteCounter(), int(room * share) // _BYTES_PER_TOKEN,  # type: ignore[arg-type]
+                           shown=shown).text
+        if _size(text) <= room:
+            return wrap[0] + text + wrap[1] if text else ""
+    return ""
 
 
 def _header(snapshot: str | None) -> str:
