@@ -133,8 +133,11 @@ def _log(cell: Cell) -> list[str]:
 def _texts(cell: Cell) -> list[tuple[str, str]]:
     """The request that carries the prompt as (kind, text) in order: Claude Code's text blocks, Codex's items
     (a compaction item as ("compaction", ""))."""
-    body = cell.after.context
-    assert body is not None, cell.after.stderr[-2000:]
+    assert cell.after.context is not None, cell.after.stderr[-2000:]
+    return _texts_of(cell.after.context)
+
+
+def _texts_of(body: dict[str, Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for m in body.get("messages") or body.get("input"):
         if m.get("type") == "compaction":
@@ -241,3 +244,34 @@ def test_install_added_hooks_that_run_this_python_beside_the_users(cells, label)
 def test_uninstall_gives_back_the_users_settings_byte_for_byte(cells, label, failing):
     cell = cells[label, failing]
     assert cell.uninstalled == cell.before
+
+
+@pytest.fixture(scope="module")
+def forks(cells) -> dict[str, tuple[dict[str, Any], Resume]]:
+    """label → (what ``restore --session SID --pre-compaction --json`` wrote, the client resuming it)."""
+    out = {}
+    for label in LABELS[1:]:  # Claude Code 2.1.332 and Codex
+        cell = cells[label, False]
+        result = cell.home.tcompact("restore", "--session", cell.sid, "--pre-compaction")
+        assert result.exit_code == 0, result.output
+        new = result.stdout.split("Forked as a new ", 1)[1].split()[2].rstrip(":")
+        out[label] = (new, result.stdout)
+        cell.home.codex_config.clear()  # no auto-compaction this time: the history as it was is sent
+    runs = resume_all([lambda c=cells[label, False], n=new: c.home.resume(n, PROMPT, timeout=180)
+                       for label, (new, _) in out.items()])
+    return {label: (entry, run) for (label, entry), run in zip(out.items(), runs)}
+
+
+@pytest.mark.parametrize("label", LABELS[1:])
+def test_the_session_before_the_compaction_resumes_as_a_new_one(cells, forks, label):
+    cell = cells[label, False]
+    (new, printed), run = forks[label]
+    assert new != cell.sid and "Resume it with:" in printed
+    assert run.returncode == 0, run.stderr[-2000:]
+    sent = json.dumps(run.context, ensure_ascii=False)
+    if label.startswith("claude"):
+        assert _first_request(cell.placed)[:200] in " ".join(text for _, text in _texts_of(run.context))
+    else:  # this rollout keeps the user's words in event_msg lines only, which Codex never sends: its tool calls
+        assert sent.count('"type": "function_call_output"') == 38
+    assert "continued from a previous conversation" not in sent and '"type": "compaction"' not in sent
+    assert TAG not in sent  # the session as it was before the compaction and its handoff

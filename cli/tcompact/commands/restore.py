@@ -16,27 +16,37 @@ OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="Where to
 StoreOpt = Annotated[Path | None, typer.Option("--store", help="The offload store folder (default: the paths in the "
                                                "markers).", show_default=False)]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")]
+PreCompactionOpt = Annotated[bool, typer.Option("--pre-compaction", help="With --session: write the transcript the "
+                                                "hooks kept before the agent's last compaction as a new session.")]
 
 
 @with_selectors
 def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = None, force: ForceOpt = False,
-            fmt: FormatOpt = None, skip_bad_lines: SkipBadLinesOpt = False, selector=None) -> None:
+            fmt: FormatOpt = None, skip_bad_lines: SkipBadLinesOpt = False, pre_compaction: PreCompactionOpt = False,
+            selector=None) -> None:
     """Put offloaded originals back into a compacted transcript.
 
     Rebuilds the original transcript from one compacted with -c offload and its offload store. Lines
     skipped as malformed (--skip-bad-lines) are written back as they are.
 
     With --session ID instead: put back the session that `compact --in-place` replaced, from the
-    backup kept next to it (--force restores even when the agent wrote to the session since).
+    backup kept next to it (--force restores even when the agent wrote to the session since). With
+    --session ID --pre-compaction: the session as it was before the agent's own last compaction (kept
+    by `tcompact hooks install`'s hooks), written as a new session to resume.
 
     Examples:
 
     \b
       tcompact restore out.jsonl --store out.offload -o original.jsonl
       tcompact restore --session last
+      tcompact restore --session 4b2e6300 --pre-compaction
     """
     from .. import render
 
+    if pre_compaction:
+        from ._sessions import restore_pre_compaction
+
+        return restore_pre_compaction(path, selector, output=output)
     if path is None or selector.narrows:
         from ._sessions import restore_session
 
