@@ -10,7 +10,7 @@ API (four steps: a client, a home, a place, a resume)::
 
     from real_clients import claude_code, codex, resume_all
 
-    client = claude_code("2.1.332")        # or codex("0.128.0"); skips (fails under
+    client = claude_code("2.1.332")        # or codex("0.128.0") / codex(CODEX_HOOKS_VERSION); skips (fails under
                                            # TCOMPACT_REQUIRE_NPM) when not installed
     home = client.home(tmp_path / "h")     # a fresh fake HOME with the client's config dir
     home.place(session_file)               # copied to where the client looks for it
@@ -23,6 +23,13 @@ API (four steps: a client, a home, a place, a resume)::
 
     results = resume_all([lambda: home.resume(sid, "Say OK."), ...])   # two at a time
 
+    # tcompact's hooks (tests/test_real_clients_hooks.py): installed by `tcompact hooks install` in this
+    # home, run by the client with this Python; their state folder is home.state (XDG_STATE_HOME)
+    home.install_hooks("--timeout", "60")  # Codex then runs with --dangerously-bypass-hook-trust
+    home.resume(sid, "/compact")           # Claude Code compacts in print mode
+    home.codex_config["model_auto_compact_token_limit"] = 20_000   # Codex compacts when the usage the
+    home.tcompact("hooks", "status")       # server reports passes it; tcompact against this home
+
     # Claude Code 2.0.x resumes a sub-agent when the model calls Task with ``resume``:
     home.place_subagent(agent_file, session_id=sid, agent_id="a83e2917", layout="2.0")
     r = home.resume(sid, "Go on. MARK", responder=task_resume("a83e2917", trigger="MARK", prompt="Continue."))
@@ -32,7 +39,9 @@ Each resume runs the client with an otherwise empty environment: ``HOME``, the c
 (``CLAUDE_CONFIG_DIR`` / ``CODEX_HOME``), a dummy key, the recording server's base URL, telemetry,
 auto-update, error reporting and non-essential traffic off, ``TERM=dumb``, ``PATH`` for ``node``,
 stdin closed, and a timeout (:class:`ClientTimeout` when it runs out). Every resume gets its own
-server, so two resumes may run at once. :func:`session_id` reads a file's session id. The checks
+server, so two resumes may run at once. Codex 0.169 and later keep a resumed thread's provider, so
+their built-in provider is pointed at the server (``openai_base_url``, ``OPENAI_API_KEY``); the
+server answers their remote compaction. :func:`session_id` reads a file's session id. The checks
 made on what a client sent live in :mod:`real_clients.checks`.
 """
 
@@ -51,18 +60,18 @@ from typing import Any
 
 from tools import npm_bin
 
+from .codex_config import builtin_provider, codex_config
 from .server import RecordingServer, Request, Responder
 
-__all__ = ["CLAUDE_VERSIONS", "CODEX_VERSION", "CODEX_HOOKS_VERSION", "CLAUDE_MODEL", "Client", "ClientTimeout", "Home", "Resume",
-           "Request", "claude_code", "codex", "node_path", "resume_all", "session_id", "task_resume"]
+__all__ = ["CLAUDE_VERSIONS", "CODEX_VERSION", "CODEX_HOOKS_VERSION", "CLAUDE_MODEL", "Client", "ClientTimeout", "Home",
+           "Resume", "Request", "claude_code", "codex", "node_path", "resume_all", "session_id", "task_resume"]
 
 #: The Claude Code releases tested: the last JavaScript one and a native 2.1.x.
 CLAUDE_VERSIONS = ("2.0.76", "2.1.332")
 CODEX_VERSION = "0.128.0"
 #: A Codex release with hooks (PreCompact, SessionStart with source compact): the newest on npm when tested.
 CODEX_HOOKS_VERSION = "0.171.0"
-#: From this Codex release on a resumed thread keeps its provider: the built-in one is pointed at the server.
-_CODEX_BUILTIN_PROVIDER = (0, 169)
+
 CLAUDE_MODEL = "claude-sonnet-4-5-20250929"
 _CLAUDE = "@anthropic-ai/claude-code"
 _CODEX = "@openai/codex"
@@ -233,8 +242,8 @@ class Home:
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_ERROR_REPORTING": "1"}
             return [str(self.client.binary), "--resume", session, "-p", prompt, "--output-format", "json",
                     "--model", CLAUDE_MODEL], env
-        builtin = _version(self.client.version) >= _CODEX_BUILTIN_PROVIDER
-        (self.config / "config.toml").write_text(_codex_config(base_url, builtin=builtin, extra=self.codex_config))
+        builtin = builtin_provider(self.client.version)
+        (self.config / "config.toml").write_text(codex_config(base_url, builtin=builtin, extra=self.codex_config))
         env |= {"CODEX_HOME": str(self.config), "OPENAI_API_KEY" if builtin else "MOCK_API_KEY": "dummy"}
         trust = ["--dangerously-bypass-hook-trust"] if self.hooked else []
         return [str(self.client.binary), "exec", "--skip-git-repo-check", *trust, "resume", session, prompt], env
@@ -272,23 +281,6 @@ def session_id(path: Path) -> str:
             if isinstance(d.get("sessionId"), str):
                 return d["sessionId"]
     raise ValueError(f"{path}: no session id")
-
-
-def _codex_config(base_url: str, *, builtin: bool, extra: Mapping[str, Any]) -> str:
-    """Codex's config.toml: the recording server as a provider of its own, or (``builtin``: Codex 0.169 and
-    later keep a resumed thread's provider) as the base URL of the built-in OpenAI one."""
-    provider = ([f'openai_base_url = "{base_url}/v1"'] if builtin else [
-        'model_provider = "mock"'])
-    table = [] if builtin else ["[model_providers.mock]", 'name = "mock"', f'base_url = "{base_url}/v1"',
-                                'wire_api = "responses"', 'env_key = "MOCK_API_KEY"']
-    return "\n".join([
-        'model = "gpt-5.1-codex"', *provider, "check_for_update_on_startup = false",
-        *(f"{key} = {json.dumps(value)}" for key, value in extra.items()), *table,
-        "[features]", "plugins = false", "apps = false", "[analytics]", "enabled = false", ""])
-
-
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
 
 
 def node_path() -> str:

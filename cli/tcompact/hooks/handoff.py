@@ -76,7 +76,7 @@ def handoff_text(messages: Sequence[Message], *, budget: int = DEFAULT_BUDGET, s
 
 def _state(scan: Any, room: int) -> str:
     """The state snapshot within ``room`` bytes, ending with its resume point."""
-    tokens = room // _BYTES_PER_TOKEN
+    tokens = int(room * 0.85) // _BYTES_PER_TOKEN  # the rendered snapshot runs past its estimate: fit at once
     body = ""
     for _ in range(4):
         body = _snapshot(scan, tokens)
