@@ -17,10 +17,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .. import evaluation
 from ..compaction import (CompactOptions, OutputPaths, check_options, compact_file, default_paths, resolve_chain,
                           run_failure, strict_failure, write_run)
 from ..errors import UsageError
-from .. import evaluation
 from ..evaluation import KINDS as CANARY_KINDS
 from ..evaluation import EvalOptions, evaluate_file
 from ..inspection import InspectOptions, inspect_file

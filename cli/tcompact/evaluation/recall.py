@@ -63,13 +63,13 @@ def _cut(source: SourceFile, transcript: Transcript, *, cut: int, needed: Sequen
     for chain in chains:
         run, after = run_chain(prefix, chain, options=options, cut=cut)
         failed = run.status == "failed"
+        originals = _named_originals(run, before=before, after=after) if not failed else ""
         results.append({"chain": chain, "reference": False, "status": run.status, "reason": run.message,
-                        **_score(needed, after, originals=_named_originals(run, before=before, after=after) if not failed else "",
-                                 counter=counter, before=tokens, failed=failed)})
+                        **_score(needed, after, originals=originals, counter=counter, before=tokens, failed=failed)})
     for baseline in BASELINES:
-        after = baseline.apply(before)
         results.append({"chain": baseline.name, "reference": True, "status": "compacted",
-                        "reason": baseline.description, **_score(needed, after, originals="", counter=counter, before=tokens)})
+                        "reason": baseline.description,
+                        **_score(needed, baseline.apply(before), originals="", counter=counter, before=tokens)})
     return {"at": cut, "line": message_line(transcript.messages[cut]), "messages_before": cut, "tokens_before": tokens,
             "needed": [n.to_json(transcript.messages) for n in needed], "results": results}
 
