@@ -191,6 +191,27 @@ def test_a_transcript_tcompact_cannot_read_and_a_time_limit_inject_nothing(home,
     assert b"no answer within the time limit of 0.001 s" in slow.stderr
 
 
+def test_session_start_uses_only_this_compactions_copy(home, tmp_path):
+    """A copy kept by a PreCompact whose SessionStart failed, or one older than half an hour, is of another
+    compaction: the handoff is built from the transcript then."""
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(real_file("drmaciver").read_bytes()[:20000].rsplit(b"\n", 1)[0] + b"\nnot json\n")
+    assert hook(home, ["hook", "pre-compact"], _payload(session, trigger="auto")).returncode == 0
+    failed = hook(home, ["hook", "session-start"], _payload(session, source="compact"))
+    assert failed.stdout == b"" and b"cannot read the transcript" in failed.stderr
+    session.write_bytes(real_file("drmaciver").read_bytes())  # the session goes on; no PreCompact this time
+    done = hook(home, ["hook", "session-start"], _payload(session, source="compact"))
+    handoff = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert f"kept at {session};" in handoff and "Port this Python project to Rust" in handoff
+    live = Path(home["XDG_STATE_HOME"]) / "tcompact" / "live" / "claude-sess-1"
+    old = hook(home, ["hook", "pre-compact"], _payload(session, trigger="auto"))
+    assert old.returncode == 0
+    newest = sorted(p for p in live.iterdir() if p.is_dir())[-1]
+    os.utime(newest / "payload.json", (0, 0))  # taken long ago
+    again = json.loads(hook(home, ["hook", "session-start"], _payload(session, source="compact")).stdout)
+    assert f"kept at {session};" in again["hookSpecificOutput"]["additionalContext"]
+
+
 def test_session_start_of_another_source_does_nothing(home):
     done = hook(home, ["hook", "session-start"], _payload(real_file("drmaciver"), source="resume"))
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")

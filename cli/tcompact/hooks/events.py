@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,8 @@ from .agents import agent
 __all__ = ["Options", "HookError", "HANDLERS", "inject", "DEFAULT_TIMEOUT"]
 
 DEFAULT_TIMEOUT = 5.0
+#: A PreCompact copy older than this (seconds) is of an earlier compaction whose SessionStart never came.
+FRESH = 1800
 _ATTACHMENT = b'"hook_additional_context"'
 
 
@@ -89,9 +92,10 @@ def session_start(payload: Mapping[str, Any], opts: Options, env: Mapping[str, s
     session, transcript = _field(payload, "session_id"), _field(payload, "transcript_path")
     if payload.get("source", "compact") != "compact":
         return "", f"source {payload.get('source')!r}: nothing to do"
-    folder = _fresh_snapshot(opts.agent, session, env)
-    source = folder / json.loads((folder / state.SNAPSHOT_PAYLOAD).read_bytes())["snapshot"] if folder else None
-    if source is None or not source.exists():
+    kept = _fresh_snapshot(opts.agent, session, env)
+    if kept is not None:
+        folder, source = kept
+    else:
         _read(transcript)  # the one error a missing transcript gives
         source = Path(transcript)
         folder = make_folder(state.new_snapshot_dir(opts.agent, session, "compact", env=env))
@@ -101,6 +105,7 @@ def session_start(payload: Mapping[str, Any], opts: Options, env: Mapping[str, s
     try:
         messages = read_messages(source)
     except Exception as exc:  # noqa: BLE001 (a transcript tcompact cannot read: nothing injected)
+        write_bytes(folder / state.FAILED_FILE, f"{exc}\n".encode(), force=True, sync=False)  # not used again
         raise HookError(f"cannot read the transcript {source}: {exc}") from None
     text = handoff_text(messages, budget=opts.budget, snapshot=str(source))
     write_bytes(folder / state.HANDOFF_FILE, text.encode("utf-8"), force=True, sync=False)
@@ -112,13 +117,21 @@ def session_start(payload: Mapping[str, Any], opts: Options, env: Mapping[str, s
     return inject("SessionStart", text), f"handoff of {size:,} bytes from {len(messages)} messages"
 
 
-def _fresh_snapshot(agent: str, session: str, env: Mapping[str, str]) -> Path | None:
-    """The newest compaction folder of the session when it has a transcript and no handoff yet (taken by
-    this compaction's PreCompact), else None."""
+def _fresh_snapshot(agent: str, session: str, env: Mapping[str, str]) -> tuple[Path, Path] | None:
+    """(folder, transcript copy) of this compaction's PreCompact: the session's newest compaction folder
+    when it has a copy, no handoff (nor a failed attempt at one) yet, and was made within :data:`FRESH`
+    seconds; else None."""
     found = state.snapshots(agent, session, env=env)
-    if not found or (found[-1] / state.HANDOFF_FILE).exists():
+    if not found or any((found[-1] / name).exists() for name in (state.HANDOFF_FILE, state.FAILED_FILE)):
         return None
-    return found[-1]
+    payload = found[-1] / state.SNAPSHOT_PAYLOAD
+    try:
+        name = json.loads(payload.read_bytes()).get("snapshot")
+        fresh = time.time() - payload.stat().st_mtime < FRESH
+    except (OSError, ValueError, AttributeError):
+        return None
+    copy = found[-1] / name if isinstance(name, str) and name else None
+    return (found[-1], copy) if fresh and copy is not None and copy.is_file() else None
 
 
 def prompt_submit(payload: Mapping[str, Any], opts: Options, env: Mapping[str, str]) -> tuple[str, str]:

@@ -5,7 +5,8 @@
 - ``live/<agent>-<session>/<UTC time>-<trigger>/``: one folder per compaction — ``payload.json``
   (what the agent's PreCompact hook got, with when and from where), a byte copy of the transcript
   as it stood under its own file name (a session file ``inspect``, ``eval`` and ``compact`` read
-  like any other), and ``handoff.md``, the handoff injected after that compaction;
+  like any other), and ``handoff.md``, the handoff injected after that compaction (or
+  ``handoff.failed``, why there is none);
 - ``live/<agent>-<session>/pending.json``: a handoff still to be given to a Claude Code that does
   not keep hook context across processes (see :mod:`.events`);
 - ``hooks.log``: one line per hook run (what it did, or why it did nothing);
@@ -22,11 +23,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["state_root", "session_dir", "snapshots", "new_snapshot_dir", "log_path", "log", "stamp",
-           "SNAPSHOT_PAYLOAD", "HANDOFF_FILE", "PENDING_FILE"]
+           "SNAPSHOT_PAYLOAD", "HANDOFF_FILE", "PENDING_FILE", "FAILED_FILE"]
 
 SNAPSHOT_PAYLOAD = "payload.json"
 HANDOFF_FILE = "handoff.md"
 PENDING_FILE = "pending.json"
+FAILED_FILE = "handoff.failed"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
