@@ -25,13 +25,11 @@ REAL_FILES = {
 
 @pytest.fixture(autouse=True)
 def _no_real_session_stores(tmp_path_factory, monkeypatch):
-    """No test reads the machine's own ~/.claude or ~/.codex, nor writes into its tcompact state folder: the
-    store variables and XDG_STATE_HOME point at an empty folder (tests of the sessions on a machine set
-    them, and HOME, to their own test home)."""
+    """No test reads the machine's own ~/.claude or ~/.codex: the store variables point at an empty folder
+    (tests of the sessions on a machine set them, and HOME, to their own test home)."""
     empty = tmp_path_factory.getbasetemp() / "no-session-stores"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(empty / ".claude"))
     monkeypatch.setenv("CODEX_HOME", str(empty / ".codex"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(empty / "state"))
 
 
 def real_file(key: str) -> Path:
