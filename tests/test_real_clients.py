@@ -33,7 +33,7 @@ PROMPT = "Reply with the word OK. tcompact-resume-check"
 SUB_PROMPT = "Continue where you stopped. tcompact-subagent-check"
 AGENT = "a83e2917"  # the shape Claude Code gives agent ids: "a" and 7 hex digits
 SESSIONS = ("ccviewer", "codemie", "drmaciver")
-COMPRESSORS = ("dialogue", "current-round", "full", "round-level")
+COMPRESSORS = ("dialogue", "current-round", "full", "round-level", "working-set")
 #: dialogue summarises the rounds before the last request: these have a single request
 SINGLE_REQUEST = {"ccviewer", "drmaciver", "subagent"}
 #: current-round summarises the work after the last request: codemie's is one 691-token final answer, and a

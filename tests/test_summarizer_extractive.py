@@ -410,10 +410,12 @@ def test_the_final_answer_is_kept_whole_with_its_code_and_a_huge_one_by_its_open
     text = run(summarizer, (user("fix parse for empty input"), assistant(answer)), contract="full", body=range(2))
     assert f"8. Current Work\nThe work ended with this answer (verbatim):\n{answer}\n\n9. " in text
     assert sections(text)["Key Technical Concepts"] == ["(none)"]  # the code is in the answer, not repeated
-    # when the budget cannot hold it whole: its opening and its code blocks, each whole
-    text = run(summarizer, (user("fix parse for empty input"), assistant(answer)), contract="full", body=range(2),
-               target=240)
+    # a long one the summary's budget cannot hold whole: its opening and its code blocks, each whole
+    long = answer + "\n\n" + "It also keeps the old behaviour for every other input we tested. " * 100
+    text = run(summarizer, (user("fix parse for empty input"), assistant(long)), contract="full", body=range(2),
+               target=600)
     assert "- the work ended with this answer: Here is the fix:\n```python\ndef parse(text):\n    if not text:" in text
+    assert "(verbatim)" not in text
     huge = "```\n" + "x = 1\n" * 2000 + "```"
     got = sections(run(summarizer, (user("dump it"), assistant("Dumped:\n\n" + huge)), contract="full", body=range(2)))
     assert got["Key Technical Concepts"] == ["(none)"]  # too long: left out whole, never cut
@@ -681,14 +683,14 @@ def test_preserve_keeps_what_the_instruction_names(summarizer):
 
 
 def compacted_twice(path, tmp_path):
-    """Compact ``path`` with the default chain, then its output again: both runs."""
+    """Compact ``path`` with ``full``, then its output again: both runs."""
     from tcompact.compaction import CompactOptions, compact_file
 
-    once = compact_file(path, CompactOptions(force=True))
+    once = compact_file(path, CompactOptions(chain="full", force=True))
     assert once.status == "compacted"
     again = tmp_path / "once.jsonl"
     again.write_bytes(once.output.data)
-    return once, compact_file(again, CompactOptions(force=True))
+    return once, compact_file(again, CompactOptions(chain="full", force=True))
 
 
 @pytest.mark.parametrize("source", ["drmaciver", "invented"])

@@ -17,9 +17,12 @@ __all__ = ["MIN_CHARS", "tokens_of"]
 MIN_CHARS = 8
 
 _URL = r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'`<>()\[\]{}|\\]+"
-_WORDISH = r"[A-Za-z0-9_./~@+-]+"
-_CANDIDATE = re.compile(f"{_URL}|{_WORDISH}")
-_PLAIN_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
+_WORDISH = r"[A-Za-z0-9_./~@+-]"
+#: Runs shorter than the shortest token are never candidates: the regex skips them in C (a maximal run of the
+#: class is matched whole either way), so a long output costs one pass, not one Python step per word.
+_CANDIDATE = re.compile(f"{_URL}|{_WORDISH}{{{MIN_CHARS},}}")
+#: A plain word: lower case, Capitalised or UPPER CASE letters, or such words joined by hyphens.
+_PLAIN = re.compile(r"(?:[A-Z]?[a-z]+|[A-Z]+)(?:-(?:[A-Z]?[a-z]+|[A-Z]+))*")
 
 
 def tokens_of(text: str) -> set[str]:
@@ -30,9 +33,9 @@ def tokens_of(text: str) -> set[str]:
     by hyphens: "connection", "Traceback", "read-only"). ``src/app.py``, ``parse_config``,
     ``HttpClient``, ``019b7f04-0b04``, ``12345678`` are tokens."""
     out = set()
-    for match in _CANDIDATE.finditer(text):
-        token = _trimmed(match.group())
-        if len(token) >= MIN_CHARS and not _plain(token) and sum(ch.isalnum() for ch in token) >= 4:
+    for raw in set(_CANDIDATE.findall(text)):  # each distinct run once
+        token = _trimmed(raw)
+        if len(token) >= MIN_CHARS and not _PLAIN.fullmatch(token) and sum(ch.isalnum() for ch in token) >= 4:
             out.add(token)
     return out
 
@@ -46,5 +49,3 @@ def _trimmed(token: str) -> str:
     return token
 
 
-def _plain(token: str) -> bool:
-    return all(_PLAIN_PART.fullmatch(part) for part in token.split("-"))

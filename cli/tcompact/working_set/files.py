@@ -23,7 +23,7 @@ from ..summarizers.extractive.tools import call_args, classify
 from ..tool_names import kind_of
 from .patches import apply_patch
 
-__all__ = ["FileView", "file_views", "clean_read"]
+__all__ = ["FileView", "file_views", "clean_read", "strip_notes"]
 
 _HARNESS_NOTE = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.DOTALL)
 _NUMBERED = re.compile(r"^ *\d+(?:→|\t)", re.MULTILINE)
@@ -60,10 +60,15 @@ class FileView:
         return self.changed_at is not None
 
 
+def strip_notes(text: str) -> str:
+    """The text without the notes a harness appends for the model of that moment (``<system-reminder>``)."""
+    return _HARNESS_NOTE.sub("\n", text) if "<system-reminder>" in text else text
+
+
 def clean_read(text: str) -> str:
     """A read tool's output as the file's text: harness notes, a Codex output header and an SWE-agent
     footer removed, and the line numbers a read tool adds when every line has one."""
-    text = _HARNESS_NOTE.sub("\n", text).rstrip("\n")
+    text = strip_notes(text).rstrip("\n")
     text = _CODEX_HEADER.sub("", text, count=1)
     text = _SWE_FOOTER.sub("", text).replace("\r\n", "\n")
     numbered = _NUMBERED

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..model import Message, index_tool_calls
 from ..summarizers.extractive.tools import classify
 from ..terms import tokens_of
+from .files import strip_notes
 from ..tokens import TokenCounter
 
 __all__ = ["IndexEntry", "terms", "build_index", "render_index"]
@@ -29,6 +30,7 @@ __all__ = ["IndexEntry", "terms", "build_index", "render_index"]
 _CODE = re.compile(r"[a-z][A-Z]|[A-Za-z]_[A-Za-z]|[A-Za-z]\.[A-Za-z]|/")
 _HEXISH = re.compile(r"[0-9a-f-]{16,}|\d[\d.:-]*")
 _SCAN_CHARS = 200_000  # of one output (a larger one is read at its head and tail)
+_SCAN_TOTAL = 4_000_000  # characters of outputs read, newest first
 _LABEL_CHARS = 120
 
 
@@ -59,10 +61,11 @@ def _parts(found: set[str]) -> set[str]:
     return out
 
 
-def _mentions(messages: Sequence[Message]) -> dict[str, int]:
-    """Per term (and its pieces): the last message where the assistant or the user named it."""
+def _mentions(messages: Sequence[Message], start: int) -> dict[str, int]:
+    """Per term (and its pieces): the last message from ``start`` on where the assistant or the user named it."""
     last: dict[str, int] = {}
-    for i, m in enumerate(messages):
+    for i in range(start, len(messages)):
+        m = messages[i]
         if m.role not in ("assistant", "user"):
             continue
         text = m.text + "\n" + "\n".join(r.text for r in m.reasoning) + "\n" + "\n".join(c.arguments
@@ -72,57 +75,94 @@ def _mentions(messages: Sequence[Message]) -> dict[str, int]:
     return last
 
 
+def _named_at(term: str, mentioned: dict[str, int]) -> int:
+    """The last message naming the term, or a tail of its path of two parts or more (``module_17/handler.py``
+    names ``/srv/app/module_17/handler.py``); -1 when none does."""
+    at = mentioned.get(term, -1)
+    parts = term.split("/")
+    for n in range(1, len(parts) - 1):
+        at = max(at, mentioned.get("/".join(parts[n:]), -1))
+    return at
+
+
 def _rank(term: str, first: int, last: int, outputs: int, mentioned: dict[str, int]) -> tuple:
-    named = mentioned.get(term, -1) > first
+    named = _named_at(term, mentioned) > first
     code = bool(_CODE.search(term)) and not _HEXISH.fullmatch(term)
-    return named, code, outputs > 1, last
+    return named, code, outputs > 1, last, -len(term), term  # then shorter first (more fit), then by name
 
 
-def _labels(messages: Sequence[Message]) -> dict[int, str]:
-    """Per tool result: the call it answers, short (``Read /path``, a command line)."""
-    out: dict[int, str] = {}
-    for link in index_tool_calls(messages).links:
-        action = classify(link.call_at, link.call, round_=0, open_file=None)
-        label = action.label if action is not None else link.call.name
-        label = " ".join(label.split())
-        out.setdefault(link.result_at, label if len(label) <= _LABEL_CHARS else label[: _LABEL_CHARS - 1] + "…")
-    return out
+def _label(messages: Sequence[Message], call_of: dict[int, int], index: int) -> str:
+    """The call a tool result answers, short (``Read /path``, a command line)."""
+    at = call_of.get(index)
+    call = next((c for c in messages[at].tool_calls if set(messages[index].tool_call_ids) & {c.id}), None) \
+        if at is not None else None
+    if call is None:
+        return messages[index].name or "tool"
+    action = classify(at, call, round_=0, open_file=None)
+    label = " ".join((action.label if action is not None else call.name).split())
+    return label if len(label) <= _LABEL_CHARS else label[: _LABEL_CHARS - 1] + "…"
+
+
+@dataclass(slots=True)
+class _Seen:
+    """Per term of the hidden outputs: the first and last output that showed it, and how many did."""
+
+    first: dict[str, int]
+    last: dict[str, int]
+    outputs: dict[str, int]
+    start: int  # the oldest output read
+
+
+def _seen(messages: Sequence[Message], hidden: Container[int]) -> _Seen:
+    """The terms of the hidden outputs, newest output first until :data:`_SCAN_TOTAL` characters were read
+    (the working set is recent: a huge session's oldest outputs are not read)."""
+    seen = _Seen({}, {}, {}, len(messages))
+    read = 0
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role not in ("tool", "function") or i not in hidden:
+            continue
+        text = m.text
+        read += min(len(text), _SCAN_CHARS)
+        if read > _SCAN_TOTAL:
+            break
+        seen.start = i
+        for term in terms(strip_notes(text)):
+            seen.first[term] = i
+            seen.last.setdefault(term, i)
+            seen.outputs[term] = seen.outputs.get(term, 0) + 1
+    return seen
 
 
 def build_index(messages: Sequence[Message], counter: TokenCounter, budget: int, *, hidden: Container[int],
                 shown: str = "", locator: Callable[[Message], str] | None = None) -> list[IndexEntry]:
     """The index of the outputs at ``hidden`` indices within ``budget`` tokens, terms in ``shown`` left out."""
-    first: dict[str, int] = {}
-    last: dict[str, int] = {}
-    seen_in: dict[str, int] = {}
-    for i, m in enumerate(messages):
-        if m.role in ("tool", "function") and i in hidden:
-            for term in terms(m.text):
-                first.setdefault(term, i)
-                last[term] = i
-                seen_in[term] = seen_in.get(term, 0) + 1
-    if not first or budget <= 0:
+    seen = _seen(messages, hidden) if budget > 0 else _Seen({}, {}, {}, 0)
+    if not seen.first:
         return []
-    mentioned = _mentions(messages)
-    ranked = sorted(first, key=lambda t: _rank(t, first[t], last[t], seen_in[t], mentioned), reverse=True)
-    labels = _labels(messages)
+    mentioned = _mentions(messages, seen.start)
+    ranked = sorted(seen.first, key=lambda t: _rank(t, seen.first[t], seen.last[t], seen.outputs[t], mentioned),
+                    reverse=True)
+    call_of = {link.result_at: link.call_at for link in index_tool_calls(messages).links}
+    labels: dict[int, str] = {}
     chosen: dict[int, list[str]] = {}
     left = budget
     for term in ranked:
         if term in shown:
             continue
-        source = last[term]
+        source = seen.last[term]
         cost = counter.count(term) + 1
         if source not in chosen:
-            cost += counter.count(labels.get(source, "")) + 12
+            labels.setdefault(source, _label(messages, call_of, source))
+            cost += counter.count(labels[source]) + 12
         if cost > left:
             if left < 8:
                 break
             continue
         chosen.setdefault(source, []).append(term)
         left -= cost
-    return [IndexEntry(i, labels.get(i, messages[i].name or "tool"), locator(messages[i]) if locator else "",
-                       tuple(sorted(chosen[i], key=lambda t: (first[t], t)))) for i in sorted(chosen)]
+    return [IndexEntry(i, labels[i], locator(messages[i]) if locator else "",
+                       tuple(sorted(chosen[i], key=lambda t: (seen.first[t], t)))) for i in sorted(chosen)]
 
 
 def render_index(entries: Sequence[IndexEntry]) -> str:

@@ -70,17 +70,14 @@ def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, pre
 
 def earlier_items(x: Scan) -> list[Item]:
     """Each earlier summary in the body as one block, as it stood, without what is known to be superseded
-    (:func:`~..scan.earlier_block`); cut in its middle only when the budget cannot hold it whole."""
+    (:func:`~..scan.earlier_block`), whole."""
     done = [content for content, status in x.todos or [] if status in ("completed", "done")]
     gone = [info.path for info in x.files.values() if info.last_op == "deleted"]
     out = []
     for index, text in x.checkpoints:
         block = earlier_block(text, done=done, gone=gone, continued=any(a.index > index for a in x.actions))
-        if block:
-            half = block[: len(block) // 3] + "\n[… the middle of the earlier summary was cut for the budget …]\n" + \
-                block[-len(block) // 3:]
-            out.append(Item("earlier", _EARLIER.format(block), 0, order=-1, block=True,
-                            shorter=(_EARLIER.format(half),)))
+        if block:  # never shortened: the summary's budget has a floor under it (prefix.summary_budget)
+            out.append(Item("earlier", _EARLIER.format(block), 0, order=-1, block=True))
     return out
 
 

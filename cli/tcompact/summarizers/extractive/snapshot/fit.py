@@ -79,11 +79,12 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
     left = budget - skeleton  # own-budget items (the user's messages) are paid from their own budget
     marked = {title for title, n in (dropped or {}).items() if n}
     left -= marker * len(marked)
+    most = budget // 2  # an item with a shorter form never takes more than half of the budget
     for item in sorted((i for i in items if not i.own), key=lambda i: (i.priority, -i.order)):
-        for text in item.shorter if item.cost > left else ():
+        for text in item.shorter if item.cost > min(left, most) else ():
             item.text = text
             item.cost = counter.count(item.line) + 1
-            if item.cost <= left:
+            if item.cost <= min(left, most):
                 break
         if item.cost <= left:
             item.keep = True
@@ -91,15 +92,50 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
         elif owner[id(item)] not in marked:  # the section will say that something was left out
             marked.add(owner[id(item)])
             left -= marker
+    _within(sections, items, budget, dropped=dropped, counter=counter)
+    return render(sections, dropped=dropped)
+
+
+def _within(sections: Sequence[tuple[str, Sequence[Item]]], items: Sequence[Item], budget: int, *,
+            dropped: dict[str, int] | None, counter: TokenCounter) -> None:
+    """When the rendered snapshot is over the budget (the estimate was low: tokens merge across lines), give
+    up the least important kept items — an item with shorter forms takes its shortest first —, then take back
+    left-out ones that fit what that freed, and give up again if the estimate was low once more."""
     over = _spent(sections, dropped, counter) - budget
+    if over <= 0:
+        return
+    given_up, over = _give_up(sections, items, over, budget, dropped=dropped, counter=counter)
+    slack = -over
+    for item in sorted((i for i in items if not i.keep and not i.own and i not in given_up),
+                       key=lambda i: (i.priority, -i.order)):
+        if item.cost <= slack:
+            item.keep = True
+            slack -= item.cost
+    over = _spent(sections, dropped, counter) - budget
+    if over > 0:
+        _give_up(sections, items, over, budget, dropped=dropped, counter=counter)
+
+
+def _give_up(sections: Sequence[tuple[str, Sequence[Item]]], items: Sequence[Item], over: int, budget: int, *,
+             dropped: dict[str, int] | None, counter: TokenCounter) -> tuple[list[Item], int]:
+    """Least important kept items given up (or shortened) until the snapshot fits; those given up, and by how
+    much the snapshot is then over the budget (zero or less)."""
     optional = sorted((i for i in items if i.keep and not i.own), key=lambda i: (-i.priority, i.order))
-    while over > 0 and optional:  # the estimate was low (tokens merge across lines): give up the least
+    given_up = []
+    while over > 0 and optional:
         item = optional.pop(0)
-        item.keep = False
-        over -= item.cost
+        if item.shorter and item.text != item.shorter[-1]:  # its shortest form before nothing
+            item.text = item.shorter[-1]
+            cost, item.cost = item.cost, counter.count(item.line) + 1
+            over -= cost - item.cost
+            optional.append(item)
+        else:
+            item.keep = False
+            given_up.append(item)
+            over -= item.cost
         if over <= 0:
             over = _spent(sections, dropped, counter) - budget
-    return render(sections, dropped=dropped)
+    return given_up, over
 
 
 def _spent(sections: Sequence[tuple[str, Sequence[Item]]], dropped: dict[str, int] | None,

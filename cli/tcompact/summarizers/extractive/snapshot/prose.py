@@ -24,7 +24,8 @@ _SUBJECT = re.compile(r"`[^`\n]+`|[\w./-]*[/._][\w./-]+|\b[a-z]+[A-Z]\w*\b|\b\w*
 _FENCE = re.compile(r"(?ms)^[ \t]*(```|~~~)[^\n]*\n.*?^[ \t]*\1[ \t]*$")
 _ANSWER_CHARS = 800
 _CODE_CHARS = 3000  # a code block longer than this is left out whole
-_ANSWER_WHOLE_CHARS = 12000  # a final answer up to this is kept whole when the budget holds it
+_ANSWER_OWN_CHARS = 6000  # a final answer up to this is kept whole on a budget of its own
+_ANSWER_WHOLE_CHARS = 12000  # one up to this is kept whole when the summary's budget holds it
 
 
 def _subjects(sentence: str) -> set[str]:
@@ -75,8 +76,9 @@ def final_answer(x: Scan) -> int | None:
 
 def answer_items(x: Scan) -> list[Item]:
     """The final answer: whole and verbatim — headings, lists and ✅/❌ marks as written, so an item it lists as
-    removed never reads as current — when the budget holds it; else its first paragraph of prose with its code
-    blocks, each whole, or its first paragraph alone."""
+    removed never reads as current —, on a budget of its own up to :data:`_ANSWER_OWN_CHARS`, else when the
+    summary's budget holds it; else its first paragraph of prose with its code blocks, each whole, or its first
+    paragraph alone."""
     index = final_answer(x)
     if index is None:
         return []
@@ -86,10 +88,12 @@ def answer_items(x: Scan) -> list[Item]:
     prose = " ".join(prose_lines(paragraph)) or clean(paragraph)
     opening = f"- the work ended with this answer: {cut(prose, _ANSWER_CHARS)}" if prose else ""
     codes = [block.group(0).strip("\n") for block in _FENCE.finditer(text) if len(block.group(0)) <= _CODE_CHARS]
+    whole = f"The work ended with this answer (verbatim):\n{text}"
+    if len(text) <= _ANSWER_OWN_CHARS:  # the deliverable, like the user's words, has a budget of its own
+        return [Item("answer", whole, 1, order=index, round=rnd, block=True, own=True)]
     if len(text) <= _ANSWER_WHOLE_CHARS:
         shorter = tuple(form for form in ("\n".join([opening, *codes]).strip("\n"), opening) if form)
-        return [Item("answer", f"The work ended with this answer (verbatim):\n{text}", 1, order=index, round=rnd,
-                     block=True, shorter=shorter)]
+        return [Item("answer", whole, 1, order=index, round=rnd, block=True, shorter=shorter)]
     out = [Item("answer", opening[2:], 1, order=index, round=rnd)] if opening else []
     return out + [Item("code", code, 2, order=index, round=rnd, block=True) for code in codes]
 

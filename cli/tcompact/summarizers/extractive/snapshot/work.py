@@ -26,7 +26,7 @@ _COMMAND_CHARS = 400  # a command line is shown whole up to this, else cut (a he
 _OPEN = ("pending", "in_progress", "in-progress", "todo", "not_started", "active")
 _PYTEST_E = re.compile(r"^E\s+")  # pytest's mark before an error line (the key error is shown without it)
 _LAST_EDITS = 3  # the newest edits whose new text is shown
-_EDIT_CHARS = 2000  # of one edit's new text (a longer one keeps its head and tail)
+_EDIT_CHARS = 1200  # of one edit's new text (a longer one keeps its head and tail)
 
 
 def _label(action: Action) -> str:
@@ -90,7 +90,7 @@ def edit_items(x: Scan) -> list[Item]:
     to be kept; each as the call gave it, a long one cut in its middle."""
     edits = [a for a in x.actions if a.new_text.strip() and a.answered and not a.failed][-_LAST_EDITS:]
     out = []
-    for rank, a in enumerate(reversed(edits)):
+    for a in reversed(edits):
         text = a.new_text
         if len(text) > _EDIT_CHARS:
             half = _EDIT_CHARS // 2
@@ -100,7 +100,7 @@ def edit_items(x: Scan) -> list[Item]:
         else:
             fence = "~~~" if "```" in text else "```"
             shown = f"- last edits: {a.label} put in:\n{fence}\n{text}\n{fence}"
-        out.append(Item("edit", shown, 1 if rank == 0 else 2, order=a.index, round=a.round, block=True))
+        out.append(Item("edit", shown, 3, order=a.index, round=a.round, block=True))
     return out
 
 
