@@ -6,6 +6,7 @@ the working set of the open task (files, identifiers, values, the last edits, er
 fixed), the state of tests and builds, and the next step. :func:`handoff_text` is the one place it
 is made, in two parts within ``budget`` bytes of UTF-8 (characters, for English text):
 
+- one line on the state of tests and builds (the latest test run and what was edited after it);
 - the extractive summariser's state snapshot (contract ``current``: the active task and the user's
   messages quoted whole, constraints, current work, files, blockers and the last test and build
   runs, failed attempts, the artifact trail, and a resume point with the next step) over every
@@ -69,9 +70,19 @@ def handoff_text(messages: Sequence[Message], *, budget: int = DEFAULT_BUDGET, s
     tail = f"\n</{TAG}>"
     room = max(budget, MIN_BUDGET) - _size(head) - _size(tail)
     scan = Scan(tuple(messages), range(len(messages)))
-    state = _state(scan, int(room * STATE_SHARE))
-    files = _working_set(messages, room - _size(state), shown=state)
-    return head + state + files + tail
+    tests = _tests(scan, room // 10)
+    state = _state(scan, int(room * STATE_SHARE) - _size(tests))
+    files = _working_set(messages, room - _size(tests) - _size(state), shown=state)
+    return head + tests + state + files + tail
+
+
+def _tests(scan: Any, room: int) -> str:
+    """One line on the state of tests and builds (the latest run, and what was edited after it), first:
+    the snapshot may leave it out for its budget."""
+    from ..summarizers.extractive.tools import test_coverage
+
+    lines = [line for line, _ in test_coverage(scan.actions)] or ["no test or build run recorded"]
+    return _head(f"Tests and builds: {'; '.join(lines)}", room - 2).rstrip() + "\n\n"
 
 
 def _state(scan: Any, room: int) -> str:
