@@ -72,9 +72,10 @@ AGENTS: tuple[Agent, ...] = (
         name="codex", label="Codex", env="CODEX_HOME", folder=".codex", file="hooks.json",
         events=(Event("PreCompact", None, "pre-compact"), Event("SessionStart", "compact", "session-start")),
         statusline=False,
-        trust="Codex runs a hook only once it is trusted: start `codex`, type /hooks and trust tcompact's two "
-              "hooks (once; again after the command changes). `codex exec --dangerously-bypass-hook-trust` runs "
-              "them without that step, for automation that vets its hooks itself.",
+        trust="Codex runs a hook only once it is trusted: start `codex`, type /hooks (it says \"2 hooks need review "
+              "before they can run\") and press t to trust them (once; again after their command changes). "
+              "`codex exec --dangerously-bypass-hook-trust` runs hooks without that step, for automation that vets "
+              "its hooks itself.",
         budget=9_000,  # Codex 0.171 cuts hook context past 2,500 tokens (10,000 bytes: it counts 4 bytes a token)
     ),
 )
