@@ -349,7 +349,7 @@ def test_provider_usage_that_predates_a_compaction_says_so(runner, tmp_path):
         return t["provider_usage"]["last_line"], t["provider_usage"]["predates_compaction"], tail
 
     assert usage() == (48, compacted, "  context at the last request: 15,652 reported, before the compaction at line "
-                                      f"{compacted}; 1,614 counted by tcompact now (the usage predates the compaction)")
+                                      f"{compacted}; 1,615 counted by tcompact now (the usage predates the compaction)")
     # Codex resumed and reported a request after the compaction: the figures are of the new context
     event = {"timestamp": "2099-01-01T00:00:00.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
         "last_token_usage": {"input_tokens": 2500, "output_tokens": 10}, "total_token_usage": {"input_tokens": 9}}}}
