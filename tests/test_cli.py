@@ -354,7 +354,7 @@ def test_provider_usage_that_predates_a_compaction_says_so(runner, tmp_path):
     event = {"timestamp": "2099-01-01T00:00:00.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
         "last_token_usage": {"input_tokens": 2500, "output_tokens": 10}, "total_token_usage": {"input_tokens": 9}}}}
     (tmp_path / "out.jsonl").write_bytes(b"\n".join(lines) + b"\n" + orjson.dumps(event) + b"\n")
-    assert usage() == (len(lines) + 1, None, "  context at the last request: 2,500 reported vs 1,614 counted by "
+    assert usage() == (len(lines) + 1, None, "  context at the last request: 2,500 reported vs 1,615 counted by "
                                              "tcompact (the provider also counts the system prompt and tool "
                                              "definitions)")
 

@@ -71,7 +71,7 @@ def test_only_the_tools_named_are_masked_and_zero_turns_masks_every_output():
 
 
 def test_its_settings_are_validated_and_listed():
-    with pytest.raises(UsageError, match=r"^mask setting keep_recent_turns: Input should be greater than or equal"):
+    with pytest.raises(UsageError, match=r"^mask setting keep_recent_turns must be 0 or more, not -1 — settings of mask: "):
         chain_settings(parse_chain("mask"), overrides=parse_sets(["keep_recent_turns=-1"]))
     settings = get("mask").settings_model()
     assert (settings.keep_recent_turns, settings.min_tokens, settings.tools) == (10, 100, [])
