@@ -297,3 +297,25 @@ def test_statusline_on_bad_input_prints_why_and_exits_0(home):
     done = hook(home, ["statusline"], "{")
     assert done.returncode == 0
     assert done.stdout.decode().startswith("tcompact: no status (Expecting property name")
+
+
+def test_what_the_hooks_keep_is_listed_and_cleaned_with_the_rest(home):
+    # issue 23 item 18 with issue 24: each compaction of the agent's own adds a copy of the whole transcript to the
+    # state folder; `restore --list` and `--clean` must see it as they see the runs of fork and in-place
+    path = Path(__file__).parent.parent / "sample_transcripts" / "claude_code_session.jsonl"
+    assert hook(home, ["hook", "pre-compact", "--agent", "claude"], _payload(path, trigger="auto")).returncode == 0
+    assert hook(home, ["hook", "session-start", "--agent", "claude"], _payload(path, source="compact")).returncode == 0
+    root = Path(home["XDG_STATE_HOME"]) / "tcompact"
+    (folder,) = [p for p in (root / "live" / "claude-sess-1").iterdir() if p.is_dir()]
+    doc = json.loads(tcompact(home, "restore", "--list", "--json").stdout)
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    assert [(e["kind"], e["agent"], e["session"], e["path"], e["bytes"], e["holds"]) for e in doc["entries"]] == [
+        ("pre-compaction", "claude", "sess-1", str(folder), size, "the transcript before the compaction, the handoff")]
+    assert doc["entries"][0]["created"] == (f"{folder.name[:4]}-{folder.name[4:6]}-{folder.name[6:8]}T"
+                                            f"{folder.name[9:11]}:{folder.name[11:13]}:{folder.name[13:15]}Z")
+    text = tcompact(home, "restore", "--list").stdout
+    assert text.splitlines()[0] == (f"tcompact keeps 0 run(s) in {root}, 1 copy(ies) the live hooks kept before an "
+                                    f"agent's compaction and 0 in-place backup(s) beside their sessions: {size:,} bytes")
+    gone = tcompact(home, "restore", "--clean", "--older-than", "0d", "--json")
+    assert (gone.exit_code, json.loads(gone.stdout)["removed_bytes"]) == (0, size)
+    assert not folder.exists()
