@@ -58,8 +58,10 @@ ModelOpt = Annotated[str | None, typer.Option("--model", help="Model: its encodi
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
                                                 "OPENAI_BASE_URL). The key comes from OPENAI_API_KEY.",
                                                 show_default=False)]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt (the "
-                                           "whole answer).")]
+TimeoutOpt = Annotated[float | None, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt "
+                                                  "(the whole answer). Default: twice the time the call's size takes "
+                                                  "at the server's measured speed, plus 30 s, at least 60 s.",
+                                                  show_default=False)]
 MaxRetriesOpt = Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")]
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Summariser calls run at once (round-level).")]
 RequestModeOpt = Annotated[str | None, typer.Option("--request-mode", help="openai: send the conversation as chat "

@@ -43,7 +43,7 @@ COMPACT_OPTIONS = (
     ("compressor", ChainOpt, DEFAULT_CHAIN), ("summarizer", SummarizerOpt, "extractive"), ("output", OutputOpt, None),
     ("dump_dir", DumpDirOpt, None), ("report", ReportOpt, None), ("offload_dir", OffloadDirOpt, None),
     ("to", ToOpt, None), ("sets", SetOpt, None), ("config", ConfigOpt, None), ("model", ModelOpt, None),
-    ("base_url", BaseUrlOpt, None), ("timeout", TimeoutOpt, 60.0), ("max_retries", MaxRetriesOpt, 2),
+    ("base_url", BaseUrlOpt, None), ("timeout", TimeoutOpt, None), ("max_retries", MaxRetriesOpt, 2),
     ("concurrency", ConcurrencyOpt, 4), ("request_mode", RequestModeOpt, None),
     ("summarizer_window", SummarizerWindowOpt, None), ("replay_dir", ReplayDirOpt, None),
     ("context_window", ContextWindowOpt, None), ("trigger_ratio", TriggerRatioOpt, None),
@@ -56,7 +56,7 @@ COMPACT_OPTIONS = (
 
 
 def compact_job(*, compressor: str, summarizer: str, sets: list[str] | None, config: Path | None, model: str | None,
-                base_url: str | None, timeout: float, max_retries: int, concurrency: int, request_mode: str | None,
+                base_url: str | None, timeout: float | None, max_retries: int, concurrency: int, request_mode: str | None,
                 summarizer_window: int | None, replay_dir: Path | None, context_window: int | None,
                 trigger_ratio: float | None, encoding: str | None, preserve: str | None, force: bool, to: str | None,
                 transcript: str | None, fmt: str | None, full_history: bool, skip_bad_lines: bool, no_cache: bool,
@@ -102,8 +102,9 @@ def compact(path: PathArg = None, job=None, selector=None, *, json_out: bool = F
     from .. import render
     from ..compaction import run_job
 
-    outcome = run_job(replace(job, path=path, selector=selector), warn=render.warn,
-                      warn_skipped=render.warn_skipped_lines)
+    with render.call_progress(enabled=not json_out) as progress:
+        job = replace(job, path=path, selector=selector, options=replace(job.options, progress=progress))
+        outcome = run_job(job, warn=render.warn, warn_skipped=render.warn_skipped_lines)
     render.compact_outcome(outcome, json_out=json_out)
     if outcome.failure is not None:
         raise outcome.failure
