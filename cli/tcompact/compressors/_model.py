@@ -33,13 +33,13 @@ from ..summarizers.base import ModelWindow, SummaryRequest, SummaryResponse, Sum
 from ..summarizers.contracts import extract_snapshot
 from ..summarizers.validity import cut_problem, text_problem
 from ._pieces import plan_pieces
-from ._summarize import TOKEN_RATIO, Summary, output_budget, prompt_room, summarize
+from ._summarize import FIT_MARGIN, OVERFLOW_BUDGETS, TOKEN_RATIO, Summary, output_budget, prompt_room, summarize
 from .base import CallRecord, Context
 
 __all__ = ["Written", "model_summary", "writes_with_model", "answer_budget"]
 
 ANSWER_MIN, ANSWER_MAX = 160, 1024
-REPLANS = 2
+REPLANS = len(OVERFLOW_BUDGETS)
 _FIELDS = narrative.FIELDS
 
 
@@ -54,8 +54,9 @@ class Written:
 
 
 def writes_with_model(summarizer: object) -> bool:
-    """Whether the summariser's answers are a model's (not the extractive summariser's, nor a replay of them)."""
-    return summarizer is not None and not getattr(summarizer, "trusted", False)
+    """Whether the summariser is a model that writes the narrative beside the extractive facts (``narrates``:
+    the openai backend, and the replay of dumps it recorded so)."""
+    return bool(getattr(summarizer, "narrates", False))
 
 
 def answer_budget(target: int, window: ModelWindow | None) -> int:
@@ -70,18 +71,32 @@ def model_summary(messages: Sequence[Message], span: Span, ctx: Context, *, fact
     facts = extract_snapshot(ExtractiveSummarizer(ctx.counter).summarize(facts_request).text)
     window, ratio = model_window(ctx.summarizer), TOKEN_RATIO
     calls: list[CallRecord] = []
+    first = 0.0  # tokens (the server's, estimated) the first request refused as too big needed
     for attempt in range(REPLANS + 1):
         run = _Run(messages, span, ctx, facts=facts, request=facts_request, window=window, ratio=ratio)
         got = run.execute()
         calls += run.calls
         exc = got.error
-        if got.text is None and exc is not None and exc.kind == "context_overflow" and exc.context_window \
-                and attempt < REPLANS:
-            window = ModelWindow(exc.context_window, "overflow error")
-            ratio = exc.prompt_tokens / run.refused * 1.03 if exc.prompt_tokens and run.refused else ratio
+        overflow = got.text is None and exc is not None and exc.kind == "context_overflow" and run.refused > 0
+        if overflow and attempt < REPLANS:
+            first = first or run.refused * ratio + run.out + FIT_MARGIN
+            window, ratio = _learned(exc, run, first * OVERFLOW_BUDGETS[attempt], ratio)
+            calls[-1] = replace(calls[-1], retried=True, reason=f"context overflow: the calls planned again for a "
+                                f"window of {window.tokens:,} tokens ({window.source})")
             continue
+        if overflow:
+            calls[-1] = replace(calls[-1], reason="overflow retries exhausted")
         return replace(got, calls=tuple(calls))
     raise AssertionError("unreachable")
+
+
+def _learned(exc: SummarizerError, run: _Run, guess: float, ratio: float) -> tuple[ModelWindow, float]:
+    """The window to plan for after an overflow refusal: the one it names (and the token ratio its prompt size
+    shows), else ``guess`` (a share of what the first refused request needed)."""
+    if exc.context_window:
+        ratio = exc.prompt_tokens / run.refused * 1.03 if exc.prompt_tokens else ratio
+        return ModelWindow(exc.context_window, "overflow error"), ratio
+    return ModelWindow(int(guess), "overflow error, estimated"), ratio
 
 
 class _Run:

@@ -51,7 +51,8 @@ def plan_pieces(messages: Sequence[Message], span: Span, *, room: int | None, co
     """The pieces of ``span.body`` whose requests fit ``room`` tokens of messages (None: no limit known)."""
     cost = [counter.message(messages[i]).total + _FRAMING for i in range(span.tail.start)]
     if room is None or sum(cost) <= room:
-        return Plan(tuple(messages[: span.body.start]), ((span.body, tuple(messages[span.body])),), True)
+        return Plan(tuple(messages[: span.body.start]), ((span.body, tuple(messages[span.body.start:span.body.stop])),),
+                    True)
     context, notes = _context(messages, span, room=room, cost=cost, counter=counter, window=window)
     left = max(room - sum(counter.message(m).total + _FRAMING for m in context), room // 2)
     legal = sorted({c for c in legal_cut_points(messages) if span.body.start < c < span.body.stop} | {span.body.stop})

@@ -38,6 +38,7 @@ class PromptOverride:
 
     def __init__(self, inner: Summarizer, prompt: str | None) -> None:
         self.inner, self.prompt, self.name = inner, prompt, inner.name
+        self.narrates = getattr(inner, "narrates", False)
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         return self.inner.summarize(self._override(request))

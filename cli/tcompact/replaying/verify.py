@@ -104,6 +104,7 @@ class _Recorder:
     def __init__(self, inner: Summarizer) -> None:
         self.inner = inner
         self.requests: list[SummaryRequest] = []
+        self.narrates = getattr(inner, "narrates", False)
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         self.requests.append(request)

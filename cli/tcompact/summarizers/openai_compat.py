@@ -134,6 +134,8 @@ class OpenAISummarizer:
     """A summariser backed by an OpenAI-compatible chat-completions endpoint."""
 
     name = "openai"
+    #: it writes the narrative beside the extractive facts (compressors/_model.py), not a whole snapshot
+    narrates = True
 
     def __init__(self, *, model: str, base_url: str | None = None, api_key: str | None = None,
                  timeout: float | None = 60.0, mode: str = "conversation", temperature: float | None = 0.0,
@@ -175,6 +177,8 @@ class OpenAISummarizer:
         failure: SummarizerError | None = None
         try:
             reply = self._send(kwargs, request, sent=sent, deadline=deadline)
+        except SummarizerError as exc:  # an answer that is no reply (no choices, only tool calls)
+            failure = exc
         except Exception as exc:  # noqa: BLE001 - every client failure becomes a SummarizerError
             failure = self._error(exc, deadline)
         if failure is not None and "response_format" in kwargs and _schema_refused(failure):
@@ -265,7 +269,7 @@ class OpenAISummarizer:
         base = str(self._client.base_url).rstrip("/")
         for url, pick in ((f"{base}/models", self._models_window), (f"{base.removesuffix('/v1')}/props", _props_window)):
             try:
-                body = self._client.get(url, cast_to=object, options={"timeout": min(self.timeout, 10.0)})
+                body = self._client.get(url, cast_to=object, options={"timeout": min(self.timeout or 10.0, 10.0)})
             except Exception:  # noqa: BLE001 - a server that does not say is a server whose window is unknown
                 continue
             tokens = pick(body)
