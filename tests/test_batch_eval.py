@@ -26,6 +26,7 @@ from tcompact.batch.results import settings_id
 from tcompact.batch.worker import Job, execute
 from tcompact.defaults import DEFAULT_CHAIN
 from tcompact.evaluation import EvalOptions, evaluate_file
+from tcompact.summarizers import RunSettings
 
 
 def test_lines_totals_and_errors_are_those_of_tcompact_eval(runner, tmp_path):
@@ -88,7 +89,11 @@ def test_the_settings_that_decide_a_result_decide_resuming(runner, tmp_path):
     assert len(set(ids)) == len(ids) == 16
     config.write_text("[micro]\nmin_tokens = 30\n")  # the config's content counts, not only its path
     assert sid(config=config) not in ids
-    assert sid(api_key="sk-test", timeout=5.0) == sid()  # the key and the deadline decide nothing
+    run = RunSettings(timeout=5.0, retries=0, concurrency=1)
+    assert sid(api_key="sk-test", run=run, dump_dir=tmp_path) == sid()  # the key, the calls, the dumps decide nothing
+    needed = [sid(metric="needed"), sid(metric="both"), sid(metric="needed", cuts=2)]
+    assert len(set(needed)) == 3 and not set(needed) & set(ids)
+    assert sid(cuts=2) == sid()  # the canaries alone: the cuts decide nothing
 
 
 def test_a_failed_chain_exits_1_and_is_run_again_by_retry_failed(runner, tmp_path):

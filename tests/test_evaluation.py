@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from tcompact.app import app
 from tcompact.commands.compact import DEFAULT_CHAIN
 from tcompact.compaction import CompactOptions
-from tcompact.evaluation import KINDS, EvalOptions, _digest, evaluate_file, evaluate_paths, summarize
+from tcompact.evaluation import KINDS, EvalOptions, evaluate_file, evaluate_paths, summarize
+from tcompact.evaluation.canary_eval import _digest
 from tcompact.evaluation.canaries import Canary, draw, fresh_token
 from tcompact.evaluation.editors import append_paragraph, insert_line, plant_records
 from tcompact.evaluation.planting import plan

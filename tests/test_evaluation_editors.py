@@ -139,7 +139,9 @@ def test_share_is_rounded_and_none_without_canaries():
     ({"per_kind": 0}, "Input should be greater than or equal to 1"),
     ({"per_kind": 21}, "Input should be less than or equal to 20"),
     ({"seed": -1}, "Input should be greater than or equal to 0"),
-    ({"timeout": 0}, "Input should be greater than 0"),
+    ({"cuts": 0}, "Input should be greater than or equal to 1"),
+    ({"cuts": 51}, "Input should be less than or equal to 50"),
+    ({"metric": "all"}, "Input should be 'canaries', 'needed' or 'both'"),
     ({"colour": 1}, "Extra inputs are not permitted"),
 ])
 def test_eval_options_are_validated_at_the_boundary(values, message):

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_evaluation import _one_step, check_well_formed
 
-from tcompact.evaluation import _digest
+from tcompact.evaluation.canary_eval import _digest
 from tcompact.evaluation.canaries import KINDS, draw
 from tcompact.evaluation.editors import plant_records
 from tcompact.evaluation.planting import plan

@@ -4,7 +4,7 @@ A kind is a few declarations: the function that turns one file into a JSON-ready
 (raising a :class:`~tcompact.errors.TcompactError` when the file cannot be done), the part of its
 settings that decides the figures (the fingerprint a resumed run must match), and how the figures
 of many files add up — by default :func:`fold` (numbers summed, category strings counted); eval
-adds them up with ``tcompact eval``'s own per-chain :class:`~tcompact.evaluation.Summary`. The
+adds them up with ``tcompact eval``'s own per-chain :class:`~tcompact.evaluation.Totals`. The
 registry is an explicit tuple; a duplicate name fails at import and an unknown one is an error
 listing the known ones (as for compressors).
 """
@@ -20,8 +20,9 @@ from typing import Any
 from ..compaction import (CompactOptions, OutputPaths, check_options, compact_file, default_paths, resolve_chain,
                           run_failure, strict_failure, write_run)
 from ..errors import UsageError
+from .. import evaluation
 from ..evaluation import KINDS as CANARY_KINDS
-from ..evaluation import EvalOptions, Summary, evaluate_file
+from ..evaluation import EvalOptions, evaluate_file
 from ..inspection import InspectOptions, inspect_file
 
 __all__ = ["Kind", "KINDS", "get_kind", "CompactTask", "mirror_output", "fold", "Totals", "failed_chains"]
@@ -212,41 +213,45 @@ def _check_eval(options: EvalOptions) -> None:
 
 
 def _eval_fingerprint(options: EvalOptions) -> dict[str, Any]:
-    """The seed, the canaries per kind and, per chain in order, what decides its compaction."""
+    """The seed, the canaries per kind and, per chain in order, what decides its compaction; with the
+    needed tokens, the metric and the cuts a session."""
     chains = options.chain_list()
-    return _plain({"seed": options.seed, "per_kind": options.per_kind, "order": chains,
+    needed = {"metric": options.metric, "cuts": options.cuts} if options.needed else {}
+    return _plain({"seed": options.seed, "per_kind": options.per_kind, **needed, "order": chains,
                    "chains": {c: _options_fingerprint(options.compact_options(c)) for c in chains}})
 
 
 class EvalTotals(Totals):
-    """The totals of batch eval: ``tcompact eval``'s per-chain summary of the same files, with the
+    """The totals of batch eval: ``tcompact eval``'s per-chain summaries of the same files, with the
     sessions, canaries and skipped kinds counted (the header of eval's table)."""
 
     def __init__(self, options: EvalOptions) -> None:
         super().__init__(frozenset())
         self.options = options
         self.chains = options.chain_list()
-        self.summary = Summary(self.chains)
+        self.totals = evaluation.Totals(options, self.chains)
         self.sessions = self.canaries = 0
         self.skipped = {k: 0 for k in CANARY_KINDS}
 
     def add(self, figures: Mapping[str, Any]) -> None:
-        self.summary.add(figures)
+        self.totals.add(figures)
         self.sessions += 1
-        self.canaries += len(figures["canaries"])
-        for kind in figures["skipped_kinds"]:
+        self.canaries += len(figures.get("canaries", ()))
+        for kind in figures.get("skipped_kinds", ()):
             self.skipped[kind] += 1
 
     def result(self) -> dict[str, Any]:
         o = self.options
-        return {"seed": o.seed, "per_kind": o.per_kind, "kinds": list(CANARY_KINDS), "chains": self.chains,
-                "default_chain": o.default_chain, "sessions": self.sessions, "canaries": self.canaries,
-                "skipped_kinds": self.skipped, "summary": self.summary.rows()}
+        return {"metric": o.metric, "seed": o.seed, "per_kind": o.per_kind, "kinds": list(CANARY_KINDS),
+                "chains": self.chains, "default_chain": o.default_chain, "sessions": self.sessions,
+                "canaries": self.canaries, "skipped_kinds": self.skipped, **self.totals.result()}
 
 
 def failed_chains(figures: Mapping[str, Any]) -> bool:
     """Whether a chain's compaction failed in this eval line (its summariser): --retry-failed runs it again."""
-    return any(r["status"] == "failed" for r in figures["results"])
+    needed = figures.get("needed", {}).get("cuts", ())
+    return any(r["status"] == "failed" for r in [*figures.get("results", ()),
+                                                 *(r for cut in needed for r in cut["results"])])
 
 
 # --- the registry ------------------------------------------------------------------------------

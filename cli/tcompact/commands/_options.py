@@ -74,6 +74,21 @@ SummarizerWindowOpt = Annotated[int | None, typer.Option("--summarizer-window", 
 ReplayDirOpt = Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers from.",
                                                    show_default=False)]
 
+#: How the summariser's calls are made, as compact and eval take them:
+#: (parameter, option, default), in the order --help shows them; they make one RunSettings.
+RUN_OPTIONS = (("timeout", TimeoutOpt, None), ("max_retries", MaxRetriesOpt, 2), ("concurrency", ConcurrencyOpt, 4),
+               ("request_mode", RequestModeOpt, None), ("summarizer_window", SummarizerWindowOpt, None))
+
+
+def run_settings(*, timeout: float | None, max_retries: int, concurrency: int, request_mode: str | None,
+                 summarizer_window: int | None):
+    """The RunSettings of the RUN_OPTIONS values (validated here, at the boundary: a bad value is one
+    UsageError in the option's own words)."""
+    from ..summarizers import RunSettings
+
+    return RunSettings.checked(retries=max_retries, timeout=timeout, concurrency=concurrency,
+                               request_mode=request_mode, summarizer_window=summarizer_window)
+
 
 def api_key() -> str | None:
     """The openai key, read here at the edge (it travels with the options to a batch's workers)."""

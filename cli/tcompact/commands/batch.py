@@ -13,9 +13,9 @@ import typer
 from ..defaults import DEFAULT_CHAIN
 from ._help import Group
 from ._options import (ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, MaxRetriesOpt,
-                       NoCacheOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, api_key, option_group,
-                       read_options)
-from .eval import ModelOpt, PreserveOpt, fail_on_failed_chains, with_eval_options
+                       ModelOpt, NoCacheOpt, PreserveOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, api_key,
+                       option_group, read_options)
+from .eval import fail_on_failed_chains, measured_rows, with_eval_options
 
 batch_app = typer.Typer(
     name="batch", no_args_is_help=True, cls=Group,
@@ -202,21 +202,23 @@ def batch_compact(sources: SourcesArg, how=None, task=None) -> None:
 @with_batch_options
 @with_eval_options("batch eval")
 def batch_eval(sources: SourcesArg, how=None, options=None) -> None:
-    """Measure what each compressor keeps of planted canaries, over a whole corpus.
+    """Measure what each compressor keeps (canaries or needed tokens), over a whole corpus.
 
     Each file is evaluated as `tcompact eval` evaluates it (its line's figures are the entry
-    `tcompact eval --json` gives for it), and the totals are eval's per-chain table over every
-    file. Nothing is written but the batch folder.
+    `tcompact eval --json` gives for it), and the totals are eval's per-chain tables over every
+    file. Nothing is written but the batch folder (and the dumps --dump-dir asks for).
 
     Example:
 
     \b
       tcompact batch eval runs/ --out runs.eval/ -c full -c dialogue --engine ray
+      tcompact batch eval runs/ --out runs.needed/ --metric needed -c full
     """
-    paths = {k: getattr(options, k).resolve() for k in ("replay_dir", "config") if getattr(options, k) is not None}
+    paths = {k: getattr(options, k).resolve() for k in ("replay_dir", "config", "dump_dir")
+             if getattr(options, k) is not None}
     options = options.model_copy(update={"api_key": os.environ.get("OPENAI_API_KEY"), **paths})  # as Ray gets them
     summary = _run("eval", sources, options, how)
-    fail_on_failed_chains(summary["totals"]["summary"],  # as `tcompact eval` ends
+    fail_on_failed_chains(measured_rows(summary["totals"]),  # as `tcompact eval` ends
                           hint="their rows count nothing as kept; --retry-failed runs those files again")
 
 

@@ -8,10 +8,10 @@ from typing import Annotated, Any
 import typer
 
 from ..defaults import DEFAULT_CHAIN
-from ._options import (BaseUrlOpt, ChainOpt, ConcurrencyOpt, ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt,
-                       FullHistoryOpt, JsonOpt, MaxRetriesOpt, ModelOpt, NoCacheOpt, PreserveOpt, ReplayDirOpt,
-                       RequestModeOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, SummarizerWindowOpt, TimeoutOpt, ToOpt,
-                       TranscriptOpt, TriggerRatioOpt, api_key, option_group, read_options, with_selectors)
+from ._options import (RUN_OPTIONS, BaseUrlOpt, ChainOpt, ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt,
+                       FullHistoryOpt, JsonOpt, ModelOpt, NoCacheOpt, PreserveOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt,
+                       SummarizerOpt, ToOpt, TranscriptOpt, TriggerRatioOpt, api_key, option_group, read_options,
+                       run_settings, with_selectors)
 
 
 PathArg = Annotated[Path | None, typer.Argument(help="The transcript to compact (none: the session --session names).",
@@ -43,9 +43,7 @@ COMPACT_OPTIONS = (
     ("compressor", ChainOpt, DEFAULT_CHAIN), ("summarizer", SummarizerOpt, "extractive"), ("output", OutputOpt, None),
     ("dump_dir", DumpDirOpt, None), ("report", ReportOpt, None), ("offload_dir", OffloadDirOpt, None),
     ("to", ToOpt, None), ("sets", SetOpt, None), ("config", ConfigOpt, None), ("model", ModelOpt, None),
-    ("base_url", BaseUrlOpt, None), ("timeout", TimeoutOpt, None), ("max_retries", MaxRetriesOpt, 2),
-    ("concurrency", ConcurrencyOpt, 4), ("request_mode", RequestModeOpt, None),
-    ("summarizer_window", SummarizerWindowOpt, None), ("replay_dir", ReplayDirOpt, None),
+    ("base_url", BaseUrlOpt, None), *RUN_OPTIONS, ("replay_dir", ReplayDirOpt, None),
     ("context_window", ContextWindowOpt, None), ("trigger_ratio", TriggerRatioOpt, None),
     ("encoding", EncodingOpt, None), ("preserve", PreserveOpt, None), ("html", HtmlOpt, None),
     ("force", ForceOpt, False), ("dry_run", DryRunOpt, False), ("strict", StrictOpt, False),
@@ -65,10 +63,9 @@ def compact_job(*, compressor: str, summarizer: str, sets: list[str] | None, con
     here at the boundary: the run settings, the --set overrides, the reading options."""
     from ..compaction import CompactJob, CompactOptions
     from ..compressors import parse_sets
-    from ..summarizers import RunSettings
 
-    run = RunSettings.checked(retries=max_retries, timeout=timeout, concurrency=concurrency,
-                              request_mode=request_mode, summarizer_window=summarizer_window)
+    run = run_settings(timeout=timeout, max_retries=max_retries, concurrency=concurrency, request_mode=request_mode,
+                       summarizer_window=summarizer_window)
     options = CompactOptions(
         chain=compressor, overrides=parse_sets(sets), config=config, trigger_ratio=trigger_ratio,
         summarizer=summarizer, model=model, base_url=base_url, api_key=api_key(), replay_dir=replay_dir, run=run,

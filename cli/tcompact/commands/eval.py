@@ -1,4 +1,4 @@
-"""``tcompact eval``: plant canaries in copies of sessions, compact them, report what survived.
+"""``tcompact eval``: compact copies of sessions and report what survived: planted canaries, needed tokens.
 
 Its options are declared here once; ``tcompact batch eval`` takes the same ones.
 """
@@ -12,43 +12,50 @@ from typing import Annotated, Any
 import typer
 
 from ..defaults import DEFAULT_CHAIN
-from ._options import (ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt,
-                       ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, TranscriptOpt, option_group,
-                       with_selectors)
+from ._options import (RUN_OPTIONS, BaseUrlOpt, ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt,
+                       JsonOpt, ModelOpt, NoCacheOpt, PreserveOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt,
+                       TranscriptOpt, option_group, run_settings, with_selectors)
 
 ChainsOpt = Annotated[list[str] | None, typer.Option("-c", "--compressor", help="A compressor or chain to evaluate "
                                                      "(repeatable; default: every compressor and the default chain "
                                                      "of compact).", show_default=False)]
+MetricOpt = Annotated[str, typer.Option("--metric", help="What to measure: canaries (planted facts), needed (the "
+                                        "needed-token recall at cut points, beside two baselines) or both.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the canaries' texts and places.")]
 PerKindOpt = Annotated[int, typer.Option("--per-kind", help="Canaries of each kind planted per session.")]
-ModelOpt = Annotated[str | None, typer.Option("--model", help="Model: its encoding and window, and the model the "
-                                              "openai summariser calls.", show_default=False)]
-BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
-                                                "OPENAI_BASE_URL).", show_default=False)]
-PreserveOpt = Annotated[str | None, typer.Option("--preserve", help="What the summaries must keep, in your words.",
+CutsOpt = Annotated[int, typer.Option("--cuts", help="Needed tokens: cut points per session at most (1-50).")]
+DumpDirOpt = Annotated[Path | None, typer.Option("--dump-dir", help="Write the dump of every summariser call here: "
+                                                 "DIR/<session>/<chain>/ (needed: DIR/<session>/cut-<N>/<chain>/).",
                                                  show_default=False)]
 
 
 #: The options that make up an EvalOptions: (parameter, option, default), in the order --help shows them.
-EVAL_OPTIONS = (("chains", ChainsOpt, None), ("seed", SeedOpt, 1), ("per_kind", PerKindOpt, 2),
-                ("summarizer", SummarizerOpt, "extractive"), ("model", ModelOpt, None), ("base_url", BaseUrlOpt, None),
-                ("replay_dir", ReplayDirOpt, None), ("sets", SetOpt, None), ("config", ConfigOpt, None),
-                ("context_window", ContextWindowOpt, None), ("encoding", EncodingOpt, None),
+EVAL_OPTIONS = (("chains", ChainsOpt, None), ("metric", MetricOpt, "canaries"), ("seed", SeedOpt, 1),
+                ("per_kind", PerKindOpt, 2), ("cuts", CutsOpt, 4), ("summarizer", SummarizerOpt, "extractive"),
+                ("model", ModelOpt, None), ("base_url", BaseUrlOpt, None), *RUN_OPTIONS,
+                ("replay_dir", ReplayDirOpt, None), ("dump_dir", DumpDirOpt, None), ("sets", SetOpt, None),
+                ("config", ConfigOpt, None), ("context_window", ContextWindowOpt, None), ("encoding", EncodingOpt, None),
                 ("preserve", PreserveOpt, None), ("transcript", TranscriptOpt, None), ("fmt", FormatOpt, None),
                 ("full_history", FullHistoryOpt, False), ("skip_bad_lines", SkipBadLinesOpt, False))
 
 
-def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | None, fmt: str | None, **values: Any):
+def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | None, fmt: str | None, timeout: float,
+                 max_retries: int, concurrency: int, request_mode: str | None, summarizer_window: int | None,
+                 **values: Any):
     """EvalOptions from the command's values (validated here, at the boundary); a bad value is one
-    UsageError naming its option."""
+    UsageError naming its option (the summariser's run settings in compact's words)."""
     from pydantic import ValidationError
 
     from ..errors import UsageError
-    from ..evaluation import EvalOptions
+    from ..evaluation import METRICS, EvalOptions
 
+    if values["metric"] not in METRICS:
+        raise UsageError(f"unknown --metric {values['metric']!r}", hint=f"use one of: {', '.join(METRICS)}")
+    run = run_settings(timeout=timeout, max_retries=max_retries, concurrency=concurrency, request_mode=request_mode,
+                       summarizer_window=summarizer_window)
     try:
         return EvalOptions(chains=tuple(chains or ()), sets=tuple(sets or ()), format=fmt, default_chain=DEFAULT_CHAIN,
-                           **values)
+                           run=run, **values)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise UsageError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}",
@@ -68,14 +75,21 @@ PathsArg = Annotated[list[Path] | None, typer.Argument(help="Session files or fo
 @with_eval_options("eval")
 def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_cache: NoCacheOpt = False,
           selector=None) -> None:
-    """Measure what each compressor keeps of planted canaries.
+    """Measure what each compressor keeps: planted canaries, or the tokens the agent went on to use.
 
-    In a copy of each session (nothing is written) it plants seeded facts — an error line inside
-    a tool output, a file written, a command run and its outcome, a user constraint, a user
-    preference, a decision, a fact stated once early — compacts the copy with each chain as
-    `compact --force` would, and reports per chain and kind the share found verbatim in what the
-    model would see, the tokens against the original, tool-pairing violations and whether the
-    last real request was kept.
+    --metric canaries (the default): in a copy of each session (nothing is written) it plants
+    seeded facts — an error line inside a tool output, a file written, a command run and its
+    outcome, a user constraint, a user preference, a decision, a fact stated once early —
+    compacts the copy with each chain as `compact --force` would, and reports per chain and kind
+    the share found verbatim in what the model would see, the tokens against the original,
+    tool-pairing violations and whether the last real request was kept.
+
+    --metric needed: at up to --cuts points where the agent is about to act, the paths,
+    identifiers and numbers it learned from its tools and used in its next 40 calls; the session
+    before each point is compacted with each chain and cut by two baselines (the last 20
+    messages; every tool output cut to its head and tail), and the report gives per chain the
+    share kept, the share recoverable from an original the context names, and the size.
+    --metric both does both.
 
     With no PATH: the sessions of Claude Code and Codex on this machine (all of them, or those the
     selectors name), newest first.
@@ -85,6 +99,7 @@ def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_ca
     \b
       tcompact eval ~/.claude/projects/-home-me-app/
       tcompact eval session.jsonl -c full -c truncate,dialogue --seed 7 --json
+      tcompact eval sessions/ --metric needed -c full -c truncate,dialogue
       tcompact eval --last 5 --agent claude
     """
     from .. import render
@@ -100,7 +115,12 @@ def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_ca
     render.warn_skipped({"files": [], "errors": report["errors"]})
     if report["errors"]:
         raise typer.Exit(2)
-    fail_on_failed_chains(report["summary"], hint="their rows count nothing as kept; see the reasons with --json")
+    fail_on_failed_chains(measured_rows(report), hint="their rows count nothing as kept; see the reasons with --json")
+
+
+def measured_rows(totals: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-chain rows of every metric measured (the canaries' ``summary``, the needed tokens' ``summary``)."""
+    return [*totals.get("summary", []), *totals.get("needed", {}).get("summary", [])]
 
 
 def fail_on_failed_chains(rows: list[dict[str, Any]], *, hint: str) -> None:

@@ -24,7 +24,7 @@ from ..tokens import TokenCounter
 from ..windows import resolve_window
 from .options import CompactOptions, check_options, output_format, resolve_chain
 
-__all__ = ["Stage", "CompactionRun", "compact_file", "compact_source"]
+__all__ = ["Stage", "CompactionRun", "compact_file", "compact_source", "locate"]
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
     if summarizer is None and any(c.uses_summarizer for c in chain):
         summarizer = summarizers.build(options, counter)
     ctx = Context(counter=counter, window=window, summarizer=summarizer, force=options.force,
-                  preserve=options.preserve, offload_dir=options.offload_dir, locator=lambda m: _locate(source, m),
+                  preserve=options.preserve, offload_dir=options.offload_dir, locator=lambda m: locate(source, m),
                   transient_retries=options.run.retries, concurrency=options.run.concurrency)
     stages = _run_chain(chain, settings, original.messages, ctx)
     return _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
@@ -141,7 +141,9 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
                          dump_context=dctx, counter=ctx.counter)
 
 
-def _locate(source: SourceFile, m: Message) -> str:
+def locate(source: SourceFile, m: Message) -> str:
+    """Where a message's original stands, as markers name it: ``path:line``, or the file when the
+    format records no lines (a JSON document)."""
     lines = m.meta.get("lines") or ([m.meta["line"]] if "line" in m.meta else [])
     return f"{source.path}:{lines[0]}" if lines else f"the original transcript {source.path}"
 

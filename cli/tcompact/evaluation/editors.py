@@ -19,7 +19,8 @@ from ..model import Message, SourceFile, Transcript
 from ..tool_names import kind_of
 from .planting import Plan, TextEdit, ToolStep
 
-__all__ = ["plant_records", "append_paragraph", "insert_line", "Edit", "Editor", "last_text", "step_texts"]
+__all__ = ["plant_records", "append_paragraph", "insert_line", "Edit", "Editor", "last_text", "step_texts",
+           "document_items"]
 
 Edit = Callable[[str], str]
 
@@ -182,23 +183,26 @@ class _ChatLines(Editor):
         self.after[self.messages[step.after].source[-1]] += _chat_step(self.messages, step, like)
 
 
+def document_items(doc: Any, source: SourceFile, transcript: Transcript) -> list[Any]:
+    """The list of ``doc`` (a copy of the document ``source`` was read from) that holds ``transcript``'s
+    messages, each at its ``meta["item"]``: a SWE-agent ``history``, a tau-bench episode's ``traj``, the
+    messages of a chat document."""
+    if source.format == "swe-agent":
+        return doc["history"]
+    if source.format == "tau-bench":
+        episodes = [doc] if isinstance(doc, dict) else doc
+        return episodes[list(source.transcripts).index(transcript)]["traj"]
+    return doc if isinstance(doc, list) else doc["messages"]
+
+
 class _Document(Editor):
     """One JSON document: a SWE-agent ``history``, a chat array or ``{"messages"}``, a tau-bench ``traj``."""
 
     def __init__(self, source: SourceFile, transcript: Transcript) -> None:
         super().__init__(source, transcript)
         self.doc = copy.deepcopy(source.records[0].data)
-        self.items = self._items(source, transcript)
+        self.items = document_items(self.doc, source, transcript)
         self.inserts: dict[int, list[dict[str, Any]]] = defaultdict(list)
-
-    def _items(self, source: SourceFile, transcript: Transcript) -> list[Any]:
-        doc = self.doc
-        if source.format == "swe-agent":
-            return doc["history"]
-        if source.format == "tau-bench":
-            episodes = [doc] if isinstance(doc, dict) else doc
-            return episodes[list(source.transcripts).index(transcript)]["traj"]
-        return doc if isinstance(doc, list) else doc["messages"]
 
     def edit(self, index: int, fn: Edit) -> None:
         _chat_edit(self.items[self.messages[index].meta["item"]], fn)

@@ -117,8 +117,12 @@ def _compact(out: Any, totals: Mapping[str, Any]) -> None:
 def _eval(out: Any, totals: Mapping[str, Any]) -> None:
     if totals["sessions"]:
         from .eval_view import chains_table
+        from .needed_view import needed_tables
 
-        chains_table(out, totals)
+        if "summary" in totals:
+            chains_table(out, totals)
+        if "needed" in totals:
+            needed_tables(out, {**totals["needed"], "default_chain": totals["default_chain"]})
 
 
 def _generic(out: Any, totals: Mapping[str, Any]) -> None:
