@@ -41,10 +41,8 @@ from openai_server import (
 from typer.testing import CliRunner
 
 from tcompact.app import app
-from tcompact.formats import read_file
 from tcompact.model import Message
 from tcompact.summarizers.base import SummarizerError, SummaryRequest
-from tcompact.summarizers.contracts import prompt_text
 from tcompact.summarizers.openai_compat import OpenAISummarizer
 from tcompact.tokens import TokenCounter
 

@@ -142,7 +142,7 @@ class PrefixCompressor(Compressor):
         if got.response is None:
             return unchanged(self.name, messages, f"summariser failed: {got.error}", before, span=got.span,
                              calls=got.calls, failed=True, trigger=trigger)
-        summary = redact(extract_snapshot(got.response.text))
+        summary = redact(extract_snapshot(got.response.text, got.calls[-1].request.prompt))
         if not summary:
             return unchanged(self.name, messages, "the summariser returned an empty summary", before, span=got.span,
                              calls=got.calls, failed=True, trigger=trigger)
