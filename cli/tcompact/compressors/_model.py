@@ -39,6 +39,8 @@ from .base import CallRecord, Context
 __all__ = ["Written", "model_summary", "writes_with_model", "answer_budget"]
 
 ANSWER_MIN, ANSWER_MAX = 160, 1024
+#: The fewest tokens (ours) of conversation a request must have room for.
+MIN_ROOM = 256
 REPLANS = len(OVERFLOW_BUDGETS)
 _FIELDS = narrative.FIELDS
 
@@ -60,8 +62,9 @@ def writes_with_model(summarizer: object) -> bool:
 
 
 def answer_budget(target: int, window: ModelWindow | None) -> int:
-    """The model's answer: a quarter of the summary's budget, 160-1,024 tokens, at most a quarter of its window."""
-    return output_budget(min(max(target // 4, ANSWER_MIN), ANSWER_MAX), window)
+    """The model's answer: a quarter of the summary's budget, 160-1,024 tokens (never more than that budget), at
+    most a quarter of its window."""
+    return output_budget(min(target, max(target // 4, ANSWER_MIN), ANSWER_MAX), window)
 
 
 def model_summary(messages: Sequence[Message], span: Span, ctx: Context, *, facts_request: SummaryRequest) -> Written:
@@ -119,6 +122,8 @@ class _Run:
 
     def execute(self) -> Written:
         counter = self.ctx.counter
+        if self.room is not None and self.room < MIN_ROOM:
+            return self._failed(self._no_room())
         plan = plan_pieces(self.messages, self.span, room=self.room, counter=counter,
                            window=self.window.tokens if self.window else None)
         self.notes += plan.notes
@@ -146,6 +151,13 @@ class _Run:
             return self._failed(merged)
         text = f"{narrative.render(merged, _FIELDS)}\n\n{self.facts}" if merged else self.facts
         return Written(text, tuple(self.calls), tuple(self.notes), None)
+
+    def _no_room(self) -> SummarizerError:
+        assert self.window is not None and self.room is not None
+        return SummarizerError("context_overflow", f"the request's prompt and answer leave {max(self.room, 0):,} "
+                               f"tokens of the summariser's context window of {self.window.tokens:,} tokens (from "
+                               f"{self.window.source}) for the conversation, fewer than a piece needs "
+                               f"({MIN_ROOM:,})", hint="use a model with a larger context, or lower summary_max_tokens")
 
     def _request(self, msgs: tuple[Message, ...], body: range, *, piece: tuple[int, int] | None, ask: int,
                  parts: int = 0) -> SummaryRequest:
