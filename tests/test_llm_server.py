@@ -180,53 +180,73 @@ def current_round(llama, tmp_path_factory) -> Run:
                    "-c", "current-round", "--set", "summary_max_tokens=512", retries=1)
 
 
-def test_current_round_asks_the_model_for_the_narrative_in_the_json_schema_beside_the_facts(current_round):
+def test_current_round_asks_for_the_narrative_in_the_json_schema_and_refuses_what_the_model_cannot_write(
+        current_round):
     """The window (2,048) comes from ``GET /v1/models``; the model is asked for the narrative and the next step
-    (160 tokens: a quarter of the 433-token summary budget, at least 160), the schema sent as
-    ``response_format`` — which llama.cpp enforces, so even SmolLM2-135M answers that JSON —; the summary is
-    its fields, then the extractive facts: accepted, and ``replay --verify`` rebuilds it."""
+    (160 tokens: a quarter of the 433-token summary budget, at least 160) with the schema sent as
+    ``response_format`` — llama.cpp holds SmolLM2-135M to that JSON, but the model runs on inside its string:
+    a loop, refused; the resampled retry (temperature 0.7, seed 1) is cut at the limit; so it is asked once for
+    less (38 words, the narrative alone, the same limit, temperature 0) — and loops again: every reply
+    refused, exit 1, the input untouched, three dumps saying why."""
     run = current_round
-    assert run.exit_code == 0, run.stdout + run.stderr
-    (dump,) = run.dumps()
-    assert_sent_as_recorded(dump, budget=160)
-    assert_answered_by_the_server(dump, budget=160)
-    request = dump["request"]
-    assert request["summarizer_window"] == {"tokens": SLOT, "source": "GET /v1/models"}
-    assert (request["contract"], request["mode"], request["target_tokens"]) == ("narrative", "conversation", 160)
-    assert request["parameters"]["response_format"]["json_schema"]["schema"]["required"] == ["narrative", "next_step"]
-    assert request["messages_sent"][-1] == {"role": "user", "content": request["prompt"]}
-    assert set(json.loads(dump["response"]["raw_content"])) == {"narrative", "next_step"}
-    assert dump["benefit"]["accepted"] is True and dump["error"] is None
-    memory = next(m for m in dump["context_after"]["messages"] if "<memory_block_current>" in str(m["content"]))
-    assert "Narrative written by the summariser model" in memory["content"] and "Resume" in memory["content"]
-    verify = invoke("verify", run.tmp, ["replay", str(run.tmp / "dumps"), "--verify"])
-    assert verify.exit_code == 0 and verify.stdout.startswith("OK "), verify.stdout
+    first, second, third = run.dumps()
+    reasons = [d["error"]["message"].removeprefix("not a usable summary: ") for d in (first, second, third)]
+    assert reasons[0].startswith("a loop: the reply ends repeating 'next feature, which included a request to ")
+    assert reasons[1] == "the reply was cut at the limit of 160 tokens (finish_reason length): the summary is incomplete"
+    assert reasons[2].startswith("a loop: the reply ends repeating 'app, and the user asked for a todo app, and ")
+    assert [d["call"]["reason"] for d in (first, second, third)] == [
+        "reply refused: retrying", "reply cut at its limit: asked again for less", "every reply refused"]
+    assert_failed_cleanly(run, compressor="current-round", last=third)
+    for dump in (first, second, third):
+        assert_sent_as_recorded(dump, budget=160)
+        assert_answered_by_the_server(dump, budget=160)
+        request = dump["request"]
+        assert request["summarizer_window"] == {"tokens": SLOT, "source": "GET /v1/models"}
+        assert (request["contract"], request["mode"]) == ("narrative", "conversation")
+        assert request["messages_sent"][-1] == {"role": "user", "content": request["prompt"]}
+        assert dump["context_after"] is None and dump["benefit"]["accepted"] is False
+    schemas = [d["request"]["parameters"].pop("response_format")["json_schema"]["schema"]["required"]
+               for d in (first, second, third)]
+    assert schemas == [["narrative", "next_step"], ["narrative", "next_step"], ["narrative"]]
+    assert [d["request"]["parameters"] for d in (first, second, third)] == [
+        {"temperature": 0.0, "max_tokens": 160}, {"temperature": 0.7, "max_tokens": 160, "seed": 1},
+        {"temperature": 0.0, "max_tokens": 160}]
+    assert "At most 86 words in all." in first["request"]["prompt"] and "At most 38 words in all." in third[
+        "request"]["prompt"]
+    assert first["request"]["messages_sent"][:-1] == third["request"]["messages_sent"][:-1]
+    assert second["response"]["timings"]["cache_n"] > 0  # the same conversation: read from the prompt cache
+    assert run.report()["summarizer"]["calls"] == run.report()["summarizer"]["failed_calls"] == 3
 
 
 def test_replay_reruns_a_recorded_call_against_the_same_server_with_another_prompt(llama, current_round, tmp_path):
     """A dump re-run with ``replay DUMP --summarizer openai`` (the model and mode come from the dump) and a
-    one-sentence prompt: the reply ends by itself within the budget, passes the checks and is the model's
-    part of the new summary, beside the same facts; the new dump verifies."""
+    one-sentence prompt: the first reply loops (refused), the resampled one ends by itself within the budget and
+    is the model's part of the new summary, beside the extractive facts: accepted; the new dumps verify."""
     recorded = current_round.dumps()[0]
     prompt = tmp_path / "prompt.md"
     prompt.write_text("In one short sentence, say what the user asked the agent to do. Write nothing else.")
-    source = next((current_round.tmp / "dumps").glob("*.json"))
+    source = next(p for p in (current_round.tmp / "dumps").glob("*.json")
+                  if orjson.loads(p.read_bytes())["run"]["call"] == 1)
     run = invoke("replay rerun", tmp_path, ["replay", str(source), "--summarizer", "openai", "--base-url",
                                             llama.base_url, "--prompt", str(prompt), "--timeout", "600", "--json",
                                             "--dump-dir", str(tmp_path / "replays")])
-    (new,) = run.dumps("replays")
-    log(run, [new])
+    refused, new = run.dumps("replays")
+    log(run, [refused, new])
     assert run.exit_code == 0, run.stderr
     doc = json.loads(run.stdout)
-    assert new["replayed_from"]["prompt"] == prompt.read_text()
+    assert refused["error"]["message"].startswith("not a usable summary: a loop: the reply repeats 'the user asked "
+                                                  "the agent to do something.'")
+    assert new["replayed_from"]["prompt"] == prompt.read_text() and new["error"] is None
     assert_sent_as_recorded(new, budget=160)
     assert_answered_by_the_server(new, budget=160)
+    assert new["response"]["finish_reason"] == "stop"
     assert new["request"]["model"] == recorded["request"]["model"] == MODEL_ALIAS  # no --model: the dump's
     assert new["request"]["messages_sent"][:-1] == recorded["request"]["messages_sent"][:-1]
-    assert new["response"]["timings"]["cache_n"] > 0  # the recorded conversation was still in the server's cache
+    assert new["request"]["messages_sent"][-1]["content"].startswith(prompt.read_text())
     assert doc["new"]["summary"] == new["response"]["extracted_summary"] and doc["new"]["accepted"] is True
+    assert new["benefit"]["accepted"] is True and new["context_after"] is not None
     verify = invoke("replay verify", tmp_path, ["replay", str(tmp_path / "replays"), "--verify"])
-    assert verify.exit_code == 0 and verify.stdout.startswith("OK "), verify.stdout
+    assert verify.exit_code == 0 and verify.stdout.count("OK ") == 2, verify.stdout
 
 
 def test_an_overflow_refusal_plans_pieces_for_the_window_it_names_in_serialized_mode(llama, tmp_path):
