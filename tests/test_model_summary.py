@@ -205,3 +205,10 @@ def test_a_call_line_says_which_call_tokens_and_time():
         "full: summariser call 2 of 4: 3,412 tokens sent, 57 received, 43 s (running)"
     assert call_line(CallProgress("full", None, 10, 0, 0.4, done=True)) == \
         "full: summariser call: 10 tokens sent, 0 received, 0 s (done)"
+
+
+def test_a_call_past_its_deadline_doubles_the_next_deadline():
+    speed = Speed(local=True)
+    before = speed.deadline(3000, 512)
+    speed.slower()
+    assert speed.deadline(3000, 512) == 2 * (before - 30) + 30  # twice the expected time, plus 30 s

@@ -101,6 +101,7 @@ def main() -> int:
     parser.add_argument("--per-kind", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--base-url", help="a server already running")
+    parser.add_argument("--timeout", type=float, help="seconds per call (default: derived from the server's speed)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     chains = list(dict.fromkeys(args.chain or ["full", DEFAULT_CHAIN]))
@@ -123,7 +124,7 @@ def main() -> int:
                     print(row(results[-1]), flush=True)
                     dumps = Path(scratch) / f"{name}-{chain}"
                     options = EvalOptions(**common, summarizer="openai", model=args.model, base_url=url,
-                                          run=RunSettings(concurrency=1), dump_dir=dumps)
+                                          run=RunSettings(concurrency=1, timeout=args.timeout), dump_dir=dumps)
                     results.append(measure(path, chain, options, dumps))
                     print(row(results[-1]), flush=True)
                     if args.out:

@@ -179,6 +179,8 @@ class OpenAISummarizer:
             self.structured = False
             return self.summarize(request)
         if failure is not None:
+            if failure.kind == "timeout" and self.timeout is None:
+                self.speed.slower()  # the next attempt gets twice the time (it may also wait for the server)
             raise failure  # outside the except block: no __context__ holding the request and its key
         latency = time.perf_counter() - started
         text = self._text(reply, request.processor)

@@ -6,7 +6,8 @@ shows nothing until it is over. Here:
 
 * :class:`Speed` — the server's measured speed (prompt tokens read and tokens written a second,
   from llama.cpp's own timings or from usage and latency), and the deadline of the next call
-  derived from it and from the call's size: twice the expected time plus 30 s, at least 60 s. Before
+  derived from it and from the call's size: twice the expected time plus 30 s, at least 60 s; a call
+  that ran past its deadline halves the speeds, so the next one gets twice the time. Before
   any call is measured it assumes a slow CPU for a local address (20 prompt tokens and 4 written a
   second) and a hosted service elsewhere (1,000 and 30).
 * :class:`CallProgress` — one progress event of a call (which of how many, tokens sent, tokens
@@ -74,6 +75,11 @@ class Speed:
         with self._lock:
             expected = sent / self.read + (max_tokens or 1024) / self.write
         return round(max(2 * expected + SLACK, MIN_DEADLINE), 1)
+
+    def slower(self) -> None:
+        """A call ran past its deadline: the server is slower than thought, so the next deadline is twice as long."""
+        with self._lock:
+            self.read, self.write = self.read / 2, self.write / 2
 
     def learn(self, *, timings: Mapping[str, Any] | None, usage: Mapping[str, Any] | None, latency: float) -> None:
         """Take the speeds of a finished call: llama.cpp's timings, else usage over the latency (all read)."""
