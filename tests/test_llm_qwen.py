@@ -8,7 +8,7 @@ answers merged, the summary (the model's narrative, then the extractive facts) a
 call dumped so that ``replay --verify`` rebuilds the run. The other tests hold the backend to what
 it promises a slow local server: replies constrained to the JSON schema (llama.cpp honours
 ``response_format``), progress streamed while the model writes, and a call abandoned at its
-deadline cancelled at the server (its slot is free again at once).
+deadline cancelled at the server (its slot is free again within seconds while it writes).
 
 Budgets are small (CI runs on two cores: the model reads ~60-150 prompt tokens and writes ~10-20
 a second there); the long runs are in ``tests/benchmarks/bench_llm_summaries.py``. Without
