@@ -265,10 +265,11 @@ def test_an_overflow_refusal_plans_pieces_for_the_window_it_names_in_serialized_
     assert refused["call"]["reason"] == f"context overflow: the calls planned again for a window of {SLOT:,} tokens " \
         "(overflow error)"
     messages = read_file(CCVIEWER).transcript("sidechain-83e2917c").messages
-    assert len(pieces) >= 2 and merge["request"]["messages_sent"][-1]["content"].count("<part ") >= 2
+    assert len({d["span"]["body"]["start"] for d in pieces}) >= 2
+    assert merge["request"]["messages_sent"][0]["content"].count("</part ") >= 2  # the parts' answers
     for dump in [*pieces, merge]:
         assert dump["request"]["summarizer_window"] == {"tokens": SLOT, "source": "overflow error"}
-        assert dump["request"]["mode"] == "serialized" and len(dump["request"]["messages_sent"]) == 2
+        assert dump["request"]["mode"] == "serialized"
         if dump["response"] is not None:
             assert_answered_by_the_server(dump, budget=96)
     for dump in pieces:
