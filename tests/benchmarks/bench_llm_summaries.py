@@ -17,7 +17,7 @@ deadline, dumps written). Per session and summariser it prints:
 Run it by hand (a 0.5B call takes tens of seconds to minutes on two shared cores, a 1.5B one minutes):
 
     python tests/benchmarks/bench_llm_summaries.py --model qwen2.5-coder-0.5b --window 4096 \\
-        --sessions ccviewer,sweagent --cuts 2 [--chain full] [--out FILE.json] [--base-url URL]
+        --sessions ccviewer,sweagent,ccviewer:sidechain-6340ddef --cuts 2 [--chain full] [--out FILE.json]
 
 ``--base-url`` uses a server already running (its model and window), instead of starting one.
 """
@@ -72,9 +72,9 @@ def measure(path: Path, chain: str, options: EvalOptions, dumps: Path | None) ->
     elapsed = time.perf_counter() - started
     docs = [json.loads(p.read_text()) for p in sorted(dumps.rglob("*.json"))] if dumps and dumps.exists() else []
     canary = report["summary"][0]
-    needed = next(r for r in report["needed"]["summary"] if r["chain"] == chain)
+    needed = next((r for r in report["needed"]["summary"] if r["chain"] == chain), {"kept": 0, "needed": 0})
     latency = sum((d.get("response") or {}).get("latency_s") or 0 for d in docs)
-    return {"session": path.name, "chain": chain, "summarizer": options.summarizer, "elapsed_s": round(elapsed, 1),
+    return {"session": path.name + (f":{options.transcript}" if options.transcript else ""), "chain": chain, "summarizer": options.summarizer, "elapsed_s": round(elapsed, 1),
             "calls": len(docs), "model_s": round(latency, 1), "replies": dict(reasons(docs)),
             "outcomes": dict(outcomes(report)), "tokens_before": canary["tokens_before"],
             "tokens_after": canary["tokens_after"], "ratio": canary["ratio"],
@@ -85,7 +85,7 @@ def measure(path: Path, chain: str, options: EvalOptions, dumps: Path | None) ->
 def row(r: dict) -> str:
     kept, planted = r["canaries"]
     nk, nn = r["needed"]
-    return (f"| {r['session'][:34]} | {r['chain']} | {r['summarizer']} | {r['calls']} | {r['model_s']:,.0f} | "
+    return (f"| {r['session'][:16]}…{r['session'][-20:]} | {r['chain']} | {r['summarizer']} | {r['calls']} | {r['model_s']:,.0f} | "
             f"{r['elapsed_s']:,.0f} | {', '.join(f'{k} ×{v}' for k, v in r['outcomes'].items())} | "
             f"{', '.join(f'{k} ×{v}' for k, v in r['replies'].items()) or '—'} | {r['tokens_before']:,} → "
             f"{r['tokens_after']:,} ({r['ratio']}) | {kept}/{planted} | {nk}/{nn} |")
@@ -95,7 +95,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="qwen2.5-coder-0.5b")
     parser.add_argument("--window", type=int, default=4096)
-    parser.add_argument("--sessions", default="ccviewer,sweagent", help=f"of {', '.join(REAL_FILES)}")
+    parser.add_argument("--sessions", default="ccviewer,sweagent", help=f"of {', '.join(REAL_FILES)}; NAME:ID for "
+                        "one transcript of the file (a sub-agent)")
     parser.add_argument("--chain", action="append", help=f"(repeatable; default: full and {DEFAULT_CHAIN})")
     parser.add_argument("--cuts", type=int, default=2)
     parser.add_argument("--per-kind", type=int, default=2)
@@ -116,10 +117,12 @@ def main() -> int:
                                                          alias=args.model, log=Path(scratch) / "llama.log")
         url = args.base_url or server.__enter__().base_url
         try:
-            for name in args.sessions.split(","):
+            for spec in args.sessions.split(","):
+                name, _, transcript = spec.partition(":")
                 path = SHARED / REAL_FILES[name]
                 for chain in chains:
-                    common = {"chains": (chain,), "metric": "both", "cuts": args.cuts, "per_kind": args.per_kind}
+                    common = {"chains": (chain,), "metric": "both", "cuts": args.cuts, "per_kind": args.per_kind,
+                              "transcript": transcript or None}
                     results.append(measure(path, chain, EvalOptions(**common), None))
                     print(row(results[-1]), flush=True)
                     dumps = Path(scratch) / f"{name}-{chain}"
