@@ -96,8 +96,9 @@ def _positive(value: object) -> int | None:
 
 @cache
 def _number(n: int) -> re.Pattern[str]:
-    """A status number as a whole word, not inside an id (``req_500abc``, ``req-500``, ``12500``)."""
-    return re.compile(rf"(?<![\w-]){n}(?![\w-])")
+    """A status number as a whole word, not inside an id (``req_500abc``, ``req-500``, ``12500``), a decimal
+    (``403.3``) or a duration (``within 403 s``: a deadline's seconds are no HTTP status)."""
+    return re.compile(rf"(?<![\w.-]){n}(?![\w-]|\.\d|\s*s\b)")
 
 
 def exception_chain(exc: BaseException) -> Iterator[BaseException]:
