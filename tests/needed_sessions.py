@@ -79,7 +79,8 @@ def codex_rollout(path: Path) -> Path:
         _output("c1", "lib/net/http_client.rs\nlib/net/retry_policy.rs\n"),
         _call("c2", "sed -n 1,40p lib/net/retry_policy.rs"),
         _output("c2", "pub const MAX_RETRY_LIMIT: u32 = 3;\npub fn backoff_millis(attempt: u32) -> u64 {\n"
-                      + "".join(f"    // step {n:02d} of the policy\n" for n in range(1, 31)) + "    250 * attempt\n}\n"),
+                      + "".join(f"    // step {n:02d} of the policy\n" for n in range(1, 31))
+                      + "    250 * attempt\n}\n"),
         item({"type": "custom_tool_call", "status": "completed", "call_id": "c3", "name": "apply_patch",
               "input": PATCH}),
         item({"type": "custom_tool_call_output", "call_id": "c3",

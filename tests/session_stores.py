@@ -22,6 +22,12 @@ B = "a1b2b2b2-0000-4000-8000-000000000002"
 C = "c3c3c3c3-0000-4000-8000-000000000003"
 D = "019b0000-0000-7000-8000-000000000004"
 E = "019b0000-0000-7000-8000-000000000005"
+BEDROCK_SAME = "f6f6f6f6-0000-4000-8000-000000000006"
+BEDROCK_DIFF = "f7f7f7f7-0000-4000-8000-000000000007"
+USAGE_CODEX = "019b0000-0000-7000-8000-0000000000a3"
+USAGE_CLAUDE = "e5e5e5e5-0000-4000-8000-000000000001"
+FALLS_TO_ZERO = "019b0000-0000-7000-8000-0000000000a4"
+LAST_DIFFERS = "019b0000-0000-7000-8000-0000000000a5"
 #: a tool output long enough for `-c truncate` (10 KiB) to cut
 LISTING = "\n".join(f"src/module_{i:04d}.py" for i in range(1200))
 SONNET, OPUS, HAIKU = "claude-sonnet-4-5-20250929", "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001"
@@ -139,6 +145,61 @@ def _claude_c(folder: Path, cwd: str) -> None:
     (folder / "d4d4d4d4-0000-4000-8000-000000000009.jsonl").write_bytes(b"")  # Claude Code leaves these
 
 
+def claude_replies(home: Path, sid: str, replies: list[tuple[str, str, dict[str, Any]]], *, cwd: str = "/home/dev/app",
+                   day: str = "2026-02-02") -> Path:
+    """A Claude Code session of one request and one reply per ``(model, message id, usage)``, a minute apart."""
+    folder = home / ".claude" / "projects" / project_folder(cwd)
+    folder.mkdir(parents=True, exist_ok=True)
+    lines, parent = [], None
+    for n, (model, mid, usage) in enumerate(replies):
+        at = f"{day}T10:{n:02d}:00.000Z"
+        lines.append(_line("user", f"{sid[:4]}-u{n}", parent, sid, at, _user(f"question {n}"), cwd=cwd))
+        lines.append(_line("assistant", f"{sid[:4]}-a{n}", f"{sid[:4]}-u{n}", sid, at.replace(":00.000Z", ":05.000Z"),
+                           _reply(mid, model, _text(f"answer {n}"), usage), cwd=cwd, request=f"req_{sid[:4]}_{n}"))
+        parent = f"{sid[:4]}-a{n}"
+    return jsonl(folder / f"{sid}.jsonl", lines)
+
+
+def claude_fork(home: Path, original: str, fork: str, *, marked: bool = False, reply: bool = True) -> Path:
+    """A fork of Claude session ``original`` in its project folder, as tcompact's ``--fork`` or Claude Code's own
+    branching writes one: every line of the original copied with ``sessionId`` set to ``fork`` (and, ``marked``,
+    Claude Code's ``forkedFrom`` naming the original), a compaction written when it was made (a boundary and its
+    summary, no usage), then — ``reply`` — a request and a reply of its own."""
+    import orjson
+
+    folder = home / ".claude" / "projects" / project_folder("/home/dev/app")
+    lines = [orjson.loads(x) for x in (folder / f"{original}.jsonl").read_bytes().splitlines()]
+    copied = [{**d, "sessionId": fork, **({"forkedFrom": {"sessionId": original, "messageUuid": d["uuid"]}}
+                                          if marked else {})} for d in lines]
+    boundary = {**_line("system", f"{fork[:4]}-b0", None, fork, "2026-03-01T08:59:00.000Z", _user(""),
+                        cwd="/home/dev/app"), "subtype": "compact_boundary", "logicalParentUuid": copied[-1]["uuid"],
+                "compactMetadata": {"trigger": "manual", "preTokens": 4000}}
+    del boundary["message"]
+    summary = {**_line("user", f"{fork[:4]}-s0", f"{fork[:4]}-b0", fork, "2026-03-01T08:59:00.000Z",
+                       _user("This session is being continued from a previous conversation. Summary: a login page."),
+                       cwd="/home/dev/app"), "isCompactSummary": True}
+    own = [_line("user", f"{fork[:4]}-u9", f"{fork[:4]}-s0", fork, "2026-03-01T09:00:00.000Z",
+                 _user("Now add a logout button"), cwd="/home/dev/app"),
+           _line("assistant", f"{fork[:4]}-a9", f"{fork[:4]}-u9", fork, "2026-03-01T09:00:05.000Z",
+                 _reply(f"msg_{fork[:4]}", SONNET, _text("Added."), _usage(7, 0, 1000, 30)), cwd="/home/dev/app",
+                 request=f"req_{fork[:4]}")]
+    return jsonl(folder / f"{fork}.jsonl", [*copied, boundary, summary, *(own if reply else [])])
+
+
+def bedrock_home(home: Path) -> Path:
+    """Two Claude sessions run on Amazon Bedrock (``msg_bdrk_`` ids, Bedrock model ids; 1,000 input, 2,000
+    cache-write, 3,000 cache-read and 400 output tokens a request): BEDROCK_SAME's ids are priced alike by
+    tcompact and ccusage; BEDROCK_DIFF's (in-region and apac.) are the README's explained difference."""
+    use = _usage(1000, 2000, 3000, 400)
+    claude_replies(home, BEDROCK_SAME, [(model, f"msg_bdrk_01F{n}", use) for n, model in enumerate((
+        "converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "global.anthropic.claude-haiku-4-5-20251001-v1:0", "bedrock/eu.anthropic.claude-haiku-4-5-20251001-v1:0"))])
+    claude_replies(home, BEDROCK_DIFF, [(model, f"msg_bdrk_01G{n}", use) for n, model in enumerate((
+        "anthropic.claude-haiku-4-5-20251001-v1:0", "apac.anthropic.claude-haiku-4-5-20251001-v1:0"))],
+        day="2026-02-03")
+    return home
+
+
 def _codex_line(ts: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"timestamp": ts, "type": kind, "payload": payload}
 
@@ -188,6 +249,54 @@ def _codex(root: Path, cwd: str) -> None:
                                                                                "text": "There are 3."}]}),
         _tokens("2026-01-09T08:00:03.000Z", (100, 0, 10), (100, 0, 10)),
     ])
+
+
+def codex_rollout(home: Path, sid: str, events: list[tuple[Any, Any]], *, messages: bool = True,
+                  hour: int = 8) -> Path:
+    """A Codex rollout of session ``sid`` (gpt-5.1-codex, OpenAI) with one token_count event per ``(total, last)``
+    — (input, cached input, output) figures, or None for a figure the event leaves out — a second apart, after a
+    user request and an answer (``messages``) or alone (a rollout that records usage only), from ``hour`` on."""
+    day = home / ".codex" / "sessions" / "2026" / "01" / "10"
+    day.mkdir(parents=True, exist_ok=True)
+    at = f"2026-01-10T{hour:02d}:00:"
+    meta = {"id": sid, "timestamp": f"{at}00.000Z", "cwd": "/home/dev/app", "originator": "codex_cli_rs",
+            "cli_version": "0.128.0", "source": "cli", "model_provider": "openai"}
+    talk = [_codex_line(f"{at}01.500Z", "response_item", {"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": "Count the files"}]}),
+            _codex_line(f"{at}02.000Z", "response_item", {"type": "message", "role": "assistant", "content": [
+                {"type": "output_text", "text": "There are 12."}]})]
+    lines = [_codex_line(f"{at}00.000Z", "session_meta", meta),
+             _codex_line(f"{at}01.000Z", "turn_context", {"cwd": "/home/dev/app", "model": "gpt-5.1-codex"}),
+             *(talk if messages else [])]
+    for n, (total, last) in enumerate(events):
+        info: dict[str, Any] = {"model_context_window": 272000}
+        for key, figures in (("total_token_usage", total), ("last_token_usage", last)):
+            if figures is not None:
+                inp, cached, out = figures
+                info[key] = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out,
+                             "reasoning_output_tokens": 0, "total_tokens": inp + out}
+        lines.append(_codex_line(f"{at}{10 + n:02d}.000Z", "event_msg", {"type": "token_count", "info": info}))
+    return jsonl(day / f"rollout-2026-01-10T{hour:02d}-00-00-{sid}.jsonl", lines)
+
+
+def usage_only_home(home: Path) -> Path:
+    """Sessions that record usage and no message: a Codex rollout of token_count events only (USAGE_CODEX), and a
+    Claude session file of lines with ``message.usage`` and no ``type`` (USAGE_CLAUDE) — two with the ``costUSD``
+    the line recorded (one of them naming no model), one without."""
+    codex_rollout(home, USAGE_CODEX, [((5000, 1000, 200), (5000, 1000, 200)), ((11000, 6000, 300), (6000, 5000, 100))],
+                  messages=False)
+    folder = home / ".claude" / "projects" / project_folder("/home/dev/app")
+    folder.mkdir(parents=True, exist_ok=True)
+    jsonl(folder / f"{USAGE_CLAUDE}.jsonl", [
+        {"timestamp": "2026-02-01T10:00:00.000Z", "sessionId": USAGE_CLAUDE,
+         "message": {"usage": {"input_tokens": 1000, "output_tokens": 500}}, "costUSD": 0.0123},
+        {"timestamp": "2026-02-01T10:01:00.000Z", "sessionId": USAGE_CLAUDE,
+         "message": {"usage": {"input_tokens": 2000, "output_tokens": 100, "cache_read_input_tokens": 300},
+                     "model": SONNET}, "costUSD": 0.02},
+        {"timestamp": "2026-02-01T10:02:00.000Z", "sessionId": USAGE_CLAUDE,
+         "message": {"usage": {"input_tokens": 2000, "output_tokens": 100}, "model": SONNET}},
+    ])
+    return home
 
 
 def small_home(home: Path) -> Path:

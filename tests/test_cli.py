@@ -340,7 +340,7 @@ def test_provider_usage_that_predates_a_compaction_says_so(runner, tmp_path):
                                "-o", "out.jsonl"]).exit_code == 0
     lines = (tmp_path / "out.jsonl").read_bytes().splitlines()
     assert [orjson.loads(lines[n - 1])["payload"]["type"] for n in (48, 51)] == ["token_count", "context_compacted"]
-    compacted = 51  # the compacted line (50) and its context_compacted event
+    compacted = 50  # the compacted line; its context_compacted event (51) is the same compaction
 
     def usage():
         result = runner.invoke(app, ["inspect", "out.jsonl", "--json"])
@@ -367,6 +367,19 @@ def test_memory_blocks_of_earlier_compactions_are_listed(runner, tmp_path):
     assert t["compactions"] == [{"index": 1, "line": 2, "kind": "memory_block_dialogue", "trigger": None,
                                  "pre_tokens": None}]
     assert t["tokens"]["by_kind"]["injected"] > 0
+
+
+@pytest.mark.parametrize(("compressor", "kind"), [("full", "continuation_summary"),
+                                                 ("dialogue", "memory_block_dialogue")])
+def test_a_chat_output_inspected_again_lists_its_compaction(runner, tmp_path, compressor, kind):
+    source = REPO / "sample_transcripts" / "chat_tool_session.jsonl"
+    result = runner.invoke(app, ["compact", str(source), "-c", compressor, "-o", "out.jsonl", "--context-window", "12000"])
+    assert result.exit_code == 0, result.stderr
+    report = orjson.loads(runner.invoke(app, ["inspect", "out.jsonl", "--json"]).stdout)
+    (t,) = report["files"][0]["transcripts"]
+    summary_line = next(n for n, line in enumerate((tmp_path / "out.jsonl").read_bytes().splitlines(), 1)
+                        if orjson.loads(line)["content"].lstrip().startswith(("This session is being", "<memory")))
+    assert [(c["kind"], c["line"], c["index"]) for c in t["compactions"]] == [(kind, summary_line, summary_line - 1)]
 
 
 def test_a_file_named_again_inside_a_named_folder_is_inspected_once(runner):

@@ -321,7 +321,7 @@ def test_a_strict_failure_with_json_prints_the_report(runner, tmp_path, monkeypa
     report = orjson.loads(result.stdout)
     (dump,) = (tmp_path / "out.dumps").iterdir()
     assert (report["status"], report["invariants"], report["written"]) == (
-        "compacted", ["the output does not read back as the compacted messages"], [f"out.dumps/{dump.name}", "r.json"])
+        "failed", ["the output does not read back as the compacted messages"], [f"out.dumps/{dump.name}", "r.json"])
 
 
 def test_an_output_that_does_not_read_back_fails_and_replaces_nothing(runner, tmp_path, monkeypatch):
@@ -339,6 +339,37 @@ def test_an_output_that_does_not_read_back_fails_and_replaces_nothing(runner, tm
     report = orjson.loads((tmp_path / "r.json").read_bytes())
     assert (report["invariants"], report["outputs"]["transcript"]) == (
         ["the output does not read back as the compacted messages"], None)
+
+
+FAILURES = {
+    "read back": ([], "the compaction was not written: the output does not read back as the compacted messages",
+                  "Error: out.jsonl: the compaction was not written: the output does not read back as the compacted "
+                  "messages — nothing was replaced; the report says why (--allow-read-back-mismatch writes it anyway)"),
+    "strict": (["--strict"], "the compaction breaks 1 invariant(s): the output does not read back as the compacted "
+               "messages; the compacted transcript was not written (--strict)",
+               "Error: the compaction breaks 1 invariant(s): the output does not read back as the compacted messages "
+               "— the compacted transcript was not written (--strict)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILURES))
+def test_every_output_of_a_compaction_that_was_not_written_says_it_failed(runner, tmp_path, monkeypatch, case):
+    """Issue 23 item 8: exit 1 and "the report says why", but the report and --json said "compacted" with the
+    reason of a success, and the terminal "Wrote … transcript: out.jsonl" though nothing was written."""
+    _corrupting(monkeypatch)
+    extra, reason, error_line = FAILURES[case]
+    args = ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl", "--report", "r.json", *extra]
+    shown = runner.invoke(app, args)
+    assert (shown.exit_code, shown.stderr.splitlines()[-1]) == (1, error_line)
+    assert "Compaction failed; the input is untouched" in shown.stdout and "transcript:" not in shown.stdout
+    assert shown.stdout.splitlines()[-1] == "Wrote 2 file(s)"  # the dump and the report
+    report = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert (report["status"], report["reason"], report["outputs"]["transcript"]) == ("failed", reason, None)
+    printed = runner.invoke(app, [*args, "--json", "--force"])
+    assert (printed.exit_code, printed.stderr.splitlines()[-1]) == (1, error_line)
+    document = orjson.loads(printed.stdout)
+    assert (document["status"], document["reason"], "out.jsonl" in document["written"]) == ("failed", reason, False)
+    assert not (tmp_path / "out.jsonl").exists()
 
 
 def test_allow_read_back_mismatch_writes_it_with_a_warning_and_json_says_so(runner, tmp_path, monkeypatch):

@@ -11,6 +11,7 @@ import orjson
 import pytest
 from conftest import SHARED, real_file
 from needed_sessions import claude_session, codex_rollout
+from session_stores import env_for, shared_home
 from typer.testing import CliRunner
 
 from tcompact.app import app
@@ -240,3 +241,13 @@ def test_the_shared_sessions_through_batch_eval_give_eval_s_needed_totals(tmp_pa
     totals = orjson.loads(batch.stdout)["totals"]
     assert totals["needed"] == single["needed"] and totals["metric"] == "needed" and "summary" not in totals
     assert (totals["needed"]["sessions"], totals["needed"]["cuts"], totals["needed"]["needed"]) == (5, 18, 442)
+
+
+def test_a_session_of_this_machine_is_measured_as_the_file_itself(tmp_path):
+    home = shared_home(tmp_path / "home")
+    result = CliRunner().invoke(app, ["eval", "--session", "5c03", "--metric", "needed", "-c", "micro", "--json"],
+                                env=env_for(home))
+    assert result.exit_code == 0, result.stderr
+    (stored,) = orjson.loads(result.stdout)["files"]
+    direct = evaluate_file(real_file("ccviewer"), EvalOptions(metric="needed", chains=("micro",)))
+    assert stored["needed"] == direct["needed"] and [len(c["needed"]) for c in stored["needed"]["cuts"]] == [8, 8, 8, 30]

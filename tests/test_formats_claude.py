@@ -277,3 +277,56 @@ def test_a_subagent_is_linked_only_to_a_call_whose_prompt_started_it(tmp_path):
     records[2] = user("s1", None, "a prompt no call gave", "2026-01-05T10:00:02.000Z", isSidechain=True)
     sf = read_file(jsonl(tmp_path / "u.jsonl", records))
     assert sf.transcripts[1].parent_tool_call is None
+
+
+def _without_chain(records, *, drop=("parentUuid",)):
+    return [{k: v for k, v in r.items() if k not in drop} for r in records]
+
+
+@pytest.mark.parametrize("drop", [("parentUuid",), ("parentUuid", "uuid")])
+def test_a_file_without_any_parent_uuid_is_read_in_file_order(tmp_path, drop):
+    # as older Claude Code versions and other tools write them: no parentUuid on any line (and, written by some
+    # tools, no uuid either); a reply over two lines, a tool call and its result, two requests, a sub-agent's lines
+    records = _without_chain([
+        {"type": "summary", "summary": "Parser fix", "leafUuid": "a4"},
+        user("u1", None, "Fix the parser", "2026-01-05T10:00:00.000Z"),
+        assistant("a1", None, "msg_1", [{"type": "text", "text": "Looking."}], usage(5, 0, 0, 3),
+                  "2026-01-05T10:00:01.000Z"),
+        assistant("a1b", None, "msg_1", [{"type": "tool_use", "id": "t1", "name": "Read",
+                                          "input": {"file_path": "parser.py"}}], usage(5, 0, 0, 9),
+                  "2026-01-05T10:00:02.000Z"),
+        user("r1", None, [{"type": "tool_result", "tool_use_id": "t1", "content": "def parse(): ..."}],
+             "2026-01-05T10:00:03.000Z"),
+        user("s1", None, "Sub-task: list the tests", "2026-01-05T10:00:03.500Z", isSidechain=True),
+        assistant("s2", None, "msg_s", [{"type": "text", "text": "3 tests."}], usage(2, 0, 0, 2),
+                  "2026-01-05T10:00:03.700Z", request="req_s", isSidechain=True),
+        assistant("a2", None, "msg_2", [{"type": "text", "text": "Fixed."}], usage(6, 0, 0, 2),
+                  "2026-01-05T10:00:04.000Z", request="req_2"),
+        user("u2", None, "thanks", "2026-01-05T10:00:05.000Z"),
+        assistant("a4", None, "msg_4", [{"type": "text", "text": "You're welcome."}], usage(7, 0, 0, 4),
+                  "2026-01-05T10:00:06.000Z", request="req_4"),
+    ], drop=drop)
+    sf = read_file(jsonl(tmp_path / "old.jsonl", records))
+    assert sf.format == "claude-code"
+    main, side = sf.transcripts
+    assert summary(main.messages) == [
+        ("user", "Fix the parser", (), (), False, False),
+        ("assistant", "Looking.", ("t1",), (), False, False),
+        ("tool", "def parse(): ...", (), ("t1",), False, False),
+        ("assistant", "Fixed.", (), (), False, False),
+        ("user", "thanks", (), (), False, False),
+        ("assistant", "You're welcome.", (), (), False, False),
+    ]
+    assert [m.source for m in main.messages] == [(1,), (2, 3), (4,), (7,), (8,), (9,)]
+    assert main.notes == ()
+    assert (side.kind, [m.text for m in side.messages]) == ("subagent", ["Sub-task: list the tests", "3 tests."])
+    assert main.provider_usage["requests"] == 3
+
+
+def test_skipped_lines_are_listed_in_file_order(tmp_path):
+    # the reader's rejections (line 2) come after the parser's (line 4) as they are found: listed in file order
+    records = [user("u1", None, "hello"), {**user("u2", "u1", "x"), "message": "not an object"}, user("u3", "u1", "y"),
+               '{"type": "user", "mess']
+    sf = read_file(jsonl(tmp_path / "s.jsonl", records), ReadOptions(skip_bad_lines=True))
+    assert sf.skipped == ((2, 'user line without a "message" object'),
+                          (4, "not valid JSON (unexpected control character in string at column 23)"))

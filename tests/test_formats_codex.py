@@ -39,6 +39,7 @@ def test_provider_usage_from_token_count_events(tmp_path):
     assert t.provider_usage == {
         "source": "codex",
         "events": 2,
+        "requests": 2,
         "total": {"input_tokens": 2500, "cached_input_tokens": 1250, "output_tokens": 90,
                   "reasoning_output_tokens": 0, "total_tokens": 2590},
         "last": {"input_tokens": 1500, "cached_input_tokens": 750, "output_tokens": 40,
@@ -76,8 +77,27 @@ def test_context_after_compaction_is_the_replacement_history(tmp_path):
         ("user", "now fix them"),
         ("assistant", "Fixed."),
     ]
-    assert [(c.kind, c.index, c.line) for c in t.compactions] == [
-        ("codex_compacted", 1, 19), ("codex_context_compacted", 3, 20)]
+    # the compacted line and the context_compacted event Codex writes with it are one compaction
+    assert [(c.kind, c.index, c.line) for c in t.compactions] == [("codex_compacted", 1, 19)]
+
+
+@pytest.mark.parametrize("with_replacement", [True, False])
+def test_a_compaction_is_listed_once_whichever_of_its_two_lines_comes_first(tmp_path, with_replacement):
+    records = compacted_rollout(with_replacement)
+    records[18], records[19] = records[19], records[18]  # the event before the compacted line
+    (t,) = read_file(jsonl(tmp_path / "r.jsonl", records)).transcripts
+    assert [(c.kind, c.line) for c in t.compactions] == [("codex_compacted", 20)]
+    (t,) = read_file(jsonl(tmp_path / "r.jsonl", records), ReadOptions(full_history=True)).transcripts
+    assert [(c.kind, c.line) for c in t.compactions] == [("codex_compacted", 20)]
+
+
+def test_context_compacted_events_of_their_own_are_compactions(tmp_path):
+    # an event with no compacted line next to it (a rollout that recorded only the event), and two compactions
+    # whose lines are apart: each is listed
+    records = [*rollout(), ln("event_msg", {"type": "context_compacted"}), message("user", "go on"),
+               *compacted_rollout()[len(rollout()):]]
+    (t,) = read_file(jsonl(tmp_path / "r.jsonl", records)).transcripts
+    assert [(c.kind, c.line) for c in t.compactions] == [("codex_context_compacted", 19), ("codex_compacted", 21)]
 
 
 def test_full_history_reads_through_the_compaction(tmp_path):
@@ -213,8 +233,8 @@ def test_usage_figures_that_are_no_counts_count_nothing(tmp_path):
     (t,) = read_file(jsonl(tmp_path / "r.jsonl", records)).transcripts
     zero = dict.fromkeys(("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens",
                           "total_tokens"), 0)
-    assert t.provider_usage == {"source": "codex", "events": 1, "total": zero, "last": None,
-                                "model_context_window": None, "last_context_tokens": None, "last_line": 6}
+    assert t.provider_usage == {"source": "codex", "events": 1, "requests": 0, "total": zero, "last": None,
+                                "model_context_window": None, "last_context_tokens": None, "last_line": None}
 
 
 def test_an_event_only_user_turn_before_a_compaction_is_not_in_the_context(tmp_path):

@@ -251,3 +251,12 @@ def test_json_lines_records_hold_every_byte_of_the_file(lines, bom, last_end):
     assert b"".join(r.raw for r in records) == data
     assert [r.line for r in records] == list(range(1, len(records) + 1))
     assert {line for line, _ in ctx.skipped} <= {r.line for r in records if r.data is None}
+
+
+def test_a_last_line_cut_inside_a_character_is_cut_off_not_bad_utf8(tmp_path):
+    # a session being written can be read when the writer has put down half of a two-byte character
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b'{"role": "user", "content": "caf\xc3\xa9"}\n{"role": "assistant", "content": "caf\xc3')
+    ctx = ReadContext(path=str(path), options=ReadOptions(skip_bad_lines=True))
+    records, _ = load_records(path, ctx)
+    assert len(records) == 2 and ctx.skipped == [(2, "the last line is cut off (truncated JSON)")]

@@ -93,3 +93,60 @@ def test_a_trajectory_is_written_as_chat_lines():
     rendered = serialize(sf.transcripts[0], "chat", source=sf)
     assert rendered.data == orjson.dumps(USER) + b"\n" + orjson.dumps(REPLY) + b"\n"
     assert (rendered.losses, rendered.notes) == ((), ())
+
+
+def _shape(t):
+    return [(m.role, m.text[:30], tuple((c.id, c.name, c.arguments) for c in m.tool_calls), m.tool_call_ids)
+            for m in t.messages]
+
+
+def test_an_old_swe_agent_trajectory_reads_as_tool_calls_and_results():
+    # SWE-agent before function calling: the assistant's thought and fenced command with `thought` / `action`, the
+    # command's output as a user message, no message_type (tests/swe_trajectories.py says the whole shape)
+    from swe_trajectories import TASK, old_trajectory
+
+    (t,) = read(old_trajectory(steps=2)).transcripts
+    out = "0:0: def field_0(self, value, "
+    assert _shape(t) == [
+        ("system", "SETTING: You are an autonomous", (), ()),
+        ("user", TASK[:30], (), ()),
+        ("assistant", "Let me find the file that seri", (("swe-step-2", "find_file",
+                                                         '{"command":"find_file fields.py src"}'),), ()),
+        ("tool", out, (), ("swe-step-2",)),
+        ("assistant", "Open it near the TimeDelta fie", (("swe-step-4", "open",
+                                                         '{"command":"open src/marshmallow/fields.py 1474"}'),), ()),
+        ("tool", out.replace("0:0", "1:0"), (), ("swe-step-4",)),
+        ("assistant", "Done: the rounding is fixed.", (("swe-step-6", "submit", '{"command":"submit"}'),), ()),
+        ("tool", "diff --git a/src/marshmallow/f", (), ("swe-step-6",)),
+    ]
+    # the command is the call's, no more the text's: the thought alone is the assistant's text
+    assert t.messages[2].text == "Let me find the file that serializes TimeDelta."
+    from tcompact.model import index_tool_calls
+    from tcompact.rounds import is_real_user
+
+    tools = index_tool_calls(t.messages)
+    assert (len(tools.links), tools.orphan_results, tools.unanswered) == (3, (), ())
+    assert [i for i, m in enumerate(t.messages) if is_real_user(m)] == [1]
+
+
+def test_a_trajectory_without_a_history_reads_its_steps():
+    from swe_trajectories import old_trajectory
+
+    doc = old_trajectory(steps=1)
+    del doc["history"]
+    (t,) = read(doc).transcripts
+    assert [(m.role, len(m.tool_calls), m.tool_call_ids) for m in t.messages] == [
+        ("assistant", 1, ()), ("tool", 0, ("swe-step-0",)), ("assistant", 1, ()), ("tool", 0, ("swe-step-2",))]
+    assert t.provider_usage["input_tokens"] == 52000
+
+
+def test_a_function_calling_trajectory_is_read_as_it_was():
+    # an assistant message with tool_calls keeps them, whatever its action key says; an observation that answers
+    # a real tool call stays a tool message
+    history = [USER, {"role": "assistant", "content": "look", "action": "ls", "tool_calls": [call("a", "bash", {})],
+                      "message_type": "action"},
+               {"role": "tool", "content": "x.py", "tool_call_ids": ["a"], "message_type": "observation"},
+               {"role": "user", "content": "go on", "message_type": "user"}]
+    (t,) = read({"history": history}).transcripts
+    assert _shape(t) == [("user", "Fix the issue", (), ()), ("assistant", "look", (("a", "bash", "{}"),), ()),
+                         ("tool", "x.py", (), ("a",)), ("user", "go on", (), ())]

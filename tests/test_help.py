@@ -52,7 +52,7 @@ Commands:
   compressors  List the compressors with their settings and defaults.
   restore      Put offloaded originals back into a compacted transcript.
   convert      Convert a transcript to chat, Claude Code or Codex.
-  eval         Measure what each compressor keeps of planted canaries.
+  eval         Measure what each compressor keeps: canaries, needed tokens.
   batch        Inspect, compact or evaluate a whole corpus on a pool or Ray.
 """
 

@@ -215,9 +215,9 @@ def test_waterfall_of_a_chain_and_of_the_round_level_pipeline():
     assert [(s["label"], s["value"]) for s in hc.waterfall_steps(report)] == [
         ("before", 11796),
         ("1. round-level<br>recursive", -10081),
-        ("1. round-level<br>aggressive_keep_recent", 0),
-        ("1. round-level<br>aggressive_full_context", 0),
-        ("1. round-level<br>hard_truncate", -1436),
+        ("1. round-level<br>aggressive_keep_recent", -1179),  # each block asked for the smallest budget, 64
+        ("1. round-level<br>aggressive_full_context", -6),
+        ("1. round-level<br>hard_truncate", -251),
         ("after", 279),
     ]
     rows = hc.calls_rows(report)

@@ -130,12 +130,12 @@ def test_the_session_at_a_cut_is_the_file_as_it_stood_then(tmp_path):
     path = claude_session(tmp_path / "s.jsonl")
     source = read_file(path, ReadOptions(keep_raw=True))
     transcript = source.transcript()
-    prefix = prefix_source(source, transcript, 5, ReadOptions())
+    prefix = prefix_source(source, transcript, cut=5, read=ReadOptions())
     assert b"".join(r.raw for r in prefix.records) == b"".join(path.read_bytes().splitlines(keepends=True)[:5])
     assert prefix.path == source.path and prefix.format == "claude-code"
     assert [m.text for m in prefix.transcript().messages][-1] == SETTINGS
     swe = read_file(SWE_FIXTURE, ReadOptions(keep_raw=True))
     cut = read_file(SWE_FIXTURE).transcript().messages
-    part = prefix_source(swe, swe.transcript(), 6, ReadOptions())
+    part = prefix_source(swe, swe.transcript(), cut=6, read=ReadOptions())
     assert part.format == "swe-agent" and len(part.records[0].data["history"]) == 6
     assert [m.text for m in part.transcript().messages] == [m.text for m in cut[:6]]

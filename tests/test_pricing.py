@@ -76,6 +76,38 @@ def test_openai_requests_are_priced_with_their_cached_input():
     assert usd(R("gpt-5-2025-08-07", OPENAI, input=1_000_000)) == 1.25
 
 
+#: 1,000 input, 2,000 cache-write, 3,000 cache-read and 400 output tokens
+_MIXED = {"input": 1000, "cache_write": 2000, "cache_read": 3000, "output": 400}
+
+
+@pytest.mark.parametrize(("model", "dollars"), [
+    # Claude Haiku 4.5 at Anthropic: $1 input, $1.25 cache write, $0.10 cache read, $5 output per MTok
+    ("claude-haiku-4-5-20251001", 0.0058),
+    # Bedrock: geographic (us., eu., jp., au., apac.) and in-region ids pay the regional price, 10% above
+    # Anthropic's for Claude 4.5 and later; a global. id pays Anthropic's; a route prefix (converse/) is dropped
+    ("converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0", 0.00638),
+    ("us.anthropic.claude-haiku-4-5-20251001-v1:0", 0.00638),
+    ("bedrock/eu.anthropic.claude-haiku-4-5-20251001-v1:0", 0.00638),
+    ("apac.anthropic.claude-haiku-4-5-20251001-v1:0", 0.00638),
+    ("anthropic.claude-haiku-4-5-20251001-v1:0", 0.00638),
+    ("global.anthropic.claude-haiku-4-5-20251001-v1:0", 0.0058),
+    ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", 0.01914),
+    ("us.anthropic.claude-3-5-haiku-20241022-v1:0", 0.00464),  # older models: no regional premium
+    ("ca.anthropic.claude-haiku-4-5-20251001-v1:0", 0.0058),  # a region the table lacks: the Anthropic model
+    # other providers' routes and Vertex's @date ids: the Anthropic model
+    ("vertex_ai/claude-sonnet-4-5@20250929", 0.0174),
+    ("anthropic/claude-sonnet-4-5-20250929", 0.0174),
+    ("openrouter/anthropic/claude-sonnet-4.5", 0.0174),
+])
+def test_provider_prefixed_and_regional_ids_are_priced_as_their_model(model, dollars):
+    assert usd(R(model, **_MIXED)) == pytest.approx(dollars, rel=1e-12)
+
+
+def test_an_unknown_model_behind_a_bedrock_id_is_named_as_recorded():
+    cost = price([R("us.anthropic.claude-mystery-9-v1:0", input=10)])
+    assert (cost.usd, cost.unpriced_models) == (None, ("us.anthropic.claude-mystery-9-v1:0",))
+
+
 def test_requests_that_cannot_be_priced_make_the_cost_unknown_and_are_named():
     cost = price([R(input=1000), R("no-such-model", input=5), R("no-such-model", output=2), R(None, input=1),
                   R(provider=None, input=3), R(provider="google", input=3)])
@@ -85,6 +117,13 @@ def test_requests_that_cannot_be_priced_make_the_cost_unknown_and_are_named():
     assert cost.as_dict() == {"usd": None, "priced_usd": 0.003, "requests": 6, "unpriced_requests": 5,
                               "unpriced_models": ["(model not recorded)", "claude-sonnet-4-5 (None)",
                                                   "claude-sonnet-4-5 (google)", "no-such-model"]}
+
+
+def test_a_cost_the_line_recorded_is_its_price():
+    # lines with costUSD (as older tools wrote them): that cost, whatever their model or tokens, as ccusage counts
+    recorded = [R(input=1000, cost_usd=0.5), R(None, output=10, cost_usd=0.25), R("no-such-model", cost_usd=0.125)]
+    assert price([*recorded, R(input=1000)]) == Cost(usd=0.878, priced_usd=0.878, requests=4, unpriced_requests=0,
+                                                     unpriced_models=())
 
 
 def test_requests_without_tokens_cost_nothing_whatever_their_model():

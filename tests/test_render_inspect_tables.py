@@ -11,15 +11,16 @@ from tcompact.render import inspect_tables as tables
 
 @pytest.mark.parametrize(("usage", "counted", "lines"), [
     (None, 10, ["Provider usage: none recorded in the file"]),
-    ({"source": "codex", "events": 3, "total": {"input_tokens": 25000, "cached_input_tokens": 12000,
-                                                "output_tokens": 900},
+    ({"source": "codex", "events": 3, "requests": 2, "total": {"input_tokens": 25000, "cached_input_tokens": 12000,
+                                                               "output_tokens": 900},
       "last": {"input_tokens": 15000}, "last_context_tokens": 15000, "predates_compaction": None}, 9000,
-     ["Provider usage (codex, 3 token_count events): total input 25,000 (cached 12,000), output 900; last request "
-      "input 15,000",
+     ["Provider usage (codex, 2 requests from 3 token_count events): input 25,000 (cached 12,000), output 900; last "
+      "request input 15,000",
       "  context at the last request: 15,000 reported vs 9,000 counted by tcompact (the provider also counts the "
       "system prompt and tool definitions)"]),
-    ({"source": "codex", "events": 1, "total": None, "last": None, "last_context_tokens": None}, 9000,
-     ["Provider usage (codex, 1 token_count events): total input — (cached —), output —; last request input —"]),
+    ({"source": "codex", "events": 1, "requests": 0, "total": None, "last": None, "last_context_tokens": None}, 9000,
+     ["Provider usage (codex, 0 requests from 1 token_count events): input — (cached —), output —; last request "
+      "input —"]),
     ({"source": "swe-agent", "requests": None, "input_tokens": 1200, "output_tokens": 80,
       "last_context_tokens": None}, 5,
      ["Provider usage (swe-agent, — requests): input 1,200, output 80"]),

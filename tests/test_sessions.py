@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from session_stores import A, B, C, D, E, HAIKU, OPUS, SONNET, env_for, project_folder, shared_home, small_home
+from session_stores import (A, B, C, D, E, FALLS_TO_ZERO, HAIKU, OPUS, SONNET, USAGE_CLAUDE, USAGE_CODEX, claude_fork,
+                            codex_rollout,
+                            env_for, project_folder, shared_home, small_home, usage_only_home)
 from typer.testing import CliRunner
 
 from tcompact.app import app
@@ -132,7 +134,7 @@ def test_one_session_is_the_store_session_of_a_path_or_the_one_the_selector_name
 def test_project_is_the_directory_or_below_it_relative_to_the_current_one(home, monkeypatch, tmp_path):
     monkeypatch.chdir("/")
     assert ids(home, "--project", "home/dev/app") == [D, B, A]
-    assert run(home, "inspect", "--project", "/home/dev/ap").exit_code == 2  # a prefix of a name is no folder
+    assert ids(home, "--project", "/home/dev/ap") == []  # a prefix of a name is no folder
 
 
 def test_session_names_one_session_in_detail(home):
@@ -204,6 +206,135 @@ def test_terminal_view_shows_the_rows_the_cost_and_the_price_table(home):
 def test_bad_selectors_are_one_error_line(home, args, error):
     result = run(home, "inspect", *args)
     assert result.exit_code == 2 and result.stderr.startswith(error) and result.stderr.count("\n") == 1
+
+
+def test_a_filter_that_matches_nothing_is_an_empty_listing(home):
+    d = doc(home, "--since", "20300101", "--timezone", "UTC")
+    assert d["sessions"] == [] and d["groups"] is None and d["errors"] == [] and d["not_transcripts"] == []
+    assert d["totals"] == {"sessions": 0, "messages": 0, "tool_calls": 0, "tokens": 0, "usage": None, "cost": None}
+    assert doc(home, "--agent", "codex", "--project", "/srv", "--group-by", "project")["groups"] == []
+    result = run(home, "inspect", "--until", "20200101", "--timezone", "UTC")
+    assert (result.exit_code, result.stderr) == (0, "")
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Sessions on this machine, newest first (times in UTC)"
+    assert next(x for x in lines if "sessions" in x and "│" in x).split("│")[1].strip() == "0 sessions"
+    # an unknown --session stays an error, and a command that works on one session needs one
+    result = run(home, "inspect", "--session", "zz", "--since", "20300101")
+    assert (result.exit_code, result.stderr) == (2, "Error: no session id starts with 'zz' (0 session(s) searched) "
+                                                    "— run `tcompact inspect` to list the sessions and their ids\n")
+    result = run(home, "compact", "--since", "20300101", "--fork", "-c", "truncate")
+    assert (result.exit_code, result.stderr) == (2, "Error: no session matches --since 20300101 (4 session(s) on this "
+                                                    "machine) — run `tcompact inspect` to list the sessions\n")
+
+
+def test_inspect_file_and_the_sessions_view_read_codex_usage_alike(tmp_path):
+    # two requests, then a running total that falls back to 0 (as a resumed Codex reports it): one reading for both
+    path = codex_rollout(tmp_path, FALLS_TO_ZERO, [((5000, 1000, 200), (5000, 1000, 200)),
+                                                   ((16341, 3000, 500), (11341, 2000, 300)), ((0, 0, 0), (0, 0, 0))])
+    (row,) = doc(tmp_path)["sessions"]
+    assert row["usage"] == {"requests": 2, "input": 13341, "output": 500, "cache_write": 0, "cache_read": 3000,
+                            "copied_requests": 0}
+    assert doc(tmp_path, "--session", "019b")["session"]["usage"] == row["usage"]
+    report = orjson.loads(run(tmp_path, "inspect", str(path), "--json").stdout)
+    usage = report["files"][0]["transcripts"][0]["provider_usage"]
+    assert {k: usage[k] for k in ("source", "events", "requests", "last_context_tokens", "last_line")} == {
+        "source": "codex", "events": 3, "requests": 2, "last_context_tokens": 11341, "last_line": 6}
+    assert usage["total"] == {"input_tokens": 16341, "cached_input_tokens": 3000, "output_tokens": 500,
+                              "reasoning_output_tokens": 0, "total_tokens": 16841}
+    assert usage["total"]["input_tokens"] - usage["total"]["cached_input_tokens"] == row["usage"]["input"]
+    lines = run(tmp_path, "inspect", str(path)).stdout.splitlines()
+    assert "Provider usage (codex, 2 requests from 3 token_count events): input 16,341 (cached 3,000), output 500; " \
+           "last request input 11,341" in lines
+
+
+def test_a_session_with_usage_and_no_message_is_listed_with_its_usage_and_cost(tmp_path):
+    rows = {r["id"]: r for r in doc(usage_only_home(tmp_path))["sessions"]}
+    assert list(rows) == [USAGE_CLAUDE, USAGE_CODEX]
+    claude, codex = rows[USAGE_CLAUDE], rows[USAGE_CODEX]
+    assert (claude["messages"], claude["transcripts"], claude["context"]) == (0, 0, None)
+    assert claude["usage"] == {"requests": 3, "input": 5000, "output": 700, "cache_write": 0, "cache_read": 300,
+                               "copied_requests": 0}
+    # the cost a line recorded (costUSD) is its cost; the line without one is priced: 2,000 × $3 + 100 × $15 per MTok
+    assert claude["cost"] == cost(pytest.approx(0.0123 + 0.02 + 0.0075, rel=1e-12), requests=3)
+    assert claude["models"] == [SONNET]
+    assert codex["usage"] == {"requests": 2, "input": 5000, "output": 300, "cache_write": 0, "cache_read": 6000,
+                              "copied_requests": 0}
+    assert codex["cost"]["usd"] == pytest.approx(0.01, rel=1e-12)
+    assert doc(tmp_path)["not_transcripts"] == []
+    detail = doc(tmp_path, "--session", "e5e5")  # in detail: no transcript to show, the row with its usage
+    assert (detail["files"], detail["session"]["usage"], detail["session"]["cost"]) == ([], claude["usage"],
+                                                                                       claude["cost"])
+    assert [x["path"] for x in detail["not_transcripts"]] == claude["files"]
+    result = run(tmp_path, "inspect", "--session", "019b")
+    assert result.exit_code == 0, result.stderr
+    assert "Provider usage of the session: input 5,000, output 300, cache w 0, cache r 6,000; cost $0.01" in \
+        result.stdout.splitlines()
+
+
+A_OWN = {"requests": 3, "input": 130, "output": 160, "cache_write": 1200, "cache_read": 1000, "copied_requests": 0}
+
+
+@pytest.mark.parametrize("marked", [False, True])
+def test_a_fork_counts_only_what_it_adds_and_the_original_keeps_its_usage(tmp_path, marked):
+    # forks whose ids sort before the original's, with the original's times (the tie that gave them its usage)
+    home = small_home(tmp_path)
+    adds = claude_fork(home, A, "0a0a0a0a-0000-4000-8000-00000000000f", marked=marked)
+    bare = claude_fork(home, A, "0b0b0b0b-0000-4000-8000-00000000000e", marked=marked, reply=False)
+    rows = {r["id"]: r for r in doc(home)["sessions"]}
+    assert rows[A]["usage"] == A_OWN and rows[A]["cost"] == cost(0.00729, requests=3)
+    assert rows[adds.stem]["usage"] == {"requests": 1, "input": 7, "output": 30, "cache_write": 0, "cache_read": 1000,
+                                        "copied_requests": 2}
+    assert rows[bare.stem]["usage"] == {"requests": 0, "input": 0, "output": 0, "cache_write": 0, "cache_read": 0,
+                                        "copied_requests": 2}
+    assert rows[bare.stem]["cost"] is None
+    # the same without the original in the listing, and in the detailed view of each
+    assert doc(home, "--session", adds.stem[:4])["session"]["usage"] == rows[adds.stem]["usage"]
+    assert doc(home, "--session", A[:4])["session"]["usage"] == A_OWN
+    assert [(r["id"], r["usage"]) for r in doc(home, "--last", "1")["sessions"]] == [
+        (adds.stem, rows[adds.stem]["usage"])]
+    # no usage column shows 0 for "none": a fork that added no request shows "—"
+    line = next(x for x in run(home, "inspect").stdout.splitlines() if bare.stem[:8] in x)
+    assert [c.strip() for c in line.split("│")[10:15]] == ["—"] * 5  # input, output, cache w, cache r, cost
+
+
+def _live_home(tmp_path):
+    """small_home while Claude Code writes: A's file ends in a half-written line (no newline), B's has two bad lines."""
+    home = small_home(tmp_path)
+    folder = home / ".claude" / "projects" / project_folder("/home/dev/app")
+    a, b = folder / f"{A}.jsonl", folder / f"{B}.jsonl"
+    with a.open("ab") as fh:
+        fh.write(b'{"parentUuid":"a-a2","isSidechain":false,"type":"assistant","message":{"id":"msg_A3","usage":'
+                 b'{"input_tokens":5')
+    lines = b.read_bytes().splitlines(keepends=True)
+    lines[1:1] = [b'{"parentUuid":"b-u1","type":"user","mess\n']  # line 2: broken JSON
+    lines[3:3] = [b'[1, 2]\n']  # line 4: JSON, but no record
+    b.write_bytes(b"".join(lines))
+    return home, a, b
+
+
+@pytest.mark.parametrize("skip", [(), ("--skip-bad-lines",)])
+def test_a_live_session_does_not_break_the_sessions_view(tmp_path, skip):
+    home, a, b = _live_home(tmp_path)
+    d = doc(home, *skip)
+    rows = {r["id"]: r for r in d["sessions"]}
+    assert list(rows) == [D, C, B, A] and d["errors"] == []
+    assert rows[A]["usage"] == A_OWN  # read without its unfinished line
+    assert rows[B]["usage"]["requests"] == 3 and rows[B]["messages"] == 6  # its good lines all read
+    assert d["skipped_lines"] == [
+        {"path": str(b), "line": 2, "reason": "not valid JSON (unexpected control character in string at column 41)"},
+        {"path": str(b), "line": 4, "reason": "expected a JSON object, got an array"},
+        {"path": str(a), "line": 6, "reason": "the last line is cut off (truncated JSON)"}]
+    result = run(home, "inspect", *skip)
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        f"Warning: {b}: skipped 2 bad line(s) (2, 4); line 2: not valid JSON (unexpected control character in string at column 41)",
+        f"{a}: line 6 is not finished (the session is being written): read without it"]
+    # in detail, the same
+    result = run(home, "inspect", "--session", A[:8], "--json", *skip)
+    assert result.exit_code == 0, result.stderr
+    detail = orjson.loads(result.stdout)
+    assert detail["session"]["usage"] == A_OWN
+    assert detail["files"][0]["skipped_lines"] == [{"line": 6, "reason": "the last line is cut off (truncated JSON)"}]
 
 
 def test_a_machine_without_sessions_says_so(tmp_path):

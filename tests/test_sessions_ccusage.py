@@ -13,7 +13,9 @@ import subprocess
 
 import orjson
 import pytest
-from session_stores import A, B, C, D, E, SHARED, env_for, shared_home, small_home
+from session_stores import (A, B, BEDROCK_DIFF, BEDROCK_SAME, C, D, E, FALLS_TO_ZERO, LAST_DIFFERS, SHARED, USAGE_CLAUDE,
+                            USAGE_CODEX, bedrock_home, claude_fork, codex_rollout, env_for, shared_home, small_home,
+                            usage_only_home)
 from tools import npm_bin
 from typer.testing import CliRunner
 
@@ -81,3 +83,58 @@ def test_the_explained_differences_on_the_invented_sessions(tmp_path):
         codex_d["inputTokens"] + codex_e["inputTokens"], codex_d["outputTokens"] + codex_e["outputTokens"],
         codex_d["cacheReadTokens"] + codex_e["cacheReadTokens"])
     assert rows[D]["cost"]["usd"] == pytest.approx(codex_d["costUSD"] + codex_e["costUSD"], rel=1e-9)
+
+
+def test_bedrock_ids_cost_what_ccusage_says(tmp_path):
+    home = bedrock_home(tmp_path)
+    rows, claude = ours(home), ccusage(home, "claude")
+    # Haiku 4.5 costs $0.0058 for these tokens at Anthropic, Sonnet 4.5 $0.0174; a regional Bedrock id 10% more
+    assert mine(rows[BEDROCK_SAME]) == usage_of(claude[BEDROCK_SAME]) == (4000, 1600, 8000, 12000)
+    assert claude[BEDROCK_SAME]["totalCost"] == pytest.approx(0.00638 + 0.01914 + 0.0058 + 0.00638, rel=1e-9)
+    assert rows[BEDROCK_SAME]["cost"]["usd"] == pytest.approx(claude[BEDROCK_SAME]["totalCost"], rel=1e-9)
+    # in-region and apac. ids: ccusage (its LiteLLM-derived table) charges Anthropic's price, tcompact the regional
+    # price of genai-prices' Bedrock table
+    assert claude[BEDROCK_DIFF]["totalCost"] == pytest.approx(2 * 0.0058, rel=1e-9)
+    assert rows[BEDROCK_DIFF]["cost"]["usd"] == pytest.approx(2 * 0.00638, rel=1e-9)
+
+
+def test_codex_running_totals_count_as_ccusage_counts_them(tmp_path):
+    # a total that falls back to 0; an event whose last usage is not the growth of the total, then that event again
+    codex_rollout(tmp_path, FALLS_TO_ZERO, [((5000, 1000, 200), (5000, 1000, 200)),
+                                            ((16341, 3000, 500), (11341, 2000, 300)), ((0, 0, 0), (0, 0, 0))])
+    codex_rollout(tmp_path, LAST_DIFFERS, [((5000, 1000, 200), (5000, 1000, 200)), ((16341, 3000, 500), (999, 0, 1)),
+                                           ((16341, 3000, 500), (999, 0, 1))], hour=9)
+    same_as_ccusage(ours(tmp_path), ccusage(tmp_path, "codex"), {FALLS_TO_ZERO: (13341, 500, 3000),
+                                                                 LAST_DIFFERS: (4999, 201, 1000)})
+
+
+def same_as_ccusage(rows, codex, expected):
+    for sid, figures in expected.items():
+        theirs = next(s for k, s in codex.items() if k.endswith(sid))
+        u = rows[sid]["usage"]
+        assert (u["input"], u["output"], u["cache_read"]) == (
+            theirs["inputTokens"], theirs["outputTokens"], theirs["cacheReadTokens"]) == figures, sid
+        assert rows[sid]["cost"]["usd"] == pytest.approx(theirs["costUSD"], rel=1e-9), sid
+
+
+def test_usage_only_files_count_as_ccusage_counts_them(tmp_path):
+    home = usage_only_home(tmp_path)
+    rows, claude, codex = ours(home), ccusage(home, "claude"), ccusage(home, "codex")
+    assert mine(rows[USAGE_CLAUDE]) == usage_of(claude[USAGE_CLAUDE]) == (5000, 700, 0, 300)
+    assert rows[USAGE_CLAUDE]["cost"]["usd"] == pytest.approx(claude[USAGE_CLAUDE]["totalCost"], rel=1e-9)
+    assert claude[USAGE_CLAUDE]["totalCost"] == pytest.approx(0.0398, rel=1e-9)
+    same_as_ccusage(rows, codex, {USAGE_CODEX: (5000, 300, 6000)})
+
+
+def test_a_fork_and_its_original_count_each_request_once(tmp_path):
+    # ccusage too counts each request once, but in whichever of the two files it read first (here the fork, whose
+    # id sorts first); tcompact in the session it was made in: the two rows add up to the same figures
+    home = small_home(tmp_path)
+    fork = claude_fork(home, A, "0a0a0a0a-0000-4000-8000-00000000000f").stem
+    rows, claude = ours(home), ccusage(home, "claude")
+    assert mine(rows[A]) == (130, 160, 1200, 1000) and mine(rows[fork]) == (7, 30, 0, 1000)
+    assert usage_of(claude[fork]) == (37, 180, 1200, 2000) and usage_of(claude[A]) == (100, 10, 0, 0)
+    assert tuple(map(sum, zip(mine(rows[A]), mine(rows[fork])))) == tuple(
+        map(sum, zip(usage_of(claude[A]), usage_of(claude[fork]))))
+    assert rows[A]["cost"]["usd"] + rows[fork]["cost"]["usd"] == pytest.approx(
+        claude[A]["totalCost"] + claude[fork]["totalCost"], rel=1e-9)

@@ -125,6 +125,36 @@ def test_restore_refuses_to_drop_turns_the_agent_added_since(home):
     assert kept.read_bytes() == current
 
 
+@pytest.mark.parametrize("json_out", [False, True])
+def test_an_in_place_run_refused_because_the_session_changed_says_it_failed_everywhere(home, monkeypatch, json_out):
+    """Issue 23 item 8: the error came alone (no --json document) and the report said "compacted"."""
+    import tcompact.compaction.job as job
+
+    main = home / ".claude" / "projects" / project_folder("/home/dev/app") / f"{A}.jsonl"
+    real = job.compact_file
+
+    def compact_file(*args, **kwargs):  # the agent writes a line while tcompact compacts
+        run = real(*args, **kwargs)
+        with main.open("ab") as fh:
+            fh.write(b'{"type":"summary","summary":"the agent went on","leafUuid":"x"}\n')
+        return run
+
+    monkeypatch.setattr(job, "compact_file", compact_file)
+    result = run(home, "compact", "-c", "truncate", "--session", A, "--in-place", *(["--json"] if json_out else []))
+    why = "the session file changed while it was being compacted (is the agent running?)"
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == (
+        2, f"Error: {main}: {why} — nothing was replaced; run the command again")
+    (report_path,) = (home / ".local" / "state" / "tcompact" / "sessions").rglob("report.json")
+    report = orjson.loads(report_path.read_bytes())
+    assert (report["status"], report["reason"]) == ("failed", why)
+    if json_out:
+        printed = orjson.loads(result.stdout)
+        assert (printed["status"], printed["reason"], printed["session"]) == ("failed", why, None)
+    else:
+        assert "Compaction failed; the input is untouched" in result.stdout and "resume" not in result.stdout
+    assert list(main.parent.glob("*tcompact-backup*")) == []
+
+
 def test_a_dry_run_fork_writes_nothing(home):
     before = snapshot(home)
     result = run(home, "compact", "--session", A, "--fork", "-c", "truncate", "--dry-run")

@@ -63,11 +63,11 @@ def test_each_session_is_a_row_and_a_copied_request_is_charged_once(sessions):
     assert "cost" not in a
     assert doc["totals"] == {"sessions": 2, "messages": 12, "tool_calls": 4, "tokens": a["tokens"] + b["tokens"],
                              "usage": {"requests": 3, "input": 14, "output": 34, "cache_write": 5, "cache_read": 300}}
-    assert doc["errors"] == [{"path": a_files[1], "error": f"{a_files[1]}:1: not valid JSON (unexpected end of data "
-                                                           "at column 15) — fix or remove that line, or pass "
-                                                           "--skip-bad-lines to read on without it"}]
-    assert doc["not_transcripts"] == [{"path": a_files[2], "reason": "cannot tell the format (first record has keys: "
-                                                                     "a)"}]
+    # the sessions view reads on past bad lines: a file of bad lines only holds no transcript
+    assert doc["errors"] == [] and doc["skipped_lines"] == []
+    assert doc["not_transcripts"] == [
+        {"path": a_files[1], "reason": "no line of the file is a JSON record (all are blank or were skipped)"},
+        {"path": a_files[2], "reason": "cannot tell the format (first record has keys: a)"}]
     paths = [sessions[0].files[0], *sessions[1].files]
     assert calls == [(0, 4, paths[0]), (1, 4, paths[1]), (2, 4, paths[2]), (3, 4, paths[3]), (4, 4, paths[3])]
 
@@ -126,3 +126,23 @@ def test_the_detail_of_one_session_adds_its_row_to_the_inspect_report(sessions):
     assert detail["files"] == report["files"] and detail["prices"] is None
     assert detail["session"]["usage"] == {"requests": 3, "input": 14, "output": 34, "cache_write": 5,
                                           "cache_read": 300, "copied_requests": 0}  # alone, nothing is a copy
+
+
+def test_a_copied_request_belongs_to_the_session_it_was_made_in():
+    from tcompact.sessions.copies import owned, peers
+
+    def s(sid, first, last, origin=None, agent="claude"):
+        return Session(agent=agent, id=sid, main=None, first=datetime(2026, 1, 5, first, tzinfo=UTC),
+                       last=datetime(2026, 1, 5, last, tzinfo=UTC), origin=origin)
+
+    def req(n):
+        return Request(key=(n,), model=None, provider=ANTHROPIC, at=None, input=1)
+
+    original, later = s("b-original", 9, 12), s("c-other", 10, 11)
+    resumed_after = s("a-fork", 9, 11, origin="b-original")  # the original went on after the fork: the name decides
+    copy = s("0-copy", 9, 13)  # no name, same start: the one that ended first is the original
+    held = [(resumed_after, [req(1), req(2), req(3)]), (original, [req(1), req(2), req(1)]), (later, [req(3)]),
+            (copy, [req(1), req(4)])]
+    assert [(len(kept), copied) for kept, copied in owned(held)] == [(1, 2), (2, 0), (0, 1), (1, 1)]
+    assert [x.id for x in peers([resumed_after], [original, later, copy, resumed_after, s("x", 9, 9, agent="codex")])
+            ] == ["b-original", "0-copy"]

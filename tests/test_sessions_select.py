@@ -93,6 +93,7 @@ def test_parse_bound(text, end, bound):
 def test_select(values, ids):
     sel = make_selector(**values)
     if not ids:
+        assert select(SESSIONS, sel, cwd="/home/dev", empty_ok=True) == []  # a listing: empty
         assert error(select, SESSIONS, sel, cwd="/home/dev") == (
             "InputError", "no session matches --since 2026-01-05T15:00:00Z --until 2026-01-06T11:00:00Z (4 session(s) "
                           "on this machine) — run `tcompact inspect` to list the sessions")
@@ -117,6 +118,9 @@ def test_what_matches_no_session_or_several_says_so():
     assert error(select, [], make_selector()) == (
         "InputError", "no Claude Code or Codex sessions found on this machine — run `tcompact inspect` to list the "
                       "sessions")
+    assert error(select, SESSIONS, make_selector(session="last", agent="codex", project="/srv"), empty_ok=True) == (
+        "InputError", "no session matches --project /srv --agent codex (4 session(s) on this machine) — run `tcompact "
+                      "inspect` to list the sessions")
     assert error(select, SESSIONS, make_selector(agent="codex", project="/srv")) == (
         "InputError", "no session matches --project /srv --agent codex (4 session(s) on this machine) — run `tcompact "
                       "inspect` to list the sessions")

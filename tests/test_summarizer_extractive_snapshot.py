@@ -78,6 +78,21 @@ def test_own_budget_items_are_always_kept_and_not_charged():
     assert "word word" in text and "- a fact" in text
 
 
+def test_a_cap_holds_the_own_budget_items_too():
+    # the summary's cap (the compressor's summary_max_tokens) bounds the whole text: the rest fits in what the
+    # user's messages leave, and past it the oldest of them go too (issue 23 item 6)
+    def sections():
+        return [("Users", [Item("user", "- [round 1] “" + "word " * 300 + "”", 0, block=True, own=True, order=1),
+                           Item("user", "- [round 2] “newer”", 0, block=True, own=True, order=2)]),
+                ("Facts", [Item("note", "a fact", 1)])]
+
+    text = fit(sections(), 40, counter=COUNTER, cap=400)
+    assert "word word" in text and "- a fact" in text and COUNTER.count(text) <= 400
+    text = fit(sections(), 40, counter=COUNTER, cap=100)
+    assert "word word" not in text and "“newer”" in text and COUNTER.count(text) <= 100
+    assert "- (+1 more left out for the budget)" in text.split("2. Facts")[0]
+
+
 def test_shorter_forms_are_tried_when_an_item_does_not_fit():
     item = Item("resume", "long " * 200, 0, block=True, shorter=("medium " * 50, "short"))
     text = fit([("Resume", [item])], 30, counter=COUNTER)

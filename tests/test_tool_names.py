@@ -51,8 +51,9 @@ def test_marker_texts_are_the_spec_s():
     assert [kind for _, kind in markers.MEMORY_BLOCKS] == [
         "memory_block_current", "memory_block_dialogue", "memory_block_round", "memory_block_session",
         "memory_block", "current_round_memory_block", "dialogue_memory_block", "round_level_memory_block",
-        "full_compact_boundary"]
-    assert all(prefix.startswith(("<", "[")) for prefix, _ in markers.MEMORY_BLOCKS)
+        "full_compact_boundary", "continuation_summary"]
+    assert all(prefix.startswith(("<", "[")) for prefix, _ in markers.MEMORY_BLOCKS[:-1])
+    assert markers.MEMORY_BLOCKS[-1][0] == markers.CONTINUATION
 
 
 @pytest.mark.parametrize("prefix", markers.CHECKPOINT_PREFIXES)

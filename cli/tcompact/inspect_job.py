@@ -9,10 +9,13 @@ transcripts as counted for that page, and a stored session's usage and cost.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .inspection import Counted, InspectOptions, inspect_counted
+from . import __version__
+from .errors import NotATranscriptError
+from .inspection import SCHEMA_VERSION, Counted, InspectOptions, inspect_counted
 
 __all__ = ["inspect_job"]
 
@@ -22,14 +25,33 @@ def inspect_job(paths: Sequence[str | Path], options: InspectOptions, *, session
                 on_file: Callable[[int, int, Path], None] | None = None
                 ) -> tuple[dict[str, Any], dict[str, Counted] | None]:
     """The report of ``paths`` (the files of ``session`` when it is given, its row added under
-    ``session``), and — for an HTML page at ``html`` — the one file's transcripts as counted."""
+    ``session``, read as the sessions view reads them: bad lines skipped and reported, an unfinished
+    last line left out), and — for an HTML page at ``html`` — the one file's transcripts as counted."""
     if html is not None:
         from .pages import check_html
 
         check_html(html, force=True, keep=paths)
-    report, counted = inspect_counted(paths, options, on_file=on_file, counted=html is not None)
+    if session is not None:  # read as the sessions view reads the agents' files
+        from .sessions.report import live
+
+        options = replace(options, read=live(options.read))
+    try:
+        report, counted = inspect_counted(paths, options, on_file=on_file, counted=html is not None)
+    except NotATranscriptError as exc:
+        if session is None:
+            raise
+        report, counted = _usage_only(exc), None  # a stored session whose one file holds usage and no message
     if session is not None:
+        from .sessions import discover, stores_from_env
         from .sessions.report import session_detail
 
-        report = session_detail(session, report, read=options.read, cost=cost, timezone_name=timezone_name)
+        report = session_detail(session, report, read=options.read, cost=cost, timezone_name=timezone_name,
+                                others=discover(stores_from_env()))
     return report, counted
+
+
+def _usage_only(exc: NotATranscriptError) -> dict[str, Any]:
+    """The report of a session file with no transcript: no file, the reason under ``not_transcripts``."""
+    return {"tool": "tcompact", "version": __version__, "schema_version": SCHEMA_VERSION, "files": [], "errors": [],
+            "not_transcripts": [{"path": exc.path, "reason": exc.what}],
+            "totals": {"files": 0, "transcripts": 0, "messages": 0, "tool_calls": 0, "tokens": 0, "skipped_lines": 0}}

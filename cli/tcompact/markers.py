@@ -52,6 +52,7 @@ MEMORY_BLOCKS: tuple[tuple[str, str], ...] = (
     ("[DIALOGUE_MEMORY_BLOCK]", "dialogue_memory_block"),
     (ROUND_LEVEL_MARKER, "round_level_memory_block"),
     ("[FULL_COMPACT_BOUNDARY]", "full_compact_boundary"),
+    (CONTINUATION, "continuation_summary"),  # the `full` compressor's summary, as Claude Code opens its own
 )
 
 #: Starts of a message that holds an earlier checkpoint whose content a new summary carries over.

@@ -4,7 +4,14 @@ genai-prices (pydantic, MIT) holds the prices of each model over time: cache wri
 one-hour) and cache reads are priced as such, and where the table has tiers (Claude Sonnet 4.5
 above 200k prompt tokens, ...) a request whose own prompt — uncached input plus cache writes and
 reads — is past a tier pays that tier's price on all its tokens, as Anthropic bills. The price
-of each request is taken at its time and with its ``speed`` (Claude fast mode).
+of each request is taken at its time and with its ``speed`` (Claude fast mode). A request whose line
+recorded its own cost (``costUSD``) costs that, as ccusage counts it.
+
+Model ids are mapped to the table's models as ccusage maps them: a route prefix (``converse/``,
+``bedrock/``, ``openrouter/anthropic/``) is dropped; an Amazon Bedrock id
+(``jp.anthropic.claude-haiku-4-5-20251001-v1:0``) takes the Bedrock price — geographic and in-region
+endpoints 10% above Anthropic's for Claude 4.5 and later, ``global.`` at Anthropic's — and an id the
+Bedrock table lacks is priced as the Anthropic model it names.
 
 A request of a model the table does not know, or of a provider it has no prices for, is *not
 priced*: the cost is then unknown (None), never $0, and the model is named. Requests that
@@ -17,6 +24,7 @@ and priced once; pricing is linear within a tier, so the result is the sum of pe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -30,6 +38,9 @@ __all__ = ["Cost", "price", "prices_version", "PRICES_PACKAGE"]
 
 PRICES_PACKAGE = "genai-prices"
 _PROVIDERS = {ANTHROPIC: "anthropic", OPENAI: "openai"}
+#: An Amazon Bedrock model id: an optional inference-profile region (``us.``, ``eu.``, ``jp.``, ``apac.``,
+#: ``global.`` …), ``anthropic.``, the model, an optional ``-vN:M`` version.
+_BEDROCK = re.compile(r"^(?:[a-z]{2,6}(?:-[a-z]+)?\.)?anthropic\.(?P<model>claude-.+?)(?:-v\d+(?::\d+)?)?$")
 
 
 @dataclass(frozen=True)
@@ -62,8 +73,12 @@ def price(requests: Iterable[Request]) -> Cost:
     groups: dict[tuple[str, tuple[int, ...]], tuple[Any, list[int]]] = {}
     unpriced: dict[str, int] = {}
     count = 0
+    recorded = Decimal(0)
     for r in requests:
         count += 1
+        if r.cost_usd is not None:
+            recorded += Decimal(repr(r.cost_usd))
+            continue
         if not (r.input or r.output or r.cache_write or r.cache_read):
             continue
         model = _model(r.provider, r.model)
@@ -76,7 +91,7 @@ def price(requests: Iterable[Request]) -> Cost:
         sums = entry[1]
         for i, n in enumerate((r.prompt, r.output, r.cache_write, r.cache_read, r.cache_write_1h)):
             sums[i] += n
-    total = Decimal(0)
+    total = recorded
     for flat, (prompt, output, write, read, write_1h) in groups.values():
         usage = Usage(input_tokens=prompt, output_tokens=output, cache_write_tokens=write, cache_read_tokens=read,
                       cache_write_1h_tokens=write_1h)
@@ -96,10 +111,24 @@ def _model(provider: str | None, model: str | None) -> Any:
     provider_id = _PROVIDERS.get(provider or "")
     if provider_id is None:
         return f"{model} ({provider})"
-    try:
-        return calc_price(Usage(), model, provider_id=provider_id).model
-    except LookupError:
-        return model
+    for table, name in _candidates(provider_id, model):
+        try:
+            return calc_price(Usage(), name, provider_id=table).model
+        except LookupError:
+            continue
+    return model
+
+
+def _candidates(provider_id: str, model: str) -> list[tuple[str, str]]:
+    """(price table, model id) to look up, in order: a route prefix (``converse/``, ``bedrock/``,
+    ``vertex_ai/``, ``openrouter/anthropic/``) is dropped; an Amazon Bedrock id is looked up in the
+    Bedrock table (its regional and global prices), then as the Anthropic model it names; a Vertex
+    ``claude-…@DATE`` id as ``claude-…-DATE``."""
+    name = model.rsplit("/", 1)[-1] or model
+    bedrock = _BEDROCK.match(name) if provider_id == "anthropic" else None
+    if bedrock is None:
+        return [(provider_id, name.replace("@", "-"))]
+    return [("aws", name), (provider_id, bedrock["model"])]
 
 
 def _tiers(prices: Any, prompt: int) -> tuple[int, ...]:

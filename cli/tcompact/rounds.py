@@ -134,7 +134,7 @@ def memory_blocks(messages: Sequence[Message]) -> tuple[Compaction, ...]:
     found = []
     for i, m in enumerate(messages):
         if m.role in ("user", "system"):
-            head = m.text.lstrip()[:40]
+            head = m.text.lstrip()[:80]
             for prefix, kind in MEMORY_BLOCKS:
                 if head.startswith(prefix):
                     found.append(Compaction(kind=kind, index=i, line=m.meta.get("line")))

@@ -55,11 +55,11 @@ def list_or_pick(selector: Selector, options, *, group_by: str, cost: bool, json
     detailed view that ``inspect FILE`` draws."""
     from .. import render
     from ..errors import UsageError
-    from ..render.sessions_view import sessions_table
-    from ..sessions import find_sessions
+    from ..render.sessions_view import sessions_table, warn_skipped_lines
+    from ..sessions import select_sessions
     from ..sessions.report import SessionsOptions, sessions_report
 
-    sessions = find_sessions(selector)
+    sessions, every = select_sessions(selector, empty_ok=True)
     if selector.session is not None and group_by == "session":
         return sessions[0]
     if html is not None or transcript is not None:
@@ -67,11 +67,12 @@ def list_or_pick(selector: Selector, options, *, group_by: str, cost: bool, json
                          hint="name it with --session ID (or --session last)")
     listing = SessionsOptions(inspect=options, group_by=group_by, cost=cost, timezone=selector.timezone)
     with render.file_progress(enabled=not json_out) as on_file:
-        doc = sessions_report(sessions, listing, on_file=on_file)
+        doc = sessions_report(sessions, listing, on_file=on_file, others=every)
     if json_out:
         render.print_json(doc)
     else:
         sessions_table(doc)
+    warn_skipped_lines(doc["skipped_lines"])
     for e in doc["errors"]:
         render.warn(e["error"])
     if doc["errors"]:

@@ -34,8 +34,8 @@ EVAL_OPTIONS = (("chains", ChainsOpt, None), ("metric", MetricOpt, "canaries"), 
                 ("per_kind", PerKindOpt, 2), ("cuts", CutsOpt, 4), ("summarizer", SummarizerOpt, "extractive"),
                 ("model", ModelOpt, None), ("base_url", BaseUrlOpt, None), *RUN_OPTIONS,
                 ("replay_dir", ReplayDirOpt, None), ("dump_dir", DumpDirOpt, None), ("sets", SetOpt, None),
-                ("config", ConfigOpt, None), ("context_window", ContextWindowOpt, None), ("encoding", EncodingOpt, None),
-                ("preserve", PreserveOpt, None), ("transcript", TranscriptOpt, None), ("fmt", FormatOpt, None),
+                ("config", ConfigOpt, None), ("context_window", ContextWindowOpt, None),
+                ("encoding", EncodingOpt, None), ("preserve", PreserveOpt, None), ("transcript", TranscriptOpt, None), ("fmt", FormatOpt, None),
                 ("full_history", FullHistoryOpt, False), ("skip_bad_lines", SkipBadLinesOpt, False))
 
 
@@ -75,14 +75,14 @@ PathsArg = Annotated[list[Path] | None, typer.Argument(help="Session files or fo
 @with_eval_options("eval")
 def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_cache: NoCacheOpt = False,
           selector=None) -> None:
-    """Measure what each compressor keeps: planted canaries, or the tokens the agent went on to use.
+    """Measure what each compressor keeps: canaries, needed tokens.
 
-    --metric canaries (the default): in a copy of each session (nothing is written) it plants
-    seeded facts — an error line inside a tool output, a file written, a command run and its
-    outcome, a user constraint, a user preference, a decision, a fact stated once early —
-    compacts the copy with each chain as `compact --force` would, and reports per chain and kind
-    the share found verbatim in what the model would see, the tokens against the original,
-    tool-pairing violations and whether the last real request was kept.
+    --metric canaries (the default): in a copy of each session it plants seeded facts — an error
+    line inside a tool output, a file written, a command run and its outcome, a user constraint,
+    a user preference, a decision, a fact stated once early — compacts the copy with each chain
+    as `compact --force` would, and reports per chain and kind the share found verbatim in what
+    the model would see, the tokens against the original, tool-pairing violations and whether
+    the last real request was kept. Nothing is written but the dumps --dump-dir asks for.
 
     --metric needed: at up to --cuts points where the agent is about to act, the paths,
     identifiers and numbers it learned from its tools and used in its next 40 calls; the session

@@ -134,8 +134,8 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     report["reason"] = message
     report["invariants"] = violations(original.messages, final, stages) if applied else []
     report["notes"] = list(output.notes) if output is not None else []  # what the output format leaves out
-    if output is not None and output.written is not None:  # the figure of what the file holds
-        report["after"]["tokens"] = ctx.counter.total(output.written.messages)
+    if output is not None and output.written is not None:  # the figures of what the file holds
+        report["after"].update(messages=len(output.written.messages), tokens=ctx.counter.total(output.written.messages))
     return CompactionRun(status=status, message=message, source=source, transcript=original, messages=tuple(final),
                          stages=tuple(stages), output=output, output_format=fmt, blobs=blobs, report=report,
                          dump_context=dctx, counter=ctx.counter)

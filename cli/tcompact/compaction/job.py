@@ -15,12 +15,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, UsageError, WorkFailed
+from ..errors import InputError, TcompactError, UsageError, WorkFailed
 from ..sessions import Selector
 from .chain import CompactionRun, compact_file
 from .options import CompactOptions, check_options
 from .paths import OutputPaths, check_paths, default_paths
-from .writing import write_run
+from .writing import as_failed, as_written, write_report, write_run
 
 __all__ = ["CompactJob", "JobOutcome", "run_job", "strict_failure", "run_failure"]
 
@@ -58,7 +58,7 @@ class JobOutcome:
     stored: bool
     session: dict[str, Any] | None
     page: Path | None
-    failure: WorkFailed | None
+    failure: TcompactError | None
 
     def document(self) -> dict[str, Any]:
         """``compact --json`` (printed when the run fails, too)."""
@@ -85,17 +85,33 @@ def run_job(job: CompactJob, *, warn: Callable[[str], None],
         write_run(run, paths, force=options.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch)
     for problem in problems:
         warn(f"invariant: {problem}")
+    failure = (strict_failure(problems) if job.strict else None) or \
+        _unwritten(run, paths, written, problems, dry_run=job.dry_run) or run_failure(run, paths, dry_run=job.dry_run)
+    if not job.dry_run:  # every output says what happened: a transcript not written is a failed run
+        run = as_written(run, written=written, output=paths.output, problems=problems, strict=job.strict)
     session = None
     if into is not None and not job.dry_run:
-        from ..sessions.fork import finish
-
-        session = finish(into, run, written, original=original)
+        session, run, failure = _finish_session(into, run, paths, written, problems, original=original,
+                                                failure=failure)
     page = _page(job, run, paths, written=written, problems=problems)
     written = written + ([page] if page is not None else [])
-    failure = strict_failure(problems) if job.strict else None
     return JobOutcome(run, paths, tuple(written), tuple(problems), job.dry_run, into is not None, session, page,
-                      failure or _unwritten(run, paths, written, problems, dry_run=job.dry_run)
-                      or run_failure(run, paths, dry_run=job.dry_run))
+                      failure)
+
+
+def _finish_session(into: Any, run: CompactionRun, paths: OutputPaths, written: list[Path], problems: list[str], *,
+                    original: bytes | None, failure: WorkFailed | None
+                    ) -> tuple[dict[str, Any] | None, CompactionRun, TcompactError | None]:
+    """The fork's or in-place session written; when that fails (the session changed meanwhile), the run failed
+    and its report says so, as the error does."""
+    from ..sessions.fork import finish
+
+    try:
+        return finish(into, run, written, original=original or b""), run, failure
+    except TcompactError as exc:
+        run = as_failed(run, exc.what)
+        write_report(run, paths, written=written, problems=problems, force=True)  # ours, written just before
+        return None, run, exc
 
 
 def _check_targets(job: CompactJob, path: Path, paths: OutputPaths) -> None:

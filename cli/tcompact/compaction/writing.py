@@ -7,6 +7,8 @@ reused).
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..artifacts import make_folder, write_bytes, write_json
@@ -14,7 +16,7 @@ from ..errors import TcompactError, WorkFailed
 from .chain import CompactionRun
 from .paths import OutputPaths
 
-__all__ = ["write_run"]
+__all__ = ["write_run", "write_report", "as_written", "as_failed"]
 
 
 def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Path, strict: bool = False,
@@ -26,7 +28,8 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
     result refused as no smaller), so that the same command can run again. The transcript is read
     back before it takes its place: an output that does not read as the compacted messages is a
     violation too, and it is not written (nothing replaced) unless ``allow_mismatch``; the caller
-    tells by ``paths.output`` missing from what was written.
+    tells by ``paths.output`` missing from what was written. A transcript not written makes the run
+    failed in the report (:func:`as_written`), as in the command's exit code and its other outputs.
     """
     written: list[Path] = []
     problems = list(run.report.get("invariants") or [])
@@ -49,14 +52,40 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
         try:
             written.append(write_bytes(paths.output, run.output.data, force=force, inputs=(source,),
                                        check=reads_back))
-        except WorkFailed:  # the command fails on ``problems``
-            transcript = False
-    if paths.report is not None and run.status != "nothing to do":  # nothing to do writes no report
-        report = {**run.report, "outputs": {"transcript": str(paths.output) if transcript else None,
-                                            "dumps": [str(p) for p in written if p.parent == paths.dump_dir],
-                                            "offload_store": str(paths.store) if run.blobs else None}}
-        written.append(write_json(paths.report, {**report, "invariants": problems}, force=force))
-    return written, problems
+        except WorkFailed:  # the run fails on ``problems`` (:func:`as_written`)
+            pass
+    settled = as_written(run, written=written, output=paths.output, problems=problems, strict=strict)
+    report = write_report(settled, paths, written=written, problems=problems, force=force)
+    return written + ([report] if report is not None else []), problems
+
+
+def write_report(run: CompactionRun, paths: OutputPaths, *, written: Sequence[Path], problems: Sequence[str],
+                 force: bool) -> Path | None:
+    """The report file (none for "nothing to do"): the run's report, what was written, the invariants broken."""
+    if paths.report is None or run.status == "nothing to do":
+        return None
+    report = {**run.report, "outputs": {"transcript": str(paths.output) if paths.output in written else None,
+                                        "dumps": [str(p) for p in written if p.parent == paths.dump_dir],
+                                        "offload_store": str(paths.store) if run.blobs else None}}
+    return write_json(paths.report, {**report, "invariants": list(problems)}, force=force)
+
+
+def as_written(run: CompactionRun, *, written: Sequence[Path], output: Path, problems: Sequence[str],
+               strict: bool) -> CompactionRun:
+    """The run as its outputs left it: a compaction whose transcript was not written (it does not read back,
+    or breaks an invariant under ``strict``) failed, and says why; any other run as it was."""
+    if run.status != "compacted" or output in written:
+        return run
+    if strict and problems:
+        return as_failed(run, f"the compaction breaks {len(problems)} invariant(s): {problems[0]}; the compacted "
+                              "transcript was not written (--strict)")
+    return as_failed(run, f"the compaction was not written: {problems[-1] if problems else 'no output'}")
+
+
+def as_failed(run: CompactionRun, reason: str) -> CompactionRun:
+    """The run failed for ``reason`` (its report says so: status "failed", the reason); the input is untouched."""
+    return dataclasses.replace(run, status="failed", message=reason,
+                               report={**run.report, "status": "failed", "reason": reason})
 
 
 def _read_back(path: Path, run: CompactionRun) -> str | None:
@@ -73,6 +102,7 @@ def _read_back(path: Path, run: CompactionRun) -> str | None:
     def shape(messages):  # what a reader must give back: roles, texts, tool pairing
         return [(m.role, m.text, tuple(c.id for c in m.tool_calls), m.tool_call_ids) for m in messages]
 
-    if shape(back.messages) != shape(run.messages):
+    held = run.output.written.messages if run.output is not None and run.output.written is not None else run.messages
+    if shape(back.messages) != shape(held):
         return "the output does not read back as the compacted messages"
     return None

@@ -46,7 +46,7 @@ class PrefixSettings(Settings):
                                     "max_tokens; at most a quarter of a known summariser window).")
     summary_ratio: float = Field(0.13, gt=0, le=1, description="The summary's budget as a share of the tokens it "
                                  "replaces (at least 512, at most summary_max_tokens); the user's messages quoted "
-                                 "in it have a budget of their own.")
+                                 "in it have a budget of their own, within summary_max_tokens.")
 
 
 #: The smallest summary budget: a state snapshot's headings alone take about 150 tokens.
@@ -130,7 +130,8 @@ class PrefixCompressor(Compressor):
 
         def build(s: Span) -> SummaryRequest:
             return SummaryRequest(processor=self.name, contract=self.contract, prompt=prompt,
-                                  messages=tuple(messages[: s.tail.start]), body=s.body, target_tokens=target)
+                                  messages=tuple(messages[: s.tail.start]), body=s.body, target_tokens=target,
+                                  cap_tokens=settings.summary_max_tokens)
 
         def fixed(s: Span) -> int:
             return sum(counter.message(messages[i]).total for i in s.prefix) + counter.count(prompt) + 4

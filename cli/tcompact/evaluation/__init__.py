@@ -48,9 +48,9 @@ def evaluate_file(path: str | Path, options: EvalOptions) -> dict[str, Any]:
     entry: dict[str, Any] = {"path": str(path), "format": source.format, "transcript": transcript.id,
                              "messages": len(transcript.messages)}
     if options.canaries:
-        entry.update(canary_entry(source, transcript, chains, options))
+        entry.update(canary_entry(source, transcript, chains=chains, options=options))
     if options.needed:
-        entry["needed"] = needed_entry(source, transcript, chains, options)
+        entry["needed"] = needed_entry(source, transcript, chains=chains, options=options)
     return entry
 
 

@@ -28,7 +28,7 @@ from .scoring import last_request_kept, pairing_violations, seen_texts, share, s
 __all__ = ["canary_entry", "Summary", "summarize"]
 
 
-def canary_entry(source: SourceFile, transcript: Transcript, chains: Sequence[str],
+def canary_entry(source: SourceFile, transcript: Transcript, *, chains: Sequence[str],
                  options: EvalOptions) -> dict[str, Any]:
     """The canary part of one file's entry: the planted copy's size, the kinds with no place, the
     canaries and one result per chain."""
@@ -43,7 +43,8 @@ def canary_entry(source: SourceFile, transcript: Transcript, chains: Sequence[st
     if missing:  # the copy must hold every canary before compaction, or the scores mean nothing
         raise TcompactError(f"planting failed for {', '.join(missing)}", path=source.path,
                             hint="please report it: tcompact eval could not plant into this session")
-    results = [_run(planted_source, planted, chain, options, layout.canaries) for chain in chains]
+    results = [_run(planted_source, planted, chain=chain, options=options, canaries=layout.canaries)
+               for chain in chains]
     return {"messages": len(planted.messages), "skipped_kinds": list(layout.skipped),
             "canaries": [_canary(c) for c in layout.canaries], "results": results}
 
@@ -64,10 +65,10 @@ def _canary(c: Canary) -> dict[str, Any]:
     return {"id": c.id, "kind": c.kind, "values": list(c.values)}
 
 
-def _run(source: SourceFile, planted: Transcript, chain: str, options: EvalOptions,
+def _run(source: SourceFile, planted: Transcript, *, chain: str, options: EvalOptions,
          canaries: Sequence[Canary]) -> dict[str, Any]:
     """One chain over the planted copy, scored; a failed run keeps nothing and has no size."""
-    run, after = run_chain(source, chain, options)
+    run, after = run_chain(source, chain, options=options)
     failed = run.status == "failed"
     kept = survivors(canaries, seen_texts(after)) if not failed else set()
     before_tokens = run.counter.total(planted.messages)

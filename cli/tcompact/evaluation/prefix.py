@@ -22,7 +22,7 @@ from .editors import document_items
 __all__ = ["prefix_source"]
 
 
-def prefix_source(source: SourceFile, transcript: Transcript, cut: int, read: ReadOptions) -> SourceFile:
+def prefix_source(source: SourceFile, transcript: Transcript, *, cut: int, read: ReadOptions) -> SourceFile:
     """``source`` as it stood before message ``cut`` of ``transcript`` (read with ``read``, raw records
     kept, under the file's own path so that markers name the original's lines)."""
     at = transcript.messages[cut]

@@ -35,7 +35,7 @@ def needed_settings(options: EvalOptions) -> dict[str, Any]:
             "baselines": [{"name": b.name, "description": b.description} for b in BASELINES]}
 
 
-def needed_entry(source: SourceFile, transcript: Transcript, chains: Sequence[str],
+def needed_entry(source: SourceFile, transcript: Transcript, *, chains: Sequence[str],
                  options: EvalOptions) -> dict[str, Any]:
     """The needed-token part of one file's entry: the cut points considered and chosen, and per cut the
     needed tokens and every chain's and baseline's score; then per chain the cuts added up."""
@@ -45,36 +45,36 @@ def needed_entry(source: SourceFile, transcript: Transcript, chains: Sequence[st
     found = {c: index.needed_at(c) for c in candidates}
     eligible = [c for c in candidates if found[c]]
     counter = TokenCounter.for_model(options.model or transcript.model, encoding=options.encoding)
-    cuts = [_cut(source, transcript, c, found[c], chains, options, counter)
+    cuts = [_cut(source, transcript, cut=c, needed=found[c], chains=chains, options=options, counter=counter)
             for c in choose_cuts(eligible, options.cuts)]
     names = [*chains, *(b.name for b in BASELINES)]
     return {"candidates": len(candidates), "eligible": len(eligible), "cuts": cuts,
             "results": [_total(name, [r for cut in cuts for r in cut["results"] if r["chain"] == name],
-                               [cut["tokens_before"] for cut in cuts], reference=name not in chains)
+                               befores=[cut["tokens_before"] for cut in cuts], reference=name not in chains)
                         for name in names]}
 
 
-def _cut(source: SourceFile, transcript: Transcript, cut: int, needed: Sequence[Needed], chains: Sequence[str],
+def _cut(source: SourceFile, transcript: Transcript, *, cut: int, needed: Sequence[Needed], chains: Sequence[str],
          options: EvalOptions, counter: TokenCounter) -> dict[str, Any]:
-    prefix = prefix_source(source, transcript, cut, options.read_options())
+    prefix = prefix_source(source, transcript, cut=cut, read=options.read_options())
     before = prefix.transcript(transcript.id).messages
     tokens = counter.total(before)
     results = []
     for chain in chains:
-        run, after = run_chain(prefix, chain, options, cut=cut)
+        run, after = run_chain(prefix, chain, options=options, cut=cut)
         failed = run.status == "failed"
+        originals = _named_originals(run, before=before, after=after) if not failed else ""
         results.append({"chain": chain, "reference": False, "status": run.status, "reason": run.message,
-                        **_score(needed, after, _named_originals(run, before, after) if not failed else "",
-                                 counter=counter, before=tokens, failed=failed)})
+                        **_score(needed, after, originals=originals, counter=counter, before=tokens, failed=failed)})
     for baseline in BASELINES:
-        after = baseline.apply(before)
         results.append({"chain": baseline.name, "reference": True, "status": "compacted",
-                        "reason": baseline.description, **_score(needed, after, "", counter=counter, before=tokens)})
+                        "reason": baseline.description,
+                        **_score(needed, baseline.apply(before), originals="", counter=counter, before=tokens)})
     return {"at": cut, "line": message_line(transcript.messages[cut]), "messages_before": cut, "tokens_before": tokens,
             "needed": [n.to_json(transcript.messages) for n in needed], "results": results}
 
 
-def _score(needed: Sequence[Needed], after: Sequence[Message], originals: str, *, counter: TokenCounter,
+def _score(needed: Sequence[Needed], after: Sequence[Message], *, originals: str, counter: TokenCounter,
            before: int, failed: bool = False) -> dict[str, Any]:
     """Kept, recoverable and lost tokens, and the size; a failed run keeps nothing and has no size."""
     seen = "\n".join(seen_texts(after)) if not failed else ""
@@ -86,7 +86,7 @@ def _score(needed: Sequence[Needed], after: Sequence[Message], originals: str, *
             "lost": [n.token for n in needed if n.token not in kept and n.token not in recovered]}
 
 
-def _named_originals(run: CompactionRun, before: Sequence[Message], after: Sequence[Message]) -> str:
+def _named_originals(run: CompactionRun, *, before: Sequence[Message], after: Sequence[Message]) -> str:
     """The texts of the originals the context after names: offloaded messages by their handle, and
     messages before the cut by their place (``path:line``; a format without lines: a tool result
     answering the same call that names the file)."""
@@ -102,7 +102,7 @@ def _named_originals(run: CompactionRun, before: Sequence[Message], after: Seque
     return "\n".join(texts)
 
 
-def _total(name: str, results: Sequence[dict[str, Any]], befores: Sequence[int], *, reference: bool
+def _total(name: str, results: Sequence[dict[str, Any]], *, befores: Sequence[int], reference: bool
            ) -> dict[str, Any]:
     """One chain's (or baseline's) scores added up over the cuts of a file; sizes of the runs that did not fail."""
     sized = [(b, r["tokens_after"]) for b, r in zip(befores, results) if r["tokens_after"] is not None]

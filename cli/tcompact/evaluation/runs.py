@@ -20,7 +20,7 @@ from .scoring import visible_messages
 __all__ = ["run_chain"]
 
 
-def run_chain(source: SourceFile, chain: str, options: EvalOptions, *, cut: int | None = None
+def run_chain(source: SourceFile, chain: str, *, options: EvalOptions, cut: int | None = None
               ) -> tuple[CompactionRun, tuple[Message, ...]]:
     """The run of ``chain`` over ``source`` (its dumps written when asked) and the context after it."""
     run = compact_source(source, options.compact_options(chain))

@@ -17,14 +17,16 @@ from ..model import Record, SourceFile, Transcript
 from . import chat, claude_code, codex, trajectories, writers
 from ._merge import join_lines
 from .writers import Rendered
-from ._source import ReadContext, ReadOptions, gc_paused, load_bytes, load_records
+from ._source import CUT_OFF, ReadContext, ReadOptions, gc_paused, load_bytes, load_records
 
 __all__ = [
+    "CUT_OFF",
     "FORMATS",
     "WRITABLE",
     "ReadOptions",
     "Rendered",
     "read_file",
+    "read_records",
     "read_bytes",
     "find_files",
     "detect_records",
@@ -48,6 +50,14 @@ def read_file(path: str | Path, options: ReadOptions | None = None, *, digest: A
     ctx.digest = digest
     with gc_paused():
         return _source_file(*load_records(Path(path), ctx), ctx)
+
+
+def read_records(path: str | Path, options: ReadOptions | None = None) -> list[Record]:
+    """The records of a file, read as :func:`read_file` reads them, without building transcripts: what
+    the usage of a file that holds no message needs (a Codex rollout of token counts only)."""
+    ctx = _context(str(path), options)
+    with gc_paused():
+        return load_records(Path(path), ctx)[0]
 
 
 def read_bytes(data: bytes, name: str, options: ReadOptions | None = None) -> SourceFile:
@@ -79,7 +89,7 @@ def _source_file(records: list[Record], document: bool, ctx: ReadContext) -> Sou
         format=fmt,
         records=tuple(records),
         transcripts=tuple(transcripts),
-        skipped=tuple(ctx.skipped),
+        skipped=tuple(sorted(ctx.skipped)),  # the parser's and the reader's, in file order
         unknown_types=unknown,
         meta={**meta, "document": document},
     )

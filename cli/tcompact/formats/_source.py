@@ -23,7 +23,7 @@ from ..errors import InputError, NotATranscriptError
 from ..model import Record
 
 __all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "parse_json", "gc_paused", "file_digest",
-           "MAX_LINE_BYTES"]
+           "MAX_LINE_BYTES", "CUT_OFF"]
 
 MAX_LINE_BYTES = 256 * 1024 * 1024
 _BUFFER = 1 << 20  # read buffer: fewer, larger reads than the default 8 KiB
@@ -33,6 +33,8 @@ MAX_DEPTH = 200
 _BOM = b"\xef\xbb\xbf"
 _SPACE = b" \t\n\r\x0b\x0c"  # what bytes.strip() strips
 _SKIP_HINT = "fix or remove that line, or pass --skip-bad-lines to read on without it"
+#: Why a last line without its newline that is no whole JSON value was skipped: a file being written.
+CUT_OFF = "the last line is cut off (truncated JSON)"
 
 
 @dataclass(frozen=True)
@@ -376,13 +378,15 @@ def _describe_parse_error(exc: orjson.JSONDecodeError, body: bytes, *, last: boo
     try:
         body.decode("utf-8")
     except UnicodeDecodeError as bad:
+        if last and bad.reason == "unexpected end of data":  # cut inside a character
+            return CUT_OFF
         if _looks_binary(body):
             return "binary data, not JSON text"
         return f"bytes that are not UTF-8 (0x{body[bad.start]:02x} at byte {bad.start + 1})"
     if "depth limit" in exc.msg or "recursion" in exc.msg:
         return f"JSON nested more than {MAX_DEPTH} levels deep"
     if last and exc.msg.startswith(("unexpected end", "EOF")):
-        return "the last line is cut off (truncated JSON)"
+        return CUT_OFF
     return f"not valid JSON ({exc.msg} at column {exc.colno})"
 
 

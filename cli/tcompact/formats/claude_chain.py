@@ -7,6 +7,9 @@ no message line hangs directly under it (as 2.1.x does); of the leaves, the newe
 wins, the first in file order on ties (as 2.0.76 does). A ``progress`` record dated after every
 message therefore no longer cuts the session at its parent.
 
+A file in which no line names a parent (older Claude Code versions, files other tools write) has no
+chain at all: its lines are read in file order (:func:`file_order`).
+
 What the chain leaves out is either history before a compaction, an abandoned branch (a line whose
 tree segment the chain, or a compaction's history, runs through), or something else — a tree not
 connected to the chain, a repeated uuid, a message line without a uuid, a non-message record newer
@@ -23,7 +26,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["Line", "line_of", "groups", "root", "leaf", "walk", "outside_notes", "MESSAGE_TYPES"]
+__all__ = ["Line", "line_of", "groups", "root", "leaf", "walk", "file_order", "outside_notes", "MESSAGE_TYPES"]
 
 MESSAGE_TYPES = frozenset({"user", "assistant"})
 
@@ -63,20 +66,42 @@ def line_of(i: int, uuid: str, d: Mapping[str, Any], clock: str) -> Line:
     )
 
 
-def groups(lines: Mapping[str, Line]) -> dict[str, list[Line]]:
-    """Main-chain lines under "main"; sidechain lines under their agentId or their root's uuid."""
+def groups(lines: Mapping[str, Line], *, chained: bool = True) -> dict[str, list[Line]]:
+    """Main-chain lines under "main"; sidechain lines under their agentId or their root's uuid (in a
+    file without parent links, under the first such line's) — a compaction's boundary (no parent) under
+    the root of the sidechain its ``logicalParentUuid`` continues, so that a compacted sub-agent keeps its
+    place and its name."""
     out: dict[str, list[Line]] = defaultdict(list)
     root_of: dict[str, str] = {}
+    loose: str | None = None
     for ln in lines.values():
         if not ln.sidechain:
             out["main"].append(ln)
         elif ln.agent:
             out[f"agent-{ln.agent}"].append(ln)
+        elif not chained:
+            loose = loose or ln.uuid.strip("()").replace(" ", "-")
+            out[f"sidechain-{loose[:8]}"].append(ln)
         else:
-            out[f"sidechain-{root(ln, lines, root_of, sidechain_only=True)[:8]}"].append(ln)
+            out[f"sidechain-{_sidechain_root(ln, lines, root_of)[:8]}"].append(ln)
     if "main" in out:
         return {"main": out.pop("main"), **out}
     return dict(out)
+
+
+def _sidechain_root(ln: Line, lines: Mapping[str, Line], memo: dict[str, str]) -> str:
+    """The root of a sidechain line's tree, followed back through the boundaries of its compactions."""
+    seen: set[str] = set()
+    top = root(ln, lines, memo, sidechain_only=True)
+    while top not in seen:
+        seen.add(top)
+        head = lines.get(top)
+        before = lines.get(head.logical_parent) if head and head.subtype == "compact_boundary" and \
+            head.logical_parent else None
+        if before is None or not before.sidechain:
+            break
+        top = root(before, lines, memo, sidechain_only=True)
+    return top
 
 
 def root(ln: Line, lines: Mapping[str, Line], memo: dict[str, str], *, sidechain_only: bool = False) -> str:
@@ -157,6 +182,14 @@ def walk(end: Line, lines: Mapping[str, Line], full_history: bool) -> tuple[list
             notes.append(f"chain stops at a parent that is not in the file ({nxt_id})")
     chain.reverse()
     return chain, notes
+
+
+def file_order(members: Sequence[Line], full_history: bool) -> list[Line]:
+    """The context of lines that name no parent: all of them in file order, from the last
+    ``compact_boundary`` on (every line with ``full_history``)."""
+    ordered = sorted(members, key=lambda ln: ln.index)
+    starts = [n for n, ln in enumerate(ordered) if ln.subtype == "compact_boundary"]
+    return ordered if full_history or not starts else ordered[starts[-1]:]
 
 
 def outside_notes(members: Sequence[Line], lines: Mapping[str, Line], chain: Sequence[Line], used: set[int],

@@ -9,7 +9,9 @@ the walk skips sibling calls and results. We therefore walk the chain, then gath
 of each reply on it and attach every result to the reply that issued its call.
 
 Sub-agent lines (``isSidechain``) form their own transcripts (kind ``subagent``), one per
-``agentId`` or per sidechain root. Lines that are not messages are kept for writing back.
+``agentId`` or per sidechain root. Lines that are not messages are kept for writing back. A file
+with no ``parentUuid`` on any line (older Claude Code versions, files other tools write) has no
+chain to walk: its lines are read in file order, from its last ``compact_boundary`` on.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import orjson
 
 from ..model import Compaction, Message, Record, Transcript
 from ._source import ReadContext
-from .claude_chain import MESSAGE_TYPES, Line, groups, leaf, line_of, outside_notes, root, walk
+from .claude_chain import MESSAGE_TYPES, Line, file_order, groups, leaf, line_of, outside_notes, root, walk
 from .claude_messages import assistant_message, blocks, compaction, model_of, provider_usage, user_messages
 
 __all__ = ["NAME", "sniff", "read_records"]
@@ -62,6 +64,7 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
     unknown: dict[str, int] = {}
     session_ids: dict[str, None] = {}
     clock = ""  # lines without a timestamp count as written when the line before them was
+    chained = any(isinstance(r.data.get("parentUuid"), str) for r in records if isinstance(r.data, dict))
     for i, rec in enumerate(records):
         d = rec.data
         if d is None:
@@ -80,13 +83,16 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
         if isinstance(d.get("sessionId"), str):
             session_ids.setdefault(d["sessionId"])
         uuid = d.get("uuid")
+        if not chained and kind in MESSAGE_TYPES and not isinstance(uuid, str):
+            uuid = f"(line {rec.line})"  # no chain to hang it in: file order places it
         if isinstance(uuid, str) and uuid not in lines:
             lines[uuid] = line_of(i, uuid, d, clock)
         elif kind in MESSAGE_TYPES:
             why = (f"repeats the uuid of line {records[lines[uuid].index].line}" if isinstance(uuid, str)
                    else "has no uuid")
             left.append(f"line {rec.line} ({kind}) {why} and is not read")
-    transcripts = [_transcript(key, members, lines, records, ctx) for key, members in groups(lines).items()]
+    transcripts = [_transcript(key, members, lines, records, ctx, chained=chained)
+                   for key, members in groups(lines, chained=chained).items()]
     if left and transcripts:  # told on the file's first transcript (the main one when there is one)
         transcripts[0] = replace(transcripts[0], notes=(*transcripts[0].notes, *left))
     meta = {"session_ids": list(session_ids)}
@@ -108,8 +114,11 @@ def _valid_message_line(rec: Record, ctx: ReadContext) -> bool:
 
 
 def _transcript(key: str, members: list[Line], lines: Mapping[str, Line], records: Sequence[Record],
-                ctx: ReadContext) -> Transcript:
-    chain, notes = walk(leaf(members, lines), lines, ctx.options.full_history)
+                ctx: ReadContext, *, chained: bool) -> Transcript:
+    if chained:
+        chain, notes = walk(leaf(members, lines), lines, ctx.options.full_history)
+    else:
+        chain, notes = file_order(members, ctx.options.full_history), []
     by_message_id, results_for = _siblings(chain, members, lines, records)
     order = _emission_order(chain, records, by_message_id, results_for)
     messages: list[Message] = []

@@ -8,7 +8,8 @@ rollouts (Codex Desktop) record user turns only as ``event_msg`` ``user_message`
 become user messages when no ``response_item`` mirrors them.
 
 Context after a compaction is the latest ``compacted`` line's ``replacement_history`` plus the
-items after it, as Codex rebuilds it on resume; ``--full-history`` reads every item instead.
+items after it, as Codex rebuilds it on resume; ``--full-history`` reads every item instead. The
+``compacted`` line and the ``context_compacted`` event Codex writes next to it are one compaction.
 ``event_msg``, ``turn_context`` and unknown lines are kept for writing back.
 """
 
@@ -24,6 +25,7 @@ import orjson
 from ..model import Compaction, Message, Reasoning, Record, ToolCall, Transcript
 from ..rounds import is_real_user
 from ._source import ReadContext
+from .codex_usage import RolloutUsage
 
 __all__ = ["NAME", "sniff", "read_records", "KNOWN_TYPES"]
 
@@ -53,9 +55,10 @@ class _Reader:
         self.unknown: dict[str, int] = {}
         self.meta: dict[str, Any] = {}
         self.compactions: list[Compaction] = []
-        self.usage: list[Mapping[str, Any]] = []
-        self.usage_line: int | None = None  # the file line of the last token_count
+        self.usage = RolloutUsage()
         self.model: str | None = None
+        self.turns = 0  # conversation lines read: a compaction's two lines have none between them
+        self.turns_at_compaction = -1
 
     def read(self) -> Transcript:
         for i, rec in enumerate(self.records):
@@ -72,7 +75,7 @@ class _Reader:
                 getattr(self, f"_{kind}")(rec.data["payload"], i, rec)
         self._flush()
         return Transcript(id="main", kind="main", messages=tuple(self.messages), model=self.model,
-                          compactions=tuple(self.compactions), provider_usage=_usage(self.usage, self.usage_line))
+                          compactions=tuple(self.compactions), provider_usage=self.usage.report())
 
     def _active(self, i: int) -> bool:
         """Whether line ``i`` belongs to the context the model has now (see the module docstring)."""
@@ -100,13 +103,15 @@ class _Reader:
     def _event_msg(self, p: Mapping[str, Any], i: int, rec: Record) -> None:
         kind = p.get("type")
         if kind == "token_count" and isinstance(p.get("info"), dict):
-            self.usage.append(p["info"])
-            self.usage_line = rec.line
+            self.usage.add(p["info"], rec.line)
         elif kind == "context_compacted":
-            index = len(self.messages) if self._active(i) else None
-            self.compactions.append(Compaction(kind="codex_context_compacted", index=index, line=rec.line))
-        elif kind == "user_message" and self._active(i):
-            text = p.get("message")
+            if not self._same_compaction("codex_compacted"):  # the event of a compacted line just read
+                index = len(self.messages) if self._active(i) else None
+                self.compactions.append(Compaction(kind="codex_context_compacted", index=index, line=rec.line))
+            self.turns_at_compaction = self.turns
+        elif kind == "user_message":
+            self.turns += 1
+            text = p.get("message") if self._active(i) else None
             if isinstance(text, str) and text.strip() not in self.mirrored:
                 self._add(Message(role="user", content=text, source=(i,),
                                   meta={"line": rec.line, "from": "event_msg"}))
@@ -116,8 +121,11 @@ class _Reader:
             self._flush()
             self.messages = [m for m in self.messages if m.role == "system" or is_real_user(m)]
         active = i >= (self.base or 0)
+        if self._same_compaction("codex_context_compacted"):  # its event came first: the line stands for both
+            self.compactions.pop()
         self.compactions.append(Compaction(kind="codex_compacted", index=len(self.messages) if active else None,
                                            line=rec.line))
+        self.turns_at_compaction = self.turns
         if i == self.base and not self.legacy:
             for n, item in enumerate(p.get("replacement_history") or []):
                 if isinstance(item, dict):
@@ -127,7 +135,13 @@ class _Reader:
             self._add(Message(role="user", content=str(p.get("message") or ""), internal=True, source=(i,),
                               meta={"line": rec.line, "compacted": True}))
 
+    def _same_compaction(self, kind: str) -> bool:
+        """Whether the last compaction listed is of ``kind`` with no conversation line read since: Codex
+        writes a ``compacted`` line and a ``context_compacted`` event for one compaction."""
+        return bool(self.compactions) and self.compactions[-1].kind == kind and self.turns == self.turns_at_compaction
+
     def _response_item(self, p: Mapping[str, Any], i: int, rec: Record) -> None:
+        self.turns += 1
         if self._active(i):
             self._item(p, i, rec, meta={"line": rec.line})
 
@@ -298,30 +312,3 @@ def _failed(output: Any) -> bool:
             return isinstance(code, int) and code != 0
     match = _EXIT_CODE.search(output[:400])
     return bool(match) and match.group(1) != "0"
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def _usage(infos: Sequence[Mapping[str, Any]], line: int | None = None) -> dict[str, Any] | None:
-    if not infos:
-        return None
-    last = infos[-1]
-    keys = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
-
-    def pick(u: Any) -> dict[str, int] | None:  # a figure that is no count (a string, a list) counts 0
-        return {k: _count(u.get(k)) for k in keys} if isinstance(u, dict) else None
-
-    window = last.get("model_context_window")
-
-    last_usage = pick(last.get("last_token_usage"))
-    return {
-        "source": "codex",
-        "events": len(infos),
-        "total": pick(last.get("total_token_usage")),
-        "last": last_usage,
-        "model_context_window": window if _count(window) > 0 else None,
-        "last_context_tokens": last_usage["input_tokens"] if last_usage else None,
-        "last_line": line,
-    }

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from . import console
 
-__all__ = ["eval_outcome", "eval_report", "chains_table", "KIND_LABELS", "fitted", "house_table", "broken"]
+__all__ = ["eval_outcome", "eval_report", "chains_table", "KIND_LABELS", "house_table"]
 
 #: Column headings of the canary kinds.
 KIND_LABELS = {"error_line": "error line", "file_written": "file written", "command": "command",
@@ -49,7 +49,7 @@ def eval_report(report: Mapping[str, Any]) -> None:
     if "summary" in report:
         chains_table(out, {**report, "sessions": len(files), "canaries": sum(len(f["canaries"]) for f in files)})
         if len(files) > 1:
-            out.print(fitted(out, lambda narrow: _per_file(report, narrow)))
+            out.print(_fitted(out, lambda narrow: _per_file(report, narrow)))
     if "needed" in report:
         from .needed_view import needed_report
 
@@ -62,15 +62,15 @@ def chains_table(out: Any, doc: Mapping[str, Any]) -> None:
     or the totals of ``tcompact batch eval``."""
     out.print(Text(f"Canaries: {doc['canaries']:,} planted in {doc['sessions']:,} session(s), {doc['per_kind']} of "
                    f"each kind per session, seed {doc['seed']}; every chain compacted with --force"))
-    out.print(fitted(out, lambda narrow: _chains(doc, narrow)))
+    out.print(_fitted(out, lambda narrow: _chains(doc, narrow)))
     out.print(Text("tokens: after / before, all sessions together; worst: the highest of one session; pairing: tool "
                    "calls or results left without their partner; last request: sessions whose last real request "
                    "is kept verbatim"))
 
 
-def fitted(out: Any, build) -> Table:
+def _fitted(out: Any, build) -> Table:
     """The table ``build(narrow)`` makes: as it is when it fits the terminal; else narrowed — each
-    chain's name broken where it may be (:func:`broken`) and the space between columns collapsed —
+    chain's name broken where it may be (:func:`_broken`) and the space between columns collapsed —
     so that a column narrows to its longest piece and no name is cut in the middle of a word."""
     table = build(False)
     natural = out.measure(table, options=out.options.update_width(10_000)).maximum
@@ -78,18 +78,19 @@ def fitted(out: Any, build) -> Table:
 
 
 def house_table(title: str, *, narrow: bool, **more: Any) -> Table:
+    """The tables of eval's views: a title on the left, a rule under the headings, no outer box when narrow."""
     return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=not narrow,
                  collapse_padding=narrow, **more)
 
 
-def broken(name: str) -> str:
+def _broken(name: str) -> str:
     """A chain's heading on several lines: after each ``-`` and ``,``, and before each ``(``."""
     return re.sub(r"(?<=[-,])(?!\n)|\s+(?=\()", "\n", name).strip()
 
 
 def _chains(doc: Mapping[str, Any], narrow: bool) -> Table:
     rows = doc["summary"]
-    heading = broken if narrow else str
+    heading = _broken if narrow else str
     table = house_table("Kept verbatim, per chain", narrow=narrow)
     table.add_column("", no_wrap=True)
     for row in rows:
@@ -115,7 +116,7 @@ def _per_file(report: Mapping[str, Any], narrow: bool) -> Table:
     table.add_column("#", justify="right", no_wrap=True)
     for chain, column in zip(report["chains"], cells):
         # as wide as its widest cell: a share and its ratio stay on one line
-        table.add_column(broken(chain) if narrow else chain, justify="right", overflow="fold",
+        table.add_column(_broken(chain) if narrow else chain, justify="right", overflow="fold",
                          min_width=max(map(len, column)))
     for n, row in enumerate(zip(*cells), start=1):
         table.add_row(str(n), *row)

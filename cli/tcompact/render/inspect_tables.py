@@ -133,8 +133,8 @@ def _usage_head(usage: Mapping[str, Any]) -> str:
     src = usage["source"]
     if src == "codex":
         total, last = usage.get("total") or {}, usage.get("last") or {}
-        return (f"Provider usage (codex, {usage['events']} token_count events): total input "
-                f"{_n(total.get('input_tokens'))} (cached {_n(total.get('cached_input_tokens'))}), output "
+        return (f"Provider usage (codex, {usage['requests']} requests from {usage['events']} token_count events): "
+                f"input {_n(total.get('input_tokens'))} (cached {_n(total.get('cached_input_tokens'))}), output "
                 f"{_n(total.get('output_tokens'))}; last request input {_n(last.get('input_tokens'))}")
     if src == "claude-code":
         return (f"Provider usage (claude-code, {usage['requests']} requests from {usage['lines']} lines): "

@@ -26,7 +26,7 @@ def needed_report(out: Any, report: Mapping[str, Any]) -> None:
     if len(files) > 1:
         per_table = max(1, (out.width - 26) // 9)  # session columns that fit beside the names
         for start in range(0, len(files), per_table):
-            out.print(_per_file(files, start, files[start:start + per_table]))
+            out.print(_per_file(files, offset=start, chunk=files[start:start + per_table]))
         out.print(Text("\n".join(f"{n}: {f['path']} (cuts before messages "
                                  f"{', '.join(str(c['at']) for c in f['needed']['cuts']) or 'none'})"
                                  for n, f in enumerate(files, start=1))))
@@ -73,7 +73,7 @@ def _losses(rows: Sequence[Mapping[str, Any]], default: str) -> list[str]:
     return out
 
 
-def _per_file(files: Sequence[Mapping[str, Any]], offset: int, chunk: Sequence[Mapping[str, Any]]) -> Table:
+def _per_file(files: Sequence[Mapping[str, Any]], *, offset: int, chunk: Sequence[Mapping[str, Any]]) -> Table:
     """Sessions as columns (numbered as listed below), the needed tokens and each chain's kept ones as rows."""
     grid = house_table("Per session: needed tokens, and how many each chain keeps (+ recoverable; sessions listed "
                        "below)", narrow=False)

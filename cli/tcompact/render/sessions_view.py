@@ -8,9 +8,10 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from . import _err as console_err
 from . import _n, console
 
-__all__ = ["sessions_table", "session_lines", "cost_text", "resume_lines"]
+__all__ = ["sessions_table", "session_lines", "cost_text", "resume_lines", "warn_skipped_lines"]
 
 _USAGE = (("input", "input"), ("output", "output"), ("cache w", "cache_write"), ("cache r", "cache_read"))
 _GROUP_TITLES = {"project": "Sessions by project", "day": "Sessions by day of last activity",
@@ -68,7 +69,9 @@ def sessions_table(doc: Mapping[str, Any]) -> None:
 
 
 def _usage_cells(usage: Mapping[str, Any] | None) -> list[str]:
-    return [_n(usage[k]) if usage else "—" for _, k in _USAGE]
+    """The usage figures, or "—" for none (no usage recorded, or only requests another session counts)."""
+    own = usage is not None and usage["requests"] > 0
+    return [_n(usage[k]) if own else "—" for _, k in _USAGE]
 
 
 def _rows_table(out: Any, rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any], *, cost: bool,
@@ -144,15 +147,38 @@ def _footer(out: Any, doc: Mapping[str, Any]) -> None:
         out.print(Text(line))
     if any(r["usage"] is None for r in doc["sessions"]):
         out.print(Text("—: no provider usage recorded in the session"))
+    copies = [r for r in doc["sessions"] if r["usage"] is not None and r["usage"].get("copied_requests")]
+    if copies:
+        out.print(Text(f"{sum(r['usage']['copied_requests'] for r in copies):,} request(s) held by "
+                       f"{len(copies)} fork(s) or copies are counted in the session they were made in"))
     if doc["not_transcripts"]:
         out.print(Text(f"Passed over {len(doc['not_transcripts'])} file(s) that hold no transcript"))
+
+
+def warn_skipped_lines(skipped: Sequence[Mapping[str, Any]]) -> None:
+    """On stderr, per file: the bad lines skipped (a warning), and a last line not finished yet (the
+    session is being written: read without it)."""
+    from . import warn_skipped_lines as warn_file
+    from ..formats import CUT_OFF
+
+    by_file: dict[str, list[tuple[int, str]]] = {}
+    for x in skipped:
+        by_file.setdefault(x["path"], []).append((x["line"], x["reason"]))
+    for path, lines in by_file.items():
+        warn_file(path, [(n, why) for n, why in lines if why != CUT_OFF])
+        for n, _ in (x for x in lines if x[1] == CUT_OFF):
+            console_err().print(Text(f"{path}: line {n:,} is not finished (the session is being written): "
+                                     "read without it"))
 
 
 def session_lines(row: Mapping[str, Any]) -> None:
     """The session a detailed view belongs to, with its usage and cost, under the file detail."""
     out = console()
     usage = row["usage"]
-    used = ", ".join(f"{label} {_n(usage[k])}" for label, k in _USAGE) if usage else "none recorded"
+    used = ", ".join(f"{label} {_n(usage[k])}" for label, k in _USAGE) if usage and usage["requests"] else (
+        "none of its own" if usage else "none recorded")
+    if usage and usage["copied_requests"]:
+        used += f" ({usage['copied_requests']:,} request(s) copied from the session it came from are counted there)"
     out.print(Text(f"Session {row['id']} ({row['agent']}, {row['project'] or 'project not recorded'}), "
                    f"{_active(row['first_activity'], row['last_activity'])}, "
                    f"{len(row['files'])} file(s)"))

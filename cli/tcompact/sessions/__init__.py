@@ -22,16 +22,23 @@ from pathlib import Path
 from .select import Selector, make_selector, select
 from .stores import AGENTS, CLAUDE, CODEX, Session, Stores, discover, stores_from_env
 
-__all__ = ["Selector", "Session", "Stores", "make_selector", "find_sessions", "session_files", "one_session", "stores_from_env",
-           "AGENTS", "CLAUDE", "CODEX"]
+__all__ = ["Selector", "Session", "Stores", "make_selector", "find_sessions", "select_sessions", "session_files",
+           "one_session", "stores_from_env", "discover", "AGENTS", "CLAUDE", "CODEX"]
 
 
 def find_sessions(selector: Selector | None = None, *, env: Mapping[str, str] | None = None,
-                  cwd: str | None = None) -> list[Session]:
+                  cwd: str | None = None, empty_ok: bool = False) -> list[Session]:
     """The selected sessions of both agents' stores, newest last activity first.
 
-    Raises InputError when there are none (no store, or nothing matches the selector).
+    Raises InputError when the stores hold no session, and when nothing matches the selector unless
+    ``empty_ok`` (a listing, which is then empty).
     """
+    return select_sessions(selector, env=env, cwd=cwd, empty_ok=empty_ok)[0]
+
+
+def select_sessions(selector: Selector | None = None, *, env: Mapping[str, str] | None = None,
+                    cwd: str | None = None, empty_ok: bool = False) -> tuple[list[Session], list[Session]]:
+    """:func:`find_sessions`, and every session of the stores (the ones a fork's original may be among)."""
     stores = stores_from_env(env)
     sessions = discover(stores)
     if not sessions:
@@ -40,7 +47,7 @@ def find_sessions(selector: Selector | None = None, *, env: Mapping[str, str] | 
         looked = ", ".join(str(d) for d in (*stores.claude, *stores.codex))
         raise InputError(f"no Claude Code or Codex sessions found (looked in {looked})",
                          hint="give a PATH, or set CLAUDE_CONFIG_DIR / CODEX_HOME to where your sessions are")
-    return select(sessions, selector or Selector(), cwd=cwd)
+    return select(sessions, selector or Selector(), cwd=cwd, empty_ok=empty_ok), sessions
 
 
 def session_files(selector: Selector | None = None, *, env: Mapping[str, str] | None = None,

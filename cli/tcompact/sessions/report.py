@@ -3,33 +3,35 @@
 Each session's files are read and counted as ``inspect FILE`` counts them; the row adds up its
 transcripts (sub-agents included), takes the context-window use of its main transcript at the
 end, and sums the provider-reported usage of its requests (:mod:`tcompact.sessions.usage`)
-with their cost (:mod:`tcompact.pricing`). A request found in several sessions of the list (a
-fork or a resumed copy holds its parent's history) is counted once, in the session that was
-active first; the later ones count it under ``copied_requests``. The result is a JSON-ready
-dict (README, "Sessions --json schema"); :mod:`tcompact.render.sessions_view` draws it.
+with their cost (:mod:`tcompact.pricing`). A file that holds usage and no message is counted for
+its usage alone (a session of such files is listed with no messages). A request found in several
+sessions (a fork or a resumed copy holds its original's history) is counted once, in the session it
+was made in (:mod:`tcompact.sessions.copies`); the others count it under ``copied_requests``.
+Files are read as an agent may be writing them (:func:`live`). The result is a JSON-ready dict
+(README, "Sessions --json schema"); :mod:`tcompact.render.sessions_view` draws it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone, tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..errors import NotATranscriptError, TcompactError, UsageError
-from ..formats import ReadOptions, read_file
+from ..formats import ReadOptions, read_file, read_records
 from ..inspection import InspectOptions, inspect_source
 from .select import zone
-from .stores import Session
+from .copies import owned, peers
+from .stores import FORMATS, Session
 from .groups import GROUPS, group_rows, usage_sums
 from .usage import Request, requests_of
 
-__all__ = ["SessionsOptions", "sessions_report", "session_row", "session_detail", "GROUPS", "SCHEMA_VERSION"]
+__all__ = ["SessionsOptions", "sessions_report", "session_row", "session_detail", "live", "GROUPS", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
-_OLDEST = datetime.min.replace(tzinfo=timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -56,16 +58,19 @@ class _Read:
     errors: list[dict[str, str]]
     passed_over: list[dict[str, str]]
     copied: int = 0
+    skipped: list[dict[str, Any]] = field(default_factory=list)
 
 
 def sessions_report(sessions: Sequence[Session], options: SessionsOptions,
-                    on_file: Callable[[int, int, Path], None] | None = None) -> dict[str, Any]:
-    """The sessions listing: rows newest first, the chosen group-by, totals, errors."""
+                    on_file: Callable[[int, int, Path], None] | None = None, *,
+                    others: Sequence[Session] = ()) -> dict[str, Any]:
+    """The sessions listing: rows newest first, the chosen group-by, totals, errors. ``others`` are
+    the sessions of the stores not listed, among which a listed fork's original may be."""
     tz = zone(options.timezone)
-    inspect = replace(options.inspect, top=0, spans=None)
+    inspect = replace(options.inspect, top=0, spans=None, read=live(options.inspect.read))
     reads = _read_all(sessions, inspect, on_file)
-    _drop_copies(reads)
-    kept = [r for r in reads if r.files]
+    kept = [r for r in reads if r.files or r.requests]
+    _drop_copies(reads, peers(sessions, others), inspect.read)
     rows = [session_row(r.session, r.files, r.requests, tz=tz, cost=options.cost, copied=r.copied) for r in kept]
     prices = _prices() if options.cost else None
     doc: dict[str, Any] = {
@@ -74,6 +79,7 @@ def sessions_report(sessions: Sequence[Session], options: SessionsOptions,
         "groups": None, "totals": None,
         "errors": [e for r in reads for e in r.errors],
         "not_transcripts": [p for r in reads for p in r.passed_over],
+        "skipped_lines": [x for r in reads for x in r.skipped],
     }
     doc["groups"], doc["totals"] = group_rows(options.group_by, rows, kept, tz=tz, cost=options.cost)
     return doc
@@ -90,33 +96,58 @@ def _read_all(sessions: Sequence[Session], inspect: InspectOptions,
             if on_file:
                 on_file(done, total, path)
             done += 1
-            try:
-                source = read_file(path, inspect.read)
-            except NotATranscriptError as exc:
-                read.passed_over.append({"path": str(path), "reason": exc.what})
-                continue
-            except TcompactError as exc:
-                read.errors.append({"path": str(path), "error": str(exc)})
-                continue
-            read.files.append(inspect_source(source, inspect))
-            read.requests.extend(requests_of(source.format, source.records) or ())
+            _read_file(read, path, inspect)
         reads.append(read)
     if on_file and total:
         on_file(total, total, sessions[-1].files[-1])
     return reads
 
 
-def _drop_copies(reads: list[_Read]) -> None:
-    """Count each request once: in the session active first (and once within a session)."""
-    seen: set[tuple[Any, ...]] = set()
-    for read in sorted(reads, key=lambda r: (r.session.first or _OLDEST, r.session.id)):
-        unique: dict[tuple[Any, ...], Request] = {}
-        for req in read.requests:
-            unique[req.key] = req
-        kept = [req for key, req in unique.items() if key not in seen]
-        read.copied = len(unique) - len(kept)
-        seen.update(unique)
-        read.requests = kept
+def _read_file(read: _Read, path: Path, inspect: InspectOptions) -> None:
+    """One file of a session into ``read``: its report and requests; a file with usage and no message
+    (a Codex rollout of token counts only, Claude lines of usage without a type) its requests only."""
+    try:
+        source = read_file(path, inspect.read)
+    except NotATranscriptError as exc:
+        requests = _usage_only(path, read.session.agent, inspect.read)
+        if requests:
+            read.requests.extend(requests)
+        else:
+            read.passed_over.append({"path": str(path), "reason": exc.what})
+        return
+    except TcompactError as exc:
+        read.errors.append({"path": str(path), "error": str(exc)})
+        return
+    read.files.append(inspect_source(source, inspect))
+    read.requests.extend(requests_of(source.format, source.records) or ())
+    read.skipped.extend({"path": str(path), "line": line, "reason": why} for line, why in source.skipped)
+
+
+def live(read: ReadOptions) -> ReadOptions:
+    """How the sessions view reads the agents' files: a session being written ends in a line not
+    finished yet (left out), and a bad line elsewhere must not hide the session (skipped, reported)."""
+    return replace(read, skip_bad_lines=True)
+
+
+def _usage_only(path: Path, agent: str, read: ReadOptions) -> list[Request]:
+    """The requests of a session file that holds no transcript (none when it cannot be read either)."""
+    try:
+        return list(requests_of(FORMATS[agent], read_records(path, read)) or ())
+    except TcompactError:
+        return []
+
+
+def _drop_copies(reads: list[_Read], others: Sequence[Session], read: ReadOptions) -> None:
+    """Count each request once, in the session it was made in (:mod:`tcompact.sessions.copies`); the
+    sessions ``others`` are read for their requests only."""
+    held = [(r.session, r.requests) for r in reads] + [(s, session_requests(s, read)) for s in others]
+    for r, (requests, copied) in zip(reads, owned(held)):
+        r.requests, r.copied = requests, copied
+
+
+def session_requests(session: Session, read: ReadOptions) -> list[Request]:
+    """The requests of every file of a session, read for its usage alone (a file that cannot be read: none)."""
+    return [req for path in session.files for req in _usage_only(path, session.agent, read)]
 
 
 def session_row(s: Session, files: Sequence[dict[str, Any]], requests: Sequence[Request], *, tz: tzinfo,
@@ -171,12 +202,10 @@ def _prices() -> dict[str, str]:
 
 
 def session_detail(session: Session, report: dict[str, Any], *, read: ReadOptions, cost: bool,
-                   timezone_name: str | None) -> dict[str, Any]:
-    """An ``inspect`` report of the session's files with the session's row under ``session``."""
-    requests: dict[tuple[Any, ...], Request] = {}
-    for f in report["files"]:
-        source = read_file(f["path"], read)
-        for req in requests_of(source.format, source.records) or ():
-            requests[req.key] = req
-    row = session_row(session, report["files"], list(requests.values()), tz=zone(timezone_name), cost=cost)
+                   timezone_name: str | None, others: Sequence[Session] = ()) -> dict[str, Any]:
+    """An ``inspect`` report of the session's files with the session's row under ``session`` (its own
+    requests: those a fork copied from a session of ``others`` are counted there)."""
+    held = [(s, session_requests(s, read)) for s in (session, *peers([session], others))]
+    requests, copied = owned(held)[0]
+    row = session_row(session, report["files"], requests, tz=zone(timezone_name), cost=cost, copied=copied)
     return {**report, "session": row, "prices": _prices() if cost else None}

@@ -3,7 +3,9 @@
 A :class:`Selector` holds the options as given (``--session ID|last``, ``--last N``, ``--project
 PATH``, ``--agent``, ``--since`` / ``--until`` with ``--timezone``); :func:`select` applies it to
 discovered sessions: filters first, newest last activity first, then ``--session`` (a unique
-prefix of the id, or ``last``) or ``--last N``. A session matches a date range when its activity
+prefix of the id, or ``last``) or ``--last N``. Filters that match nothing give an empty listing (as
+``git log --since`` does); a command that works on a session, or a ``--session`` that names none, is an
+error. A session matches a date range when its activity
 overlaps it: it was last active at or after ``--since`` and first active at or before ``--until``.
 """
 
@@ -20,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import InputError, UsageError
 from .stores import Session
 
-__all__ = ["Selector", "make_selector", "select", "parse_bound", "zone"]
+__all__ = ["Selector", "make_selector", "select", "nothing_matches", "parse_bound", "zone"]
 
 _DAY = re.compile(r"^(\d{4})-?(\d{2})-?(\d{2})$")
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
@@ -93,8 +95,10 @@ def parse_bound(text: str, tz: tzinfo, *, option: str, end: bool = False) -> dat
     return when if when.tzinfo is not None else when.replace(tzinfo=tz)
 
 
-def select(sessions: Sequence[Session], sel: Selector, *, cwd: str | None = None) -> list[Session]:
-    """The sessions the selector names, newest last activity first."""
+def select(sessions: Sequence[Session], sel: Selector, *, cwd: str | None = None,
+           empty_ok: bool = False) -> list[Session]:
+    """The sessions the selector names, newest last activity first. Filters that leave none are an
+    empty list with ``empty_ok`` (a listing), else an InputError; ``--session`` naming none is always one."""
     tz = zone(sel.timezone)
     since = parse_bound(sel.since, tz, option="--since") if sel.since else None
     until = parse_bound(sel.until, tz, option="--until", end=True) if sel.until else None
@@ -105,11 +109,18 @@ def select(sessions: Sequence[Session], sel: Selector, *, cwd: str | None = None
             and (since is None or (s.last is not None and s.last >= since))
             and (until is None or (s.first is not None and s.first <= until))]
     rows.sort(key=lambda s: (s.last or _OLDEST, s.id), reverse=True)
-    if not rows:
-        raise InputError(_none_left(sessions, sel), hint="run `tcompact inspect` to list the sessions")
     if sel.session is not None:
+        if not rows and sel.session == "last":
+            raise nothing_matches(sessions, sel)
         return [_one(rows, sel.session)]
+    if not rows and not empty_ok:
+        raise nothing_matches(sessions, sel)
     return rows[: sel.last] if sel.last else rows
+
+
+def nothing_matches(sessions: Sequence[Session], sel: Selector) -> InputError:
+    """The error of a command that needs a session when the selectors leave none."""
+    return InputError(_none_left(sessions, sel), hint="run `tcompact inspect` to list the sessions")
 
 
 def _one(rows: Sequence[Session], wanted: str) -> Session:

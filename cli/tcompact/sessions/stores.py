@@ -12,6 +12,8 @@ the working directory it recorded, its first and last activity, its parent for a
 - Codex: ``$CODEX_HOME/sessions`` (default ``~/.codex/sessions``), ``YYYY/MM/DD/rollout-*.jsonl``;
   the id is the first line's ``session_meta`` id; a rollout whose ``source`` names a
   ``thread_spawn`` parent is a sub-agent of that session.
+- A fork names the session it came from: Codex ``session_meta.forked_from_id``, Claude Code's
+  ``forkedFrom.sessionId`` on the lines it copied (:attr:`Session.origin`).
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ from typing import Any
 
 import orjson
 
-__all__ = ["Session", "Stores", "stores_from_env", "discover", "read_bytes", "parse_time", "CLAUDE", "CODEX", "AGENTS"]
+__all__ = ["Session", "Stores", "stores_from_env", "discover", "read_bytes", "parse_time", "CLAUDE", "CODEX", "AGENTS",
+           "FORMATS"]
 
 CLAUDE = "claude"
 CODEX = "codex"
 AGENTS = (CLAUDE, CODEX)
+#: The transcript format of each agent's session files.
+FORMATS = {CLAUDE: "claude-code", CODEX: "codex"}
 _HEAD_LINES = 64
 _CHUNK = 256 * 1024
 _MAX_PEEK = 8 * 1024 * 1024
@@ -56,6 +61,8 @@ class Session:
     last: datetime | None = None
     store: Path | None = None
     parent: str | None = field(default=None, compare=False)
+    #: the session this one was forked from, when it says so (Codex ``forked_from_id``, Claude Code ``forkedFrom``)
+    origin: str | None = field(default=None, compare=False)
 
     @property
     def files(self) -> tuple[Path, ...]:
@@ -118,7 +125,7 @@ def _claude_session(sid: str, main: Path | None, subagents: tuple[Path, ...], ro
     project = next((p["cwd"] for p in peeks if p.get("cwd")), None)
     return Session(agent=CLAUDE, id=sid, main=main, subagents=subagents, project=project,
                    first=_earliest(p.get("first") for p in peeks), last=_latest(p.get("last") for p in peeks),
-                   store=root)
+                   store=root, origin=peeks[0].get("origin") if main is not None and peeks else None)
 
 
 # ---- Codex
@@ -143,7 +150,7 @@ def _codex_sessions(root: Path) -> list[Session]:
         peeks = [meta, *(_peek(p) for p in subs)]
         out.append(Session(agent=CODEX, id=sid, main=path, subagents=subs, project=meta.get("cwd"),
                            first=_earliest(p.get("first") for p in peeks), last=_latest(p.get("last") for p in peeks),
-                           store=root, parent=meta.get("parent")))
+                           store=root, parent=meta.get("parent"), origin=meta.get("origin")))
     return out
 
 
@@ -201,10 +208,15 @@ def _note(info: dict[str, Any], rec: Mapping[str, Any]) -> None:
         spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
         if isinstance(spawn, dict) and isinstance(spawn.get("parent_thread_id"), str):
             info.setdefault("parent", spawn["parent_thread_id"])
+        if isinstance(p.get("forked_from_id"), str):
+            info.setdefault("origin", p["forked_from_id"])
     elif isinstance(rec.get("sessionId"), str):
         info.setdefault("session", rec["sessionId"])
         if isinstance(rec.get("cwd"), str) and rec["cwd"]:
             info.setdefault("cwd", rec["cwd"])
+        origin = rec["forkedFrom"].get("sessionId") if isinstance(rec.get("forkedFrom"), dict) else None
+        if isinstance(origin, str) and origin != rec["sessionId"]:
+            info.setdefault("origin", origin)
 
 
 def _head_records(fh: Any) -> Iterator[dict[str, Any]]:

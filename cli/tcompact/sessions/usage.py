@@ -12,20 +12,22 @@ the per-transcript totals the readers keep. Figures are made alike across the ag
 
 Claude Code writes one reply over several lines that repeat the input figures while the output
 grows: lines are de-duplicated by (``message.id``, ``requestId``) keeping the last, as the reader
-does. Codex ``token_count`` events are cumulative: each request is the growth of
-``total_token_usage`` since the previous event (a repeated event adds nothing; a total that went
-down starts again from zero), or ``last_token_usage`` where no total is recorded. ``key``
+does. Lines of usage without a ``type`` (``message.usage``, often with the ``costUSD`` the line
+cost, as older tools wrote them) are requests too, as ccusage counts them. Codex ``token_count`` events are read by :func:`tcompact.formats.codex_usage.usage_step`, the one
+reading ``inspect FILE`` uses too: an event whose running total did not change adds nothing, else
+the request is its ``last_token_usage`` (the growth of the total where it has none). ``key``
 identifies a request across files, so that a fork that copied its parent's history is not
 charged twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..formats.codex_usage import usage_step
 from ..model import Record
 from .stores import parse_time
 
@@ -50,6 +52,8 @@ class Request:
     cache_read: int = 0
     cache_write_1h: int = 0
     speed: str | None = None
+    #: the cost the line itself recorded (``costUSD``), which is then its price
+    cost_usd: float | None = None
 
     @property
     def prompt(self) -> int:
@@ -73,21 +77,43 @@ def _claude(records: Sequence[Record]) -> tuple[Request, ...]:
     last: dict[tuple[Any, ...], Request] = {}
     for rec in records:
         d = rec.data
-        message = d.get("message") if isinstance(d, dict) and d.get("type") == "assistant" else None
-        usage = message.get("usage") if isinstance(message, dict) else None
-        if not isinstance(usage, dict) or not isinstance(message.get("id"), str) or not message["id"]:
+        key, message = _claude_reply(rec)
+        if key is None:
             continue
-        key = ("claude", message["id"], str(d.get("requestId") or ""))
+        usage = message["usage"]
         detail = usage.get("cache_creation") if isinstance(usage.get("cache_creation"), dict) else {}
         model = message.get("model")
+        cost = d.get("costUSD")
         last[key] = Request(key=key, model=model if isinstance(model, str) and model else None, provider=ANTHROPIC,
                             at=parse_time(d.get("timestamp")), input=_n(usage.get("input_tokens")),
                             output=_n(usage.get("output_tokens")),
                             cache_write=_n(usage.get("cache_creation_input_tokens")),
                             cache_read=_n(usage.get("cache_read_input_tokens")),
                             cache_write_1h=_n(detail.get("ephemeral_1h_input_tokens")),
-                            speed=usage.get("speed") if isinstance(usage.get("speed"), str) else None)
+                            speed=usage.get("speed") if isinstance(usage.get("speed"), str) else None,
+                            cost_usd=float(cost) if _is_number(cost) else None)
     return tuple(last.values())
+
+
+def _claude_reply(rec: Record) -> tuple[tuple[Any, ...] | None, Any]:
+    """(the request key, the message) of a line that reports a reply's usage, or (None, None): an
+    ``assistant`` line with a ``message.id``, or a line of usage with no ``type`` at all (as older
+    tools wrote them: ``message.usage`` and often ``costUSD``), keyed by its time, place and figures."""
+    d = rec.data
+    message = d.get("message") if isinstance(d, dict) else None
+    if not isinstance(message, dict) or not isinstance(message.get("usage"), dict):
+        return None, None
+    mid = message.get("id")
+    if d.get("type") == "assistant" and isinstance(mid, str) and mid:
+        return ("claude", mid, str(d.get("requestId") or "")), message
+    if "type" not in d:
+        figures = tuple(sorted((k, v) for k, v in message["usage"].items() if isinstance(v, int)))
+        return ("claude-line", str(mid or ""), str(d.get("timestamp")), rec.line, figures), message
+    return None, None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
 
 
 def _codex(records: Sequence[Record]) -> tuple[Request, ...]:
@@ -105,29 +131,15 @@ def _codex(records: Sequence[Record]) -> tuple[Request, ...]:
         elif d.get("type") == "turn_context" and isinstance(p.get("model"), str) and p["model"]:
             model = p["model"]
         elif d.get("type") == "event_msg" and p.get("type") == "token_count" and isinstance(p.get("info"), dict):
-            step, previous = _codex_step(p["info"], previous)
-            if step is not None and any(step.values()):
+            step, previous = usage_step(p["info"], previous)
+            if step is not None:
                 cached = min(step["cached_input_tokens"], step["input_tokens"])
-                key = ("codex", str(d.get("timestamp")), *sorted((previous or step).items()))
+                key = ("codex", str(d.get("timestamp")), *sorted((k, v) for k, v in (previous or step).items()
+                                                                 if k in _CODEX_KEYS))
                 out.append(Request(key=key, model=model, provider=provider, at=parse_time(d.get("timestamp")),
                                    input=step["input_tokens"] - cached, cache_read=cached,
                                    output=step["output_tokens"]))
     return tuple(out)
-
-
-def _codex_step(info: Mapping[str, Any], previous: dict[str, int] | None
-                ) -> tuple[dict[str, int] | None, dict[str, int] | None]:
-    """This event's request usage and the running total to compare the next event with."""
-    total = info.get("total_token_usage")
-    if isinstance(total, dict):
-        now = {k: _n(total.get(k)) for k in _CODEX_KEYS}
-        if previous is None or any(now[k] < previous[k] for k in _CODEX_KEYS):
-            return now, now
-        return {k: now[k] - previous[k] for k in _CODEX_KEYS}, now
-    last = info.get("last_token_usage")
-    if isinstance(last, dict):
-        return {k: _n(last.get(k)) for k in _CODEX_KEYS}, previous
-    return None, previous
 
 
 def _n(value: Any) -> int:

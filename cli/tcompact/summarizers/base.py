@@ -100,7 +100,9 @@ class SummaryRequest:
     ``messages`` is the conversation the model sees (preserved prefix + the body to compress,
     never the protected tail); ``body`` says which of them are to be compressed; ``prompt`` is
     the instruction sent as the final user message; ``target_tokens`` is the budget of the
-    summary; ``contract`` names the state-snapshot template the answer must follow.
+    summary; ``contract`` names the state-snapshot template the answer must follow;
+    ``cap_tokens`` (the compressor's ``summary_max_tokens``) is the most the whole summary may
+    take — the user's messages an extractive summary quotes beside its budget included.
 
     A "blocks" request (the round-level pipeline) is sent as ``[system, user(prompt)]``: the
     prompt already holds the serialised targets; ``blocks`` lists them (indices into
@@ -128,6 +130,7 @@ class SummaryRequest:
     mode: str | None = None
     schema: Mapping[str, Any] | None = None
     part: tuple[int, int] | None = None
+    cap_tokens: int | None = None
 
     def wire_messages(self) -> list[dict[str, Any]]:
         """The chat messages sent to a model: the conversation, then the prompt as a user message.

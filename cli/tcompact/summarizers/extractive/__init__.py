@@ -62,5 +62,6 @@ class ExtractiveSummarizer:
                                   hint=f"choose one of: {', '.join(SECTIONS)}")
         scan = Scan(request.messages, request.body)
         text = write_snapshot(scan, request.contract, titles, budget=request.target_tokens, counter=self.counter,
-                              preserve=instruction(request.prompt))
+                              preserve=instruction(request.prompt),
+                              cap=max(request.cap_tokens or 0, request.target_tokens))
         return SummaryResponse(text=text, usage=None, model="extractive", latency_s=time.perf_counter() - started)

@@ -1,6 +1,6 @@
 """The state-snapshot writer: a :class:`~..scan.Scan` turned into a contract's numbered sections.
 
-Items come from the user's messages (:mod:`.users`, quoted whole within their own budget), what
+Items come from the user's messages (:mod:`.users`, quoted whole within a budget of their own), what
 the tools did (:mod:`.work`), what the assistant decided, corrected and found (:mod:`.prose`), the
 instruction of ``--preserve`` (:mod:`.preserve`) and earlier checkpoints in the body; each kind
 goes to one section of the contract (:mod:`.layout`), and :mod:`.fit` keeps what the budget
@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ....tokens import TokenCounter
+from ....user_messages import DEFAULT_BUDGET
 from ..scan import Scan, in_progress, next_step
 from ..text import resume_field
 from ..tools import describe
-from .fit import Item, fit
+from .fit import Item, fit, render
 from .layout import place
 from .preserve import instruction, preserved_items
 from .prose import answer_items, concept_items, statement_items
@@ -25,24 +26,33 @@ from .work import command_items, error_items, failure_items, file_items, round_i
 
 __all__ = ["write_snapshot", "instruction"]
 
+#: The user's messages quoted in a summary take what its cap leaves beside its budget, and at least this share of
+#: the cap (beside the headings) — Codex's 20,000 tokens at most: chosen first, they and everything else fit in
+#: the cap, so a summary never exceeds it.
+USER_SHARE = 0.5
 _CARRIED = {"failed": ("failure", 1), "files": ("file_changed", 2), "pending": ("pending", 2),
             "facts": ("finding", 2), "history": ("round", 3)}
 
 
 def write_snapshot(x: Scan, contract: str, titles: Sequence[str], *, budget: int, counter: TokenCounter,
-                   preserve: str | None = None) -> str:
-    """The ``<state_snapshot>`` of the scanned body for ``contract``, fitted to ``budget`` tokens (plus the
-    user's messages, which have a budget of their own)."""
+                   preserve: str | None = None, cap: int | None = None) -> str:
+    """The ``<state_snapshot>`` of the scanned body for ``contract``: the user's messages within a budget
+    of their own, everything else within ``budget`` tokens, the whole within ``cap`` (the compressor's
+    ``summary_max_tokens``; ``budget`` when not given)."""
     answered = x.answered()
-    items, left_out = _items(x, contract, counter, answered=answered, preserve=preserve)
+    cap = max(cap or 0, budget)
+    room = cap - counter.count(render([(title, []) for title in titles]))  # beside the headings
+    users = min(DEFAULT_BUDGET, max(cap - budget, int(room * USER_SHARE)))
+    items, left_out = _items(x, contract, counter, answered=answered, preserve=preserve, users=users)
     items.append(Item("resume", resume_line(x, answered), 0, order=x.stop + 1, block=True,
                       shorter=tuple(resume_line(x, answered, n) for n in (100, 50, 24))))
     sections = place(contract, titles, items)
     users_title = next((title for title, entries in sections if any(i.kind == "user" for i in entries)), None)
-    return fit(sections, budget, counter=counter, dropped={users_title: left_out} if users_title and left_out else {})
+    return fit(sections, budget, counter=counter, dropped={users_title: left_out} if users_title and left_out else {},
+               cap=cap)
 
 
-def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, preserve: str | None
+def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, preserve: str | None, users: int
            ) -> tuple[list[Item], int]:
     items: list[Item] = []
     left_out = 0
@@ -51,9 +61,9 @@ def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, pre
                                   "within 20,000 tokens); a constraint of any that did not fit is listed here.",
                           0, order=-2))
     else:
-        users, left_out = user_items(x, counter, with_outcome=contract != "current")
-        items += users
-    items += carried_requests(x) + constraint_items(x, counter)
+        quoted, left_out = user_items(x, counter, with_outcome=contract != "current", budget=users)
+        items += quoted
+    items += carried_requests(x) + constraint_items(x, counter, budget=users)
     items += active_items(x, [i for i in items if i.kind == "user"],
                           kept_above=contract in ("full", "current")) if contract != "dialogue" else []
     items += preserved_items(x, preserve)

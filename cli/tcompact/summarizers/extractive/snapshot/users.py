@@ -2,7 +2,8 @@
 
 Each real user message of the summarised part is quoted whole — one line in quotes, several lines
 between ``<user_message>`` tags —
-newest first while :data:`~tcompact.user_messages.DEFAULT_BUDGET` tokens last, the one that
+newest first while their own budget lasts (:data:`~tcompact.user_messages.DEFAULT_BUDGET` tokens at
+most, within the summary's cap), the one that
 overflows cut head and tail around a marker, older ones left out and counted — followed by how
 its round ended. A constraint the user stated in a message that could not be quoted whole is
 listed on its own, so no instruction is lost with the text around it.
@@ -33,15 +34,16 @@ def outcome(x: Scan, rnd: int) -> str:
     return f"{'answered' if not tools else 'in progress'}: {quote(cut(one_line(first), _OUTCOME_CHARS))}"
 
 
-def _chosen(x: Scan, counter: TokenCounter) -> list[str | None]:
+def _chosen(x: Scan, counter: TokenCounter, budget: int) -> list[str | None]:
     texts = [text for _, _, text in x.requests]
-    return select(texts, DEFAULT_BUDGET, cost=lambda t: counter.count(t) + 12, counter=counter, by="extractive")
+    return select(texts, budget, cost=lambda t: counter.count(t) + 12, counter=counter, by="extractive")
 
 
-def user_items(x: Scan, counter: TokenCounter, *, with_outcome: bool = True) -> tuple[list[Item], int]:
-    """The body's real user messages as items (own budget), and how many the budget left out."""
+def user_items(x: Scan, counter: TokenCounter, *, with_outcome: bool = True,
+               budget: int = DEFAULT_BUDGET) -> tuple[list[Item], int]:
+    """The body's real user messages as items (own ``budget``), and how many the budget left out."""
     out = []
-    chosen = _chosen(x, counter)
+    chosen = _chosen(x, counter, budget)
     for (index, rnd, _), text in zip(x.requests, chosen, strict=True):
         if text is None:
             continue
@@ -55,10 +57,11 @@ def user_items(x: Scan, counter: TokenCounter, *, with_outcome: bool = True) -> 
     return out, sum(1 for text in chosen if text is None)
 
 
-def constraint_items(x: Scan, counter: TokenCounter, *, quoted: bool = True) -> list[Item]:
+def constraint_items(x: Scan, counter: TokenCounter, *, quoted: bool = True,
+                     budget: int = DEFAULT_BUDGET) -> list[Item]:
     """Constraint sentences of user messages that are not quoted whole (``quoted`` False: of every message
     of the body, for a contract whose messages are kept outside the summary) and of an earlier checkpoint."""
-    chosen = _chosen(x, counter) if quoted else [None] * len(x.requests)
+    chosen = _chosen(x, counter, budget) if quoted else [None] * len(x.requests)
     seen: set[str] = set()
     out = []
     for (index, rnd, text), kept in zip(x.requests, chosen, strict=True):
