@@ -4,9 +4,9 @@ httpx's timeouts bound each connect, write and read, so a server that dribbles i
 at a time would hold a call for ever. The client here gives each exchange a watchdog that shuts
 the exchange's socket down when the answer is not complete after ``deadline`` seconds (or the
 call's own timeout, when it set one); the call then fails as a timeout. A streamed answer keeps
-its watchdog until the stream is closed. Shutting the socket down is also what cancels the call
-at the server: llama.cpp stops a request whose connection closed (measured: the next request on
-a one-slot server is answered at once). Only :mod:`tcompact.summarizers.openai_compat` uses it (and it is built
+its watchdog until the stream is closed. Shutting the socket down also cancels a streamed call at
+the server (llama.cpp stops writing at once, and reading the prompt at its batch's end); a call
+that is not streamed is computed to its end by llama.cpp all the same (measured). Only :mod:`tcompact.summarizers.openai_compat` uses it (and it is built
 from the ``openai`` package's own HTTP client class at run time, so importing this is light).
 """
 
