@@ -224,14 +224,22 @@ def test_openai_summary_with_retry_after_and_dumps(runner, tmp_path, server):
     assert KEY.encode() not in everything  # the key is never written
 
 
-def test_openai_overflow_shrinks_the_span(runner, tmp_path, server):
+def test_openai_overflow_plans_the_calls_again_for_the_window_the_refusal_names(runner, tmp_path, server):
+    """The refusal names a window of 8,192 tokens, which the whole body does not fit beside the answer: the
+    body goes again in two pieces cut at a legal cut point, each request fitted to that window, then a call
+    merging their answers; every call is dumped with the window it was fitted to."""
     server.enqueue(error(400, "This model's maximum context length is 8192 tokens"), ok(SNAPSHOT))
     result = runner.invoke(app, openai_args(server, "--context-window", "12000"))
     assert result.exit_code == 0, result.stderr
-    first, second = dumps_in(tmp_path / "dumps")
-    assert first["error"]["kind"] == "context_overflow"
-    assert second["span"]["body"]["count"] < first["span"]["body"]["count"]
-    assert len(server.requests[1].body["messages"]) < len(server.requests[0].body["messages"])
+    refused, first, second, merge = dumps_in(tmp_path / "dumps")
+    assert (refused["error"]["kind"], refused["request"]["summarizer_window"]) == ("context_overflow", None)
+    assert [d["request"]["summarizer_window"] for d in (first, second, merge)] == [
+        {"tokens": 8192, "source": "overflow error"}] * 3
+    body = refused["span"]["body"]
+    assert (first["span"]["body"]["start"], second["span"]["body"]["end"]) == (body["start"], body["end"])
+    assert first["span"]["body"]["end"] == second["span"]["body"]["start"] == 9
+    assert merge["span"]["body"] == body and merge["request"]["messages_sent"][0]["content"].startswith("<part 1>")
+    assert all(len(server.requests[n].body["messages"]) < len(server.requests[0].body["messages"]) for n in (1, 2))
 
 
 def test_openai_failure_leaves_the_input_untouched_and_exits_1(runner, tmp_path, server):

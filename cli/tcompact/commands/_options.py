@@ -58,8 +58,10 @@ ModelOpt = Annotated[str | None, typer.Option("--model", help="Model: its encodi
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
                                                 "OPENAI_BASE_URL). The key comes from OPENAI_API_KEY.",
                                                 show_default=False)]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt (the "
-                                           "whole answer).")]
+TimeoutOpt = Annotated[float | None, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt "
+                                                  "(the whole answer). Default: twice the time the call's size takes "
+                                                  "at the server's measured speed, plus 30 s, at least 60 s.",
+                                                  show_default=False)]
 MaxRetriesOpt = Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")]
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Summariser calls run at once (round-level).")]
 RequestModeOpt = Annotated[str | None, typer.Option("--request-mode", help="openai: send the conversation as chat "
@@ -74,11 +76,11 @@ ReplayDirOpt = Annotated[Path | None, typer.Option("--replay-dir", help="Dumps t
 
 #: How the summariser's calls are made, as compact and eval take them:
 #: (parameter, option, default), in the order --help shows them; they make one RunSettings.
-RUN_OPTIONS = (("timeout", TimeoutOpt, 60.0), ("max_retries", MaxRetriesOpt, 2), ("concurrency", ConcurrencyOpt, 4),
+RUN_OPTIONS = (("timeout", TimeoutOpt, None), ("max_retries", MaxRetriesOpt, 2), ("concurrency", ConcurrencyOpt, 4),
                ("request_mode", RequestModeOpt, None), ("summarizer_window", SummarizerWindowOpt, None))
 
 
-def run_settings(*, timeout: float, max_retries: int, concurrency: int, request_mode: str | None,
+def run_settings(*, timeout: float | None, max_retries: int, concurrency: int, request_mode: str | None,
                  summarizer_window: int | None):
     """The RunSettings of the RUN_OPTIONS values (validated here, at the boundary: a bad value is one
     UsageError in the option's own words)."""

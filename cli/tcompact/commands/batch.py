@@ -133,7 +133,9 @@ BatchToOpt = Annotated[str | None, typer.Option("--to", help="Output format: cha
 BatchBaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
                                                      "OPENAI_BASE_URL); the key comes from OPENAI_API_KEY.",
                                                      show_default=False)]
-BatchTimeoutOpt = Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt.")]
+BatchTimeoutOpt = Annotated[float | None, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt "
+                                                          "(default: derived from its size and the server's speed).",
+                                                          show_default=False)]
 BatchConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Summariser calls at once within a file "
                                                   "(round-level).")]
 BatchRequestModeOpt = Annotated[str | None, typer.Option("--request-mode", help="openai: conversation (the default) "
@@ -151,7 +153,7 @@ BatchStrictOpt = Annotated[bool, typer.Option("--strict", help="A file whose out
 BATCH_COMPACT_OPTIONS = (
     ("compressor", BatchChainOpt, DEFAULT_CHAIN), ("summarizer", SummarizerOpt, "extractive"), ("to", BatchToOpt, None),
     ("sets", SetOpt, None), ("config", ConfigOpt, None), ("model", ModelOpt, None),
-    ("base_url", BatchBaseUrlOpt, None), ("timeout", BatchTimeoutOpt, 60.0), ("max_retries", MaxRetriesOpt, 2),
+    ("base_url", BatchBaseUrlOpt, None), ("timeout", BatchTimeoutOpt, None), ("max_retries", MaxRetriesOpt, 2),
     ("concurrency", BatchConcurrencyOpt, 4), ("request_mode", BatchRequestModeOpt, None),
     ("summarizer_window", BatchSummarizerWindowOpt, None), ("replay_dir", ReplayDirOpt, None),
     ("context_window", ContextWindowOpt, None), ("trigger_ratio", BatchTriggerRatioOpt, None),
@@ -161,7 +163,7 @@ BATCH_COMPACT_OPTIONS = (
 )
 
 
-def compact_task(*, compressor: str, sets: list[str] | None, config: Path | None, max_retries: int, timeout: float,
+def compact_task(*, compressor: str, sets: list[str] | None, config: Path | None, max_retries: int, timeout: float | None,
                  concurrency: int, request_mode: str | None, summarizer_window: int | None, replay_dir: Path | None,
                  strict: bool, fmt: str | None, full_history: bool, skip_bad_lines: bool, **values: Any):
     """The CompactTask of batch compact's option values, validated here at the boundary (paths made

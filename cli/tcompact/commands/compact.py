@@ -59,7 +59,7 @@ COMPACT_OPTIONS = (
 
 
 def compact_job(*, compressor: str, summarizer: str, sets: list[str] | None, config: Path | None, model: str | None,
-                base_url: str | None, timeout: float, max_retries: int, concurrency: int, request_mode: str | None,
+                base_url: str | None, timeout: float | None, max_retries: int, concurrency: int, request_mode: str | None,
                 summarizer_window: int | None, replay_dir: Path | None, context_window: int | None,
                 trigger_ratio: float | None, encoding: str | None, preserve: str | None, now: bool, to: str | None,
                 transcript: str | None, fmt: str | None, full_history: bool, skip_bad_lines: bool, no_cache: bool,
@@ -113,8 +113,9 @@ def compact(path: PathArg = None, job=None, selector=None, *, json_out: bool = F
         from .. import render
         from ..compaction import run_job
 
-        outcome = run_job(replace(job, path=path, selector=selector), warn=render.warn,
-                          warn_skipped=render.warn_skipped_lines)
+        with render.call_progress(enabled=not json_out) as progress:
+            job = replace(job, path=path, selector=selector, options=replace(job.options, progress=progress))
+            outcome = run_job(job, warn=render.warn, warn_skipped=render.warn_skipped_lines)
     except KeyboardInterrupt:  # before the job began (the job takes back what it wrote itself)
         raise Interrupted.nothing_written() from None
     render.compact_outcome(outcome, json_out=json_out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import summarizers
 from ..compressors import Override, chain_settings, parse_chain
@@ -43,6 +44,8 @@ class CompactOptions:
     preserve: str | None = None
     offload_dir: str = "offload"
     read: ReadOptions = field(default_factory=ReadOptions)
+    #: hears each summariser call's progress (a terminal view; None: not shown, and replies are not streamed)
+    progress: Any = field(default=None, repr=False, compare=False)
 
 
 def check_options(options: CompactOptions) -> None:

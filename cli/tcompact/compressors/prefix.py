@@ -28,6 +28,7 @@ from ..tokens import TokenCounter
 from ..windows import MIN_TARGET_RATIO, TRIGGER_RATIO
 from ._summarize import refusal, summarize, trigger_figures, trigger_reason
 from ._benefit import benefit
+from ._model import model_summary, writes_with_model
 from .base import CompressionResult, Compressor, Context, Settings, Trigger, unchanged
 from .reinjection import recovered_context
 
@@ -145,11 +146,14 @@ class PrefixCompressor(Compressor):
         def fixed(s: Span) -> int:
             return sum(counter.message(messages[i]).total for i in s.prefix) + counter.count(prompt) + 4
 
+        if writes_with_model(ctx.summarizer):
+            return self._with_model(messages, span, ctx, build(span), settings=settings, before=before, target=target,
+                                    trigger=trigger)
         got = summarize(messages, span, build, ctx, fixed_tokens=fixed)
         if got.response is None:
             return unchanged(self.name, messages, f"summariser failed: {got.error}", before, span=got.span,
                              calls=got.calls, failed=True, trigger=trigger)
-        summary = redact(extract_snapshot(got.response.text))
+        summary = redact(extract_snapshot(got.response.text, got.calls[-1].request.prompt))
         if not summary:
             return unchanged(self.name, messages, "the summariser returned an empty summary", before, span=got.span,
                              calls=got.calls, failed=True, trigger=trigger)
@@ -169,8 +173,19 @@ class PrefixCompressor(Compressor):
         """The ``<recovered_context>`` message that follows the summary (None when it has nothing)."""
         return recovered_context(messages, kept, self.builders, max_chars=reinjection_chars(target))
 
+    def _with_model(self, messages: Sequence[Message], span: Span, ctx: Context, request: SummaryRequest, *,
+                    settings: Settings, before: int, target: int, trigger: Trigger) -> CompressionResult:
+        """A model's narrative beside the extractive facts, in calls that fit its window (:mod:`._model`)."""
+        got = model_summary(messages, span, ctx, facts_request=request)
+        if got.text is None:
+            return unchanged(self.name, messages, f"summariser failed: {got.error}", before, span=span,
+                             calls=got.calls, failed=True, trigger=trigger, notes=got.notes)
+        return self._assemble(messages, span, redact(got.text), before=before, calls=got.calls, settings=settings,
+                              ctx=ctx, target=target, trigger=trigger, notes=got.notes)
+
     def _assemble(self, messages: Sequence[Message], span: Span, summary: str, *, before: int, calls: tuple,
-                  settings: Settings, ctx: Context, target: int, trigger: Trigger) -> CompressionResult:
+                  settings: Settings, ctx: Context, target: int, trigger: Trigger,
+                  notes: tuple[str, ...] = ()) -> CompressionResult:
         counter = ctx.counter
         lead, note = self.replacement(messages, span, summary, settings, counter)
         head, tail = list(messages[: span.body.start]) + pinned(messages, span.body), self.kept_tail(
@@ -184,7 +199,7 @@ class PrefixCompressor(Compressor):
         figures = {"facts_kept": verdict.facts_kept, "tokens_kept": verdict.tokens_kept}
         if not verdict.accepted:
             return unchanged(self.name, messages, verdict.reason, before, span=span, calls=calls, trigger=trigger,
-                             figures={**figures, "rejected_tokens_after": after})
+                             figures={**figures, "rejected_tokens_after": after}, notes=notes)
         return CompressionResult(processor=self.name, messages=new, applied=True, reason="compacted",
                                  tokens_before=before, tokens_after=after, span=span, calls=calls, figures=figures,
-                                 notes=(note,), trigger=trigger)
+                                 notes=(note, *notes), trigger=trigger)

@@ -38,6 +38,7 @@ class PromptOverride:
 
     def __init__(self, inner: Summarizer, prompt: str | None) -> None:
         self.inner, self.prompt, self.name = inner, prompt, inner.name
+        self.narrates = getattr(inner, "narrates", False)
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         return self.inner.summarize(self._override(request))
@@ -73,9 +74,10 @@ def rerun(dump: Dump, summarizer: Summarizer, *, prompt: str | None = None) -> R
     for _, new in dumps:
         new["replayed_from"] = {"dump": dump.name, "run": doc["run"]["id"], "prompt": prompt}
     recorded = (doc.get("response") or {}).get("extracted_summary") or ""
-    last = next((c.response for c in reversed(result.calls) if c.response is not None), None)
+    last = next((c for c in reversed(result.calls) if c.response is not None), None)
     # the new answer is shown on the terminal and in --json: redacted as the dump that holds it is
-    return Rerun(dump, result, dumps, recorded, redact(extract_snapshot(last.text)) if last else "")
+    new = redact(extract_snapshot(last.response.text, last.request.prompt)) if last and last.response else ""
+    return Rerun(dump, result, dumps, recorded, new)
 
 
 def check_rerun_options(summarizer: str | None, *, model: str | None, base_url: str | None, prompt: object,

@@ -109,6 +109,11 @@ class SummaryRequest:
     A "blocks" request (the round-level pipeline) is sent as ``[system, user(prompt)]``: the
     prompt already holds the serialised targets; ``blocks`` lists them (indices into
     ``messages``), ``stage`` names the pipeline stage, and ``target_tokens`` is per block.
+
+    ``schema``: the JSON schema the reply must follow, sent as ``response_format`` by a backend whose
+    server constrains replies to it (the prompt asks for the same shape, so a server that does not
+    still gets it in words); ``part``: which call of how many of its compressor run this is, when
+    the run planned them (summarising in pieces), for the progress shown on a terminal.
     """
 
     processor: str
@@ -125,6 +130,8 @@ class SummaryRequest:
     max_tokens: int | None = None
     window: ModelWindow | None = None
     mode: str | None = None
+    schema: Mapping[str, Any] | None = None
+    part: tuple[int, int] | None = None
     cap_tokens: int | None = None
 
     def wire_messages(self) -> list[dict[str, Any]]:
