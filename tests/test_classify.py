@@ -177,3 +177,10 @@ def test_overflow_figures_are_found_anywhere_on_the_chain():
     inner = _Err("refused", body={"n_ctx": 4096})
     outer = _Err("your messages resulted in 5000 tokens", cause=inner)
     assert overflow_figures(outer) == (4096, 5000)
+
+
+@pytest.mark.parametrize("seconds", ["403.3", "403", "401.5", "500"])
+def test_a_deadline_in_seconds_is_no_http_status(seconds):
+    """A derived deadline is a number of seconds such as 403.3: "no answer within 403.3 s" was classified as an
+    authentication failure (HTTP 403 matched in the text) and never retried."""
+    assert classify(TimeoutError(f"no answer within {seconds} s"))[0] == "timeout"

@@ -32,7 +32,7 @@ def session(tmp_path):
 
 
 def compact(path, transcript, compressor, out, *extra):
-    return CliRunner().invoke(app, ["compact", str(path), "--transcript", transcript, "-c", compressor, "--force",
+    return CliRunner().invoke(app, ["compact", str(path), "--transcript", transcript, "-c", compressor, "--now",
                                     "-o", str(out), *extra])
 
 
@@ -65,7 +65,8 @@ def test_the_terminal_says_where_the_subagent_was_written(session, tmp_path):
     out = tmp_path / "out.jsonl"
     result = compact(session, "sidechain-s1", "full", out)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == f"Wrote 3 file(s); transcript: {out}"
+    assert result.stdout.splitlines()[-1] == (f"Wrote 3 file(s): the transcript {out}, 1 dump(s) in "
+                                              f"{out.with_suffix('.dumps')}, the report {out.with_suffix('.report.json')}")
 
 
 @pytest.mark.parametrize("compressor", ["full", "round-level"])

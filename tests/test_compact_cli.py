@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import orjson
 import pytest
@@ -42,36 +43,37 @@ def test_nothing_to_do_is_exit_0_and_writes_nothing(runner, tmp_path):
         assert (result.exit_code, result.stderr) == (0, "")
         assert [line.rstrip() for line in result.stdout.splitlines()] == [
             f"{CHAT} · chat · window 200,000 · o200k_base, approximate",
-            "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (full: below the threshold "
-            "(11,796 < 160,000 tokens); --force compacts anyway)",
+            "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (working-set: below the "
+            "threshold (11,796 < 160,000 tokens); --now compacts anyway)",
             "Stages",
-            "┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
-            "┃ compressor ┃          tokens ┃ messages ┃ calls ┃ outcome                    ┃",
-            "┡━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
-            "│ full       │ 11,796 → 11,796 │  33 → 33 │     0 │ below the threshold        │",
-            "│            │                 │          │       │ (11,796 < 160,000 tokens)  │",
-            "└────────────┴─────────────────┴──────────┴───────┴────────────────────────────┘",
+            "┏━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+            "┃ compressor  ┃          tokens ┃ messages ┃ calls ┃ outcome                   ┃",
+            "┡━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
+            "│ working-set │ 11,796 → 11,796 │  33 → 33 │     0 │ below the threshold       │",
+            "│             │                 │          │       │ (11,796 < 160,000 tokens) │",
+            "└─────────────┴─────────────────┴──────────┴───────┴───────────────────────────┘",
         ]
         assert list(tmp_path.iterdir()) == []
     report = orjson.loads(runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl", "--json"]).stdout)
     assert (report["status"], report["reason"], report["written"], report["summarizer"]["calls"]) == (
-        "nothing to do", "full: below the threshold (11,796 < 160,000 tokens); --force compacts anyway", [], 0)
+        "nothing to do", "working-set: below the threshold (11,796 < 160,000 tokens); --now compacts anyway", [],
+        0)
 
 
 def test_nothing_to_do_when_forced_says_the_real_reason(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--force", "--set", "max_chars=1000000",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--now", "--set", "max_chars=1000000",
                                  "--set", "max_lines=100000"])
     assert (result.exit_code, result.stdout.splitlines()[1]) == (
         0, "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (truncate: no tool output over "
            "the limits)")
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "offload,round-level", "-o", "out.jsonl", "--json"])
     assert orjson.loads(result.stdout)["reason"] == ("offload: below the threshold; round-level: below the threshold "
-                                                     "(11,796 < 230,000 tokens); --force compacts anyway")
+                                                     "(11,796 < 230,000 tokens); --now compacts anyway")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_forced_dialogue_writes_transcript_dump_and_report(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "out.jsonl",
                                  "--dump-dir", "dumps", "--report", "r.json"])
     assert (result.exit_code, result.stderr) == (0, "")
     (dump,) = dumps_in(tmp_path / "dumps")
@@ -91,7 +93,7 @@ def test_forced_dialogue_writes_transcript_dump_and_report(runner, tmp_path):
     assert after[0]["role"] == "system" and after[1]["content"].startswith("<memory_block_dialogue>")
     out = read_file(tmp_path / "out.jsonl").transcript()
     assert [m.text for m in out.messages] == [m["content"] for m in dump["context_after"]["messages"]]
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--force", "-o", "out.jsonl",
                                  "--report", "r2.json"])
     assert result.exit_code == 0  # --force overwrites
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "-o", "out.jsonl"])
@@ -100,7 +102,7 @@ def test_forced_dialogue_writes_transcript_dump_and_report(runner, tmp_path):
 
 
 def test_dry_run_writes_nothing_and_json_reports(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate,micro", "--force", "--dry-run", "--json"])
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate,micro", "--now", "--dry-run", "--json"])
     assert result.exit_code == 0
     doc = orjson.loads(result.stdout)
     assert (doc["dry_run"], doc["written"], doc["status"]) == (True, [], "compacted")
@@ -109,7 +111,7 @@ def test_dry_run_writes_nothing_and_json_reports(runner, tmp_path):
 
 
 def test_claude_compaction_layout(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CLAUDE), "-c", "current-round", "--force", "-o", "out.jsonl"])
+    result = runner.invoke(app, ["compact", str(CLAUDE), "-c", "current-round", "--now", "-o", "out.jsonl"])
     assert result.exit_code == 0, result.stderr
     lines = [orjson.loads(x) for x in (tmp_path / "out.jsonl").read_bytes().splitlines()]
     original = CLAUDE.read_bytes().splitlines()
@@ -129,7 +131,7 @@ def test_claude_compaction_layout(runner, tmp_path):
 
 
 def test_codex_compaction_layout(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CODEX), "-c", "dialogue", "--force", "-o", "out.jsonl"])
+    result = runner.invoke(app, ["compact", str(CODEX), "-c", "dialogue", "--now", "-o", "out.jsonl"])
     assert result.exit_code == 0, result.stderr
     original = CODEX.read_bytes().splitlines()
     lines = (tmp_path / "out.jsonl").read_bytes().splitlines()
@@ -146,11 +148,11 @@ def test_codex_compaction_layout(runner, tmp_path):
 def test_unknown_compressor_and_bad_settings(runner):
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate,zip"])
     assert (result.exit_code, result.stderr) == (
-        2, "Error: unknown compressor 'zip' — use one of: truncate, offload, micro, current-round, dialogue, "
-           "round-level, full\n")
+        2, "Error: unknown compressor 'zip' — use one of: truncate, offload, micro, mask, current-round, dialogue, "
+           "round-level, full, working-set\n")
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--set", "trigger_context_ratio=2"])
     assert result.exit_code == 2
-    assert result.stderr.startswith("Error: dialogue setting trigger_context_ratio: Input should be less than 1 — "
+    assert result.stderr.startswith("Error: dialogue setting trigger_context_ratio must be less than 1, not 2 — "
                                     "settings of dialogue: trigger_context_ratio, min_target_context_ratio,")
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--set", "max_chars"])
     assert (result.exit_code, result.stderr) == (
@@ -158,7 +160,7 @@ def test_unknown_compressor_and_bad_settings(runner):
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--trigger-ratio", "0.5"])
     assert (result.exit_code, result.stderr) == (
         2, "Error: --trigger-ratio applies to no compressor of the chain — it sets trigger_context_ratio of "
-           "current-round, dialogue, round-level and full\n")
+           "current-round, dialogue, round-level, full and working-set\n")
     result = runner.invoke(app, ["compact", str(CHAT), "--summarizer", "openai"])
     assert (result.exit_code, result.stderr) == (
         2, "Error: --summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model\n")
@@ -178,8 +180,8 @@ def test_config_file_sets_settings(runner, tmp_path):
 def test_compressors_command_lists_every_setting():
     result = CliRunner().invoke(app, ["compressors", "--json"])
     rows = orjson.loads(result.stdout)["compressors"]
-    assert [r["name"] for r in rows] == ["truncate", "offload", "micro", "current-round", "dialogue", "round-level",
-                                        "full"]
+    assert [r["name"] for r in rows] == ["truncate", "offload", "micro", "mask", "current-round", "dialogue",
+                                        "round-level", "full", "working-set"]
     dialogue = next(r for r in rows if r["name"] == "dialogue")
     assert [(f["name"], f["default"]) for f in dialogue["settings"]] == [
         ("trigger_context_ratio", 0.8), ("min_target_context_ratio", 0.1), ("summary_max_tokens", 8000),
@@ -201,7 +203,7 @@ def server(monkeypatch):
 
 
 def openai_args(server, *extra):
-    return ["compact", str(CHAT), "-c", "dialogue", "--force", "--summarizer", "openai", "--model", "fake-model",
+    return ["compact", str(CHAT), "-c", "dialogue", "--now", "--summarizer", "openai", "--model", "fake-model",
             "--base-url", server.base_url, "-o", "out.jsonl", "--dump-dir", "dumps", "--timeout", "5", *extra]
 
 
@@ -222,14 +224,22 @@ def test_openai_summary_with_retry_after_and_dumps(runner, tmp_path, server):
     assert KEY.encode() not in everything  # the key is never written
 
 
-def test_openai_overflow_shrinks_the_span(runner, tmp_path, server):
+def test_openai_overflow_plans_the_calls_again_for_the_window_the_refusal_names(runner, tmp_path, server):
+    """The refusal names a window of 8,192 tokens, which the whole body does not fit beside the answer: the
+    body goes again in two pieces cut at a legal cut point, each request fitted to that window, then a call
+    merging their answers; every call is dumped with the window it was fitted to."""
     server.enqueue(error(400, "This model's maximum context length is 8192 tokens"), ok(SNAPSHOT))
     result = runner.invoke(app, openai_args(server, "--context-window", "12000"))
     assert result.exit_code == 0, result.stderr
-    first, second = dumps_in(tmp_path / "dumps")
-    assert first["error"]["kind"] == "context_overflow"
-    assert second["span"]["body"]["count"] < first["span"]["body"]["count"]
-    assert len(server.requests[1].body["messages"]) < len(server.requests[0].body["messages"])
+    refused, first, second, merge = dumps_in(tmp_path / "dumps")
+    assert (refused["error"]["kind"], refused["request"]["summarizer_window"]) == ("context_overflow", None)
+    assert [d["request"]["summarizer_window"] for d in (first, second, merge)] == [
+        {"tokens": 8192, "source": "overflow error"}] * 3
+    body = refused["span"]["body"]
+    assert (first["span"]["body"]["start"], second["span"]["body"]["end"]) == (body["start"], body["end"])
+    assert first["span"]["body"]["end"] == second["span"]["body"]["start"] == 9
+    assert merge["span"]["body"] == body and merge["request"]["messages_sent"][0]["content"].startswith("<part 1>")
+    assert all(len(server.requests[n].body["messages"]) < len(server.requests[0].body["messages"]) for n in (1, 2))
 
 
 def test_openai_failure_leaves_the_input_untouched_and_exits_1(runner, tmp_path, server):
@@ -249,7 +259,7 @@ def test_openai_failure_leaves_the_input_untouched_and_exits_1(runner, tmp_path,
 def test_replay_summarizer_answers_from_dumps(runner, tmp_path, server):
     server.enqueue(ok(SNAPSHOT))
     assert runner.invoke(app, openai_args(server)).exit_code == 0
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--summarizer", "replay",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--summarizer", "replay",
                                  "--replay-dir", "dumps", "-o", "again.jsonl", "--dump-dir", "dumps2"])
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "out.jsonl").read_bytes()
@@ -262,7 +272,7 @@ def test_replay_summarizer_answers_from_dumps(runner, tmp_path, server):
                          ids=["chat", "claude", "codex"])
 def test_strict_passes_and_reads_back_every_sample(runner, tmp_path, path, chain):
     out = tmp_path / ("out" + path.suffix)
-    result = runner.invoke(app, ["compact", str(path), "-c", chain, "--force", "--strict",
+    result = runner.invoke(app, ["compact", str(path), "-c", chain, "--now", "--strict",
                                  "-o", str(out), "--report", "r.json"])
     assert (result.exit_code, result.stderr) == (0, "")
     report = orjson.loads((tmp_path / "r.json").read_bytes())
@@ -288,7 +298,7 @@ def _corrupting(monkeypatch):
 
 def test_strict_refuses_an_output_that_does_not_read_back(runner, tmp_path, monkeypatch):
     _corrupting(monkeypatch)
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--strict", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--strict", "-o", "out.jsonl",
                                  "--report", "r.json"])
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-2:] == [
@@ -305,7 +315,7 @@ def test_strict_refuses_an_output_that_does_not_read_back(runner, tmp_path, monk
 def test_a_strict_failure_with_json_prints_the_report(runner, tmp_path, monkeypatch):
     # issue 13 item 13: stdout was empty on a --strict failure (a summariser failure prints the JSON)
     _corrupting(monkeypatch)
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--strict", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--strict", "-o", "out.jsonl",
                                  "--report", "r.json", "--json"])
     assert (result.exit_code, result.stderr.splitlines()[-1]) == (
         1, "Error: the compaction breaks 1 invariant(s): the output does not read back as the compacted messages "
@@ -319,7 +329,7 @@ def test_a_strict_failure_with_json_prints_the_report(runner, tmp_path, monkeypa
 def test_an_output_that_does_not_read_back_fails_and_replaces_nothing(runner, tmp_path, monkeypatch):
     _corrupting(monkeypatch)
     (tmp_path / "out.jsonl").write_bytes(b"kept\n")
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--force", "-o", "out.jsonl",
                                  "--report", "r.json"])
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
@@ -350,11 +360,12 @@ def test_every_output_of_a_compaction_that_was_not_written_says_it_failed(runner
     reason of a success, and the terminal "Wrote … transcript: out.jsonl" though nothing was written."""
     _corrupting(monkeypatch)
     extra, reason, error_line = FAILURES[case]
-    args = ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl", "--report", "r.json", *extra]
+    args = ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "out.jsonl", "--report", "r.json", *extra]
     shown = runner.invoke(app, args)
     assert (shown.exit_code, shown.stderr.splitlines()[-1]) == (1, error_line)
     assert "Compaction failed; the input is untouched" in shown.stdout and "transcript:" not in shown.stdout
-    assert shown.stdout.splitlines()[-1] == "Wrote 2 file(s)"  # the dump and the report
+    (dump,) = (tmp_path / "out.dumps").iterdir()
+    assert shown.stdout.splitlines()[-1] == "Wrote 2 file(s): 1 dump(s) in out.dumps, the report r.json"
     report = orjson.loads((tmp_path / "r.json").read_bytes())
     assert (report["status"], report["reason"], report["outputs"]["transcript"]) == ("failed", reason, None)
     printed = runner.invoke(app, [*args, "--json", "--force"])
@@ -366,7 +377,7 @@ def test_every_output_of_a_compaction_that_was_not_written_says_it_failed(runner
 
 def test_allow_read_back_mismatch_writes_it_with_a_warning_and_json_says_so(runner, tmp_path, monkeypatch):
     _corrupting(monkeypatch)
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "out.jsonl",
                                  "--allow-read-back-mismatch", "--json", "--report", "r.json"])
     assert result.exit_code == 0
     assert result.stderr == "Warning: invariant: the output does not read back as the compacted messages\n"
@@ -381,7 +392,7 @@ def test_compact_to_another_format_warns_what_it_leaves_out_and_reports_what_it_
     # "after" still counted it. The input is copied in: truncate's markers name it, and so their tokens
     # must not depend on where the checkout lies.
     shutil.copyfile(CODEX, tmp_path / "rollout.jsonl")
-    result = runner.invoke(app, ["compact", "rollout.jsonl", "-c", "truncate", "--set", "max_lines=8", "--force",
+    result = runner.invoke(app, ["compact", "rollout.jsonl", "-c", "truncate", "--set", "max_lines=8", "--now",
                                  "--to", "chat", "-o", "out.jsonl", "--json"])
     assert result.exit_code == 0
     notes = ["24 record(s) that are not messages stay behind: event_msg/token_count ×9, event_msg/agent_reasoning "
@@ -394,7 +405,7 @@ def test_compact_to_another_format_warns_what_it_leaves_out_and_reports_what_it_
         notes, {"messages": 21, "tokens": 2454}, 3966)  # 3966: with the encrypted items' 1,512 estimated tokens
     inspected = runner.invoke(app, ["inspect", "out.jsonl", "--json"])
     assert orjson.loads(inspected.stdout)["files"][0]["transcripts"][0]["tokens"]["total"] == 2454
-    same = runner.invoke(app, ["compact", "rollout.jsonl", "-c", "truncate", "--set", "max_lines=8", "--force",
+    same = runner.invoke(app, ["compact", "rollout.jsonl", "-c", "truncate", "--set", "max_lines=8", "--now",
                                "-o", "same.jsonl", "--json"])
     assert (same.stderr, orjson.loads(same.stdout)["notes"], orjson.loads(same.stdout)["after"]["tokens"]) == (
         "", [], 3966)
@@ -405,14 +416,14 @@ def test_options_are_checked_before_the_input_and_the_outputs(runner, tmp_path):
     # three options; the --trigger-ratio hint left out round-level
     (tmp_path / "out.jsonl").write_text("{}\n")
     for args, message in (
-        (["-c", "dialgue"], "unknown compressor 'dialgue' — use one of: truncate, offload, micro, current-round, "
-                            "dialogue, round-level, full"),
+        (["-c", "dialgue"], "unknown compressor 'dialgue' — use one of: truncate, offload, micro, mask, "
+                            "current-round, dialogue, round-level, full, working-set"),
         (["--max-retries", "-1"], "--max-retries must be 0 or more"),
         (["--timeout", "0"], "--timeout must be a positive number of seconds"),
         (["--concurrency", "0"], "--concurrency must be 1 or more"),
         (["-c", "truncate", "--trigger-ratio", "0.5"], "--trigger-ratio applies to no compressor of the chain — it "
                                                        "sets trigger_context_ratio of current-round, dialogue, "
-                                                       "round-level and full"),
+                                                       "round-level, full and working-set"),
         (["--context-window", "0"], "--context-window must be a positive number of tokens"),
         (["--encoding", "p50k"], "unknown encoding 'p50k' — use one of: o200k_base, cl100k_base"),
         (["--summarizer", "openai"], "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model"),
@@ -431,3 +442,77 @@ def test_options_are_checked_before_the_input_and_the_outputs(runner, tmp_path):
     assert (result.exit_code, result.stderr) == (2, "Error: out.jsonl: the output file exists already — pass --force "
                                                     "to overwrite it, or choose another path\n")
     assert (tmp_path / "out.jsonl").read_text() == "{}\n"
+
+
+def test_now_compacts_below_the_trigger_and_force_only_overwrites(runner, tmp_path):
+    # issue 23 item 16: --force both compacted below the trigger and overwrote outputs
+    (tmp_path / "out.jsonl").write_bytes(b"kept\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl", "--force", "--json"])
+    doc = orjson.loads(result.stdout)
+    assert (result.exit_code, doc["status"], doc["reason"], doc["written"]) == (
+        0, "nothing to do", "working-set: below the threshold (11,796 < 160,000 tokens); --now compacts anyway", [])
+    assert (tmp_path / "out.jsonl").read_bytes() == b"kept\n"
+    result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl", "--now"])
+    assert (result.exit_code, result.stderr) == (2, "Error: out.jsonl: the output file exists already — pass --force "
+                                                    "to overwrite it, or choose another path\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl", "--now", "--force", "--json"])
+    doc = orjson.loads(result.stdout)
+    assert (result.exit_code, doc["status"], doc["written"][-2:]) == (0, "compacted", ["out.jsonl", "out.report.json"])
+    assert any(m.text.startswith("This session is being continued from a previous")
+               for m in read_file(tmp_path / "out.jsonl").transcript().messages)
+
+
+def test_bad_lines_written_into_an_output_are_in_its_report(runner, tmp_path):
+    # issue 23 item 2: lines skipped in reading are written back as they were (restore needs them), silently
+    lines = CLAUDE.read_bytes().splitlines(keepends=True)
+    source = tmp_path / "s.jsonl"
+    source.write_bytes(b"".join(lines[:2]) + b"{not json\n" + b"".join(lines[2:]) + b'{"type":"user","mess')
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "current-round", "--now", "--skip-bad-lines", "-o",
+                                 "out.jsonl", "--json"])
+    assert result.exit_code == 0
+    note = ("2 line(s) skipped in reading as unreadable (3, 46) are written into the output as they were in the input "
+            "(line 3: not valid JSON (unexpected character, expected a string key at column 2))")
+    assert result.stderr == ("Warning: s.jsonl: skipped 2 bad line(s) (3, 46); line 3: not valid JSON (unexpected "
+                             "character, expected a string key at column 2)\n")  # the note says no more
+    assert orjson.loads(result.stdout)["notes"] == orjson.loads((tmp_path / "out.report.json").read_bytes())["notes"] \
+        == [note]
+    out = (tmp_path / "out.jsonl").read_bytes().splitlines()
+    assert (out[2], out[45]) == (b"{not json", b'{"type":"user","mess')
+
+
+def test_compact_says_where_every_output_went(runner, tmp_path):
+    # issue 23 item 21: compact --json had no outputs (the report had them); the terminal named the transcript only
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "out.jsonl", "--json"])
+    doc = orjson.loads(result.stdout)
+    (dump,) = (tmp_path / "out.dumps").iterdir()
+    assert doc["outputs"] == orjson.loads((tmp_path / "out.report.json").read_bytes())["outputs"] == {
+        "transcript": "out.jsonl", "dumps": [f"out.dumps/{dump.name}"], "offload_store": None, "state": None}
+    dry = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "x.jsonl", "--dry-run", "--json"])
+    assert orjson.loads(dry.stdout)["outputs"] == {"transcript": None, "dumps": [], "offload_store": None,
+                                                   "state": None}
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "offload", "--now", "-o", "o.jsonl", "--set",
+                                 "large_message_tokens=200", "--set", "protected_tools=[]"])
+    originals = len(list((tmp_path / "o.offload").iterdir()))
+    assert result.stdout.splitlines()[-1] == (f"Wrote {originals + 2} file(s): the transcript o.jsonl, {originals} "
+                                              "offloaded original(s) in o.offload, the report o.report.json")
+
+
+def test_the_default_output_paths_are_those_the_help_names(runner, tmp_path):
+    # issue 23 item 21: --help said "<output>.dumps/" (out.jsonl.dumps/), compact wrote out.dumps/
+    shown = " ".join(CliRunner().invoke(app, ["compact", "--help"], env={"COLUMNS": "120"}).stdout.split())
+    for said in ("-o, --output FILE The compacted transcript (default: beside the input, s.compacted.jsonl for "
+                 "s.jsonl).",
+                 "--dump-dir DIR Folder of compression dumps (default: beside the output, out.dumps/ for out.jsonl;",
+                 "--report FILE Token report JSON (default: beside the output, out.report.json for out.jsonl;",
+                 "--offload-dir DIR Offload store (default: beside the output, out.offload/ for out.jsonl;"):
+        assert said in shown
+    (tmp_path / "s.jsonl").write_bytes(CHAT.read_bytes())
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "offload,dialogue", "--now", "--set",
+                                 "large_message_tokens=200", "--set", "protected_tools=[]", "--json"])
+    doc = orjson.loads(result.stdout)
+    assert (doc["outputs"]["transcript"], {str(Path(p).parent) for p in doc["outputs"]["dumps"]},
+            doc["outputs"]["offload_store"]) == ("s.compacted.jsonl", {"s.compacted.dumps"}, "s.compacted.offload")
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "dialogue", "--now", "-o", "out.jsonl", "--json"])
+    doc = orjson.loads(result.stdout)
+    assert ({str(Path(p).parent) for p in doc["outputs"]["dumps"]}, doc["written"][-1]) == ({"out.dumps"},
+                                                                                           "out.report.json")

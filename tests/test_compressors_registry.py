@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from tcompact.compressors import REGISTRY, chain_settings, describe, get, names, parse_chain, parse_sets
 from tcompact.errors import InputError, UsageError
 
-NAMES = ["truncate", "offload", "micro", "current-round", "dialogue", "round-level", "full"]
+NAMES = ["truncate", "offload", "micro", "mask", "current-round", "dialogue", "round-level", "full", "working-set"]
 
 
 def test_names_are_the_registry_in_order_and_each_gives_its_compressor():
@@ -17,14 +17,15 @@ def test_names_are_the_registry_in_order_and_each_gives_its_compressor():
     assert [cls.name for cls in REGISTRY] == NAMES
     for cls in REGISTRY:
         assert type(get(cls.name)) is cls
-    assert [n for n in NAMES if get(n).uses_summarizer] == ["current-round", "dialogue", "round-level", "full"]
+    assert [n for n in NAMES if get(n).uses_summarizer] == ["current-round", "dialogue", "round-level", "full",
+                                                            "working-set"]
 
 
 def test_an_unknown_name_lists_the_known_ones():
     with pytest.raises(UsageError) as info:
         get("summary")
-    assert str(info.value) == ("unknown compressor 'summary' — use one of: truncate, offload, micro, current-round, "
-                               "dialogue, round-level, full")
+    assert str(info.value) == ("unknown compressor 'summary' — use one of: truncate, offload, micro, mask, "
+                               "current-round, dialogue, round-level, full, working-set")
     assert info.value.exit_code == 2
 
 
@@ -78,7 +79,7 @@ def test_a_dotted_set_reaches_only_its_compressor_and_the_last_set_wins():
 ])
 def test_set_values_are_json_or_else_text(raw, value):
     if raw == "tools=grep":  # not JSON: the text itself, which a list setting refuses
-        with pytest.raises(UsageError, match=r"^truncate setting tools: Input should be a valid list"):
+        with pytest.raises(UsageError, match=r"^truncate setting tools must be a list, not 'grep'"):
             chain_settings(parse_chain("truncate"), overrides=parse_sets([raw]))
         return
     (settings,) = chain_settings(parse_chain("truncate"), overrides=parse_sets([raw]))
@@ -92,9 +93,9 @@ def test_set_values_are_json_or_else_text(raw, value):
                      "setting"),
     (["full.max_chars=300"], "--set 'full.max_chars=300' names 'full', which is not in the chain — the chain is: "
                              "truncate, micro"),
-    (["truncate.colour=red"], "truncate setting colour: Extra inputs are not permitted — settings of truncate: "
+    (["truncate.colour=red"], "truncate setting colour is not known — settings of truncate: "
                               "max_chars, max_lines, max_tokens, head_ratio, keep_recent, tools"),
-    (["keep_recent_per_tool=-1"], "micro setting keep_recent_per_tool: Input should be greater than or equal to 0 — "
+    (["keep_recent_per_tool=-1"], "micro setting keep_recent_per_tool must be 0 or more, not -1 — "
                                   "settings of micro: keep_recent_per_tool, tools, min_tokens, trigger_threshold"),
 ])
 def test_bad_sets_are_one_clear_error(sets, message):
@@ -198,7 +199,7 @@ def test_describe_lists_every_setting_with_type_default_and_description():
         ("head_ratio", "float", 0.4), ("keep_recent", "int", 0), ("tools", "list", [])]
     assert truncate["settings"][0]["description"] == "Characters kept at most (10 KiB)."
     assert all(s["description"] for d in described for s in d["settings"])  # every setting says what it is
-    round_level = {s["name"]: s["default"] for s in described[5]["settings"]}
+    round_level = {s["name"]: s["default"] for s in described[6]["settings"]}
     assert (round_level["trigger_total_tokens"], round_level["target_total_tokens"],
             round_level["compression_marker"]) == (230_000, 160_000, "[ROUND_LEVEL_MEMORY_BLOCK]")
 

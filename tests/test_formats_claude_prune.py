@@ -109,7 +109,7 @@ def test_an_unchanged_session_keeps_everything():
 def test_compact_says_what_it_left_out_in_the_report(tmp_path):
     src = tmp_path / "s.jsonl"
     src.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in thinking_session()))
-    result = CliRunner().invoke(app, ["compact", str(src), "-c", "truncate", "--set", "max_lines=8", "--force", "-o",
+    result = CliRunner().invoke(app, ["compact", str(src), "-c", "truncate", "--set", "max_lines=8", "--now", "-o",
                                       str(tmp_path / "o.jsonl"), "--json"])
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
@@ -122,7 +122,7 @@ def test_compact_says_what_it_left_out_in_the_report(tmp_path):
 def test_a_compacted_real_session_sends_no_thinking_after_its_first_change(compressor, tmp_path):
     """claude_codemie_3fe1b6bc: 65 thinking lines of a 2.0.76 session, each alone on its line."""
     src = real_file("codemie")
-    options = CompactOptions(chain=compressor, force=True, overrides=parse_sets(
+    options = CompactOptions(chain=compressor, now=True, overrides=parse_sets(
         ["max_lines=8"] if compressor == "truncate" else []))
     run = compact_file(src, options)
     assert run.status == "compacted" and run.report["invariants"] == []

@@ -30,7 +30,7 @@ def _compact(home, sid: str, compressor: str, mode: str) -> dict:
     env = {"HOME": str(home.home), "XDG_STATE_HOME": str(home.root / "state"),
            "CLAUDE_CONFIG_DIR": str(home.config if home.client.kind == "claude-code" else home.root / "none"),
            "CODEX_HOME": str(home.config if home.client.kind == "codex" else home.root / "none")}
-    result = CliRunner().invoke(app, ["compact", "--session", sid[:8], f"--{mode}", "-c", compressor, "--force", "--json"],
+    result = CliRunner().invoke(app, ["compact", "--session", sid[:8], f"--{mode}", "-c", compressor, "--now", "--json"],
                                 env=env)
     assert result.exit_code == 0, result.stderr
     doc = orjson.loads(result.stdout)

@@ -82,10 +82,10 @@ def test_settings_defaults_and_validation():
             s.first_pass_target_tokens, s.second_pass_target_tokens, s.third_pass_target_tokens,
             s.truncate_head_ratio, s.truncated_marker, s.compression_marker) == (
         230000, 160000, 0, 250000, 30000, 20000, 10000, 0.2, "...[TRUNCATED]...", MARK)
-    with pytest.raises(UsageError, match=r"round-level setting settings: Value error, target_total_tokens \(230000\) "
+    with pytest.raises(UsageError, match=r"round-level settings: target_total_tokens \(230000\) "
                                          r"must be below trigger_total_tokens \(230000\)"):
         chain_settings(parse_chain("round-level"), overrides=parse_sets(["target_total_tokens=230000"]))
-    with pytest.raises(UsageError, match="truncate_head_ratio: Input should be less than 1"):
+    with pytest.raises(UsageError, match="truncate_head_ratio must be less than 1, not 1"):
         chain_settings(parse_chain("round-level"), overrides=parse_sets(["truncate_head_ratio=1"]))
     with pytest.raises(UsageError, match=r"target_total_tokens \(160,000\) must be below the trigger \(0.5 × "
                                          r"200,000 = 100,000 tokens\)"):

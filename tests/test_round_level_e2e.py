@@ -118,7 +118,7 @@ def test_a_million_token_session_ends_under_target_through_an_openai_endpoint(bi
     assert TokenCounter().count(sent[0].body["messages"][1]["content"]) <= 250_000
 
 
-ROUND = ["-c", "round-level", "--force", "--set", "trigger_total_tokens=100000", "--set", "keep_last_request=false"]
+ROUND = ["-c", "round-level", "--now", "--set", "trigger_total_tokens=100000", "--set", "keep_last_request=false"]
 
 
 def _levels(path):

@@ -41,10 +41,8 @@ from openai_server import (
 from typer.testing import CliRunner
 
 from tcompact.app import app
-from tcompact.formats import read_file
 from tcompact.model import Message
 from tcompact.summarizers.base import SummarizerError, SummaryRequest
-from tcompact.summarizers.contracts import prompt_text
 from tcompact.summarizers.openai_compat import OpenAISummarizer
 from tcompact.tokens import TokenCounter
 
@@ -138,7 +136,7 @@ def compact(server: FakeOpenAI, session: Path, compressor: str, *extra: str, tim
     """Run the real command against the loopback server."""
     tmp = session.parent
     before = (session.read_bytes(), session.stat().st_mtime_ns)
-    args = ["compact", str(session), "-c", compressor, "--force", "--summarizer", "openai", "--model", "fake-model",
+    args = ["compact", str(session), "-c", compressor, "--now", "--summarizer", "openai", "--model", "fake-model",
             "--base-url", server.base_url, "-o", str(tmp / "out.jsonl"), "--dump-dir", str(tmp / "dumps"),
             "--report", str(tmp / "report.json"), "--timeout", f"{timeout:g}", "--max-retries", str(retries),
             *(ROUND_LEVEL_SETS if compressor == "round-level" else ()), *extra]
@@ -410,33 +408,34 @@ def test_round_level_one_at_a_time_stops_after_the_first_call_that_failed_for_go
     assert not run.out.exists()
 
 
-def test_413_in_full_shrinks_the_span_three_times_then_gives_up(server, session):
-    """Context overflow: no wait, the same prompt over a smaller body each time (budgets 0.85, 0.65, 0.5 of the
-    first refused request: a 413 says no window, and the loopback server reports none), never cutting a tool call
-    from its result — 4 requests in all (spec §2.10)."""
+def test_413_in_full_plans_smaller_calls_three_times_then_gives_up(server, session):
+    """Context overflow: no wait; the calls are planned again for 0.85, 0.65, then 0.5 of what the first
+    refused request needed (a 413 says no window, and the loopback server reports none), so each plan's
+    first piece is smaller than the last refused request and never cuts a tool call from its result — 4
+    requests in all (spec §2.10), each a new request (attempt 1), then exit 1."""
     server.respond_with(lambda request: error(413, "Request Entity Too Large"))
     run = compact(server, session, "full")
-    dumps = assert_failed(run, kind="context_overflow", status=413, attempts=4, what="HTTP 413: Request Entity",
-                          shrinks=True)
-    first = dumps[0]["request"]
-    counter = TokenCounter()  # the first request as counted here: every message (the tail is empty), the prompt, 4
-    refused = f"{counter.total(read_file(session).transcript().messages) + counter.count(prompt_text('full')) + 4:,}"
+    assert run.exit_code == 1 and not run.out.exists()
+    assert run.stderr.startswith("Error: full: summariser failed: ") and "HTTP 413: Request Entity" in run.stderr
+    assert run.stderr.endswith(f"{UNTOUCHED}{run.dump_dir}\n")
+    dumps = run.dumps()
+    windows = [d["request"]["summarizer_window"] for d in dumps]
+    assert windows[0] is None and [w["source"] for w in windows[1:]] == ["overflow error, estimated"] * 3
+    first = windows[1]["tokens"] / 0.85
+    assert [w["tokens"] for w in windows[1:]] == [int(first * r) for r in (0.85, 0.65, 0.5)]
     assert [d["call"]["reason"] for d in dumps] == [
-        f"context overflow: body shrunk to fit {r} of the first refused request's {refused} tokens"
-        for r in (0.85, 0.65, 0.5)] + ["overflow retries exhausted"]
-    assert first["summarizer_window"] is None and first["max_tokens"] == 512  # no window known: 0.13 of the body, at least 512
-    bodies = [d["span"]["body"]["count"] for d in dumps]
+        f"context overflow: the calls planned again for a window of {w['tokens']:,} tokens (overflow error, "
+        "estimated)" for w in windows[1:]] + ["overflow retries exhausted"]
+    assert [(d["call"]["status"], d["call"]["attempt"], d["error"]["kind"]) for d in dumps] == [
+        ("failed", 1, "context_overflow")] * 4
+    assert dumps[0]["request"]["max_tokens"] == 160  # no window known: a quarter of 0.13 of the body, at least 160
     sizes = [len(json.dumps(r.body)) for r in run.requests]
-    counts = [len(r.body["messages"]) for r in run.requests]
-    assert bodies == sorted(bodies, reverse=True) and len(set(bodies)) == 4
     assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == 4
-    assert counts == sorted(counts, reverse=True) and len(set(counts)) == 4
     for r in run.requests:  # a tool call is never sent without its result
         sent = r.body["messages"]
         calls = {c["id"] for m in sent for c in m.get("tool_calls") or ()}
         assert calls == {m["tool_call_id"] for m in sent if m["role"] == "tool"}
         assert sent[-1]["role"] == "user" and sent[0]["role"] == "system"
-    assert all(r.body["messages"][-1] == run.requests[0].body["messages"][-1] for r in run.requests)
     assert all(w < 0.5 for w in gaps(run.requests))
 
 
@@ -471,18 +470,20 @@ def test_full_refuses_a_reply_bigger_than_what_it_replaces_and_keeps_the_origina
 
 
 def test_full_keeps_a_reply_many_times_its_budget_whole_when_the_result_is_smaller(server, session):
-    """Spec §2.8: only the whole list must shrink; a summary over its target is not cut."""
-    long = "<state_snapshot>Active Task: " + " ".join(f"fact{i}" for i in range(500)) + "</state_snapshot>"
+    """Spec §2.8: only the whole list must shrink; a model's narrative over its budget is not cut, and the
+    extractive facts follow it."""
+    long = '{"narrative": "' + " ".join(f"fact{i}" for i in range(500)) + '"}'
     assert TokenCounter().count(long) >= 3 * 256
     server.respond_with(lambda request: ok(long))
     run = compact(server, session, "full", "--set", "full.summary_max_tokens=256")
     assert (run.exit_code, run.stderr) == (0, "")
     (dump,) = run.dumps()
-    assert dump["request"]["target_tokens"] == 256
+    assert (dump["request"]["target_tokens"], dump["request"]["max_tokens"]) == (160, 160)
     assert dump["response"]["usage"]  # what the server said it spent
     assert dump["benefit"]["accepted"] is True, dump["benefit"]
     text = run.out.read_text()
     assert "fact0 " in text and "fact499" in text  # all of it, not truncated to the budget
+    assert "Narrative written by the summariser model" in text and "Resume" in text
 
 
 def test_round_level_refuses_blocks_far_over_budget_and_ends_with_the_hard_truncation(server, session):

@@ -228,7 +228,7 @@ def test_a_refused_reply_is_dumped_retried_resampled_and_replayed(server, tmp_pa
     server.enqueue(ok("I'm sorry for the inconvenience. " * 10),
                    ok("<state_snapshot>\n1. Active Task\nPort the parser: done.\n</state_snapshot>"))
     runner = CliRunner()
-    args = ["compact", str(session), "-c", "current-round", "--force", "--summarizer", "openai", "--model",
+    args = ["compact", str(session), "-c", "current-round", "--now", "--summarizer", "openai", "--model",
             "smollm2-135m", "--base-url", server.base_url, "-o", str(tmp_path / "out.jsonl"), "--dump-dir",
             str(tmp_path / "dumps"), "--report", str(tmp_path / "report.json")]
     result = runner.invoke(app, args)
@@ -240,16 +240,19 @@ def test_a_refused_reply_is_dumped_retried_resampled_and_replayed(server, tmp_pa
                                 "retry_after": None, "context_window": None, "prompt_tokens": None}
     assert refused["response"]["raw_content"] == "I'm sorry for the inconvenience. " * 10
     assert refused["call"]["reason"] == "reply refused: retrying" and refused["context_after"] is None
-    for doc, params in ((refused, {"temperature": 0.0, "max_tokens": 190}),
-                        (used, {"temperature": 0.7, "max_tokens": 190, "seed": 1})):
-        request = doc["request"]  # 190: half the body (under 512), under a quarter of the 2,048 /v1/models says
+    schema = {"type": "json_schema", "json_schema": {"name": "summary", "schema": {
+        "type": "object", "properties": {"narrative": {"type": "string"}, "next_step": {"type": "string"}},
+        "required": ["narrative", "next_step"], "additionalProperties": False}}}
+    for doc, params in ((refused, {"temperature": 0.0, "max_tokens": 160, "response_format": schema}),
+                        (used, {"temperature": 0.7, "max_tokens": 160, "response_format": schema, "seed": 1})):
+        request = doc["request"]  # 160: the least a narrative gets, under a quarter of the 2,048 /v1/models says
         assert (request["model"], request["parameters"], request["max_tokens"], request["mode"]) == (
-            "smollm2-135m", params, 190, "conversation")
+            "smollm2-135m", params, 160, "conversation")
         assert request["summarizer_window"] == {"tokens": 2048, "source": "GET /v1/models"}
-        assert "must fit in 190 tokens" in request["prompt"]
+        assert "At most 86 words in all." in request["prompt"] and request["contract"] == "narrative"
         assert doc["response"]["finish_reason"] == "stop" and doc["response"]["usage"] == {
             "prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
-    assert [r.body["max_tokens"] for r in server.requests] == [190, 190]
+    assert [r.body["max_tokens"] for r in server.requests] == [160, 160]
     assert [r.body.get("seed") for r in server.requests] == [None, 1]
     assert used["benefit"]["accepted"] is True and "Port the parser: done." in (tmp_path / "out.jsonl").read_text()
     assert [c["error_kind"] for c in json.loads((tmp_path / "report.json").read_text())["stages"][0]["calls"]] == [
@@ -268,10 +271,13 @@ def test_a_refused_reply_is_dumped_retried_resampled_and_replayed(server, tmp_pa
     assert rerun.exit_code == 0, rerun.stderr
     (request,) = server.requests
     assert (request.body["model"], request.body["max_tokens"], request.body["temperature"]) == (
-        "smollm2-135m", 190, 0.0)
+        "smollm2-135m", 160, 0.0)
 
 
-def test_llama_cpps_500_overflow_through_compact_shrinks_the_refused_request(server, tmp_path, monkeypatch):
+def test_llama_cpps_500_overflow_through_compact_plans_smaller_pieces(server, tmp_path, monkeypatch):
+    """llama.cpp's HTTP 500 "Context size has been exceeded" says no figures: the calls are planned again for
+    0.85 of what the refused request needed — the body in pieces cut at legal cut points (each tool call with
+    its result), each request smaller than the refused one, then a merge of their answers."""
     from typer.testing import CliRunner
 
     from tcompact.app import app
@@ -285,11 +291,15 @@ def test_llama_cpps_500_overflow_through_compact_shrinks_the_refused_request(ser
             {"role": "tool", "tool_call_id": f"c{n}", "content": "output line\n" * 300})]))
     server.enqueue(error(500, "Context size has been exceeded.", type="server_error"),
                    ok("<state_snapshot>1. Active Task\ngo: ran bash 4 times\n</state_snapshot>"))
-    result = CliRunner().invoke(app, ["compact", str(session), "-c", "current-round", "--force", "--summarizer",
+    result = CliRunner().invoke(app, ["compact", str(session), "-c", "current-round", "--now", "--summarizer",
                                       "openai", "--model", "m", "--base-url", server.base_url, "-o",
                                       str(tmp_path / "out.jsonl"), "--dump-dir", str(tmp_path / "dumps")])
     assert (result.exit_code, result.stderr) == (0, "")
-    first, second = (r.body["messages"] for r in server.requests)
-    assert len(second) < len(first) and first[-1] == second[-1]  # a smaller body, the same prompt
-    calls = {c["id"] for m in second for c in m.get("tool_calls") or ()}
-    assert calls == {m["tool_call_id"] for m in second if m["role"] == "tool"}
+    first, *pieces, merge = (r.body["messages"] for r in server.requests)
+    assert len(pieces) == 2 and merge[0]["content"].startswith("<part 1>")
+    for sent in pieces:
+        assert len(json.dumps(sent)) < len(json.dumps(first)) and sent[0] == first[0]  # the request goes with each
+        calls = {c["id"] for m in sent for c in m.get("tool_calls") or ()}
+        assert calls and calls == {m["tool_call_id"] for m in sent if m["role"] == "tool"}
+    dumps = sorted((json.loads(p.read_text()) for p in (tmp_path / "dumps").iterdir()), key=lambda d: d["run"]["call"])
+    assert [d["request"]["summarizer_window"]["source"] for d in dumps[1:]] == ["overflow error, estimated"] * 3

@@ -208,3 +208,26 @@ def test_distinct_sentences_are_never_taken_for_a_loop(sentences):
     """No false alarm on prose, however long and however small its vocabulary: a refused reply is retried."""
     text = " ".join(" ".join(words).capitalize() + "." for words in sentences)
     assert text_problem(text, instructions=()) is None
+
+
+def test_the_prompts_placeholder_said_back_is_refused_as_such():
+    """An echo of prompts/full.md's own ``<summary><state_snapshot>…</state_snapshot></summary>``: refused as the
+    placeholder it is (it was "no section heading"), and never extracted as a summary."""
+    prompt = prompt_text("full")
+    assert snapshot_problem("<summary><state_snapshot>…</state_snapshot></summary>", contract="full", prompt=prompt,
+                            finish_reason="stop", max_tokens=64) == \
+        "the reply holds only the prompt's own placeholder text, no summary"
+    from tcompact.summarizers.contracts import extract_snapshot
+
+    raw = "<state_snapshot>…</state_snapshot>\n<state_snapshot>1. Active Task\nport the parser</state_snapshot>"
+    assert extract_snapshot(raw, prompt) == "1. Active Task\nport the parser"
+
+
+def test_an_analysis_without_its_summary_is_no_summary():
+    """A model that writes the analysis and skips the summary tags: the analysis is not kept as the summary."""
+    from tcompact.summarizers.contracts import extract_snapshot
+
+    raw = "<analysis>The user asked to port the parser; I will list the files first.</analysis>"
+    assert problem(raw, contract="full", prompt=prompt_text("full")) == \
+        "the reply holds only its analysis, no summary block"
+    assert extract_snapshot(raw) == ""

@@ -58,8 +58,10 @@ ModelOpt = Annotated[str | None, typer.Option("--model", help="Model: its encodi
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
                                                 "OPENAI_BASE_URL). The key comes from OPENAI_API_KEY.",
                                                 show_default=False)]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt (the "
-                                           "whole answer).")]
+TimeoutOpt = Annotated[float | None, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt "
+                                                  "(the whole answer). Default: twice the time the call's size takes "
+                                                  "at the server's measured speed, plus 30 s, at least 60 s.",
+                                                  show_default=False)]
 MaxRetriesOpt = Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")]
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Summariser calls run at once (round-level).")]
 RequestModeOpt = Annotated[str | None, typer.Option("--request-mode", help="openai: send the conversation as chat "
@@ -74,11 +76,11 @@ ReplayDirOpt = Annotated[Path | None, typer.Option("--replay-dir", help="Dumps t
 
 #: How the summariser's calls are made, as compact and eval take them:
 #: (parameter, option, default), in the order --help shows them; they make one RunSettings.
-RUN_OPTIONS = (("timeout", TimeoutOpt, 60.0), ("max_retries", MaxRetriesOpt, 2), ("concurrency", ConcurrencyOpt, 4),
+RUN_OPTIONS = (("timeout", TimeoutOpt, None), ("max_retries", MaxRetriesOpt, 2), ("concurrency", ConcurrencyOpt, 4),
                ("request_mode", RequestModeOpt, None), ("summarizer_window", SummarizerWindowOpt, None))
 
 
-def run_settings(*, timeout: float, max_retries: int, concurrency: int, request_mode: str | None,
+def run_settings(*, timeout: float | None, max_retries: int, concurrency: int, request_mode: str | None,
                  summarizer_window: int | None):
     """The RunSettings of the RUN_OPTIONS values (validated here, at the boundary: a bad value is one
     UsageError in the option's own words)."""
@@ -86,6 +88,26 @@ def run_settings(*, timeout: float, max_retries: int, concurrency: int, request_
 
     return RunSettings.checked(retries=max_retries, timeout=timeout, concurrency=concurrency,
                                request_mode=request_mode, summarizer_window=summarizer_window)
+
+
+def say_unknown_model(model: str | None, *, context_window: int | None, encoding: str | None,
+                      summarizer: str | None = None) -> None:
+    """A ``--model`` that no table knows sets nothing (unless the summariser calls it): said on stderr,
+    not ignored (:func:`tcompact.windows.unknown_model`)."""
+    if not model:
+        return
+    from ..windows import unknown_model
+
+    called = False
+    if summarizer is not None:
+        from ..summarizers import calls_model  # (pydantic: not for inspect, which has no summariser)
+
+        called = calls_model(summarizer)
+    note = unknown_model(model, context_window=context_window, encoding=encoding, called=called)
+    if note:
+        from .. import render
+
+        render.warn(note)
 
 
 def api_key() -> str | None:

@@ -29,7 +29,7 @@ RerunDumpDirOpt = Annotated[Path | None, typer.Option("--dump-dir", help="Where 
 
 def replay(paths: DumpsArg, verify: VerifyOpt = False, table: TableOpt = False, summarizer: RerunOpt = None,
            model: RerunModelOpt = None, base_url: RerunBaseUrlOpt = None, prompt: PromptOpt = None,
-           timeout: TimeoutOpt = 60.0, dump_dir: RerunDumpDirOpt = None, json_out: JsonOpt = False,
+           timeout: TimeoutOpt = None, dump_dir: RerunDumpDirOpt = None, json_out: JsonOpt = False,
            no_cache: NoCacheOpt = False) -> None:
     """Verify, re-run or tabulate compression dumps, offline.
 
@@ -83,7 +83,7 @@ def _table(paths: list[Path], *, json_out: bool) -> None:
 
 
 def _rerun(paths: list[Path], summarizer: str, *, model: str | None, base_url: str | None, prompt: Path | None,
-           timeout: float, dump_dir: Path | None, json_out: bool) -> None:
+           timeout: float | None, dump_dir: Path | None, json_out: bool) -> None:
     """Re-run the one dump given with ``summarizer``; exit 1 when the re-run failed (after showing it)."""
     from .. import render
     from ..compaction import CompactOptions

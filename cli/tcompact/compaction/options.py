@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import summarizers
 from ..compressors import Override, chain_settings, parse_chain
@@ -20,7 +21,9 @@ __all__ = ["CompactOptions", "check_options", "resolve_chain", "output_format"]
 @dataclass(frozen=True)
 class CompactOptions:
     """Everything ``tcompact compact`` can be told, typed: the chain and its settings (``overrides``:
-    parsed ``--set`` values), the summariser and how its calls are made (``run``), and how to count."""
+    parsed ``--set`` values), the summariser and how its calls are made (``run``), and how to count.
+    ``now``: compact even below the compressors' triggers (``--now``; a fork or an in-place run always does);
+    ``into_session``: "fork" or "in-place" when the result becomes a session of the agent's store."""
 
     chain: str = DEFAULT_CHAIN
     overrides: tuple[Override, ...] = ()
@@ -34,12 +37,15 @@ class CompactOptions:
     run: RunSettings = field(default_factory=RunSettings)
     encoding: str | None = None
     context_window: int | None = None
-    force: bool = False
+    now: bool = False
+    into_session: str | None = None
     to: str | None = None
     transcript: str | None = None
     preserve: str | None = None
     offload_dir: str = "offload"
     read: ReadOptions = field(default_factory=ReadOptions)
+    #: hears each summariser call's progress (a terminal view; None: not shown, and replies are not streamed)
+    progress: Any = field(default=None, repr=False, compare=False)
 
 
 def check_options(options: CompactOptions) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, bad_value
 from ..model import Message
 from ..registry import by_name
 from ..spans import Span
@@ -25,16 +25,19 @@ from .base import CompressionResult, Compressor, Context, Settings
 from .current_round import CurrentRound
 from .dialogue import Dialogue
 from .full import Full
+from .mask import Mask
 from .micro import Micro
 from .offload import Offload
 from .round_level import RoundLevel
 from .truncate import Truncate
+from .working_set import WorkingSetCompressor
 
 __all__ = ["REGISTRY", "get", "names", "parse_chain", "Override", "parse_set", "parse_sets", "chain_settings",
            "describe", "span_names", "build_span", "keep_recent_default", "Compressor", "Context",
            "CompressionResult", "Settings"]
 
-REGISTRY: tuple[type[Compressor], ...] = (Truncate, Offload, Micro, CurrentRound, Dialogue, RoundLevel, Full)
+REGISTRY: tuple[type[Compressor], ...] = (Truncate, Offload, Micro, Mask, CurrentRound, Dialogue, RoundLevel, Full,
+                                           WorkingSetCompressor)
 _BY_NAME: dict[str, type[Compressor]] = by_name(REGISTRY, "compressors")
 
 
@@ -136,10 +139,10 @@ def _validate(compressor: Compressor, values: Mapping[str, Any]) -> Settings:
         return compressor.settings_model(**values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "settings"
+        where = ".".join(str(p) for p in first["loc"])
         known = ", ".join(compressor.settings_model.model_fields)
-        raise UsageError(f"{compressor.name} setting {where}: {first['msg']}",
-                         hint=f"settings of {compressor.name}: {known}") from None
+        raise UsageError(bad_value(f"{compressor.name} setting {where}" if where else f"{compressor.name} settings",
+                                   first), hint=f"settings of {compressor.name}: {known}") from None
 
 
 def _value(raw: str) -> Any:

@@ -148,9 +148,9 @@ def snapshot_check(request: SummaryRequest, response: SummaryResponse) -> str | 
 class _Attempts:
     """The state of one summarised call across its attempts: the window and ratio learned, the retries."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, window: ModelWindow | None = None) -> None:
         self.ctx = ctx
-        self.window = model_window(ctx.summarizer)
+        self.window = window or model_window(ctx.summarizer)
         self.ratio = TOKEN_RATIO
         self.overflows = 0
         self.refused: int | None = None  # tokens (ours) of the first request refused as too big
@@ -196,13 +196,19 @@ class _Attempts:
 
 def summarize(messages: Sequence[Message], span: Span, build: Callable[[Span], SummaryRequest], ctx: Context,
               *, fixed_tokens: Callable[[Span], int], shrink: bool = True, check: Check | None = snapshot_check,
-              refit: Callable[[SummaryRequest, ModelWindow, float], SummaryRequest | None] | None = None) -> Summary:
+              refit: Callable[[SummaryRequest, ModelWindow, float], SummaryRequest | None] | None = None,
+              less: Callable[[SummaryRequest], SummaryRequest] | None = None,
+              window: ModelWindow | None = None) -> Summary:
     """Call the summariser on ``build(span)`` with the policy above.
 
-    ``shrink=False`` is for requests already fitted to their budget (round-level): an overflow is
-    final unless the refusal says the server's window and ``refit`` can fit the request to it.
+    ``shrink=False`` is for requests already fitted to their budget (round-level, the pieces of a
+    model summary): an overflow is final unless the refusal says the server's window and ``refit``
+    can fit the request to it. ``less``: the request that asks for a shorter answer, sent once —
+    instead of a resampled retry — after a reply cut at its limit. ``window``: the summariser's
+    window as the caller learned it (default: what the backend says).
     """
-    state = _Attempts(ctx)
+    state = _Attempts(ctx, window)
+    asked_less = False
     counted = _counter(messages, ctx, fixed_tokens)
     if shrink:
         fitted = _fit_up_front(messages, span, build, state, counted, fixed_tokens)
@@ -220,6 +226,10 @@ def summarize(messages: Sequence[Message], span: Span, build: Callable[[Span], S
             step = _after_overflow(messages, span, request, exc, state, counted, build=build, shrink=shrink,
                                    refit=refit, fixed_tokens=fixed_tokens)
             retry, reason, next_span, next_request = step
+        elif less is not None and not asked_less and exc.kind == "invalid_response" and "cut at" in exc.what:
+            asked_less, resample = True, False
+            retry, reason, next_span, next_request = True, "reply cut at its limit: asked again for less", span, \
+                less(request)
         else:
             (retry, reason), next_span, next_request = state.again(exc), span, request
             resample = exc.kind == "invalid_response"

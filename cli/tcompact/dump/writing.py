@@ -123,7 +123,7 @@ def _response(call: CallRecord) -> dict[str, Any] | None:
     r = call.response
     if r is None:
         return None
-    return {"raw_content": r.text, "extracted_summary": _extracted(r.text),
+    return {"raw_content": r.text, "extracted_summary": _extracted(r.text, call.request.prompt),
             "usage": dict(r.usage) if r.usage else None, "model": r.model,
             "latency_s": round(r.latency_s, 6), "finish_reason": r.finish_reason,
             "timings": dict(r.timings) if r.timings else None}
@@ -160,7 +160,7 @@ def _benefit(before: int, after: int | None, accepted: bool, reason: str) -> dic
             "accepted": accepted, "reason": reason}
 
 
-def _extracted(text: str) -> str:
+def _extracted(text: str, prompt: str) -> str:
     from ..summarizers.contracts import extract_snapshot
 
-    return extract_snapshot(text)
+    return extract_snapshot(text, prompt)

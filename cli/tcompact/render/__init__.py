@@ -35,6 +35,8 @@ __all__ = [
     "replay_table",
     "rerun_view",
     "rerun_dict",
+    "hooks_outcomes",
+    "hooks_status",
 ]
 
 
@@ -66,14 +68,15 @@ def print_json(document: Any) -> None:
     sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
-def inspect_outcome(report: Mapping[str, Any], *, json_out: bool, transcript: str | None = None) -> None:
+def inspect_outcome(report: Mapping[str, Any], *, json_out: bool, transcript: str | None = None,
+                    fold: bool = False) -> None:
     """What ``inspect`` prints: the JSON document (no rich imported), or the view of the report."""
     if json_out:
         print_json(report)
         return
     from .inspect_view import inspect_outcome as view
 
-    view(report, transcript=transcript)
+    view(report, transcript=transcript, fold=fold)
 
 
 def warn(message: str) -> None:
@@ -146,7 +149,8 @@ def write_stdout(data: bytes) -> None:
 
 _VIEWS = {"compact_report": "compact_view", "compact_outcome": "compact_view", "compressors_table": "compact_view", "check_dict": "replay_view",
           "replay_checks": "replay_view", "replay_table": "replay_view", "rerun_dict": "replay_view",
-          "rerun_view": "replay_view", "inspect_report": "inspect_view"}
+          "rerun_view": "replay_view", "inspect_report": "inspect_view",
+          "hooks_outcomes": "hooks_view", "hooks_status": "hooks_view", "call_progress": "call_view"}
 
 
 def __getattr__(name: str) -> Any:

@@ -104,6 +104,7 @@ class _Recorder:
     def __init__(self, inner: Summarizer) -> None:
         self.inner = inner
         self.requests: list[SummaryRequest] = []
+        self.narrates = getattr(inner, "narrates", False)
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         self.requests.append(request)
@@ -119,7 +120,7 @@ def _check(dump: Dump, result: CompressionResult, requests: Sequence[SummaryRequ
     if recorded not in {fingerprint(r.wire_messages(), r.contract, blind=redacted) for r in requests}:
         return _request_difference(dump, requests, redacted=redacted)
     if doc.get("response"):
-        got = extract_snapshot(doc["response"]["raw_content"])
+        got = extract_snapshot(doc["response"]["raw_content"], doc["request"].get("prompt") or "")
         if got != doc["response"]["extracted_summary"]:
             return _differs(dump, "response.extracted_summary", doc["response"]["extracted_summary"], got)
     note = f"token figures not compared: {doc['redactions']} redacted text(s)" if doc.get("redactions") else ""

@@ -22,7 +22,8 @@ from ..errors import UsageError
 from ..registry import by_name
 from .base import Summarizer
 
-__all__ = ["RunSettings", "Backend", "REGISTRY", "names", "get", "check", "build", "SummarizerOptions", "MODES"]
+__all__ = ["RunSettings", "Backend", "REGISTRY", "names", "get", "check", "build", "SummarizerOptions", "MODES",
+           "calls_model"]
 
 #: How the openai backend sends a conversation: as chat messages, or as one serialised text.
 MODES = ("conversation", "serialized")
@@ -36,8 +37,9 @@ class RunSettings(BaseModel):
 
     retries: int = Field(2, ge=0, description="Retries of a transient summariser error.",
                          json_schema_extra={"option": "--max-retries", "rule": "must be 0 or more"})
-    timeout: float = Field(60.0, gt=0, description="Deadline in seconds for each summariser attempt (the whole "
-                           "answer).", json_schema_extra={"option": "--timeout",
+    timeout: float | None = Field(None, gt=0, description="Deadline in seconds for each summariser attempt (the "
+                                  "whole answer); None: derived from each call's size and the server's measured "
+                                  "speed.", json_schema_extra={"option": "--timeout",
                                                           "rule": "must be a positive number of seconds"})
     concurrency: int = Field(4, ge=1, description="Summariser calls run at once (round-level).",
                              json_schema_extra={"option": "--concurrency", "rule": "must be 1 or more"})
@@ -107,7 +109,8 @@ def _openai(options: SummarizerOptions, counter: Any) -> Summarizer:
     run = options.run
     mode = {"mode": run.request_mode} if run.request_mode else {}
     return OpenAISummarizer(model=str(options.model), base_url=options.base_url, api_key=options.api_key,
-                            timeout=run.timeout, context_window=run.summarizer_window, **mode)
+                            timeout=run.timeout, context_window=run.summarizer_window, counter=counter,
+                            progress=getattr(options, "progress", None), **mode)
 
 
 def _replay(options: SummarizerOptions, counter: Any) -> Summarizer:
@@ -144,6 +147,11 @@ def get(name: str) -> Backend:
         known = names()
         raise UsageError(f"unknown summariser {name!r}", hint=f"use {', '.join(known[:-1])} or {known[-1]}")
     return backend
+
+
+def calls_model(name: str) -> bool:
+    """Whether the backend called ``name`` calls a model (``--model`` names it), as its entry says."""
+    return any(attribute == "model" for attribute, _, _ in get(name).needs)
 
 
 def _given(options: SummarizerOptions, attribute: str) -> Any:

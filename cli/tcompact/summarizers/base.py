@@ -34,20 +34,22 @@ __all__ = [
     "wire_message",
 ]
 
-#: Error kinds (openjiuwen-spec §2.9) plus ``empty_response`` for a reply with no usable text.
+#: Error kinds (openjiuwen-spec §2.9) plus ``unreachable`` (nothing answered at the address: refused, no
+#: such host), ``empty_response`` for a reply with no usable text and ``invalid_response`` for a refused one.
 ERROR_KINDS = (
     "context_overflow",
     "rate_limit",
     "authentication",
     "timeout",
     "server_unstable",
+    "unreachable",
     "api_request_error",
     "unknown",
     "empty_response",
     "invalid_response",
 )
 #: Kinds retried with the same request after a backoff (spec §2.10).
-TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "server_unstable", "unknown"})
+TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "server_unstable", "unreachable", "unknown"})
 
 
 class SummarizerError(TcompactError):
@@ -107,6 +109,11 @@ class SummaryRequest:
     A "blocks" request (the round-level pipeline) is sent as ``[system, user(prompt)]``: the
     prompt already holds the serialised targets; ``blocks`` lists them (indices into
     ``messages``), ``stage`` names the pipeline stage, and ``target_tokens`` is per block.
+
+    ``schema``: the JSON schema the reply must follow, sent as ``response_format`` by a backend whose
+    server constrains replies to it (the prompt asks for the same shape, so a server that does not
+    still gets it in words); ``part``: which call of how many of its compressor run this is, when
+    the run planned them (summarising in pieces), for the progress shown on a terminal.
     """
 
     processor: str
@@ -123,6 +130,8 @@ class SummaryRequest:
     max_tokens: int | None = None
     window: ModelWindow | None = None
     mode: str | None = None
+    schema: Mapping[str, Any] | None = None
+    part: tuple[int, int] | None = None
     cap_tokens: int | None = None
 
     def wire_messages(self) -> list[dict[str, Any]]:

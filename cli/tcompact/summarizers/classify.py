@@ -3,7 +3,8 @@
 Kept apart from :mod:`tcompact.summarizers.openai_compat` so it can be used (and tested) without
 the ``openai`` package: it reads an exception, its causes and their attributes — text, HTTP
 status, Retry-After headers — and never imports a client. The deviations from upstream are listed
-in the docstring of :mod:`tcompact.summarizers.openai_compat`. :func:`overflow_figures` reads what
+in the docstring of :mod:`tcompact.summarizers.openai_compat`; :func:`describe` and :func:`hint` say a
+failure in one line and what to do about it. :func:`overflow_figures` reads what
 a context-overflow refusal says about the server's window and the refused prompt: llama.cpp's body
 fields ``n_ctx`` and ``n_prompt_tokens``, or the wording of OpenAI, vLLM and llama.cpp messages.
 """
@@ -11,13 +12,16 @@ fields ``n_ctx`` and ``n_prompt_tokens``, or the wording of OpenAI, vLLM and lla
 from __future__ import annotations
 
 import email.utils
+import json
 import math
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 
-__all__ = ["classify", "exception_chain", "overflow_figures"]
+from .deadline import WHOLE_ANSWER
+
+__all__ = ["classify", "exception_chain", "overflow_figures", "describe", "hint"]
 
 # (kind, text markers, whole-number markers used only without a status, statuses, exception class names)
 _Rule = tuple[str, tuple[str, ...], tuple[int, ...], frozenset[int], frozenset[str]]
@@ -31,6 +35,10 @@ _RULES: tuple[_Rule, ...] = (
     ("authentication", ("authentication", "unauthorized", "invalid api key", "api key invalid", "incorrect api key",
                         "invalid_api_key"), (401, 403), frozenset({401, 403}), frozenset()),
     ("server_unstable", ("gateway timeout", "gateway time-out"), (504,), frozenset({504}), frozenset()),
+    # nothing answered at all (no server on that port, no such host): not a server that failed
+    ("unreachable", ("connection refused", "name or service not known", "nodename nor servname",
+                     "temporary failure in name resolution", "no route to host", "network is unreachable"),
+     (), frozenset(), frozenset({"ConnectionRefusedError", "gaierror"})),
     ("timeout", ("timeout", "timed out"), (), frozenset({408}),
      frozenset({"TimeoutError", "APITimeoutError", "TimeoutException"})),
     ("server_unstable", ("internal server error", "service unavailable", "bad gateway", "overloaded",
@@ -92,8 +100,9 @@ def _positive(value: object) -> int | None:
 
 @cache
 def _number(n: int) -> re.Pattern[str]:
-    """A status number as a whole word, not inside an id (``req_500abc``, ``req-500``, ``12500``)."""
-    return re.compile(rf"(?<![\w-]){n}(?![\w-])")
+    """A status number as a whole word, not inside an id (``req_500abc``, ``req-500``, ``12500``), a decimal
+    (``403.3``) or a duration (``within 403 s``: a deadline's seconds are no HTTP status)."""
+    return re.compile(rf"(?<![\w.-]){n}(?![\w-]|\.\d|\s*s\b)")
 
 
 def exception_chain(exc: BaseException) -> Iterator[BaseException]:
@@ -175,3 +184,45 @@ def _http_date(value: str | None) -> float | None:
 def _clip(text: str, limit: int) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def describe(exc: BaseException, status: int | None, *, timeout: float) -> str:
+    """One line saying what happened."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    if "APITimeoutError" in names or isinstance(exc, TimeoutError):
+        late = next((str(e) for e in exception_chain(exc) if str(e).startswith(WHOLE_ANSWER)), None)
+        return late or f"no answer within {timeout:g} s"
+    if status is not None:
+        return f"HTTP {status}: {_clip(_server_message(exc), 300)}"
+    if "APIConnectionError" in names:
+        root = list(exception_chain(exc))[-1]
+        return f"connection failed ({type(root).__name__}: {_clip(str(root), 200)})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"answered with a body that is not valid JSON ({exc})"
+    return f"{type(exc).__name__}: {_clip(str(exc), 300)}"
+
+
+def _server_message(exc: BaseException) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping) and isinstance(body.get("message"), str):
+        code = body.get("code") or body.get("type")
+        return body["message"] + (f" ({code})" if code else "")
+    if isinstance(body, str) and body.strip():
+        return body
+    return str(exc)
+
+
+def hint(kind: str, exc: BaseException, *, timeout: float) -> str:
+    if kind == "authentication" and "quota" in str(exc).lower() + repr(getattr(exc, "body", "")).lower():
+        return "the account behind this key has no quota left: check its plan and billing"
+    if kind == "unreachable" or (kind == "server_unstable" and
+                                 "APIConnectionError" in {c.__name__ for c in type(exc).__mro__}):
+        return "is the server running and is the base URL right? retrying may help"
+    return {
+        "context_overflow": "the request is larger than the model's context: a smaller span or a larger model",
+        "rate_limit": "wait and retry, or lower the request rate",
+        "authentication": "check OPENAI_API_KEY for this endpoint",
+        "timeout": f"the model took longer than {timeout:g} s: raise the timeout or use a faster model",
+        "server_unstable": "the server failed or is overloaded: retry later, or look at its log",
+        "api_request_error": "the endpoint rejected the request: check the model name and the parameters",
+    }.get(kind, "see the message; retrying may help")

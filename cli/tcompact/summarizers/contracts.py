@@ -12,7 +12,7 @@ import re
 from functools import cache
 from importlib import resources
 
-__all__ = ["SECTIONS", "EXTRA_SECTIONS", "prompt_text", "extract_snapshot"]
+__all__ = ["SECTIONS", "EXTRA_SECTIONS", "prompt_text", "extract_snapshot", "placeholders"]
 
 EXTRA_SECTIONS = ("Failed Attempts — Do Not Retry", "Artifact Trail", "Resume")
 
@@ -66,14 +66,27 @@ def prompt_text(contract: str) -> str:
     return resources.files("tcompact").joinpath("prompts", f"{contract}.md").read_text(encoding="utf-8").strip()
 
 
-def extract_snapshot(raw: str) -> str:
+def extract_snapshot(raw: str, prompt: str = "") -> str:
     """The summary inside a reply: the first non-empty ``<state_snapshot>`` body, else a ``<summary>``
-    body (analysis dropped), else the whole stripped reply (spec §2.6)."""
+    body (analysis dropped), else the whole stripped reply without its ``<analysis>`` block (spec §2.6).
+
+    A body that stands in ``prompt`` word for word (its placeholder, ``<state_snapshot>…</state_snapshot>``,
+    said back) is no summary and is passed over; an analysis is never taken for the summary."""
     text = raw.strip()
-    match = _SNAPSHOT.search(text)
-    if match and match.group(1).strip():
-        return match.group(1).strip()
-    match = _SUMMARY.search(_ANALYSIS.sub("", text))
-    if match and match.group(1).strip():
-        return match.group(1).strip()
-    return text
+    for pattern, source in ((_SNAPSHOT, text), (_SUMMARY, _ANALYSIS.sub("", text))):
+        for match in pattern.finditer(source):
+            body = match.group(1).strip()
+            if body and not (prompt and _placeholder(body, prompt)):
+                return body
+    return _ANALYSIS.sub("", text).strip()
+
+
+def placeholders(raw: str, prompt: str) -> bool:
+    """Whether a reply's snapshot or summary blocks hold nothing but the prompt's own placeholders."""
+    bodies = [m.group(1).strip() for p in (_SNAPSHOT, _SUMMARY) for m in p.finditer(raw)]
+    said = [b for b in bodies if b]
+    return bool(said) and all(_placeholder(b, prompt) for b in said)
+
+
+def _placeholder(body: str, prompt: str) -> bool:
+    return f">{body}<" in prompt.replace("> ", ">").replace(" <", "<") or (len(body) <= 3 and body in prompt)

@@ -2,8 +2,11 @@
 
 httpx's timeouts bound each connect, write and read, so a server that dribbles its answer a byte
 at a time would hold a call for ever. The client here gives each exchange a watchdog that shuts
-the exchange's socket down when the answer is not complete after ``deadline`` seconds; the call
-then fails as a timeout. Only :mod:`tcompact.summarizers.openai_compat` uses it (and it is built
+the exchange's socket down when the answer is not complete after ``deadline`` seconds (or the
+call's own timeout, when it set one); the call then fails as a timeout. A streamed answer keeps
+its watchdog until the stream is closed. Shutting the socket down also cancels a streamed call at
+the server (llama.cpp stops writing at once, and reading the prompt at its batch's end); a call
+that is not streamed is computed to its end by llama.cpp all the same (measured). Only :mod:`tcompact.summarizers.openai_compat` uses it (and it is built
 from the ``openai`` package's own HTTP client class at run time, so importing this is light).
 """
 
@@ -42,20 +45,40 @@ def deadline_client_class() -> type:
             self.deadline = deadline
 
         def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
-            if stream:  # never used by the summariser (it does not stream): the body would outlive send()
-                return super().send(request, stream=True, **kwargs)
-            watchdog = _Watchdog(self.deadline, request.extensions.get("trace"))
+            watchdog = _Watchdog(_seconds(request, self.deadline), request.extensions.get("trace"))
             request.extensions = {**request.extensions, "trace": watchdog.trace}
-            with watchdog:
-                try:
-                    return super().send(request, **kwargs)
-                except Exception:
-                    if not watchdog.fired:
-                        raise
-            # outside the except block: the shut-down socket's protocol error is no part of the story
-            raise httpx.ReadTimeout(watchdog.message(), request=request)
+            watchdog.__enter__()
+            try:
+                response = super().send(request, stream=stream, **kwargs)
+            except Exception:
+                watchdog.__exit__()
+                if not watchdog.fired:
+                    raise
+                response = None
+            if response is None:  # outside the except block: the shut-down socket's error is no part of the story
+                raise httpx.ReadTimeout(watchdog.message(), request=request)
+            if not stream:
+                watchdog.__exit__()
+                return response
+            # a streamed answer is read after send() returns: the watchdog runs until the stream is closed
+            close = response.close
+
+            def closed() -> None:
+                watchdog.__exit__()
+                close()
+
+            response.close = closed
+            response.extensions = {**response.extensions, "deadline": watchdog}
+            return response
 
     return DeadlineClient
+
+
+def _seconds(request: Any, default: float) -> float:
+    """The deadline of one exchange: the call's own timeout (``create(timeout=…)``) when it set one."""
+    timeout = request.extensions.get("timeout")
+    read = timeout.get("read") if isinstance(timeout, Mapping) else None
+    return float(read) if isinstance(read, (int, float)) and read > 0 else default
 
 
 class _Watchdog:

@@ -58,6 +58,7 @@ class ReplaySummarizer:
         self._recorded: dict[str, deque[Mapping[str, Any]]] = defaultdict(deque)
         self._window: ModelWindow | None = None
         self.trusted = True  # answers recorded from the extractive backend only are not checked again
+        self.narrates = False  # the recorded run asked a model for the narrative beside the extractive facts
         for n, doc in enumerate(sorted(dumps, key=lambda d: (d.get("timestamp") or 0,
                                                             (d.get("call") or {}).get("number") or 0))):
             req = doc.get("request") or {}
@@ -66,6 +67,7 @@ class ReplaySummarizer:
             if n == 0:
                 self._window = _window(req.get("summarizer_window"))
             self.trusted = self.trusted and req.get("summarizer") == "extractive"
+            self.narrates = self.narrates or req.get("contract") == "narrative"
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         """The recorded response for this request (or its recorded error)."""

@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import cache
 
-from .contracts import SECTIONS, extract_snapshot
+from .contracts import SECTIONS, extract_snapshot, placeholders
 
 __all__ = ["snapshot_problem", "text_problem", "cut_problem", "ECHO_SHARE", "LOOP_SHARE"]
 
@@ -49,13 +49,18 @@ _UNITS = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"\w+")
 _TAIL = re.compile(r"(.{2,200}?)\1{3,}\s*$", re.DOTALL)
 _TAGS = re.compile(r"</?(?:state_snapshot|summary|coverage_check|analysis)>", re.IGNORECASE)
+_ANALYSIS_ONLY = re.compile(r"<analysis>\s*[^<\s]", re.IGNORECASE)
 _CLOSED = re.compile(r"<(state_snapshot|summary)>.*?</\1>", re.IGNORECASE | re.DOTALL)
 
 
 def snapshot_problem(raw: str, *, contract: str, prompt: str, finish_reason: str | None,
                      max_tokens: int | None) -> str | None:
     """Why a state-snapshot reply (contracts current, dialogue, round, full) is not usable, or None."""
-    summary = "" if not _TAGS.sub("", raw).strip() else extract_snapshot(raw)
+    if placeholders(raw, prompt):
+        return "the reply holds only the prompt's own placeholder text, no summary"
+    summary = "" if not _TAGS.sub("", raw).strip() else extract_snapshot(raw, prompt)
+    if not summary and _ANALYSIS_ONLY.search(raw):
+        return "the reply holds only its analysis, no summary block"
     problem = text_problem(summary, instructions=(prompt,))  # first: a longer budget would not mend these
     if problem:
         return problem
