@@ -92,6 +92,9 @@ def test_files_of_a_kind():
     lines = '{"path": "b", "seconds": 1.5}\n{"path": "a", "seconds": 0.25}\n'
     assert _normalised({}, path="out/results.jsonl", text=lines) == \
         '{"path": "a", "seconds": <SECONDS>}\n{"path": "b", "seconds": <SECONDS>}\n'
+    log = "<TIME> session-start claude s ok: handoff of 7,876 bytes (1.11 s)\n"
+    assert _normalised({}, path="state/tcompact/hooks.log", text=log) == log.replace("1.11", "<SECONDS>")
+    assert _normalised({}, text='{"client": "31288:914268", "offset": 6}') == '{"client": "<PROCESS>", "offset": 6}'
     page = ('<table class="sortable" id="calls"><thead><tr><th>#</th><th class=num>latency s</th><th>dump</th></tr>'
             '</thead><tbody><tr><td class="num" data-v="1">1</td><td class="num" data-v="0.036955">0.037</td>'
             '<td>d</td></tr></tbody></table>"latency":{"data":[{"type":"bar","x":["1. full"],"y":[0.036955]}]}'

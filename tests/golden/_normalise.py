@@ -23,7 +23,8 @@ Every rule below was found by recording the same commit twice and diffing the tr
 - durations and rates: ``latency_s``, a batch's ``seconds`` and ``tasks_per_second`` and its
   terminal line, the latency column of ``replay --table``; the hashes of what holds a time: a
   dump's hash of its response (``latency_s``), an in-place backup note's hash of the compacted
-  file (its new lines' times); tcompact's version.
+  file (its new lines' times); in the hooks' log, the time each hook took, and the process a hook
+  notes as its client (``pid:start``); tcompact's version.
 """
 
 from __future__ import annotations
@@ -58,7 +59,10 @@ _RULES = (
     (re.compile(r"(\d+ tasks? in )[\d.]+ s \([\d.]+/s\)"), r"\1<SECONDS> s (<RATE>/s)"),
     (re.compile(r'("response": ?")[0-9a-f]{64}"'), r'\1<SHA256>"'),
     (re.compile(r'("compacted": ?\{\s*"sha256": ?")[0-9a-f]{64}"'), r'\1<SHA256>"'),
+    (re.compile(r'("client": ?")\d+:\d+"'), r'\1<PROCESS>"'),
 )
+#: the time a hook took, at the end of a line of the hooks' log
+_LOG_SECONDS = re.compile(r"\(\d+(?:\.\d+)? s\)$", re.M)
 
 
 @dataclass
@@ -164,6 +168,8 @@ class CaseNormaliser:
         text = self.text(text)
         if path.endswith(".html"):
             text = _LATENCY_CHART.sub(r"\1<SECONDS>]", _TABLE.sub(_latency_column, text))
+        elif path.endswith("/hooks.log"):
+            text = _LOG_SECONDS.sub("(<SECONDS> s)", text)
         elif path.rsplit("/", 1)[-1] == "results.jsonl":
             text = "".join(sorted(text.splitlines(keepends=True)))
         return text
