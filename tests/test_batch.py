@@ -124,7 +124,8 @@ def test_the_summary_table(runner, tmp_path):
         f" on pool × 1 → {tmp_path / 'out' / 'results.jsonl'}")
     assert out[1:4] == [
         "3 ok, 0 failed, 0 from earlier runs",
-        "4 transcripts (chat 1, claude-code 1, codex 1), 80 messages, 33 tool calls, 19,935 tokens; "
+        # issue 23 item 21: the parenthesis counts files, and said transcripts
+        "3 files (chat 1, claude-code 1, codex 1): 4 transcripts, 80 messages, 33 tool calls, 19,935 tokens; "
         "0 over the 0.8 trigger",
         "Tokens by content kind",
     ]
@@ -196,8 +197,8 @@ def test_other_settings_are_refused_in_a_batch_folder(runner, tmp_path):
 
 @pytest.mark.parametrize(("args", "error"), [
     (["--engine", "pool", "--address", "x:1"], "--address is for --engine ray — add --engine ray, or leave --address out"),
-    (["--workers", "0"], "--workers: Input should be greater than or equal to 1 — see 'tcompact batch --help'"),
-    (["--engine", "spark"], "--engine: Input should be 'pool' or 'ray' — see 'tcompact batch --help'"),
+    (["--workers", "0"], "--workers must be 1 or more, not 0 — see 'tcompact batch --help'"),
+    (["--engine", "spark"], "--engine must be pool or ray, not 'spark' — see 'tcompact batch --help'"),
     (["--spans", "nope"], "unknown span layout 'nope' — use one of: current-round, dialogue, round-level, full"),
 ])
 def test_bad_options_are_one_error_and_write_nothing(runner, tmp_path, args, error):
@@ -212,7 +213,7 @@ def test_bad_options_are_one_error_and_write_nothing(runner, tmp_path, args, err
                      "round-level, full"),
     (["--summarizer", "openai"], "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model"),
     (["--to", "swe-agent"], "cannot write 'swe-agent' — use --to chat, claude-code, codex"),
-    (["-c", "dialogue", "--set", "dialogue.nope=1"], "dialogue setting nope: Extra inputs are not permitted — settings of dialogue: "
+    (["-c", "dialogue", "--set", "dialogue.nope=1"], "dialogue setting nope is not known — settings of dialogue: "
                                    "trigger_context_ratio, min_target_context_ratio, summary_max_tokens, "
                                    "summary_ratio"),
     (["--max-retries", "-1"], "--max-retries must be 0 or more"),

@@ -98,7 +98,7 @@ def test_the_settings_that_decide_a_result_decide_resuming(runner, tmp_path):
 
 def test_a_failed_chain_exits_1_and_is_run_again_by_retry_failed(runner, tmp_path):
     samples(tmp_path / "corpus")
-    made = runner.invoke(app, ["compact", str(SAMPLES / NAMES[0]), "-c", "full", "--force", "-o", "x.jsonl"])
+    made = runner.invoke(app, ["compact", str(SAMPLES / NAMES[0]), "-c", "full", "--now", "-o", "x.jsonl"])
     assert made.exit_code == 0, made.stderr  # x.dumps/: a recording of another request than eval's
     options = ["-c", "micro", "-c", "full", "--summarizer", "replay", "--replay-dir", "x.dumps", "--per-kind", "1"]
     args = ["batch", "eval", "corpus/a", "--out", "out", "--json", *options]
@@ -122,7 +122,7 @@ def test_a_failed_chain_exits_1_and_is_run_again_by_retry_failed(runner, tmp_pat
 
 def test_bad_options_are_one_error_before_any_task(runner, tmp_path):
     for extra, message in ((["-c", "full,nope"], "Error: unknown compressor 'nope' — use one of: "),
-                           (["--per-kind", "0"], "Error: --per-kind: Input should be greater than or equal to 1 — "
+                           (["--per-kind", "0"], "Error: --per-kind must be 1 or more, not 0 — "
                                                  "see tcompact batch eval --help\n"),
                            (["--summarizer", "replay", "--replay-dir", "none"],
                             f"Error: {tmp_path / 'none'}: no dumps to replay from — pass --replay-dir with dump files\n")):

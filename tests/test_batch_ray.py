@@ -88,7 +88,7 @@ def test_ray_equals_the_pool_with_corrupt_files_among_good_ones(cluster, samples
 
 def test_ray_compacts_as_the_pool_does(cluster, samples_corpus, tmp_path):
     root, files = samples_corpus
-    task = CompactTask(options=CompactOptions(chain="truncate,dialogue", force=True))
+    task = CompactTask(options=CompactOptions(chain="truncate,dialogue", now=True))
     pool, on_ray = both([str(root / "corpus")], task, tmp_path, kind="compact")
     assert sorted_lines(pool) == sorted_lines(on_ray)
     for line in map(orjson.loads, sorted_lines(on_ray)):

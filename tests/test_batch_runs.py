@@ -42,7 +42,7 @@ from tcompact.inspection import InspectOptions
 def test_compact_writes_what_tcompact_compact_writes_mirroring_the_tree(runner, tmp_path):
     corpus = samples(tmp_path / "corpus")
     bad = corrupt_files(corpus / "bad")
-    result = runner.invoke(app, ["batch", "compact", "corpus", "--out", "out", "-c", "current-round", "--force",
+    result = runner.invoke(app, ["batch", "compact", "corpus", "--out", "out", "-c", "current-round", "--now",
                                  "--json"])
     assert result.exit_code == 1, result.stderr
     got = by_path(tmp_path / "out")
@@ -50,7 +50,7 @@ def test_compact_writes_what_tcompact_compact_writes_mirroring_the_tree(runner, 
         source = corpus / "b" / "c" / name
         line = got[str(source)]
         single = tmp_path / "single" / name
-        one = runner.invoke(app, ["compact", str(source), "-c", "current-round", "--force", "-o", str(single),
+        one = runner.invoke(app, ["compact", str(source), "-c", "current-round", "--now", "-o", str(single),
                                   "--json"])
         report = orjson.loads(one.stdout)
         assert line["status"] == "ok" and line["figures"]["status"] == report["status"] == "compacted"
@@ -76,7 +76,7 @@ def test_a_summariser_failure_is_the_line_tcompact_compact_prints(runner, tmp_pa
         port = s.getsockname()[1]
     chat = SAMPLES / NAMES[0]
     args = ["--summarizer", "openai", "--model", "m", "--base-url", f"http://127.0.0.1:{port}/v1", "--max-retries", "0",
-            "--force"]
+            "--now"]
     result = runner.invoke(app, ["batch", "compact", str(chat), "--out", "out", *args])
     assert result.exit_code == 1
     single = cli_error(runner, "compact", str(chat), "-o", "single.jsonl", *args)
@@ -93,7 +93,7 @@ def test_a_summariser_failure_is_the_line_tcompact_compact_prints(runner, tmp_pa
 
 def test_compact_redoes_the_outputs_an_interrupted_task_left(runner, tmp_path):
     samples(tmp_path / "corpus")
-    args = ["batch", "compact", "corpus/a", "--out", "out", "-c", "dialogue", "--force"]
+    args = ["batch", "compact", "corpus/a", "--out", "out", "-c", "dialogue", "--now"]
     assert runner.invoke(app, args).exit_code == 0
     chat = tmp_path / "corpus" / "a" / NAMES[0]
     text = (tmp_path / "out" / "results.jsonl").read_bytes()

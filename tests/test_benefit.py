@@ -80,6 +80,7 @@ def test_facts_of_tool_calls_and_outputs():
     "1. Active Task\n(none)\n\n2. Files\n- (none)",
     "## Active Task\n(omitted)\n- n/a",
     "<state_snapshot>\nCurrent Work:\n- (+4 more left out for the budget)\n</state_snapshot>",
+    "<state_snapshot>\nCurrent Work:\n- (4 left out for the budget)\n</state_snapshot>",
     "Resume:\n\n\n",
 ])
 def test_a_skeleton_is_refused_whatever_its_size(summary):

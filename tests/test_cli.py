@@ -298,7 +298,7 @@ def test_folder_scan_inside_the_folder_with_an_offload_store_and_a_missing_path(
     import shutil
 
     shutil.copy(SAMPLES / "claude_code_session.jsonl", tmp_path / "claude.jsonl")
-    assert runner.invoke(app, ["compact", "claude.jsonl", "-c", "offload", "--force", "-o", "off.jsonl",
+    assert runner.invoke(app, ["compact", "claude.jsonl", "-c", "offload", "--now", "-o", "off.jsonl",
                                "--set", "large_message_tokens=200", "--set", "protected_tools=[]"]).exit_code == 0
     (tmp_path / "off.report.json").unlink()
     (tmp_path / "report.json").write_bytes(b"")  # what `> report.json` leaves while inspect runs
@@ -336,7 +336,7 @@ def test_folder_scan_inside_the_folder_with_an_offload_store_and_a_missing_path(
 def test_provider_usage_that_predates_a_compaction_says_so(runner, tmp_path):
     # issue 13 item 16: after a compaction, inspect compared the new context with the file's stale
     # usage ("130,533 reported vs 10,557 counted") as if they were figures of the same context
-    assert runner.invoke(app, ["compact", str(SAMPLES / "codex_rollout.jsonl"), "-c", "dialogue", "--force",
+    assert runner.invoke(app, ["compact", str(SAMPLES / "codex_rollout.jsonl"), "-c", "dialogue", "--now",
                                "-o", "out.jsonl"]).exit_code == 0
     lines = (tmp_path / "out.jsonl").read_bytes().splitlines()
     assert [orjson.loads(lines[n - 1])["payload"]["type"] for n in (48, 51)] == ["token_count", "context_compacted"]
@@ -349,12 +349,12 @@ def test_provider_usage_that_predates_a_compaction_says_so(runner, tmp_path):
         return t["provider_usage"]["last_line"], t["provider_usage"]["predates_compaction"], tail
 
     assert usage() == (48, compacted, "  context at the last request: 15,652 reported, before the compaction at line "
-                                      f"{compacted}; 1,618 counted by tcompact now (the usage predates the compaction)")
+                                      f"{compacted}; 1,614 counted by tcompact now (the usage predates the compaction)")
     # Codex resumed and reported a request after the compaction: the figures are of the new context
     event = {"timestamp": "2099-01-01T00:00:00.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
         "last_token_usage": {"input_tokens": 2500, "output_tokens": 10}, "total_token_usage": {"input_tokens": 9}}}}
     (tmp_path / "out.jsonl").write_bytes(b"\n".join(lines) + b"\n" + orjson.dumps(event) + b"\n")
-    assert usage() == (len(lines) + 1, None, "  context at the last request: 2,500 reported vs 1,618 counted by "
+    assert usage() == (len(lines) + 1, None, "  context at the last request: 2,500 reported vs 1,614 counted by "
                                              "tcompact (the provider also counts the system prompt and tool "
                                              "definitions)")
 
@@ -389,3 +389,61 @@ def test_a_file_named_again_inside_a_named_folder_is_inspected_once(runner):
     both = orjson.loads(result.stdout)
     assert [f["path"] for f in both["files"]] == ["s.jsonl"]
     assert both["totals"] == alone["totals"]
+
+
+def test_fold_gives_a_file_of_many_episodes_one_row(runner, tmp_path):
+    # issue 23 item 21: a tau-bench file in a folder printed one row per episode (200), with no way to fold them
+    (tmp_path / "runs").mkdir()
+    episodes = [{"task_id": n, "trial": 0, "reward": 1.0, "traj": SESSION} for n in range(30)]
+    (tmp_path / "runs" / "tau.json").write_bytes(orjson.dumps(episodes))
+    jsonl(tmp_path / "runs" / "s.jsonl", SESSION)
+    listed = runner.invoke(app, ["inspect", "runs"])
+    assert listed.exit_code == 0 and len([x for x in listed.stdout.splitlines() if "+ task-" in x]) == 29
+    assert listed.stdout.splitlines()[-1] == "(--fold shows one row per file)"
+    folded = runner.invoke(app, ["inspect", "runs", "--fold"])
+    one = next(t for t in orjson.loads(runner.invoke(app, ["inspect", "runs", "--json"]).stdout)["files"]
+               if t["format"] == "chat")["transcripts"][0]
+    rows = {x.split("│")[1].strip(): [c.strip() for c in x.split("│")[2:-1]] for x in folded.stdout.splitlines()
+            if x.startswith("│ ") and "files," not in x}
+    assert rows == {"s.jsonl": ["chat", str(one["messages"]), str(one["tool_calls"]), f"{one['tokens']['total']:,}",
+                                f"{100 * one['window']['utilisation']:.1f}%"],
+                    "tau.json (+29 episodes)": ["tau-bench", str(30 * one["messages"]), str(30 * one["tool_calls"]),
+                                                f"{30 * one['tokens']['total']:,}", "—"]}
+    assert "+ task-" not in folded.stdout and "(--fold" not in folded.stdout
+    detail = runner.invoke(app, ["inspect", "runs/tau.json", "--fold", "--top", "0"])
+    assert detail.stdout.splitlines()[-1] == "29 more transcript(s) in this file (episode); --transcript ID shows one"
+    assert "Transcripts in this file" in runner.invoke(app, ["inspect", "runs/tau.json", "--top", "0"]).stdout
+    refused = runner.invoke(app, ["inspect", "runs", "--fold", "--json"])
+    assert (refused.exit_code, refused.stderr) == (2, "Error: --fold shapes the tables; --json gives every "
+                                                      "transcript — leave one of them out\n")
+
+
+def test_skipped_lines_are_listed_in_the_order_of_the_file(runner, tmp_path):
+    # issue 23 item 21: lines of the wrong shape were listed after the lines that are no JSON ("(4, 2); line 4")
+    jsonl(tmp_path / "o.jsonl", [{"role": "user", "content": "hi"},
+                                 {"role": "assistant", "content": None,
+                                  "tool_calls": [{"id": "x", "type": "function", "function": {}}]},
+                                 {"role": "assistant", "content": "ok"}, "not json", {"role": "user", "content": "bye"}])
+    result = runner.invoke(app, ["inspect", "o.jsonl", "--skip-bad-lines", "--json"])
+    assert [s["line"] for s in orjson.loads(result.stdout)["files"][0]["skipped_lines"]] == [2, 4]
+    assert result.stderr == ('Warning: o.jsonl: skipped 2 bad line(s) (2, 4); line 2: chat message: "tool_calls"[0] '
+                             "has no function name\n")
+
+
+def test_an_unknown_model_is_said_not_ignored(runner):
+    # issue 23 item 21: `--model` of a model no table knows was silently ignored (o200k_base and the file's window)
+    result = runner.invoke(app, ["inspect", "s.jsonl", "--model", "acme-9", "--json"])
+    t = orjson.loads(result.stdout)["files"][0]["transcripts"][0]
+    assert (t["encoding"], t["approximate"], t["window"]["source"]) == ("o200k_base", True, "default")
+    assert result.stderr == ("Warning: --model acme-9: tcompact knows no such model, so the context window is the "
+                             "file's (its model's, or the one it recorded, else 200,000 tokens) and tokens are counted "
+                             "with o200k_base, approximately — --context-window N sets the window, --encoding NAME "
+                             "the tokenizer\n")
+    result = runner.invoke(app, ["inspect", "s.jsonl", "--model", "acme-9", "--context-window", "50000", "--json"])
+    assert result.stderr == ("Warning: --model acme-9: tcompact knows no such model, so tokens are counted with "
+                             "o200k_base, approximately — --encoding NAME sets the tokenizer\n")
+    for known in (["--model", "gpt-5"], ["--model", "claude-sonnet-4-5"], ["--model", "acme-9", "--encoding",
+                                                                          "cl100k_base", "--context-window", "9000"]):
+        assert runner.invoke(app, ["inspect", "s.jsonl", "--json", *known]).stderr == "", known
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "truncate", "--model", "acme-9", "--dry-run"])
+    assert result.stderr.startswith("Warning: --model acme-9: tcompact knows no such model, so the context window")

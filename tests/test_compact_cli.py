@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import orjson
 import pytest
@@ -43,7 +44,7 @@ def test_nothing_to_do_is_exit_0_and_writes_nothing(runner, tmp_path):
         assert [line.rstrip() for line in result.stdout.splitlines()] == [
             f"{CHAT} · chat · window 200,000 · o200k_base, approximate",
             "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (full: below the threshold "
-            "(11,796 < 160,000 tokens); --force compacts anyway)",
+            "(11,796 < 160,000 tokens); --now compacts anyway)",
             "Stages",
             "┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
             "┃ compressor ┃          tokens ┃ messages ┃ calls ┃ outcome                    ┃",
@@ -55,23 +56,23 @@ def test_nothing_to_do_is_exit_0_and_writes_nothing(runner, tmp_path):
         assert list(tmp_path.iterdir()) == []
     report = orjson.loads(runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl", "--json"]).stdout)
     assert (report["status"], report["reason"], report["written"], report["summarizer"]["calls"]) == (
-        "nothing to do", "full: below the threshold (11,796 < 160,000 tokens); --force compacts anyway", [], 0)
+        "nothing to do", "full: below the threshold (11,796 < 160,000 tokens); --now compacts anyway", [], 0)
 
 
 def test_nothing_to_do_when_forced_says_the_real_reason(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--force", "--set", "max_chars=1000000",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--now", "--set", "max_chars=1000000",
                                  "--set", "max_lines=100000"])
     assert (result.exit_code, result.stdout.splitlines()[1]) == (
         0, "Nothing to do: 11,796 tokens, 33 messages; the transcript stays as it is (truncate: no tool output over "
            "the limits)")
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "offload,round-level", "-o", "out.jsonl", "--json"])
     assert orjson.loads(result.stdout)["reason"] == ("offload: below the threshold; round-level: below the threshold "
-                                                     "(11,796 < 230,000 tokens); --force compacts anyway")
+                                                     "(11,796 < 230,000 tokens); --now compacts anyway")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_forced_dialogue_writes_transcript_dump_and_report(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "out.jsonl",
                                  "--dump-dir", "dumps", "--report", "r.json"])
     assert (result.exit_code, result.stderr) == (0, "")
     (dump,) = dumps_in(tmp_path / "dumps")
@@ -91,7 +92,7 @@ def test_forced_dialogue_writes_transcript_dump_and_report(runner, tmp_path):
     assert after[0]["role"] == "system" and after[1]["content"].startswith("<memory_block_dialogue>")
     out = read_file(tmp_path / "out.jsonl").transcript()
     assert [m.text for m in out.messages] == [m["content"] for m in dump["context_after"]["messages"]]
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--force", "-o", "out.jsonl",
                                  "--report", "r2.json"])
     assert result.exit_code == 0  # --force overwrites
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "-o", "out.jsonl"])
@@ -100,7 +101,7 @@ def test_forced_dialogue_writes_transcript_dump_and_report(runner, tmp_path):
 
 
 def test_dry_run_writes_nothing_and_json_reports(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate,micro", "--force", "--dry-run", "--json"])
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate,micro", "--now", "--dry-run", "--json"])
     assert result.exit_code == 0
     doc = orjson.loads(result.stdout)
     assert (doc["dry_run"], doc["written"], doc["status"]) == (True, [], "compacted")
@@ -109,7 +110,7 @@ def test_dry_run_writes_nothing_and_json_reports(runner, tmp_path):
 
 
 def test_claude_compaction_layout(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CLAUDE), "-c", "current-round", "--force", "-o", "out.jsonl"])
+    result = runner.invoke(app, ["compact", str(CLAUDE), "-c", "current-round", "--now", "-o", "out.jsonl"])
     assert result.exit_code == 0, result.stderr
     lines = [orjson.loads(x) for x in (tmp_path / "out.jsonl").read_bytes().splitlines()]
     original = CLAUDE.read_bytes().splitlines()
@@ -129,7 +130,7 @@ def test_claude_compaction_layout(runner, tmp_path):
 
 
 def test_codex_compaction_layout(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(CODEX), "-c", "dialogue", "--force", "-o", "out.jsonl"])
+    result = runner.invoke(app, ["compact", str(CODEX), "-c", "dialogue", "--now", "-o", "out.jsonl"])
     assert result.exit_code == 0, result.stderr
     original = CODEX.read_bytes().splitlines()
     lines = (tmp_path / "out.jsonl").read_bytes().splitlines()
@@ -150,7 +151,7 @@ def test_unknown_compressor_and_bad_settings(runner):
            "round-level, full\n")
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--set", "trigger_context_ratio=2"])
     assert result.exit_code == 2
-    assert result.stderr.startswith("Error: dialogue setting trigger_context_ratio: Input should be less than 1 — "
+    assert result.stderr.startswith("Error: dialogue setting trigger_context_ratio must be less than 1, not 2 — "
                                     "settings of dialogue: trigger_context_ratio, min_target_context_ratio,")
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "truncate", "--set", "max_chars"])
     assert (result.exit_code, result.stderr) == (
@@ -201,7 +202,7 @@ def server(monkeypatch):
 
 
 def openai_args(server, *extra):
-    return ["compact", str(CHAT), "-c", "dialogue", "--force", "--summarizer", "openai", "--model", "fake-model",
+    return ["compact", str(CHAT), "-c", "dialogue", "--now", "--summarizer", "openai", "--model", "fake-model",
             "--base-url", server.base_url, "-o", "out.jsonl", "--dump-dir", "dumps", "--timeout", "5", *extra]
 
 
@@ -249,7 +250,7 @@ def test_openai_failure_leaves_the_input_untouched_and_exits_1(runner, tmp_path,
 def test_replay_summarizer_answers_from_dumps(runner, tmp_path, server):
     server.enqueue(ok(SNAPSHOT))
     assert runner.invoke(app, openai_args(server)).exit_code == 0
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--summarizer", "replay",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--summarizer", "replay",
                                  "--replay-dir", "dumps", "-o", "again.jsonl", "--dump-dir", "dumps2"])
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "out.jsonl").read_bytes()
@@ -262,7 +263,7 @@ def test_replay_summarizer_answers_from_dumps(runner, tmp_path, server):
                          ids=["chat", "claude", "codex"])
 def test_strict_passes_and_reads_back_every_sample(runner, tmp_path, path, chain):
     out = tmp_path / ("out" + path.suffix)
-    result = runner.invoke(app, ["compact", str(path), "-c", chain, "--force", "--strict",
+    result = runner.invoke(app, ["compact", str(path), "-c", chain, "--now", "--strict",
                                  "-o", str(out), "--report", "r.json"])
     assert (result.exit_code, result.stderr) == (0, "")
     report = orjson.loads((tmp_path / "r.json").read_bytes())
@@ -288,7 +289,7 @@ def _corrupting(monkeypatch):
 
 def test_strict_refuses_an_output_that_does_not_read_back(runner, tmp_path, monkeypatch):
     _corrupting(monkeypatch)
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--strict", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--strict", "-o", "out.jsonl",
                                  "--report", "r.json"])
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-2:] == [
@@ -305,7 +306,7 @@ def test_strict_refuses_an_output_that_does_not_read_back(runner, tmp_path, monk
 def test_a_strict_failure_with_json_prints_the_report(runner, tmp_path, monkeypatch):
     # issue 13 item 13: stdout was empty on a --strict failure (a summariser failure prints the JSON)
     _corrupting(monkeypatch)
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--strict", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--strict", "-o", "out.jsonl",
                                  "--report", "r.json", "--json"])
     assert (result.exit_code, result.stderr.splitlines()[-1]) == (
         1, "Error: the compaction breaks 1 invariant(s): the output does not read back as the compacted messages "
@@ -313,13 +314,13 @@ def test_a_strict_failure_with_json_prints_the_report(runner, tmp_path, monkeypa
     report = orjson.loads(result.stdout)
     (dump,) = (tmp_path / "out.dumps").iterdir()
     assert (report["status"], report["invariants"], report["written"]) == (
-        "compacted", ["the output does not read back as the compacted messages"], [f"out.dumps/{dump.name}", "r.json"])
+        "failed", ["the output does not read back as the compacted messages"], [f"out.dumps/{dump.name}", "r.json"])
 
 
 def test_an_output_that_does_not_read_back_fails_and_replaces_nothing(runner, tmp_path, monkeypatch):
     _corrupting(monkeypatch)
     (tmp_path / "out.jsonl").write_bytes(b"kept\n")
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--force", "-o", "out.jsonl",
                                  "--report", "r.json"])
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
@@ -333,9 +334,41 @@ def test_an_output_that_does_not_read_back_fails_and_replaces_nothing(runner, tm
         ["the output does not read back as the compacted messages"], None)
 
 
+FAILURES = {
+    "read back": ([], "the compaction was not written: the output does not read back as the compacted messages",
+                  "Error: out.jsonl: the compaction was not written: the output does not read back as the compacted "
+                  "messages — nothing was replaced; the report says why (--allow-read-back-mismatch writes it anyway)"),
+    "strict": (["--strict"], "the compaction breaks 1 invariant(s): the output does not read back as the compacted "
+               "messages; the compacted transcript was not written (--strict)",
+               "Error: the compaction breaks 1 invariant(s): the output does not read back as the compacted messages "
+               "— the compacted transcript was not written (--strict)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILURES))
+def test_every_output_of_a_compaction_that_was_not_written_says_it_failed(runner, tmp_path, monkeypatch, case):
+    """Issue 23 item 8: exit 1 and "the report says why", but the report and --json said "compacted" with the
+    reason of a success, and the terminal "Wrote … transcript: out.jsonl" though nothing was written."""
+    _corrupting(monkeypatch)
+    extra, reason, error_line = FAILURES[case]
+    args = ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "out.jsonl", "--report", "r.json", *extra]
+    shown = runner.invoke(app, args)
+    assert (shown.exit_code, shown.stderr.splitlines()[-1]) == (1, error_line)
+    assert "Compaction failed; the input is untouched" in shown.stdout and "transcript:" not in shown.stdout
+    (dump,) = (tmp_path / "out.dumps").iterdir()
+    assert shown.stdout.splitlines()[-1] == "Wrote 2 file(s): 1 dump(s) in out.dumps, the report r.json"
+    report = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert (report["status"], report["reason"], report["outputs"]["transcript"]) == ("failed", reason, None)
+    printed = runner.invoke(app, [*args, "--json", "--force"])
+    assert (printed.exit_code, printed.stderr.splitlines()[-1]) == (1, error_line)
+    document = orjson.loads(printed.stdout)
+    assert (document["status"], document["reason"], "out.jsonl" in document["written"]) == ("failed", reason, False)
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_allow_read_back_mismatch_writes_it_with_a_warning_and_json_says_so(runner, tmp_path, monkeypatch):
     _corrupting(monkeypatch)
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "out.jsonl",
                                  "--allow-read-back-mismatch", "--json", "--report", "r.json"])
     assert result.exit_code == 0
     assert result.stderr == "Warning: invariant: the output does not read back as the compacted messages\n"
@@ -350,7 +383,7 @@ def test_compact_to_another_format_warns_what_it_leaves_out_and_reports_what_it_
     # "after" still counted it. The input is copied in: truncate's markers name it, and so their tokens
     # must not depend on where the checkout lies.
     shutil.copyfile(CODEX, tmp_path / "rollout.jsonl")
-    result = runner.invoke(app, ["compact", "rollout.jsonl", "-c", "truncate", "--set", "max_lines=8", "--force",
+    result = runner.invoke(app, ["compact", "rollout.jsonl", "-c", "truncate", "--set", "max_lines=8", "--now",
                                  "--to", "chat", "-o", "out.jsonl", "--json"])
     assert result.exit_code == 0
     notes = ["24 record(s) that are not messages stay behind: event_msg/token_count ×9, event_msg/agent_reasoning "
@@ -363,7 +396,7 @@ def test_compact_to_another_format_warns_what_it_leaves_out_and_reports_what_it_
         notes, {"messages": 21, "tokens": 2454}, 3966)  # 3966: with the encrypted items' 1,512 estimated tokens
     inspected = runner.invoke(app, ["inspect", "out.jsonl", "--json"])
     assert orjson.loads(inspected.stdout)["files"][0]["transcripts"][0]["tokens"]["total"] == 2454
-    same = runner.invoke(app, ["compact", "rollout.jsonl", "-c", "truncate", "--set", "max_lines=8", "--force",
+    same = runner.invoke(app, ["compact", "rollout.jsonl", "-c", "truncate", "--set", "max_lines=8", "--now",
                                "-o", "same.jsonl", "--json"])
     assert (same.stderr, orjson.loads(same.stdout)["notes"], orjson.loads(same.stdout)["after"]["tokens"]) == (
         "", [], 3966)
@@ -400,3 +433,77 @@ def test_options_are_checked_before_the_input_and_the_outputs(runner, tmp_path):
     assert (result.exit_code, result.stderr) == (2, "Error: out.jsonl: the output file exists already — pass --force "
                                                     "to overwrite it, or choose another path\n")
     assert (tmp_path / "out.jsonl").read_text() == "{}\n"
+
+
+def test_now_compacts_below_the_trigger_and_force_only_overwrites(runner, tmp_path):
+    # issue 23 item 16: --force both compacted below the trigger and overwrote outputs
+    (tmp_path / "out.jsonl").write_bytes(b"kept\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl", "--force", "--json"])
+    doc = orjson.loads(result.stdout)
+    assert (result.exit_code, doc["status"], doc["reason"], doc["written"]) == (
+        0, "nothing to do", "full: below the threshold (11,796 < 160,000 tokens); --now compacts anyway", [])
+    assert (tmp_path / "out.jsonl").read_bytes() == b"kept\n"
+    result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl", "--now"])
+    assert (result.exit_code, result.stderr) == (2, "Error: out.jsonl: the output file exists already — pass --force "
+                                                    "to overwrite it, or choose another path\n")
+    result = runner.invoke(app, ["compact", str(CHAT), "-o", "out.jsonl", "--now", "--force", "--json"])
+    doc = orjson.loads(result.stdout)
+    assert (result.exit_code, doc["status"], doc["written"][-2:]) == (0, "compacted", ["out.jsonl", "out.report.json"])
+    assert read_file(tmp_path / "out.jsonl").transcript().messages[-1].text.startswith("This session is being "
+                                                                                        "continued from a previous")
+
+
+def test_bad_lines_written_into_an_output_are_in_its_report(runner, tmp_path):
+    # issue 23 item 2: lines skipped in reading are written back as they were (restore needs them), silently
+    lines = CLAUDE.read_bytes().splitlines(keepends=True)
+    source = tmp_path / "s.jsonl"
+    source.write_bytes(b"".join(lines[:2]) + b"{not json\n" + b"".join(lines[2:]) + b'{"type":"user","mess')
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "current-round", "--now", "--skip-bad-lines", "-o",
+                                 "out.jsonl", "--json"])
+    assert result.exit_code == 0
+    note = ("2 line(s) skipped in reading as unreadable (3, 46) are written into the output as they were in the input "
+            "(line 3: not valid JSON (unexpected character, expected a string key at column 2))")
+    assert result.stderr == ("Warning: s.jsonl: skipped 2 bad line(s) (3, 46); line 3: not valid JSON (unexpected "
+                             "character, expected a string key at column 2)\n")  # the note says no more
+    assert orjson.loads(result.stdout)["notes"] == orjson.loads((tmp_path / "out.report.json").read_bytes())["notes"] \
+        == [note]
+    out = (tmp_path / "out.jsonl").read_bytes().splitlines()
+    assert (out[2], out[45]) == (b"{not json", b'{"type":"user","mess')
+
+
+def test_compact_says_where_every_output_went(runner, tmp_path):
+    # issue 23 item 21: compact --json had no outputs (the report had them); the terminal named the transcript only
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "out.jsonl", "--json"])
+    doc = orjson.loads(result.stdout)
+    (dump,) = (tmp_path / "out.dumps").iterdir()
+    assert doc["outputs"] == orjson.loads((tmp_path / "out.report.json").read_bytes())["outputs"] == {
+        "transcript": "out.jsonl", "dumps": [f"out.dumps/{dump.name}"], "offload_store": None, "state": None}
+    dry = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "x.jsonl", "--dry-run", "--json"])
+    assert orjson.loads(dry.stdout)["outputs"] == {"transcript": None, "dumps": [], "offload_store": None,
+                                                   "state": None}
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "offload", "--now", "-o", "o.jsonl", "--set",
+                                 "large_message_tokens=200", "--set", "protected_tools=[]"])
+    originals = len(list((tmp_path / "o.offload").iterdir()))
+    assert result.stdout.splitlines()[-1] == (f"Wrote {originals + 2} file(s): the transcript o.jsonl, {originals} "
+                                              "offloaded original(s) in o.offload, the report o.report.json")
+
+
+def test_the_default_output_paths_are_those_the_help_names(runner, tmp_path):
+    # issue 23 item 21: --help said "<output>.dumps/" (out.jsonl.dumps/), compact wrote out.dumps/
+    shown = " ".join(CliRunner().invoke(app, ["compact", "--help"], env={"COLUMNS": "120"}).stdout.split())
+    for said in ("-o, --output FILE The compacted transcript (default: beside the input, s.compacted.jsonl for "
+                 "s.jsonl).",
+                 "--dump-dir DIR Folder of compression dumps (default: beside the output, out.dumps/ for out.jsonl;",
+                 "--report FILE Token report JSON (default: beside the output, out.report.json for out.jsonl;",
+                 "--offload-dir DIR Offload store (default: beside the output, out.offload/ for out.jsonl;"):
+        assert said in shown
+    (tmp_path / "s.jsonl").write_bytes(CHAT.read_bytes())
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "offload,dialogue", "--now", "--set",
+                                 "large_message_tokens=200", "--set", "protected_tools=[]", "--json"])
+    doc = orjson.loads(result.stdout)
+    assert (doc["outputs"]["transcript"], {str(Path(p).parent) for p in doc["outputs"]["dumps"]},
+            doc["outputs"]["offload_store"]) == ("s.compacted.jsonl", {"s.compacted.dumps"}, "s.compacted.offload")
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "dialogue", "--now", "-o", "out.jsonl", "--json"])
+    doc = orjson.loads(result.stdout)
+    assert ({str(Path(p).parent) for p in doc["outputs"]["dumps"]}, doc["written"][-1]) == ({"out.dumps"},
+                                                                                           "out.report.json")

@@ -24,7 +24,7 @@ CLAUDE = SAMPLES / "claude_code_session.jsonl"
 CODEX = SAMPLES / "codex_rollout.jsonl"
 EXISTS = "the output file exists already — pass --force to overwrite it, or choose another path"
 IS_INPUT = "the output is the input file — write to another path; tcompact never replaces its input"
-DIALOGUE = CompactOptions(chain="dialogue", force=True)
+DIALOGUE = CompactOptions(chain="dialogue", now=True)
 
 
 def _failing():
@@ -90,7 +90,7 @@ def test_a_compacted_run_holds_everything_to_write_and_wrote_nothing(dialogue):
     run = dialogue
     assert (run.status, run.message, run.calls, run.output_format) == ("compacted", "dialogue: compacted", 1, "chat")
     assert (run.report["before"], run.report["after"], run.report["invariants"]) == (
-        {"messages": 33, "tokens": 11796}, {"messages": 17, "tokens": 4948}, [])
+        {"messages": 33, "tokens": 11796}, {"messages": 17, "tokens": 4947}, [])
     (stage,) = run.stages
     assert (stage.compressor.name, stage.result.applied, len(stage.before)) == ("dialogue", True, 33)
     assert stage.before == run.transcript.messages and run.messages == stage.result.messages
@@ -111,7 +111,7 @@ def _written(run, name, folder=None):
 
 
 def test_each_compressor_starts_from_the_one_before():
-    run = compact_file(CHAT, CompactOptions(chain="truncate,dialogue", force=True,
+    run = compact_file(CHAT, CompactOptions(chain="truncate,dialogue", now=True,
                                             overrides=parse_sets(["truncate.max_lines=8"])))
     first, second = run.stages
     assert (run.status, run.message) == ("compacted", "truncate: truncated; dialogue: compacted")
@@ -121,7 +121,7 @@ def test_each_compressor_starts_from_the_one_before():
 
 
 def test_a_failed_call_stops_the_chain_and_keeps_the_original():
-    run = compact_file(CHAT, CompactOptions(chain="dialogue,truncate", force=True), summarizer=_failing())
+    run = compact_file(CHAT, CompactOptions(chain="dialogue,truncate", now=True), summarizer=_failing())
     assert (run.status, run.message, run.calls) == ("failed", "dialogue: summariser failed: 401 Unauthorized", 1)
     assert [s.compressor.name for s in run.stages] == ["dialogue"]  # truncate never ran
     assert run.messages == run.transcript.messages and run.output is None and run.report["invariants"] == []
@@ -130,8 +130,8 @@ def test_a_failed_call_stops_the_chain_and_keeps_the_original():
 def test_nothing_to_do_says_how_to_compact_anyway_unless_forced():
     run = compact_file(CHAT, CompactOptions())
     assert (run.status, run.message, run.output, run.calls) == (
-        "nothing to do", "full: below the threshold (11,796 < 160,000 tokens); --force compacts anyway", None, 0)
-    run = compact_file(CHAT, CompactOptions(chain="truncate", force=True,
+        "nothing to do", "full: below the threshold (11,796 < 160,000 tokens); --now compacts anyway", None, 0)
+    run = compact_file(CHAT, CompactOptions(chain="truncate", now=True,
                                             overrides=parse_sets(["max_chars=1000000", "max_lines=100000"])))
     assert (run.status, run.message) == ("nothing to do", "truncate: no tool output over the limits")
 
@@ -144,14 +144,14 @@ def test_an_empty_session_is_one_error_and_one_without_a_span_is_nothing_to_do(t
     assert str(exc.value) == f"{empty}: the file is empty — pass a transcript with at least one record"
     alone = jsonl(tmp_path / "system.jsonl", [msg("system", "You are a coding agent.")])
     for chain in ("dialogue", "full", "current-round"):
-        run = compact_file(alone, CompactOptions(chain=chain, force=True))
+        run = compact_file(alone, CompactOptions(chain=chain, now=True))
         assert (run.status, run.message, run.calls) == ("nothing to do", f"{chain}: no compressible span", 0)
 
 
 def test_a_transcript_is_chosen_by_id_and_named_in_the_dumps():
     source = read_file(CLAUDE, ReadOptions(keep_raw=True))
     assert [t.id for t in source.transcripts] == ["main", "sidechain-26dd4578"]
-    sub = compact_source(source, CompactOptions(chain="truncate", force=True, transcript="sidechain-26dd4578",
+    sub = compact_source(source, CompactOptions(chain="truncate", now=True, transcript="sidechain-26dd4578",
                                                 overrides=parse_sets(["max_lines=8"])))
     assert (sub.transcript.id, sub.output_format) == ("sidechain-26dd4578", "claude-code")
     assert sub.dump_context.session == "8d2f6c1e-4b7a-4e59-9c3d-5a1e7f0b2c64-sidechain-26dd4578"
@@ -175,7 +175,7 @@ def test_an_output_format_that_cannot_hold_the_result_is_refused():
 
 def test_a_read_only_format_is_written_as_chat():
     swe = SAMPLES.parent / "tests" / "fixtures" / "swe_agent_small.traj"
-    run = compact_file(swe, CompactOptions(chain="full", force=True))
+    run = compact_file(swe, CompactOptions(chain="full", now=True))
     assert (run.source.format, run.status, run.output_format, run.report["output_format"]) == (
         "swe-agent", "compacted", "chat", "chat")
     assert (run.report["before"], run.report["after"], run.dump_context.session) == (
@@ -185,7 +185,7 @@ def test_a_read_only_format_is_written_as_chat():
 
 
 def test_an_offloaded_original_is_stored_with_its_source_lines():
-    run = compact_file(CHAT, CompactOptions(chain="offload", force=True, offload_dir="/store"))
+    run = compact_file(CHAT, CompactOptions(chain="offload", now=True, offload_dir="/store"))
     ((path, doc),) = run.blobs
     handle = doc["offload_handle"]
     assert path == f"/store/{handle}.json" and handle in run.output.data.decode()
@@ -274,9 +274,9 @@ def test_a_written_run_lists_exactly_the_files_it_wrote(dialogue, tmp_path):
     assert _files(tmp_path) == sorted(p.relative_to(tmp_path).as_posix() for p in written)
     report = orjson.loads(paths.report.read_bytes())
     assert report["outputs"] == {"transcript": str(paths.output), "dumps": [str(paths.dump_dir / dump_name)],
-                                 "offload_store": None}
+                                 "offload_store": None, "state": None}
     assert (report["status"], report["invariants"], report["after"]) == ("compacted", [], {"messages": 17,
-                                                                                          "tokens": 4948})
+                                                                                          "tokens": 4947})
     assert paths.output.read_bytes() == dialogue.output.data
     assert orjson.loads(written[0].read_bytes()) == next(dialogue.dumps())[1]
     with pytest.raises(OutputError) as exc:  # the same again, not forced
@@ -288,13 +288,13 @@ def test_a_written_run_lists_exactly_the_files_it_wrote(dialogue, tmp_path):
 
 def test_offloaded_originals_are_written_into_the_store(tmp_path):
     paths = _paths(tmp_path)
-    run = compact_file(CHAT, CompactOptions(chain="offload", force=True, offload_dir=str(paths.store)))
+    run = compact_file(CHAT, CompactOptions(chain="offload", now=True, offload_dir=str(paths.store)))
     written, _ = write_run(run, paths, force=False, source=CHAT)
     (blob_path, blob), = run.blobs
     assert written == [Path(blob_path), paths.output, paths.report] and Path(blob_path).parent == paths.store
     assert orjson.loads(Path(blob_path).read_bytes()) == blob
     assert orjson.loads(paths.report.read_bytes())["outputs"] == {"transcript": str(paths.output), "dumps": [],
-                                                                  "offload_store": str(paths.store)}
+                                                                  "offload_store": str(paths.store), "state": None}
 
 
 def test_nothing_to_do_writes_only_the_dumps_of_the_calls_it_made(tmp_path):
@@ -306,7 +306,7 @@ def test_nothing_to_do_writes_only_the_dumps_of_the_calls_it_made(tmp_path):
     assert (len(written), written[0].parent, problems) == (1, paths.dump_dir, [])
     assert _files(tmp_path) == ["s.compacted.dumps/" + written[0].name, "s.jsonl"]
     shutil.rmtree(paths.dump_dir)
-    untouched = compact_file(source, CompactOptions(chain="truncate", force=True))
+    untouched = compact_file(source, CompactOptions(chain="truncate", now=True))
     assert write_run(untouched, paths, force=False, source=source) == ([], [])
     assert _files(tmp_path) == ["s.jsonl"]
 
@@ -424,10 +424,10 @@ def test_a_job_checks_options_then_the_input_then_the_outputs(tmp_path):
     assert str(exc.value).startswith("unknown compressor 'dialgue'")
     (tmp_path / "out.jsonl").write_bytes(b"kept\n")
     with pytest.raises(OutputError) as exc:
-        Heard().run(CompactJob(source, dataclasses.replace(DIALOGUE, force=False), output=tmp_path / "out.jsonl"))
+        Heard().run(CompactJob(source, DIALOGUE, output=tmp_path / "out.jsonl"))
     assert str(exc.value) == f"{tmp_path / 'out.jsonl'}: {EXISTS}"
     with pytest.raises(OutputError) as exc:  # the input as the output, even with --force
-        Heard().run(CompactJob(source, DIALOGUE, output=source))
+        Heard().run(CompactJob(source, DIALOGUE, output=source, force=True))
     assert str(exc.value) == f"{source}: {IS_INPUT}"
     with pytest.raises(OutputError) as exc:  # an output folder that is a file: before any work
         Heard().run(CompactJob(source, DIALOGUE, output=tmp_path / "out.jsonl" / "x.jsonl"))
@@ -464,24 +464,28 @@ def test_a_job_whose_output_does_not_read_back_fails_and_strict_says_why(tmp_pat
     assert (out.problems, heard.warnings) == ((MISMATCH,), [f"invariant: {MISMATCH}"])
     assert str(out.failure) == (f"{out.paths.output}: the compaction was not written: {MISMATCH} — nothing was "
                                 "replaced; the report says why (--allow-read-back-mismatch writes it anyway)")
-    strict = Heard().run(CompactJob(source, DIALOGUE, strict=True))
+    strict = Heard().run(CompactJob(source, DIALOGUE, strict=True, force=True))
     assert str(strict.failure) == (f"the compaction breaks 1 invariant(s): {MISMATCH} — the compacted transcript was "
                                    "not written (--strict)")
-    allowed = Heard().run(CompactJob(source, DIALOGUE, allow_mismatch=True))
+    allowed = Heard().run(CompactJob(source, DIALOGUE, allow_mismatch=True, force=True))
     assert (allowed.failure, allowed.paths.output in allowed.written) == (None, True)
 
 
 def test_a_job_warns_the_lines_it_skipped_and_what_the_format_leaves_out(tmp_path):
     source = tmp_path / "rollout.jsonl"
     source.write_bytes(CODEX.read_bytes() + b"{not json\n")
-    options = CompactOptions(chain="truncate", force=True, to="chat", overrides=parse_sets(["max_lines=8"]),
+    options = CompactOptions(chain="truncate", now=True, to="chat", overrides=parse_sets(["max_lines=8"]),
                              read=ReadOptions(skip_bad_lines=True))
     heard = Heard()
     out = heard.run(CompactJob(source, options, output=tmp_path / "out.jsonl"))
     assert out.failure is None and heard.skipped == [(str(source), list(out.run.source.skipped))]
     assert [line for line, _ in heard.skipped[0][1]] == [50]
-    assert heard.warnings == out.run.report["notes"] and heard.warnings[-1] == (
+    assert heard.warnings == out.run.report["notes"][1:] and heard.warnings[-1] == (
         "4 encrypted reasoning item(s) are opaque and cannot be carried over")
+    # issue 23 item 2: the report says where the skipped line went (stderr said it was skipped, just before)
+    assert out.run.report["notes"][0] == ("1 line(s) skipped in reading as unreadable (50) are not in the output (a "
+                                          "chat file has no place for them) (line 50: not valid JSON (unexpected "
+                                          "character, expected a string key at column 2))")
 
 
 def test_fork_and_in_place_exclude_each_other(tmp_path):
@@ -538,7 +542,7 @@ def test_compact_refuses_an_output_it_cannot_write_before_any_work(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     (tmp_path / "d").mkdir()
     (tmp_path / "f").write_bytes(b"kept")
-    result = CliRunner().invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", *args])
+    result = CliRunner().invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", *args])
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"Error: {error}\n")
     assert _files(tmp_path) == ["f"] and list((tmp_path / "d").iterdir()) == []
     assert (tmp_path / "f").read_bytes() == b"kept"
@@ -570,6 +574,6 @@ def test_a_job_refuses_a_page_that_would_replace_an_input_or_an_output_before_an
     ]:
         (tmp_path / "old.html").write_text("old")
         with pytest.raises(OutputError) as exc:
-            Heard().run(CompactJob(source, dataclasses.replace(DIALOGUE, force=force), html=html))
+            Heard().run(CompactJob(source, DIALOGUE, html=html, force=force))
         assert str(exc.value) == error
         assert _files(tmp_path) == ["chat_tool_session.jsonl", "old.html"]

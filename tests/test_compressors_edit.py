@@ -137,9 +137,9 @@ def test_truncate_compressor_touches_only_big_tool_outputs_outside_keep_recent()
 
 
 def test_truncate_settings_are_validated():
-    with pytest.raises(UsageError, match=r"truncate setting head_ratio: Input should be less than 1"):
+    with pytest.raises(UsageError, match=r"truncate setting head_ratio must be less than 1, not 1.5"):
         chain_settings(parse_chain("truncate"), overrides=parse_sets(["head_ratio=1.5"]))
-    with pytest.raises(UsageError, match="truncate setting colour: Extra inputs are not permitted"):
+    with pytest.raises(UsageError, match="truncate setting colour is not known"):
         chain_settings(parse_chain("truncate"), overrides=parse_sets(["truncate.colour=red"]))
 
 
@@ -195,7 +195,7 @@ def test_offload_protection_patterns_and_last_round():
     tail = msgs + [Message(role="user", content="more"), *session([("bash", big)])[1:3]]
     result = run("offload", tail, force=True, keep_last_round=True)
     assert len(result.blobs) == 2  # the result after the last plain answer is the current round: kept
-    with pytest.raises(UsageError, match=r"offload setting roles: Value error, unknown role\(s\) \['robot'\]"):
+    with pytest.raises(UsageError, match=r"offload setting roles: unknown role\(s\) \['robot'\]"):
         chain_settings(parse_chain("offload"), overrides=parse_sets(['roles=["robot"]']))
 
 
@@ -208,7 +208,7 @@ def test_offload_then_restore_is_byte_identical(tmp_path, name):
     src = SAMPLES / name
     out = tmp_path / "out.jsonl"
     runner = CliRunner()
-    result = runner.invoke(app, ["compact", str(src), "-c", "offload", "--force", "-o", str(out),
+    result = runner.invoke(app, ["compact", str(src), "-c", "offload", "--now", "-o", str(out),
                                  "--set", "large_message_tokens=200", "--set", "protected_tools=[]"])
     assert result.exit_code == 0, result.stderr
     store = tmp_path / "out.offload"
@@ -247,7 +247,7 @@ def test_offload_then_restore_of_a_json_document_gives_its_chat_file(tmp_path, n
     src.write_bytes(orjson.dumps(doc))
     out, back, chat = tmp_path / "out.jsonl", tmp_path / "back.jsonl", tmp_path / "chat.jsonl"
     runner = CliRunner()
-    result = runner.invoke(app, ["compact", str(src), "-c", "offload", "--force", "-o", str(out),
+    result = runner.invoke(app, ["compact", str(src), "-c", "offload", "--now", "-o", str(out),
                                  "--set", "large_message_tokens=200"])
     assert result.exit_code == 0, result.stderr
     (blob,) = (tmp_path / "out.offload").iterdir()
@@ -266,7 +266,7 @@ def test_restore_refuses_an_original_it_cannot_place(tmp_path):
 
     out = tmp_path / "out.jsonl"
     runner = CliRunner()
-    assert runner.invoke(app, ["compact", str(SAMPLES / "claude_code_session.jsonl"), "-c", "offload", "--force",
+    assert runner.invoke(app, ["compact", str(SAMPLES / "claude_code_session.jsonl"), "-c", "offload", "--now",
                                "-o", str(out), "--to", "codex", "--set", "large_message_tokens=200",
                                "--set", "protected_tools=[]"]).exit_code == 0
     blob = min((tmp_path / "out.offload").iterdir(), key=lambda p: p.stem[-6:])  # the first in the file
@@ -287,7 +287,7 @@ def test_restore_skips_bad_lines_as_compact_did(tmp_path):
                                        msg("tool", _BIG, tool_call_id="c1"), msg("assistant", "ok")])
     out, back = tmp_path / "out.jsonl", tmp_path / "back.jsonl"
     runner = CliRunner()
-    assert runner.invoke(app, ["compact", str(src), "-c", "offload", "--force", "-o", str(out), "--skip-bad-lines",
+    assert runner.invoke(app, ["compact", str(src), "-c", "offload", "--now", "-o", str(out), "--skip-bad-lines",
                                "--set", "large_message_tokens=200"]).exit_code == 0
     result = runner.invoke(app, ["restore", str(out), "-o", str(back)])
     assert (result.exit_code, result.stderr) == (

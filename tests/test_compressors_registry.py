@@ -78,7 +78,7 @@ def test_a_dotted_set_reaches_only_its_compressor_and_the_last_set_wins():
 ])
 def test_set_values_are_json_or_else_text(raw, value):
     if raw == "tools=grep":  # not JSON: the text itself, which a list setting refuses
-        with pytest.raises(UsageError, match=r"^truncate setting tools: Input should be a valid list"):
+        with pytest.raises(UsageError, match=r"^truncate setting tools must be a list, not 'grep'"):
             chain_settings(parse_chain("truncate"), overrides=parse_sets([raw]))
         return
     (settings,) = chain_settings(parse_chain("truncate"), overrides=parse_sets([raw]))
@@ -92,9 +92,9 @@ def test_set_values_are_json_or_else_text(raw, value):
                      "setting"),
     (["full.max_chars=300"], "--set 'full.max_chars=300' names 'full', which is not in the chain — the chain is: "
                              "truncate, micro"),
-    (["truncate.colour=red"], "truncate setting colour: Extra inputs are not permitted — settings of truncate: "
+    (["truncate.colour=red"], "truncate setting colour is not known — settings of truncate: "
                               "max_chars, max_lines, max_tokens, head_ratio, keep_recent, tools"),
-    (["keep_recent_per_tool=-1"], "micro setting keep_recent_per_tool: Input should be greater than or equal to 0 — "
+    (["keep_recent_per_tool=-1"], "micro setting keep_recent_per_tool must be 0 or more, not -1 — "
                                   "settings of micro: keep_recent_per_tool, tools, min_tokens, trigger_threshold"),
 ])
 def test_bad_sets_are_one_clear_error(sets, message):

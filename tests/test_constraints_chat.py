@@ -31,7 +31,7 @@ def test_the_fixture_is_what_its_generator_writes():
 
 @pytest.mark.parametrize("chain", ["full", "dialogue"])
 def test_every_users_rule_survives_compaction(chain):
-    run = compact_file(CHAT, CompactOptions(chain=chain, force=True))
+    run = compact_file(CHAT, CompactOptions(chain=chain, now=True))
     assert run.status == "compacted" and run.report["invariants"] == []
     seen = "\n".join(m.text for m in visible_messages(run))
     assert [s for s in stated() if s not in seen] == []

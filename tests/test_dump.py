@@ -33,14 +33,14 @@ def _fields(m: Message) -> tuple:
 @pytest.fixture(scope="module")
 def one_call():
     """A forced dialogue run over the chat sample: one summariser call, accepted."""
-    return compact_file(CHAT, CompactOptions(chain="dialogue", force=True))
+    return compact_file(CHAT, CompactOptions(chain="dialogue", now=True))
 
 
 @pytest.fixture(scope="module")
 def two_calls():
     """A round-level run over the chat sample that makes two calls (the second names the first's context)."""
     sets = parse_sets(["round-level.first_pass_target_tokens=300", "round-level.compression_call_max_tokens=3000"])
-    return compact_file(CHAT, CompactOptions(chain="round-level", force=True, overrides=sets))
+    return compact_file(CHAT, CompactOptions(chain="round-level", now=True, overrides=sets))
 
 
 def _write(run, folder):
@@ -136,8 +136,8 @@ def test_one_call_dump(one_call):
                            "messages_to_compress_count": 18, "protected_tail_count": 15}
     assert doc["trigger"] == {"context_window": 200000, "total_tokens_before": 11796, "trigger_ratio": 0.8,
                               "threshold": 160000, "body_tokens": 8277, "min_target_tokens": 20000, "forced": True}
-    assert doc["benefit"] == {"tokens_before": 11796, "tokens_after": 4948, "reduction": 6848,
-                              "reduction_ratio": 0.5805, "accepted": True, "reason": "compacted"}
+    assert doc["benefit"] == {"tokens_before": 11796, "tokens_after": 4947, "reduction": 6849,
+                              "reduction_ratio": 0.5806, "accepted": True, "reason": "compacted"}
     req = doc["request"]
     assert (req["summarizer"], req["contract"], req["target_tokens"], req["exclude_recent_messages"]) == (
         "extractive", "dialogue", 1076, 15)
@@ -145,7 +145,7 @@ def test_one_call_dump(one_call):
     assert (doc["error"], doc["redactions"], doc["response"]["raw_content"]) == (None, 0, call.response.text)
     assert doc["created_at"].endswith("+00:00") and doc["timestamp"] == call.started
     assert len(doc["context_before"]["messages"]) == 33 and doc["context_before"]["total_tokens"] == 11796
-    assert doc["context_after"]["total_tokens_after"] == 4948
+    assert doc["context_after"]["total_tokens_after"] == 4947
     assert [_fields(m) for m in messages_of(doc["context_after"]["messages"])] == [
         _fields(m) for m in one_call.messages]
     assert doc["hashes"] == content_hashes(doc)
@@ -175,11 +175,11 @@ def test_calls_started_in_the_same_millisecond_get_distinct_names(two_calls):
 
 def test_a_refused_summary_is_dumped_with_its_figures_and_secrets_redacted(tmp_path):
     path = jsonl(tmp_path / "s.jsonl", [*SESSION, msg("user", f"my key is {KEY} keep it")])
-    run = compact_file(path, CompactOptions(chain="dialogue", force=True))
-    assert (run.status, run.message) == ("nothing to do", "dialogue: no benefit (364 ≥ 109 tokens); original kept")
+    run = compact_file(path, CompactOptions(chain="dialogue", now=True))
+    assert (run.status, run.message) == ("nothing to do", "dialogue: no benefit (359 ≥ 109 tokens); original kept")
     (_, doc), = run.dumps()
-    assert doc["benefit"] == {"tokens_before": 109, "tokens_after": 364, "reduction": 0, "reduction_ratio": 0.0,
-                              "accepted": False, "reason": "no benefit (364 ≥ 109 tokens); original kept"}
+    assert doc["benefit"] == {"tokens_before": 109, "tokens_after": 359, "reduction": 0, "reduction_ratio": 0.0,
+                              "accepted": False, "reason": "no benefit (359 ≥ 109 tokens); original kept"}
     assert doc["context_after"] is None and doc["redactions"] == 1
     assert doc["context_before"]["messages"][-1] == {"role": "user", "content": "my key is [REDACTED:openai_key] keep it"}
     assert KEY not in orjson.dumps(doc).decode()
@@ -188,7 +188,7 @@ def test_a_refused_summary_is_dumped_with_its_figures_and_secrets_redacted(tmp_p
 
 def test_a_failed_call_is_dumped_with_its_error():
     fake = FakeSummarizer(SummarizerError("auth", "401 Unauthorized", status=401))
-    run = compact_file(CHAT, CompactOptions(chain="dialogue", force=True), summarizer=fake)
+    run = compact_file(CHAT, CompactOptions(chain="dialogue", now=True), summarizer=fake)
     assert (run.status, run.message, run.calls) == ("failed", "dialogue: summariser failed: 401 Unauthorized", 1)
     (_, doc), = run.dumps()
     assert doc["call"] == {"number": 1, "attempt": 1, "of": 1, "status": "failed", "retried": False,
@@ -315,7 +315,7 @@ def test_dumps_of_needs_dump_files(tmp_path):
 def test_load_dumps_refuses_an_empty_folder_and_a_missing_path(tmp_path):
     with pytest.raises(InputError) as exc:
         load_dumps([tmp_path])
-    assert str(exc.value) == f"{tmp_path}: no dumps in this folder — pass a folder written by --dump-dir"
+    assert str(exc.value) == f"{tmp_path}: no dumps in this folder or below it — pass a folder written by --dump-dir"
     with pytest.raises(InputError) as exc:
         load_dumps([tmp_path / "gone.json"])
     assert str(exc.value) == f"{tmp_path / 'gone.json'}: no such file or folder — check the path"

@@ -79,7 +79,7 @@ def test_the_command_line_prints_one_error_line_with_the_kinds_code(runner, args
 def test_work_that_failed_exits_1_and_says_the_input_is_untouched(runner, tmp_path):
     # a summariser endpoint nothing listens on (port 9, discard): the call fails at once
     before = (tmp_path / "s.jsonl").read_bytes()
-    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "dialogue", "--force", "--summarizer", "openai",
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "dialogue", "--now", "--summarizer", "openai",
                                  "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0",
                                  "-o", "out.jsonl"])
     assert (result.exit_code, result.stderr) == (1, (
@@ -87,3 +87,43 @@ def test_work_that_failed_exits_1_and_says_the_input_is_untouched(runner, tmp_pa
         "Connection refused) — is the server running and is the base URL right? retrying may help — the input is "
         "untouched; the failed call(s) are dumped in out.dumps\n"))
     assert (tmp_path / "s.jsonl").read_bytes() == before and not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_bad_value_is_told_in_the_words_of_the_tool_not_of_pydantic():
+    # issue 23 item 21: option errors read "Input should be 'claude' or 'codex'", pydantic's phrasing
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+    from tcompact.errors import bad_value
+
+    class Values(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        agent: Literal["claude", "codex"] | None = None
+        last: int = Field(1, ge=1)
+        ratio: float = Field(0.5, gt=0, lt=1)
+        per_kind: int = Field(2, le=20)
+        name: str = Field("x", min_length=1)
+        tools: list[str] = []
+        strict: bool = False
+
+        @field_validator("tools")
+        @classmethod
+        def _known(cls, value):
+            if "robot" in value:
+                raise ValueError("unknown tool 'robot'")
+            return value
+
+    def told(**values):
+        with pytest.raises(ValidationError) as info:
+            Values(**values)
+        return bad_value("--x", info.value.errors()[0])
+
+    assert [told(agent="gemini"), told(last=0), told(last="x"), told(last=1.5), told(ratio=0), told(ratio=1),
+            told(per_kind=21), told(name=""), told(tools="grep"), told(tools=["robot"]), told(strict="maybe"),
+            told(colour="red"), told(name="y" * 3, last="n" * 60)] == [
+        "--x must be claude or codex, not 'gemini'", "--x must be 1 or more, not 0", "--x must be a whole number, not 'x'",
+        "--x must be a whole number, not 1.5", "--x must be more than 0, not 0", "--x must be less than 1, not 1",
+        "--x must be 20 or less, not 21", "--x must not be empty", "--x must be a list, not 'grep'",
+        "--x: unknown tool 'robot'", "--x must be true or false, not 'maybe'", "--x is not known",
+        "--x must be a whole number, not 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn…"]

@@ -156,7 +156,7 @@ Per session: needed tokens, and how many each chain keeps (+ recoverable; sessio
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--metric", "all"], "Error: unknown --metric 'all' — use one of: canaries, needed, both\n"),
-    (["--cuts", "0"], "Error: --cuts: Input should be greater than or equal to 1 — see tcompact eval --help\n"),
+    (["--cuts", "0"], "Error: --cuts must be 1 or more, not 0 — see tcompact eval --help\n"),
     (["--timeout", "0"], "Error: --timeout must be a positive number of seconds\n"),
     (["--max-retries", "-1"], "Error: --max-retries must be 0 or more\n"),
     (["--concurrency", "0"], "Error: --concurrency must be 1 or more\n"),

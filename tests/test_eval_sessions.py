@@ -61,7 +61,7 @@ def test_selector_errors_are_one_line(home, tmp_path):
     assert result.exit_code == 2 and result.stderr.startswith("Error: no Claude Code or Codex sessions found (looked in ")
     result = run(app, ["eval", "--per-kind", "0"], env=empty)  # a bad option is the error, before any search
     assert (result.exit_code, result.stderr) == (
-        2, "Error: --per-kind: Input should be greater than or equal to 1 — see tcompact eval --help\n")
+        2, "Error: --per-kind must be 1 or more, not 0 — see tcompact eval --help\n")
 
 
 def test_a_stored_copy_of_a_real_session_is_evaluated_as_the_file_itself(tmp_path):

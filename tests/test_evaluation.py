@@ -232,7 +232,7 @@ def test_evaluate_file_runs_a_chain_as_compact_force_would():
     assert result["reason"].endswith("; full: compacted")
     assert 0 < result["ratio"] < 0.5 and result["pairing_violations"] == 0 and result["last_request_kept"] is True
     assert result["invariants"] == []
-    assert EvalOptions().compact_options("full") == CompactOptions(chain="full", force=True,
+    assert EvalOptions().compact_options("full") == CompactOptions(chain="full", now=True,
                                                                    read=EvalOptions().read_options())
 
 
@@ -301,7 +301,7 @@ def test_eval_errors_are_one_line(runner, tmp_path):
         assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n"), args
     result = runner.invoke(app, ["eval", str(SAMPLES / "codex_rollout.jsonl"), "--per-kind", "0"])
     assert (result.exit_code, result.stderr) == (
-        2, "Error: --per-kind: Input should be greater than or equal to 1 — see tcompact eval --help\n")
+        2, "Error: --per-kind must be 1 or more, not 0 — see tcompact eval --help\n")
     (tmp_path / "bad.jsonl").write_text('{"role": "user", "content": "hi"}\n{broken\n')
     result = runner.invoke(app, ["eval", "bad.jsonl", str(SAMPLES / "codex_rollout.jsonl"), "-c", "micro", "--json"])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and result.stderr.startswith("Error: bad.jsonl:2")
@@ -420,7 +420,7 @@ def test_planting_into_a_compacted_session(tmp_path, name, chain):
     # steps go into those items; a compacted Claude session's into the lines after its compact_boundary
     from tcompact.compaction import compact_file
 
-    run = compact_file(SAMPLES / name, CompactOptions(chain=chain, force=True))
+    run = compact_file(SAMPLES / name, CompactOptions(chain=chain, now=True))
     path = tmp_path / name
     path.write_bytes(run.output.data)
     source, transcript, layout, copy = planted(path)

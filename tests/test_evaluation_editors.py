@@ -113,7 +113,7 @@ def test_chat_content_parts_and_the_sessions_own_result_key(tmp_path):
 def test_the_context_read_back_is_the_input_when_nothing_was_written(tmp_path):
     chat = jsonl(tmp_path / "chat.jsonl", [msg("user", "Fix it."), msg("assistant", "Fixed.")])
     source = read_file(chat, ReadOptions(keep_raw=True))
-    run = compact_source(source, CompactOptions(chain="truncate", force=True, read=ReadOptions(keep_raw=True)))
+    run = compact_source(source, CompactOptions(chain="truncate", now=True, read=ReadOptions(keep_raw=True)))
     assert run.status != "compacted" and visible_messages(run) == run.transcript.messages
 
 
@@ -121,7 +121,7 @@ def test_the_context_read_back_after_a_claude_compaction_starts_at_its_summary(t
     from conftest import SAMPLES
 
     source = read_file(SAMPLES / "claude_code_session.jsonl", ReadOptions(keep_raw=True))
-    run = compact_source(source, CompactOptions(chain="full", force=True, read=ReadOptions(keep_raw=True)))
+    run = compact_source(source, CompactOptions(chain="full", now=True, read=ReadOptions(keep_raw=True)))
     after = visible_messages(run)
     assert run.status == "compacted" and len(after) < len(run.transcript.messages)
     assert any(m.text.startswith("This session is being continued from a previous conversation") for m in after)

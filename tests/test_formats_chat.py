@@ -102,7 +102,7 @@ def test_compacting_one_episode_rewrites_its_line_only(tmp_path):
     first = b'{"id": "ep1", "messages": [{"role": "user", "content": "hi"}]}\n'
     src = jsonl(tmp_path / "e.jsonl", [first, {"id": "ep2", "messages": episode, "reward": 1}])
     out = tmp_path / "out.jsonl"
-    result = CliRunner().invoke(app, ["compact", str(src), "-c", "truncate", "--force", "--transcript", "line-2",
+    result = CliRunner().invoke(app, ["compact", str(src), "-c", "truncate", "--now", "--transcript", "line-2",
                                       "-o", str(out), "--set", "max_lines=20"])
     assert result.exit_code == 0, result.stderr
     line1, line2 = out.read_bytes().splitlines(keepends=True)

@@ -141,6 +141,8 @@ def test_the_written_file_reads_back_as_the_new_messages(fmt, start, summary, ed
     new = [*head, *([SUMMARY] if summary else []), *body]
     data = serialize(with_messages(t, new), fmt, source=sf, now=NOW, pre_tokens=10).data
     (back,) = read_bytes(data, "b.jsonl").transcripts
+    if fmt == "claude-code":  # no thinking from the first change on, here the first message (always left out)
+        new = [replace(m, reasoning=()) for m in new]
     assert shape(back.messages) == shape(new)
 
 

@@ -27,7 +27,7 @@ def runner(tmp_path, monkeypatch):
 
 
 def _compact(runner, *args):
-    return runner.invoke(app, ["compact", str(CHAT), "-c", "micro,dialogue", "--force", *args])
+    return runner.invoke(app, ["compact", str(CHAT), "-c", "micro,dialogue", "--now", "--force", *args])
 
 
 def _unwritable_folder() -> Path:
@@ -65,7 +65,7 @@ def test_an_existing_output_is_kept_without_force(runner, tmp_path):
 def test_the_input_is_never_the_output_even_with_force(runner, tmp_path):
     source = tmp_path / "s.jsonl"
     source.write_bytes(CHAT.read_bytes())
-    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "micro,dialogue", "--force", "-o", "./s.jsonl"])
+    result = runner.invoke(app, ["compact", "s.jsonl", "-c", "micro,dialogue", "--now", "-o", "./s.jsonl"])
     assert result.exit_code == 2
     assert result.stderr == ("Error: s.jsonl: the output is the input file — write to another path; "
                              "tcompact never replaces its input\n")
@@ -126,5 +126,33 @@ def test_outputs_get_the_permissions_of_a_plain_write_and_keep_those_of_a_replac
         (tmp_path / "out.jsonl").chmod(0o604)
         assert _compact(runner, "-o", "out.jsonl").exit_code == 0
         assert (tmp_path / "out.jsonl").stat().st_mode & 0o777 == 0o604
+    finally:
+        os.umask(old)
+
+
+def test_outputs_made_from_a_private_session_are_as_private(runner, tmp_path):
+    # issue 23 item 14: -o outputs, dump folders, offload stores, pages and the token cache were made at the
+    # umask's default (0644 files, 0755 folders) from a session only its owner could read
+    old = os.umask(0o022)
+    try:
+        source = tmp_path / "s.jsonl"
+        source.write_bytes(CHAT.read_bytes())
+        source.chmod(0o600)
+        assert runner.invoke(app, ["compact", "s.jsonl", "-c", "dialogue", "--now", "-o", "out/o.jsonl",
+                                   "--dump-dir", "d"]).exit_code == 0
+        offload = runner.invoke(app, ["compact", "s.jsonl", "-c", "offload", "--now", "-o", "off.jsonl",
+                                      "--set", "large_message_tokens=200", "--set", "protected_tools=[]"])
+        assert offload.exit_code == 0, offload.stderr
+        assert runner.invoke(app, ["restore", "off.jsonl", "-o", "back.jsonl"]).exit_code == 0
+        assert runner.invoke(app, ["convert", "s.jsonl", "--to", "codex", "-o", "c.jsonl"]).exit_code == 0
+        assert runner.invoke(app, ["inspect", "s.jsonl", "--html", "p.html"]).exit_code == 0
+        modes = {str(p.relative_to(tmp_path)): p.stat().st_mode & 0o777 for p in tmp_path.rglob("*")
+                 if "cache" not in p.name}
+        assert {m for p, m in modes.items() if (tmp_path / p).is_dir()} == {0o700}
+        assert {m for p, m in modes.items() if (tmp_path / p).is_file()} == {0o600}
+        assert len(modes) == 17 and "off.offload" in modes and "d" in modes and "out" in modes
+        cache = tmp_path / "own-cache"
+        result = runner.invoke(app, ["inspect", "s.jsonl"], env={"TCOMPACT_CACHE_DIR": str(cache / "tcompact")})
+        assert result.exit_code == 0 and (cache / "tcompact").stat().st_mode & 0o777 == 0o700
     finally:
         os.umask(old)

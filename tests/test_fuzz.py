@@ -161,7 +161,7 @@ def _pipeline(runner: CliRunner, folder: Path, source: Path, name: str, compress
         raise Failure(f"inspect (tables): exit {result.exit_code} after --json read the file: {result.stderr[:2000]!r}")
 
     out, dumps, rep = folder / "out.jsonl", folder / "dumps", folder / "report.json"
-    args = ["compact", str(source), "-c", compressor, "--force", "-o", str(out), "--dump-dir", str(dumps),
+    args = ["compact", str(source), "-c", compressor, "--now", "-o", str(out), "--dump-dir", str(dumps),
             "--report", str(rep), "--offload-dir", str(folder / "store"), "--json", *flags]
     for s in SETS.get(compressor, []):
         args += ["--set", s]
@@ -551,7 +551,7 @@ def test_deep_nesting_is_one_error_line(runner, tmp_path, depth):
     """Was: 300 and 1000 levels read, then internal error (TypeError: Recursion limit reached) writing JSON."""
     _lines(tmp_path / "d.jsonl", '{"role":"user","content":"hi"}',
            '{"role":"user","content":[{"type":"x","v":' + "[" * depth + "]" * depth + "}]}")
-    for command in (["inspect"], ["compact", "--force"]):
+    for command in (["inspect"], ["compact", "--now"]):
         result = _invoke(runner, *command, "d.jsonl")
         assert (result.exit_code, result.stdout, result.stderr) == (
             2, "", f"Error: d.jsonl:2: JSON nested more than 200 levels deep — {SKIP_HINT}\n")
@@ -568,7 +568,7 @@ def test_nesting_within_the_limit_compacts_and_replays(runner, tmp_path):
     _lines(tmp_path / "n.jsonl", '{"role":"system","content":"sys"}', '{"role":"user","content":"first ' + "a " * 400
            + '"}', '{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"x","v":' + deep + "}]}",
            '{"role":"user","content":"second"}', '{"role":"assistant","content":"done"}')
-    result = _invoke(runner, "compact", "n.jsonl", "-c", "dialogue", "--force", "-o", "o.jsonl", "--dump-dir", "dumps")
+    result = _invoke(runner, "compact", "n.jsonl", "-c", "dialogue", "--now", "-o", "o.jsonl", "--dump-dir", "dumps")
     assert (result.exit_code, result.stderr) == (0, "")
     assert _invoke(runner, "replay", "dumps", "--verify").exit_code == 0
 
@@ -584,7 +584,7 @@ def test_lone_surrogates_are_read_as_replacement_characters_and_written_back_as_
     assert (result.exit_code, result.stderr) == (0, "")
     (t,) = orjson.loads(result.stdout)["files"][0]["transcripts"]
     assert [m["preview"] for m in t["top_messages"] if m["role"] == "user"] == ["fix \ufffd now"]
-    result = _invoke(runner, "compact", "s.jsonl", "-c", "truncate", "--set", "truncate.max_lines=8", "--force",
+    result = _invoke(runner, "compact", "s.jsonl", "-c", "truncate", "--set", "truncate.max_lines=8", "--now",
                      "-o", "o.jsonl")
     assert (result.exit_code, result.stderr) == (0, "")
     assert (tmp_path / "o.jsonl").read_bytes().splitlines()[0] == (tmp_path / "s.jsonl").read_bytes().splitlines()[0]
@@ -648,7 +648,7 @@ def test_a_system_prompt_not_on_the_first_line_keeps_its_place_in_the_output(run
     the chat writer put its unchanged line back where it was in the file)."""
     lines = (SAMPLES / "chat_tool_session.jsonl").read_bytes().splitlines(keepends=True)
     (tmp_path / "c.jsonl").write_bytes(lines[1] + lines[0] + b"".join(lines[2:]))
-    result = _invoke(runner, "compact", "c.jsonl", "-c", "full", "--force", "-o", "o.jsonl", "--strict")
+    result = _invoke(runner, "compact", "c.jsonl", "-c", "full", "--now", "-o", "o.jsonl", "--strict")
     assert (result.exit_code, result.stderr) == (0, "")
     assert [m.role for m in read_file(tmp_path / "o.jsonl").transcript(None).messages][:3] == [
         "system", "user", "user"]
@@ -658,7 +658,7 @@ def test_a_tool_result_without_a_call_id_replays(runner, tmp_path):
     """Was: replay --verify MISMATCH — the dump stored tool_call_id "" and read it back as no id at all."""
     data = (SAMPLES / "codex_rollout.jsonl").read_bytes().replace(b'"call_id":"call_65zHC09JFeyc1WdAXBeAOqV1",', b"", 1)
     (tmp_path / "r.jsonl").write_bytes(data)
-    result = _invoke(runner, "compact", "r.jsonl", "-c", "current-round", "--force", "-o", "o.jsonl",
+    result = _invoke(runner, "compact", "r.jsonl", "-c", "current-round", "--now", "-o", "o.jsonl",
                      "--dump-dir", "dumps")
     assert (result.exit_code, result.stderr) == (0, "")
     result = _invoke(runner, "replay", "dumps", "--verify")
@@ -670,7 +670,7 @@ def test_a_claude_reply_whose_lines_are_out_of_order_compacts_and_reads_back(run
     lines = (SAMPLES / "claude_code_session.jsonl").read_bytes().splitlines(keepends=True)[:40]
     lines[38], lines[39] = lines[39], lines[38]  # the two lines of the last reply, newest first
     (tmp_path / "c.jsonl").write_bytes(b"".join(lines))
-    result = _invoke(runner, "compact", "c.jsonl", "-c", "dialogue", "--force", "-o", "o.jsonl", "--strict")
+    result = _invoke(runner, "compact", "c.jsonl", "-c", "dialogue", "--now", "-o", "o.jsonl", "--strict")
     assert (result.exit_code, result.stderr) == (0, "")
 
 
@@ -679,7 +679,7 @@ def test_skipped_lines_are_kept_and_the_output_reads_back(runner, tmp_path):
     the written transcript, which keeps the skipped lines, without --skip-bad-lines."""
     lines = (SAMPLES / "chat_tool_session.jsonl").read_bytes().splitlines(keepends=True)
     (tmp_path / "c.jsonl").write_bytes(b"".join(lines[:3]) + b"not json\n" + b"".join(lines[3:]))
-    result = _invoke(runner, "compact", "c.jsonl", "-c", "dialogue", "--force", "-o", "o.jsonl", "--skip-bad-lines")
+    result = _invoke(runner, "compact", "c.jsonl", "-c", "dialogue", "--now", "-o", "o.jsonl", "--skip-bad-lines")
     assert (result.exit_code, result.stderr) == (0, "Warning: c.jsonl: skipped 1 bad line(s) (4); line 4: not valid "
                                                     "JSON (invalid literal, expected 'null' at column 1)\n")
     assert b"\nnot json\n" in (tmp_path / "o.jsonl").read_bytes()  # the skipped line is kept, byte for byte
@@ -689,7 +689,7 @@ def test_a_claude_tool_result_without_its_id_is_truncated_in_place(runner, tmp_p
     """Was: "the output does not read back": the in-place rewrite matched blocks by id and missed this one."""
     data = (SAMPLES / "claude_code_session.jsonl").read_bytes()
     (tmp_path / "c.jsonl").write_bytes(data.replace(b'"tool_use_id":"toolu_01xdkufVqrDJaGCd2wL7BJXb",', b"", 1))
-    result = _invoke(runner, "compact", "c.jsonl", "-c", "truncate", "--set", "truncate.max_chars=300", "--force",
+    result = _invoke(runner, "compact", "c.jsonl", "-c", "truncate", "--set", "truncate.max_chars=300", "--now",
                      "-o", "o.jsonl", "--strict")
     assert (result.exit_code, result.stderr) == (0, "")
     (tool,) = [m for m in read_file(tmp_path / "o.jsonl").transcript(None).messages if m.tool_call_ids == ("",)]
@@ -700,7 +700,7 @@ def test_a_dump_holding_a_message_tcompact_cannot_read(runner, tmp_path):
     """Was: replay --verify exit 70 (internal error, ShapeError) — met through a Codex message of role ""."""
     from tcompact.dump import content_hashes
 
-    result = _invoke(runner, "compact", SAMPLES / "chat_tool_session.jsonl", "-c", "dialogue", "--force",
+    result = _invoke(runner, "compact", SAMPLES / "chat_tool_session.jsonl", "-c", "dialogue", "--now",
                      "-o", "o.jsonl", "--dump-dir", "dumps")
     assert result.exit_code == 0
     (path,) = (tmp_path / "dumps").iterdir()
@@ -719,7 +719,7 @@ def test_round_level_keeps_the_head_of_an_over_budget_request(runner, tmp_path):
     """Was (round_level, fixed by its owner): "Warning: invariant: the last real user request is not kept verbatim"."""
     _lines(tmp_path / "big.jsonl", '{"role":"system","content":"You are an agent."}',
            '{"role":"user","content":"fix it: ' + "word " * 170_000 + '"}', '{"role":"assistant","content":"done"}')
-    result = _invoke(runner, "compact", "big.jsonl", "-c", "round-level", "--force", "-o", "o.jsonl", "--strict")
+    result = _invoke(runner, "compact", "big.jsonl", "-c", "round-level", "--now", "-o", "o.jsonl", "--strict")
     assert (result.exit_code, result.stderr) == (0, "")
 
 
@@ -730,7 +730,7 @@ def test_round_level_keeps_the_request_after_an_over_budget_system_prompt(runner
     first = orjson.loads(lines[0])
     lines[0] = orjson.dumps({**first, "content": "rule " * 170_000}).decode()
     _lines(tmp_path / "s.jsonl", *lines)
-    result = _invoke(runner, "compact", "s.jsonl", "-c", "round-level", "--force", "-o", "o.jsonl")
+    result = _invoke(runner, "compact", "s.jsonl", "-c", "round-level", "--now", "-o", "o.jsonl")
     assert (result.exit_code, result.stderr) == (0, "")
     source = read_file(tmp_path / "s.jsonl").transcript(None).messages
     out = read_file(tmp_path / "o.jsonl").transcript(None).messages

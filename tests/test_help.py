@@ -151,7 +151,7 @@ def test_transcripts_table_never_cuts_an_id(tmp_path):
 
 def test_replay_table_never_cuts_a_header(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    args = ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "round-level", "--force", "-o", "o.jsonl",
+    args = ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "round-level", "--now", "-o", "o.jsonl",
             "--dump-dir", "dumps", "--set", "round-level.first_pass_target_tokens=300"]
     assert run(args, 80).exit_code == 0
     out = run(["replay", "dumps", "--table"], 80).stdout.splitlines()

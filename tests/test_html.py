@@ -187,7 +187,7 @@ def test_chart_specs_are_valid_plotly_figures():
 
 
 def _dry_run_report(args):
-    result = CliRunner().invoke(app, ["compact", str(CHAT), "--force", "--dry-run", "--json", *args])
+    result = CliRunner().invoke(app, ["compact", str(CHAT), "--now", "--dry-run", "--json", *args])
     assert result.exit_code == 0, result.stderr
     return orjson.loads(result.stdout)
 
@@ -196,13 +196,13 @@ def test_waterfall_of_a_dialogue_compaction():
     report = _dry_run_report(["-c", "dialogue"])
     assert hc.waterfall_steps(report) == [
         {"label": "before", "measure": "absolute", "value": 11796},
-        {"label": "1. dialogue", "measure": "relative", "value": -6848},
-        {"label": "after", "measure": "absolute", "value": 4948},
+        {"label": "1. dialogue", "measure": "relative", "value": -6849},
+        {"label": "after", "measure": "absolute", "value": 4947},
     ]
     data = hc.waterfall_chart(report)["data"][0]
     assert (data["x"], data["measure"], data["y"], data["text"]) == (
-        ["before", "1. dialogue", "after"], ["absolute", "relative", "absolute"], [11796, -6848, 4948],
-        ["11,796", "-6,848", "4,948"])
+        ["before", "1. dialogue", "after"], ["absolute", "relative", "absolute"], [11796, -6849, 4947],
+        ["11,796", "-6,849", "4,947"])
 
 
 def test_waterfall_of_a_chain_and_of_the_round_level_pipeline():
@@ -215,9 +215,9 @@ def test_waterfall_of_a_chain_and_of_the_round_level_pipeline():
     assert [(s["label"], s["value"]) for s in hc.waterfall_steps(report)] == [
         ("before", 11796),
         ("1. round-level<br>recursive", -10081),
-        ("1. round-level<br>aggressive_keep_recent", 0),
-        ("1. round-level<br>aggressive_full_context", 0),
-        ("1. round-level<br>hard_truncate", -1436),
+        ("1. round-level<br>aggressive_keep_recent", -1179),  # each block asked for the smallest budget, 64
+        ("1. round-level<br>aggressive_full_context", -6),
+        ("1. round-level<br>hard_truncate", -251),
         ("after", 279),
     ]
     rows = hc.calls_rows(report)
@@ -281,7 +281,7 @@ def test_transcript_text_is_escaped_everywhere(tmp_path, top):
 def test_compact_page_escapes_memory_blocks_and_reasons(tmp_path):
     path = jsonl(tmp_path / "evil.jsonl", hostile_compactable())
     runner = CliRunner()
-    result = runner.invoke(app, ["compact", str(path), "-c", "dialogue", "--force", "-o", str(tmp_path / "o.jsonl"),
+    result = runner.invoke(app, ["compact", str(path), "-c", "dialogue", "--now", "-o", str(tmp_path / "o.jsonl"),
                                  "--html", str(tmp_path / "c.html")])
     assert result.exit_code == 0, result.stderr
     document = (tmp_path / "c.html").read_text(encoding="utf-8")
@@ -302,19 +302,19 @@ def runner(tmp_path, monkeypatch):
 
 def test_compact_html_links_dumps_and_shows_calls_blocks_and_checks(runner, tmp_path):
     (tmp_path / "pages").mkdir()
-    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "-o", "out.jsonl",
+    result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "-o", "out.jsonl",
                                  "--html", "pages/report.html"])
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == "Wrote the HTML report: pages/report.html"
-    assert "Wrote 4 file(s); transcript: out.jsonl" in result.stdout  # transcript, dump, report, page
+    assert result.stdout.splitlines()[-1] == ("Wrote 4 file(s): the transcript out.jsonl, 1 dump(s) in out.dumps, the "
+                                              "report out.report.json, the HTML report pages/report.html")
     document = (tmp_path / "pages" / "report.html").read_text(encoding="utf-8")
     (dump,) = sorted((tmp_path / "out.dumps").iterdir())
     assert f'href="../out.dumps/{dump.name}"' in document
     assert 'href="../out.jsonl"' in document and 'href="../out.report.json"' in document
     specs = charts_of(document)
-    assert specs["waterfall"]["data"][0]["y"] == [11796, -6848, 4948]
+    assert specs["waterfall"]["data"][0]["y"] == [11796, -6849, 4947]
     assert len(specs["latency"]["data"][0]["y"]) == 1
-    assert "<summary>message 1: memory_block_dialogue (4,821 characters, 1,214 tokens)</summary>" in document
+    assert "<summary>message 1: memory_block_dialogue (4,815 characters, 1,213 tokens)</summary>" in document
     assert document.count("<details>") == 1
     assert "✓ the written transcript reads back as the compacted messages" in document
 
@@ -324,7 +324,7 @@ def test_compact_html_with_a_real_openai_server_shows_attempts_and_usage(runner,
     with FakeOpenAI() as server:
         server.enqueue(error(429, "Rate limit reached", headers={"Retry-After": "0.05"}),
                        ok("<state_snapshot>1. Active Task\nexport fix</state_snapshot>"))
-        result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--summarizer", "openai",
+        result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--summarizer", "openai",
                                      "--model", "fake-model", "--base-url", server.base_url, "-o", "out.jsonl",
                                      "--dump-dir", "dumps", "--timeout", "5", "--html", "r.html"])
     assert result.exit_code == 0, result.stderr
@@ -342,7 +342,7 @@ def test_compact_html_of_a_failed_run(runner, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with FakeOpenAI() as server:
         server.enqueue(error(401, "Incorrect API key provided"))
-        result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--force", "--summarizer", "openai",
+        result = runner.invoke(app, ["compact", str(CHAT), "-c", "dialogue", "--now", "--summarizer", "openai",
                                      "--model", "fake-model", "--base-url", server.base_url, "-o", "out.jsonl",
                                      "--dump-dir", "dumps", "--html", "r.html"])
     assert result.exit_code == 1 and result.stderr.startswith("Error: dialogue: summariser failed: ")
@@ -356,7 +356,7 @@ def test_compact_html_of_a_failed_run(runner, tmp_path, monkeypatch):
 
 def test_compact_html_on_a_dry_run_is_the_only_file_written(runner, tmp_path):
     result = runner.invoke(app, ["compact", str(CHAT), "-c", "round-level", "--set", "trigger_total_tokens=100",
-                                 "--set", "target_total_tokens=50", "--force", "--dry-run", "--html", "r.html"])
+                                 "--set", "target_total_tokens=50", "--now", "--dry-run", "--html", "r.html"])
     assert result.exit_code == 0, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]
     assert "Dry run: no transcript, dump or report was written.\nWrote the HTML report: r.html\n" in result.stdout
@@ -365,7 +365,7 @@ def test_compact_html_on_a_dry_run_is_the_only_file_written(runner, tmp_path):
     # the last request's first 512 tokens); a dry run reads nothing back, so that check is not listed
     assert "invariant(s) broken" not in document and document.count("<li>✓ ") == len(hc.CHECKS) - 1
     assert len(charts_of(document)["waterfall"]["data"][0]["x"]) == 6
-    result = runner.invoke(app, ["compact", str(CHAT), "--force", "--dry-run", "--json", "--html", "r.html"])
+    result = runner.invoke(app, ["compact", str(CHAT), "--now", "--force", "--dry-run", "--json", "--html", "r.html"])
     assert orjson.loads(result.stdout)["written"] == ["r.html"]
 
 
@@ -434,7 +434,7 @@ def test_html_without_the_extra_is_one_error_line(runner, tmp_path, monkeypatch)
     expected = ("Error: --html needs plotly, which is not installed — install tcompact[html] "
                 "(pip install 'tcompact[html]')\n")
     for args in (["inspect", "s.jsonl", "--html", "r.html"],
-                 ["compact", "s.jsonl", "--force", "-o", "o.jsonl", "--html", "r.html"]):
+                 ["compact", "s.jsonl", "--now", "-o", "o.jsonl", "--html", "r.html"]):
         result = runner.invoke(app, args)
         assert (result.exit_code, result.stdout, result.stderr) == (2, "", expected), args
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]  # checked before any work

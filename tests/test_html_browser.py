@@ -112,13 +112,13 @@ def test_many_files_page(browser, tmp_path):
 
 
 def test_compact_page(browser, tmp_path):
-    cli("compact", str(CHAT), "-c", "dialogue", "--force", "-o", str(tmp_path / "out.jsonl"),
+    cli("compact", str(CHAT), "-c", "dialogue", "--now", "-o", str(tmp_path / "out.jsonl"),
         "--html", str(tmp_path / "compact.html"))
     opened = Opened(browser, tmp_path / "compact.html")
     page = opened.page
     assert page.evaluate(_DRAWN) == {"waterfall": [3], "latency": [1]}
     assert page.evaluate(_MARKS) == {"waterfall": 3, "latency": 1}
-    assert page.evaluate("document.getElementById('waterfall').data[0].y") == [11796, -6848, 4948]
+    assert page.evaluate("document.getElementById('waterfall').data[0].y") == [11796, -6849, 4947]
     dump = page.locator("#calls a").first.get_attribute("href")
     assert dump.startswith("out.dumps/") and (tmp_path / dump).is_file()
     block = page.locator("details").first
@@ -131,7 +131,7 @@ def test_compact_page(browser, tmp_path):
 def test_script_in_a_transcript_does_not_run(browser, tmp_path):
     path = jsonl(tmp_path / "evil.jsonl", hostile_compactable())
     cli("inspect", str(path), "--html", str(tmp_path / "evil.html"))
-    cli("compact", str(path), "-c", "dialogue", "--force", "-o", str(tmp_path / "o.jsonl"),
+    cli("compact", str(path), "-c", "dialogue", "--now", "-o", str(tmp_path / "o.jsonl"),
         "--html", str(tmp_path / "evil-compact.html"))
     for name in ("evil.html", "evil-compact.html"):
         opened = Opened(browser, tmp_path / name)

@@ -116,7 +116,7 @@ OPTIONS = {"offload": ("offload.large_message_tokens=300",)}
 def test_invariants_hold_and_the_output_reads_back(path, chain, tmp_path):
     if not path.exists():
         pytest.skip(f"real transcripts not found at {SHARED}; CI always has them")
-    run = compact_file(path, CompactOptions(chain=chain, force=True, overrides=parse_sets(OPTIONS.get(chain)),
+    run = compact_file(path, CompactOptions(chain=chain, now=True, overrides=parse_sets(OPTIONS.get(chain)),
                                             offload_dir=str(tmp_path / "store")))
     assert run.status in ("compacted", "nothing to do"), run.message
     assert violations(run.transcript.messages, run.messages, run.stages) == []

@@ -106,7 +106,7 @@ def invoke(name: str, tmp: Path, args: list[str]) -> Run:
 
 def compact(llama: LlamaServer, tmp: Path, name: str, source: Path, *extra: str, retries: int = 0) -> Run:
     before = (source.read_bytes(), source.stat().st_mtime_ns)
-    run = invoke(name, tmp, ["compact", str(source), "--force", "--summarizer", "openai", "--model", MODEL_ALIAS,
+    run = invoke(name, tmp, ["compact", str(source), "--now", "--summarizer", "openai", "--model", MODEL_ALIAS,
                              "--base-url", llama.base_url, "-o", str(tmp / "out.jsonl"), "--dump-dir",
                              str(tmp / "dumps"), "--report", str(tmp / "report.json"), "--timeout", "600",
                              "--max-retries", str(retries), *extra])

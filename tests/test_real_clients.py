@@ -39,8 +39,9 @@ SINGLE_REQUEST = {"ccviewer", "drmaciver", "subagent"}
 #: current-round summarises the work after the last request: codemie's is one 691-token final answer, and a
 #: summary of it would keep too few of its facts for its tokens, so the benefit check declines (issue 12)
 DECLINED = {("codemie", "current-round")}
-#: messages the clients send for the originals (new prompt included)
+#: messages the clients send for the originals (new prompt included), and thinking blocks
 ORIGINAL_MESSAGES = {"ccviewer": 21, "codemie": 135, "drmaciver": 79}
+ORIGINAL_THINKING = {"codemie": 65}
 #: Claude Code 2.0.76 walks the parentUuid chain only: of drmaciver's (a 2.1.14 file) parallel calls, the
 #: second call's line hangs off the first as a sibling branch and is never sent, with its result
 LOST_BY_2_0_76 = {("tool_use", "toolu_01FodW2xQs9huzVpnvnAEMaA"), ("tool_result", "toolu_01FodW2xQs9huzVpnvnAEMaA"),
@@ -73,7 +74,7 @@ def inputs(work) -> dict[str, Path]:
 
 
 def _compact(src: Path, compressor: str, out: Path) -> tuple[Path | None, dict]:
-    result = CliRunner().invoke(app, ["compact", str(src), "-c", compressor, "--force", "-o", str(out),
+    result = CliRunner().invoke(app, ["compact", str(src), "-c", compressor, "--now", "-o", str(out),
                                       "--report", str(out.with_suffix(".report.json")), "--json"])
     assert result.exit_code == 0, result.stderr
     report = orjson.loads(result.stdout)
@@ -158,6 +159,7 @@ def test_claude_code_resumes_every_compaction(claude_runs, outputs, key, compres
     assert (run.returncode, check.problems) == (0, ())
     assert (check.summary_sent, check.missing, check.duplicated, check.unanswered, check.orphans) == (
         True, (), (), (), ())
+    assert check.late_thinking == 0  # no thinking block after the compaction (each is bound to all before it)
 
 
 @pytest.mark.parametrize("version", CLAUDE_VERSIONS)
@@ -168,6 +170,7 @@ def test_claude_code_resumes_each_original(claude_runs, inputs, key, version):
     check = check_claude(run.messages, expected, prompt=PROMPT, summary=None)
     assert (run.returncode, check.messages, check.duplicated, check.unanswered, check.orphans) == (
         0, ORIGINAL_MESSAGES[key], (), (), ())
+    assert check.thinking == ORIGINAL_THINKING.get(key, 0)  # what the check of the compactions would see
     lost = LOST_BY_2_0_76 if (key, version) == ("drmaciver", "2.0.76") else set()
     assert set(check.missing) == lost
 
@@ -213,6 +216,62 @@ def test_claude_code_context_meter_after_resume_shows_the_compacted_size(outputs
     assert run.returncode == 0
     assert abs(messages - report["after"]["tokens"]) / report["after"]["tokens"] < 0.1  # estimated from the file
     assert total < 40_000  # system prompt and tools (~25k here) plus the messages, not 132k
+
+
+@pytest.fixture(scope="module")
+def in_place_runs(inputs, work):
+    """codemie with the long outputs of its edits cut in place (truncate; the first at message 86, after 31 thinking
+    blocks): version → (output, the messages before the first change, Resume)."""
+    (work / "in-place").mkdir()
+    out = work / "in-place" / "codemie.truncate.jsonl"
+    result = CliRunner().invoke(app, ["compact", str(inputs["codemie"]), "-c", "truncate", "--set", "max_lines=8",
+                                      "--set", 'tools=["Edit"]', "--now", "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.stderr
+    before = read_file(inputs["codemie"], ReadOptions(keep_raw=False)).transcript().messages
+    after = read_file(out, ReadOptions(keep_raw=False)).transcript().messages
+    first = next(n for n, (a, b) in enumerate(zip(before, after)) if a.text != b.text)
+    runs = resume_all([_claude_job(work, v, "codemie.truncate", out) for v in CLAUDE_VERSIONS])
+    return {v: (out, before[:first], r) for v, r in zip(CLAUDE_VERSIONS, runs)}
+
+
+@pytest.mark.parametrize("version", CLAUDE_VERSIONS)
+def test_a_session_rewritten_in_place_sends_thinking_only_before_its_first_change(in_place_runs, version):
+    """Results cut where they are: the replies after the first cut lose their thinking (each is bound to all before
+    it), its lines left empty are skipped by the chain, and the client sends the rest in order."""
+    path, unchanged, run = in_place_runs[version]
+    expected, _ = _expected(path)
+    check = check_claude(run.messages, expected, prompt=PROMPT, summary=None)
+    assert (run.returncode, check.problems, check.missing, check.duplicated) == (0, (), (), ())
+    kept = sum(len(m.reasoning) for m in unchanged)
+    assert (kept, check.thinking) == (ORIGINAL_THINKING["codemie"] - 34, kept)
+    assert sum(1 for a in expected if a[0] == "thinking") == kept
+
+
+@pytest.fixture(scope="module")
+def sidechain_in_file_runs(inputs, work):
+    """ccviewer (Claude Code 1.0: the sub-agents' lines in the main file) with its larger sub-agent compacted
+    (full): version → (output, Resume of the main session)."""
+    (work / "sidechain-in-file").mkdir()
+    out = work / "sidechain-in-file" / "ccviewer.sidechain.jsonl"
+    result = CliRunner().invoke(app, ["compact", str(inputs["ccviewer"]), "--transcript", "sidechain-83e2917c", "-c",
+                                      "full", "--now", "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "compacted"
+    runs = resume_all([_claude_job(work, v, "ccviewer.sidechain", out) for v in CLAUDE_VERSIONS])
+    return {v: (out, r) for v, r in zip(CLAUDE_VERSIONS, runs)}
+
+
+@pytest.mark.parametrize("version", CLAUDE_VERSIONS)
+def test_a_session_whose_subagent_was_compacted_in_its_file_resumes_as_before(sidechain_in_file_runs, inputs,
+                                                                               version):
+    """The compacted sub-agent's lines (a boundary and its new chain, all sidechain, newest in the file) are no
+    leaf to the clients: the main chain resumes as the original's does."""
+    path, run = sidechain_in_file_runs[version]
+    expected, _ = _expected(path)
+    assert expected == _expected(inputs["ccviewer"])[0]
+    check = check_claude(run.messages, expected, prompt=PROMPT, summary=None)
+    assert (run.returncode, check.problems, check.messages, check.missing) == (0, (), ORIGINAL_MESSAGES["ccviewer"],
+                                                                               ())
 
 
 # ---- sidechain flags, timestamps, ids, usage in the written lines ---------------------------------------

@@ -30,7 +30,7 @@ def _compact(home, sid: str, compressor: str, mode: str) -> dict:
     env = {"HOME": str(home.home), "XDG_STATE_HOME": str(home.root / "state"),
            "CLAUDE_CONFIG_DIR": str(home.config if home.client.kind == "claude-code" else home.root / "none"),
            "CODEX_HOME": str(home.config if home.client.kind == "codex" else home.root / "none")}
-    result = CliRunner().invoke(app, ["compact", "--session", sid[:8], f"--{mode}", "-c", compressor, "--force", "--json"],
+    result = CliRunner().invoke(app, ["compact", "--session", sid[:8], f"--{mode}", "-c", compressor, "--now", "--json"],
                                 env=env)
     assert result.exit_code == 0, result.stderr
     doc = orjson.loads(result.stdout)
@@ -69,6 +69,7 @@ def test_a_forked_claude_code_session_resumes_under_its_new_id(forks, version):
     assert (run.returncode, check.problems) == (0, ())
     assert (check.summary_sent, check.missing, check.duplicated, check.unanswered, check.orphans) == (
         True, (), (), (), ())
+    assert (check.late_thinking, check.thinking) == (0, 0)  # the original sends 65
     assert original.read_bytes() == before  # the original session is untouched
 
 
@@ -79,6 +80,7 @@ def test_a_claude_code_session_compacted_in_place_resumes_under_its_own_id(forks
     check = check_claude(run.messages, expected, prompt=PROMPT, summary=summary)
     assert (run.returncode, check.problems, check.summary_sent, check.missing, check.duplicated) == (
         0, (), True, (), ())
+    assert (check.late_thinking, check.thinking) == (0, 0)
 
 
 @pytest.mark.parametrize("mode", ("fork", "in-place"))

@@ -30,7 +30,7 @@ def test_an_inspect_batch(screen):
     assert screen() == """\
 Batch inspect: 1,200 tasks in 83.2 s (14.4/s) on pool × 2 → /out/results.jsonl
 1,190 ok, 7 failed, 3 from earlier runs, 2 not transcripts
-1,250 transcripts (chat 50, claude-code 1,000, codex 200), 250,000 messages, 90,000 tool calls, 123,456,789 tokens; 31 over the 0.8 trigger
+1,250 files (chat 50, claude-code 1,000, codex 200): 1,250 transcripts, 250,000 messages, 90,000 tool calls, 123,456,789 tokens; 31 over the 0.8 trigger
 Tokens by content kind
 ┏━━━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━┓
 ┃ kind         ┃      tokens ┃ share ┃

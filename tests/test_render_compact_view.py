@@ -34,12 +34,13 @@ Stages
 
 
 def test_a_compaction(screen):
-    compact_report(REPORT, written=[Path("a"), Path("b"), Path("c")], output=Path("/data/s.compacted.jsonl"),
-                   dry_run=False)
+    compact_report(REPORT, written=[Path("a"), Path("b"), Path("c")], dry_run=False,
+                   where=["the transcript /data/s.compacted.jsonl", "1 dump(s) in /data/s.compacted.dumps"])
     assert screen() == ("/data/s.jsonl · claude-code · window 200,000 · o200k_base, approximate\n"
                         "Compacted: 182,400 → 21,890 tokens (88.0% saved), 240 → 12 messages\n" + STAGES +
                         "Summariser openai: 3 call(s), 1 failed, 41,230 tokens used\n"
-                        "Wrote 3 file(s); transcript: /data/s.compacted.jsonl\n")
+                        "Wrote 3 file(s): the transcript /data/s.compacted.jsonl, 1 dump(s) in "
+                        "/data/s.compacted.dumps\n")
 
 
 @pytest.mark.parametrize(("change", "written", "dry_run", "head", "tail"), [
@@ -50,7 +51,7 @@ def test_a_compaction(screen):
     ({"status": "nothing to do", "reason": "no tool output over the limits", "summarizer": NO_SUMMARIES},
      [Path("r.json")], False,
      "Nothing to do: 182,400 tokens, 240 messages; the transcript stays as it is (no tool output over the limits)",
-     "Wrote 1 file(s)\n"),  # the report only: no transcript to name
+     "Wrote 1 file(s)\n"),  # nothing said where: the count alone
     ({"status": "failed", "summarizer": {"name": "openai", "calls": 1, "failed_calls": 1, "usage": None}},
      [Path("page.html")], True, "Compaction failed; the input is untouched",
      "Summariser openai: 1 call(s), 1 failed\nDry run: no transcript, dump or report was written.\n"),
@@ -59,7 +60,7 @@ def test_a_compaction(screen):
      "Summariser extractive: 2 call(s), 0 failed\n"),
 ])
 def test_the_other_outcomes(screen, change, written, dry_run, head, tail):
-    compact_report({**REPORT, **change}, written=written, output=Path("x.jsonl"), dry_run=dry_run)
+    compact_report({**REPORT, **change}, written=written, dry_run=dry_run)
     approx = ", approximate" if change.get("approximate", True) else ""
     assert screen() == (f"/data/s.jsonl · claude-code · window 200,000 · o200k_base{approx}\n{head}\n" + STAGES +
                         tail)
@@ -68,7 +69,7 @@ def test_the_other_outcomes(screen, change, written, dry_run, head, tail):
 def test_a_compaction_of_nothing_has_no_share_saved(screen):
     empty = {**REPORT, "before": {"tokens": 0, "messages": 0}, "after": {"tokens": 0, "messages": 0}, "stages": [],
              "summarizer": NO_SUMMARIES}
-    compact_report(empty, written=[], output=Path("x"), dry_run=False)
+    compact_report(empty, written=[], dry_run=False)
     assert screen().splitlines()[1] == "Compacted: 0 → 0 tokens (— saved), 0 → 0 messages"
 
 

@@ -27,7 +27,7 @@ def runner(tmp_path, monkeypatch):
 
 def compact(runner, source, chain, tmp_path, dumps="dumps"):
     extra = SETTINGS["round-level"] if "round-level" in chain else []
-    result = runner.invoke(app, ["compact", str(source), "-c", chain, "--force", "-o", f"out-{chain}.jsonl",
+    result = runner.invoke(app, ["compact", str(source), "-c", chain, "--now", "--force", "-o", f"out-{chain}.jsonl",
                                  "--dump-dir", dumps, *extra])
     assert result.exit_code == 0, result.stderr
 
@@ -50,7 +50,7 @@ def test_compact_then_verify_without_the_transcript(runner, tmp_path, name, chai
 
 
 def _two_call_run(runner, tmp_path):
-    result = runner.invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "round-level", "--force",
+    result = runner.invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "round-level", "--now",
                                  "-o", "out.jsonl", "--dump-dir", "dumps", "--concurrency", "1",
                                  "--set", "round-level.first_pass_target_tokens=300",
                                  "--set", "round-level.compression_call_max_tokens=3000"])
@@ -288,7 +288,7 @@ def test_table_over_a_folder_of_mixed_dumps(runner, tmp_path, monkeypatch):
         server.enqueue(FakeOpenAI.error(503, "Service Unavailable"),
                        ok("<state_snapshot>Active Task: short: fixed invoice_app/totals.py</state_snapshot>"))
         result = runner.invoke(app, ["compact", str(SAMPLES / "claude_code_session.jsonl"), "-c", "current-round",
-                                     "--force", "--summarizer", "openai", "--model", "m", "--base-url", server.base_url,
+                                     "--now", "--summarizer", "openai", "--model", "m", "--base-url", server.base_url,
                                      "-o", "claude.jsonl", "--dump-dir", "dumps"])
     assert result.exit_code == 0, result.stderr
     result = runner.invoke(app, ["replay", "dumps", "--table", "--json"])
@@ -312,8 +312,8 @@ def test_replay_options(runner, tmp_path):
         2, "Error: --summarizer re-runs one dump; 2 were given — pass a single dump file\n")
     (tmp_path / "empty").mkdir()
     result = runner.invoke(app, ["replay", "empty"])
-    assert (result.exit_code, result.stderr) == (2, "Error: empty: no dumps in this folder — pass a folder written by "
-                                                    "--dump-dir\n")
+    assert (result.exit_code, result.stderr) == (2, "Error: empty: no dumps in this folder or below it — pass a "
+                                                    "folder written by --dump-dir\n")
 
 
 def test_rerun_options_that_would_be_ignored_are_refused(runner, tmp_path):
@@ -331,3 +331,55 @@ def test_rerun_options_that_would_be_ignored_are_refused(runner, tmp_path):
     ):
         result = runner.invoke(app, ["replay", "no-such-dump.json", *args])  # options are checked first
         assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n"), args
+
+
+def test_an_extractive_rerun_of_a_dump_runs(runner, tmp_path):
+    # issue 23 item 9: the re-run filled in a request mode for every backend, and the extractive one refused it
+    compact(runner, SAMPLES / "chat_tool_session.jsonl", "dialogue", tmp_path)
+    (dump,) = (tmp_path / "dumps").iterdir()
+    result = runner.invoke(app, ["replay", f"dumps/{dump.name}", "--summarizer", "extractive", "--json"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    doc = json.loads(result.stdout)
+    recorded = orjson.loads(dump.read_bytes())
+    assert doc["new"] == {**doc["new"], "summary": doc["recorded"]["summary"], "accepted": True,
+                          "tokens_after": recorded["benefit"]["tokens_after"]}  # the same backend: the same summary
+    (written,) = doc["written"]
+    new = orjson.loads((tmp_path / written).read_bytes())
+    assert (new["request"]["summarizer"], new["request"]["mode"]) == ("extractive", recorded["request"]["mode"])
+    assert runner.invoke(app, ["replay", "dumps/replays", "--verify"]).exit_code == 0
+
+
+def test_replay_finds_the_dumps_below_a_folder(runner, tmp_path):
+    # issue 23 item 19: `replay` on the state folder answered "no dumps": it looked at the folder's own files only,
+    # where a fork or an in-place run keeps each run's dumps in <state>/sessions/<run>/dumps/
+    for name, run in (("chat_tool_session.jsonl", "claude-1"), ("codex_rollout.jsonl", "codex-2")):
+        compact(runner, SAMPLES / name, "dialogue", tmp_path, dumps=f"state/sessions/{run}/dumps")
+        (tmp_path / "state" / "sessions" / run / "report.json").write_text("{}")  # beside the dumps: no dump
+    (tmp_path / "state" / "sessions" / "claude-1" / "offload").mkdir()
+    (tmp_path / "state" / "sessions" / "claude-1" / "offload" / "0123456789abcdef000004.json").write_text("{}")
+    result = runner.invoke(app, ["replay", "state"])
+    assert (result.exit_code, result.stdout.splitlines()[-1]) == (0, "2 dump(s): 2 OK, 0 mismatched")
+    rows = json.loads(runner.invoke(app, ["replay", "state", "--table", "--json"]).stdout)["dumps"]
+    assert sorted(r["processor"] for r in rows) == ["dialogue", "dialogue"]
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    result = runner.invoke(app, ["replay", "empty"])
+    assert (result.exit_code, result.stderr) == (2, "Error: empty: no dumps in this folder or below it — pass a "
+                                                    "folder written by --dump-dir\n")
+
+
+def test_a_refused_connection_is_no_unstable_server(runner, tmp_path, monkeypatch):
+    # issue 23 item 21: replay --table called "connection refused" server_unstable: nothing answered at all
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-0000000000000000000000")
+    result = runner.invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "dialogue", "--now",
+                                 "--summarizer", "openai", "--model", "m", "--base-url", f"http://127.0.0.1:{port}/v1",
+                                 "--max-retries", "1", "-o", "out.jsonl", "--dump-dir", "dumps"])
+    assert result.exit_code == 1 and result.stderr.startswith("Error: dialogue: summariser failed: 127.0.0.1:")
+    rows = json.loads(runner.invoke(app, ["replay", "dumps", "--table", "--json"]).stdout)["dumps"]
+    assert rows and {(r["attempts"], tuple(r["error_kinds"]), r["status"]) for r in rows} == {
+        (2, ("unreachable",), "failed")}
+    assert "unreachable" in runner.invoke(app, ["replay", "dumps", "--table"]).stdout  # retried, as a server starting

@@ -99,7 +99,7 @@ def test_no_usage_is_none_and_no_calls_count_zero():
 
 
 def test_the_report_of_a_real_run_has_the_documented_keys():
-    run = compact_file(SAMPLES / "chat_tool_session.jsonl", CompactOptions(chain="truncate,dialogue", force=True))
+    run = compact_file(SAMPLES / "chat_tool_session.jsonl", CompactOptions(chain="truncate,dialogue", now=True))
     report = compact_report(source={"path": "x"}, stages=run.stages, status=run.status, window=200_000,
                             counter=TokenCounter.for_model(run.transcript.model), summarizer="extractive",
                             output_format="chat")

@@ -33,7 +33,7 @@ def test_the_marker(text, found):
 
 
 def _compact(src, out):
-    result = CliRunner().invoke(app, ["compact", str(src), "-c", "offload", "--force", "-o", str(out),
+    result = CliRunner().invoke(app, ["compact", str(src), "-c", "offload", "--now", "-o", str(out),
                                       "--set", "large_message_tokens=200", "--set", "protected_tools=[]"])
     assert result.exit_code == 0, result.stderr
     return sorted(out.with_suffix(".offload").iterdir())

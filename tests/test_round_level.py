@@ -82,10 +82,10 @@ def test_settings_defaults_and_validation():
             s.first_pass_target_tokens, s.second_pass_target_tokens, s.third_pass_target_tokens,
             s.truncate_head_ratio, s.truncated_marker, s.compression_marker) == (
         230000, 160000, 0, 250000, 30000, 20000, 10000, 0.2, "...[TRUNCATED]...", MARK)
-    with pytest.raises(UsageError, match=r"round-level setting settings: Value error, target_total_tokens \(230000\) "
+    with pytest.raises(UsageError, match=r"round-level settings: target_total_tokens \(230000\) "
                                          r"must be below trigger_total_tokens \(230000\)"):
         chain_settings(parse_chain("round-level"), overrides=parse_sets(["target_total_tokens=230000"]))
-    with pytest.raises(UsageError, match="truncate_head_ratio: Input should be less than 1"):
+    with pytest.raises(UsageError, match="truncate_head_ratio must be less than 1, not 1"):
         chain_settings(parse_chain("round-level"), overrides=parse_sets(["truncate_head_ratio=1"]))
     with pytest.raises(UsageError, match=r"target_total_tokens \(160,000\) must be below the trigger \(0.5 × "
                                          r"200,000 = 100,000 tokens\)"):
@@ -265,6 +265,47 @@ def test_stages_run_until_under_target_and_hard_truncation_ends_it():
     assert result.tokens_after <= 300 and result.messages[0].text == "sys"
     assert result.messages[-1].text == "request 2"  # the last request kept verbatim (our deviation)
     assert "scope: truncated_full_context" in result.messages[1].text and "...[TRUNCATED]..." in result.messages[1].text
+    assert result.messages[1].extra["metadata"] == {"compress_level": 1}  # its level, as every memory block's
+
+
+def within_budget(req):
+    """A summariser that keeps what fits its budget: each block's own words, as many as ``target_tokens`` hold."""
+    counter, out = TokenCounter(), []
+    for b in req.blocks:
+        words = " ".join(req.messages[i].text.split("Summary:\n")[-1] for i in range(b.start, b.end + 1)).split()
+        low, high = 0, len(words)
+        while low < high:
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if counter.count(" ".join(words[:mid])) <= req.target_tokens else (low, mid - 1)
+        out.append({"block_id": b.block_id, "summary": " ".join(words[:low])})
+    return json.dumps({"blocks": out})
+
+
+def test_the_aggressive_stages_ask_each_block_for_what_gets_the_context_under_the_target():
+    """Issue 23 item 3: memory blocks far under the stage's 20 000 tokens came back as they were, every one was
+    refused as no smaller, and hard truncation did the work."""
+    from tcompact.compressors.round_level.budget import stage_budget
+
+    facts = [M(1, " ".join(f"fact{k}x{i}" for i in range(300))) for k in range(12)]
+    msgs = [Message(role="system", content="sys"), *facts, U("the request")]
+    fake = FakeSummarizer(*[within_budget] * 4)
+    result = run(msgs, fake, target_total_tokens=5000, keep_last_request=True)
+    assert [(r.stage, len(r.blocks)) for r in fake.calls] == [("recursive_merge_l1_to_l2", 1),
+                                                              ("aggressive_keep_recent", 1)]
+    assert [s["stage"] for s in result.figures["stages"]] == ["recursive", "aggressive_keep_recent"]
+    assert result.figures["stages"][0]["tokens_after"] > 5000 >= result.tokens_after
+    assert result.figures["stopped"] == "under the target after aggressive_keep_recent"
+    assert [(m.role, (m.extra.get("metadata") or {}).get("compress_level")) for m in result.messages] == \
+        [("system", None), ("user", 3), ("user", None)]
+    # the budget asked for is the largest that fits the target: one token more would not
+    budget, sent = fake.calls[1].target_tokens, fake.calls[1].messages
+    assert 64 <= budget < 5000
+    kw = dict(goal=5000, counter=TokenCounter(), marker=MARK, keep=frozenset({len(sent) - 1}))
+    targets = aggressive_targets(sent, len(sent) - 2, MARK, keep=kw["keep"])
+    assert stage_budget(sent, targets, stage_target=20_000, **kw) == budget
+    assert stage_budget(sent, targets, stage_target=budget + 1, **kw) == budget
+    assert stage_budget(sent, targets, stage_target=10, **kw) == 10  # never over the stage's own
+    assert stage_budget(sent, targets, stage_target=20_000, **{**kw, "goal": 10}) == 64  # the floor
 
 
 def test_hard_truncation_keeps_the_head_of_an_over_budget_last_request_with_a_marker():
@@ -589,6 +630,11 @@ def test_hard_truncation_without_a_request_or_text():
     kept = hard_truncate([Message(role="system", content="sys"), U("short request"), *work], target=400, marker=MARK,
                          truncated_marker="|", head_ratio=0.2, counter=counter)
     assert [(m.role, m.text[:13]) for m in kept] == [("system", "sys"), ("user", MARK[:13]), ("user", "short request")]
+    # the level after the deepest memory block it cuts, in every shape of the block
+    for target in (400, 120, 10):
+        (cut,) = hard_truncate([M(2, "older " * 300), M(1, "newer " * 300), *work], target=target, marker=MARK,
+                               truncated_marker="...[TRUNCATED]...", head_ratio=0.2, counter=counter)
+        assert cut.text.startswith(MARK) and cut.extra["metadata"] == {"compress_level": 3}, target
 
 
 def test_acts_at_the_total_or_the_ratio_of_the_window():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import orjson
 import pytest
@@ -22,15 +23,9 @@ from tcompact.tokens import TokenCounter
 TARGET = 160_000
 
 
-@pytest.fixture(scope="module")
-def big_session(tmp_path_factory):
-    """≥ 1M tokens: copies of every real transcript's messages, every text made distinct (in a clone without
-    ../shared, of the samples' and the small SWE-agent fixture's, copied more often)."""
-    if SHARED.exists():
-        files, copies, scale = [f for f in sorted(SHARED.iterdir()) if f.suffix in (".jsonl", ".traj")], 4, 1
-    else:  # 10 copies for as many rounds as the real ones give, each text repeated for their size
-        files, copies, scale = [*sorted(SAMPLES.glob("*.jsonl")),
-                                SAMPLES.parent / "tests/fixtures/swe_agent_small.traj"], 10, 9
+def _copied(path, files, copies, scale=1):
+    """A chat session of ``copies`` copies of the non-system messages of ``files``, each text repeated ``scale``
+    times and marked with its copy, each tool-call id made the copy's own."""
     base = [message_to_dict(m) for f in files for t in read_file(f).transcripts for m in t.messages
             if m.role != "system"]
     lines = []
@@ -44,9 +39,21 @@ def big_session(tmp_path_factory):
             if d.get("tool_call_id"):
                 d["tool_call_id"] += f"_c{copy}"
             lines.append(orjson.dumps(d))
-    path = tmp_path_factory.mktemp("big") / "session.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
+
+
+SAMPLE_FILES = [*sorted(SAMPLES.glob("*.jsonl")), SAMPLES.parent / "tests/fixtures/swe_agent_small.traj"]
+
+
+@pytest.fixture(scope="module")
+def big_session(tmp_path_factory):
+    """≥ 1M tokens: copies of every real transcript's messages, every text made distinct (in a clone without
+    ../shared, of the samples' and the small SWE-agent fixture's, copied more often)."""
+    path = tmp_path_factory.mktemp("big") / "session.jsonl"
+    if SHARED.exists():
+        return _copied(path, [f for f in sorted(SHARED.iterdir()) if f.suffix in (".jsonl", ".traj")], 4)
+    return _copied(path, SAMPLE_FILES, 10, 9)  # 10 copies for as many rounds, each text repeated for their size
 
 
 def test_a_million_token_session_ends_under_target_with_the_extractive_summarizer(big_session, tmp_path):
@@ -59,6 +66,28 @@ def test_a_million_token_session_ends_under_target_with_the_extractive_summarize
     assert violations(run.transcript.messages, run.messages, run.stages) == []
     blocks = sum(len(c.request.blocks) for s in run.stages for c in s.result.calls)
     assert run.calls < blocks  # packed: fewer calls than blocks
+
+
+@pytest.fixture(scope="module")
+def repeated_samples(tmp_path_factory):
+    """~1.09M tokens: the samples' messages (no system prompt) repeated 55 times, each copy's texts and tool-call
+    ids made distinct. Stage 1 leaves ~247k tokens in ~330 memory blocks of a few hundred tokens each."""
+    return _copied(tmp_path_factory.mktemp("repeated") / "session.jsonl", SAMPLE_FILES, 55)
+
+
+def test_the_aggressive_stages_not_hard_truncation_bring_a_repeated_session_under_target(repeated_samples):
+    """Issue 23 item 3: the aggressive stages replaced next to nothing (each memory block, far under their 20 000
+    tokens, came back as it was) and hard truncation cut the context to one block without a level."""
+    run = compact_file(repeated_samples, CompactOptions(chain="round-level"))
+    assert run.status == "compacted" and run.report["before"]["tokens"] == 1_088_725
+    pipeline = run.report["stages"][0]["pipeline"]
+    assert [p["stage"] for p in pipeline] == ["recursive", "aggressive_keep_recent"]
+    assert pipeline[0]["tokens_after"] > TARGET >= pipeline[1]["tokens_after"] == run.report["after"]["tokens"]
+    levels = Counter(m.extra["metadata"]["compress_level"] for m in run.messages
+                     if m.text.startswith("[ROUND_LEVEL_MEMORY_BLOCK]"))
+    replaced = pipeline[1]["replaced"]  # the rest were already under the budget asked for
+    assert pipeline[0]["replaced"] == 331 and replaced > 200 and levels == {1: 331 - replaced, 2: replaced}
+    assert violations(run.transcript.messages, run.messages, run.stages) == []
 
 
 def _blocks_answer(request) -> object:
@@ -89,7 +118,7 @@ def test_a_million_token_session_ends_under_target_through_an_openai_endpoint(bi
     assert TokenCounter().count(sent[0].body["messages"][1]["content"]) <= 250_000
 
 
-ROUND = ["-c", "round-level", "--force", "--set", "trigger_total_tokens=100000", "--set", "keep_last_request=false"]
+ROUND = ["-c", "round-level", "--now", "--set", "trigger_total_tokens=100000", "--set", "keep_last_request=false"]
 
 
 def _levels(path):

@@ -60,7 +60,7 @@ def env(tmp_path, monkeypatch):
 @pytest.mark.parametrize("chain", ["dialogue", "current-round", "full", "round-level", "micro,dialogue",
                                    "offload,dialogue"])
 def test_extractive_runs_write_no_secret(env, tmp_path, chain):
-    result = CliRunner().invoke(app, ["compact", str(env), "-c", chain, "--force", "-o", "out.jsonl",
+    result = CliRunner().invoke(app, ["compact", str(env), "-c", chain, "--now", "-o", "out.jsonl",
                                       "--dump-dir", "dumps", "--report", "report.json", "--json",
                                       "--context-window", "20000"])
     assert result.exit_code == 0, result.stderr
@@ -84,7 +84,7 @@ def test_a_model_that_echoes_secrets_and_the_api_key_gets_redacted(env, tmp_path
     with FakeOpenAI() as server:
         server.enqueue(ok(echoed))
         result = CliRunner().invoke(app, [
-            "compact", str(env), "-c", "dialogue", "--force", "--summarizer", "openai", "--model", "m",
+            "compact", str(env), "-c", "dialogue", "--now", "--summarizer", "openai", "--model", "m",
             "--base-url", server.base_url, "-o", "out.jsonl", "--dump-dir", "dumps", "--report", "report.json"])
         assert result.exit_code == 0, result.stderr
         assert server.requests[0].headers["authorization"] == f"Bearer {ENV_KEY}"  # it was sent, not written

@@ -198,8 +198,8 @@ def test_terminal_view_shows_the_rows_the_cost_and_the_price_table(home):
     (("--timezone", "Mars/Olympus"), "Error: --timezone: unknown time zone 'Mars/Olympus'"),
     (("--since", "2026-13-45"), "Error: --since: cannot read '2026-13-45' as a date"),
     (("--group-by", "week"), "Error: --group-by: unknown grouping 'week'"),
-    (("--last", "0"), "Error: --last: Input should be greater than or equal to 1"),
-    (("--agent", "gemini"), "Error: --agent: Input should be 'claude' or 'codex'"),
+    (("--last", "0"), "Error: --last must be 1 or more, not 0"),
+    (("--agent", "gemini"), "Error: --agent must be claude or codex, not 'gemini'"),
     (("--since", "20260110", "--until", "20260101"), "Error: --since 20260110 is after --until 20260101"),
     (("--session", "a1", "--last", "2"), "Error: --session and --last exclude each other"),
 ])
@@ -384,3 +384,15 @@ def test_every_sessions_json_key_is_in_the_readme_schema(home):
     for group in ("session", "project", "model", "tool"):
         walk(doc(home, "--group-by", group))
     assert sorted(k for k in keys if not re.search(rf'"{re.escape(k)}"', schema)) == []
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (("--html", "r.html"), "--html shows one session in detail"),
+    (("--transcript", "main"), "--transcript shows one session in detail"),
+    (("--html", "r.html", "--transcript", "main"), "--html and --transcript show one session in detail"),
+])
+def test_options_of_one_session_without_one_name_only_themselves(home, args, error):
+    # issue 23 item 21: `inspect --html FILE` with no PATH named a --transcript that was never given
+    result = run(home, "inspect", *args)
+    assert (result.exit_code, result.stderr) == (2, f"Error: {error} — name it with --session ID (or --session "
+                                                    "last)\n")

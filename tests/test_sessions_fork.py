@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
 import orjson
 import pytest
-from session_stores import A, D, env_for, project_folder, small_home
+from session_stores import A, B, D, E, env_for, project_folder, small_home
 from typer.testing import CliRunner
 
 from tcompact.app import app
@@ -123,6 +124,36 @@ def test_restore_refuses_to_drop_turns_the_agent_added_since(home):
     assert main.read_bytes() == original
     (kept,) = main.parent.glob(f"{A}.jsonl.tcompact-backup-*-current")
     assert kept.read_bytes() == current
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_an_in_place_run_refused_because_the_session_changed_says_it_failed_everywhere(home, monkeypatch, json_out):
+    """Issue 23 item 8: the error came alone (no --json document) and the report said "compacted"."""
+    import tcompact.compaction.job as job
+
+    main = home / ".claude" / "projects" / project_folder("/home/dev/app") / f"{A}.jsonl"
+    real = job.compact_file
+
+    def compact_file(*args, **kwargs):  # the agent writes a line while tcompact compacts
+        run = real(*args, **kwargs)
+        with main.open("ab") as fh:
+            fh.write(b'{"type":"summary","summary":"the agent went on","leafUuid":"x"}\n')
+        return run
+
+    monkeypatch.setattr(job, "compact_file", compact_file)
+    result = run(home, "compact", "-c", "truncate", "--session", A, "--in-place", *(["--json"] if json_out else []))
+    why = "the session file changed while it was being compacted (is the agent running?)"
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == (
+        2, f"Error: {main}: {why} — nothing was replaced; run the command again")
+    (report_path,) = (home / ".local" / "state" / "tcompact" / "sessions").rglob("report.json")
+    report = orjson.loads(report_path.read_bytes())
+    assert (report["status"], report["reason"]) == ("failed", why)
+    if json_out:
+        printed = orjson.loads(result.stdout)
+        assert (printed["status"], printed["reason"], printed["session"]) == ("failed", why, None)
+    else:
+        assert "Compaction failed; the input is untouched" in result.stdout and "resume" not in result.stdout
+    assert list(main.parent.glob("*tcompact-backup*")) == []
 
 
 def test_a_dry_run_fork_writes_nothing(home):
@@ -295,7 +326,201 @@ def test_output_paths_of_a_fork_and_of_an_in_place_run(tmp_path):
         tmp_path / "2026" / "01" / "09" / "rollout-n.jsonl", tmp_path / "state" / "dumps",
         tmp_path / "state" / "report.json", tmp_path / "state" / "offload")
     assert not (tmp_path / "2026").exists()  # a dry run makes no folder
+    # in place: the session file itself (issue 23 item 18: no copy of it in the state folder)
     assert output_paths(p("in-place"), dump_dir=tmp_path / "d", report=tmp_path / "r.json",
-                        offload_dir=tmp_path / "o") == (tmp_path / "state" / "compacted.jsonl", tmp_path / "d",
-                                                        tmp_path / "r.json", tmp_path / "o")
-    assert (tmp_path / "state").is_dir()
+                        offload_dir=tmp_path / "o") == (tmp_path / "2026" / "01" / "09" / "rollout-n.jsonl",
+                                                        tmp_path / "d", tmp_path / "r.json", tmp_path / "o")
+    assert not (tmp_path / "state").exists() and not (tmp_path / "2026").exists()
+    assert output_paths(p("fork"), dump_dir=None, report=None, offload_dir=None)[0].parent.is_dir()
+
+
+def test_the_everyday_fork_compacts_a_session_below_the_trigger(home):
+    # issue 23 item 16: README's `tcompact compact --session last --fork` did nothing on every real session (all
+    # under the 0.8 trigger): a fork or an in-place run the user asks for compacts whatever the trigger says
+    result = run(home, "compact", "--session", "last", "--fork")
+    assert (result.exit_code, result.stderr) == (0, "")
+    (fork,) = [p for p in (home / ".codex" / "sessions").rglob("rollout-*.jsonl") if D not in p.name and E not in p.name]
+    lines = result.stdout.splitlines()
+    new = fork.stem[-36:]
+    (state,) = (home / ".local" / "state" / "tcompact" / "sessions").iterdir()
+    (dump,) = (state / "dumps").iterdir()
+    assert lines[1] == "Compacted: 8,437 → 282 tokens (96.7% saved), 4 → 2 messages"
+    # issue 23 items 18 and 19: where the fork's dumps and report went was not said
+    assert lines[-5:] == [f"Wrote 3 file(s): the transcript {fork}, 1 dump(s) in {state / 'dumps'}, the report "
+                          f"{state / 'report.json'}",
+                          f"Kept in tcompact's state folder: {state} (`tcompact restore --list` lists what it keeps, "
+                          "`--clean --older-than AGE` removes it)",
+                          f"Forked as a new codex session {new}: {fork}", "Resume it with:",
+                          f"  cd /home/dev/app && codex resume {new}"]
+    d = compact(home, "--session", A, "--in-place", "-c", "full")
+    assert (d["status"], d["session"]["mode"]) == ("compacted", "in-place")
+    (state,) = [p for p in (home / ".local" / "state" / "tcompact" / "sessions").iterdir() if A in p.name]
+    assert d["outputs"] == {"transcript": d["session"]["path"], "dumps": [str(p) for p in (state / "dumps").iterdir()],
+                            "offload_store": None, "state": str(state)}
+    result = run(home, "compact", "--session", B, "--json")  # into the current folder: the trigger holds
+    assert orjson.loads(result.stdout)["reason"].endswith("; --now compacts anyway")
+
+
+TORN = b'{"parentUuid":"a-a2","isSidechain":false,"type":"user","message":{"role":"user","content":"and the'
+
+
+def _every_line_is_json(path):
+    return all(orjson.loads(line) is not None for line in path.read_bytes().splitlines())
+
+
+@pytest.mark.parametrize("mode", ["fork", "in-place"])
+def test_a_cut_off_last_line_is_left_out_of_a_fork_and_of_an_in_place_result(home, mode):
+    # issue 23 item 2: with --skip-bad-lines the line the agent was still writing went into the new session
+    # (line 75 of 79 of a real one was the cut JSON, the boundary and the summary after it)
+    main = home / ".claude" / "projects" / project_folder("/home/dev/app") / f"{A}.jsonl"
+    main.write_bytes(main.read_bytes() + TORN)
+    original = main.read_bytes()
+    result = run(home, "compact", "--session", A, f"--{mode}", "-c", "full", "--skip-bad-lines", "--json")
+    assert result.exit_code == 0, result.stderr
+    what = "the fork" if mode == "fork" else "the compacted session"
+    note = f"{main}: line 6 is cut off (the agent may still be writing it): left out of {what}"
+    assert result.stderr == f"Warning: {note}\n"
+    d = orjson.loads(result.stdout)
+    written = Path(d["session"]["path"])
+    assert (d["status"], d["notes"]) == ("compacted", [note])
+    assert _every_line_is_json(written) and TORN not in written.read_bytes()
+    assert written.read_bytes().startswith(original[:-len(TORN)].replace(A.encode(), d["session"]["id"].encode()))
+    report = orjson.loads(Path(next(p for p in d["written"] if p.endswith("report.json"))).read_bytes())
+    assert report["notes"] == [note]
+    if mode == "in-place":
+        assert Path(d["session"]["backup"]).read_bytes() == original  # the backup keeps the line
+
+
+def _modes(root):
+    return {str(p.relative_to(root)): p.stat().st_mode & 0o777 for p in sorted(root.rglob("*"))}
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_nothing_written_from_a_private_session_is_more_readable_than_it(home, umask_022):
+    # issue 23 item 14: a 0600 session gave a 0644 fork, backup and note, and 0644 dumps in 0755 state folders
+    main = home / ".claude" / "projects" / project_folder("/home/dev/app") / f"{A}.jsonl"
+    main.chmod(0o600)
+    fork = compact(home, "--session", A, "--fork", "-c", "full")["session"]
+    assert Path(fork["path"]).stat().st_mode & 0o777 == 0o600
+    state = home / ".local" / "state"
+    (run_folder,) = (state / "tcompact" / "sessions").iterdir()
+    (dump,) = (run_folder / "dumps").iterdir()
+    assert _modes(state) == {"tcompact": 0o700, "tcompact/sessions": 0o700, f"tcompact/sessions/{run_folder.name}": 0o700,
+                             f"tcompact/sessions/{run_folder.name}/dumps": 0o700,
+                             f"tcompact/sessions/{run_folder.name}/dumps/{dump.name}": 0o600,
+                             f"tcompact/sessions/{run_folder.name}/report.json": 0o600}
+    backup = Path(compact(home, "--session", A, "--in-place", "-c", "full")["session"]["backup"])
+    assert [p.stat().st_mode & 0o777 for p in (main, backup, backup.with_name(backup.name + ".json"))] == [0o600] * 3
+    (public,) = (home / ".codex" / "sessions").rglob(f"rollout-*-{D}.jsonl")
+    fork = compact(home, "--session", D, "--fork", "-c", "full")["session"]  # a 0644 session: its own folders stay 0700
+    assert (Path(fork["path"]).stat().st_mode & 0o777, public.stat().st_mode & 0o777) == (0o644, 0o644)
+    assert {m for p, m in _modes(state).items() if (state / p).is_dir()} == {0o700}
+
+
+def test_an_in_place_run_keeps_no_copy_of_the_session_refused_or_not(home, monkeypatch):
+    # issue 23 item 18: each in-place run left a whole copy of the compacted session in the state folder
+    # (26 MB for a 16.7 MB session), and a run refused because the agent wrote meanwhile left it too; a refused
+    # run keeps its dumps and its report, which says it failed (item 8)
+    import tcompact.compaction.job as job
+
+    main = home / ".claude" / "projects" / project_folder("/home/dev/app") / f"{A}.jsonl"
+    before, session = _tree(home), main.read_bytes()
+    real = job.compact_file
+
+    def the_agent_writes_meanwhile(*args, **kwargs):
+        run = real(*args, **kwargs)
+        with main.open("ab") as fh:
+            fh.write(b'{"type":"summary","summary":"the agent went on","leafUuid":"x"}\n')
+        return run
+
+    monkeypatch.setattr(job, "compact_file", the_agent_writes_meanwhile)
+    result = run(home, "compact", "--session", A, "--in-place", "-c", "full", "--summarizer", "extractive")
+    assert (result.exit_code, result.stderr) == (2, f"Error: {main}: the session file changed while it was being "
+                                                    "compacted (is the agent running?) — nothing was replaced; run "
+                                                    "the command again\n")
+    (refused,) = (home / ".local" / "state" / "tcompact" / "sessions").iterdir()
+    assert sorted(p.name for p in refused.iterdir()) == ["dumps", "report.json"]
+    assert [p for p in _tree(home) if p not in before] == [str(p.relative_to(home)) for p in sorted(
+        [home / ".local", home / ".local" / "state", *(home / ".local" / "state").rglob("*")])]
+    assert main.read_bytes().startswith(session) and main.read_bytes() != session
+    monkeypatch.setattr(job, "compact_file", real)
+    compact(home, "--session", A, "--in-place", "-c", "full")
+    (done,) = [p for p in (home / ".local" / "state" / "tcompact" / "sessions").iterdir() if p != refused]
+    assert sorted(p.name for p in done.iterdir()) == ["dumps", "report.json"]
+
+
+def _tree(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_restore_lists_what_tcompact_keeps_and_cleans_what_is_older(home):
+    # issue 23 item 18: ~/.local/state/tcompact grew without bound, and nothing listed or cleaned it
+    root = home / ".local" / "state" / "tcompact"
+    root.mkdir(parents=True, mode=0o755)  # as an older tcompact made it
+    empty = run(home, "restore", "--list")
+    assert (empty.exit_code, empty.stdout) == (0, f"tcompact keeps nothing: {root} holds no run, and no session has "
+                                                  "an in-place backup\n")
+    fork = compact(home, "--session", D, "--fork", "-c", "full")["session"]["id"]
+    backup = Path(compact(home, "--session", A, "--in-place", "-c", "full")["session"]["backup"])
+    assert root.stat().st_mode & 0o777 == 0o700  # tcompact's own folder, made private as it is used
+    doc = orjson.loads(run(home, "restore", "--list", "--json").stdout)
+    runs = {e.name.split("-")[0]: e for e in (root / "sessions").iterdir()}
+    assert sorted((e["kind"], e["agent"], e["session"], e["path"], e["holds"]) for e in doc["entries"]) == [
+        ("backup", "claude", A, str(backup), "the session as the agent had left it; `tcompact restore --session ID` "
+                                             "puts it back"),
+        ("fork", "codex", fork, str(runs["codex"]), "1 dump(s), the report"),
+        ("in-place", "claude", A, str(runs["claude"]), "1 dump(s), the report")]
+    sizes = {e["path"]: e["bytes"] for e in doc["entries"]}
+    assert sizes[str(backup)] == backup.stat().st_size + backup.with_name(backup.name + ".json").stat().st_size
+    assert sizes[str(runs["codex"])] == sum(p.stat().st_size for p in runs["codex"].rglob("*") if p.is_file())
+    assert (doc["state"], doc["total_bytes"]) == (str(root), sum(sizes.values()))
+    text = run(home, "restore", "--list").stdout
+    assert text.splitlines()[0] == (f"tcompact keeps 2 run(s) in {root} and 1 in-place backup(s) beside their "
+                                    f"sessions: {sum(sizes.values()):,} bytes")
+    assert text.splitlines()[-1] == ("`tcompact restore --clean --older-than AGE` removes what is older than AGE "
+                                     "(30d, 12h); a removed backup can no longer be restored")
+    kept = run(home, "restore", "--clean", "--older-than", "1d")
+    assert (kept.exit_code, kept.stdout) == (0, "Removed nothing: no entry is older than 1 day(s)\n")
+    gone = run(home, "restore", "--clean", "--older-than", "0d", "--json")
+    assert (gone.exit_code, orjson.loads(gone.stdout)["removed_bytes"]) == (0, sum(sizes.values()))
+    assert list((root / "sessions").iterdir()) == [] and not backup.exists()
+    assert orjson.loads(run(home, "restore", "--list", "--json").stdout)["entries"] == []
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (("--clean",), "--clean needs --older-than AGE — e.g. --older-than 30d; --older-than 0d removes everything"),
+    (("--list", "--older-than", "3x"), "--older-than: cannot read '3x' as an age — write a number and m, h, d or w, "
+                                       "e.g. 30d (days) or 12h (hours); 0d is everything"),
+    (("--older-than", "3d"), "--older-than goes with --list or --clean"),
+    (("--list", "--clean", "--older-than", "3d"), "--list and --clean exclude each other — --list --older-than AGE "
+                                                  "shows what --clean would remove"),
+    (("x.jsonl", "--list"), "--list and --clean work on what tcompact keeps: PATH, -o, --store and the session "
+                            "selectors do not apply"),
+])
+def test_listing_and_cleaning_options_are_checked(home, args, error):
+    result = run(home, "restore", *args)
+    assert (result.exit_code, result.stderr) == (2, f"Error: {error}\n")
+
+
+def test_tcompact_knows_its_own_backup_note(home):
+    # issue 23 item 21: inspecting a project folder passed over the in-place backup's note as "no transcript
+    # tcompact knows"
+    backup = Path(compact(home, "--session", A, "--in-place", "-c", "full")["session"]["backup"])
+    note = backup.with_name(backup.name + ".json")
+    doc = orjson.loads(run(home, "inspect", str(main_folder(home)), "--json").stdout)
+    assert doc["not_transcripts"] == [{"path": str(note), "reason": "tcompact's note of an in-place backup, not a "
+                                                                    "transcript"}]
+    named = run(home, "inspect", str(note))
+    assert (named.exit_code, named.stderr) == (2, f"Error: {note}: tcompact's note of an in-place backup, not a "
+                                                  f"transcript — `tcompact restore --session {A}` puts the session "
+                                                  "back; `tcompact restore --list` lists the backups\n")
+
+
+def main_folder(home):
+    return home / ".claude" / "projects" / project_folder("/home/dev/app")

@@ -35,11 +35,11 @@ def error(fn, *args, **kw):
 
 
 @pytest.mark.parametrize(("values", "message"), [
-    ({"last": 0}, f"--last: Input should be greater than or equal to 1 — {HELP}"),
-    ({"last": "x"}, f"--last: Input should be a valid integer, unable to parse string as an integer — {HELP}"),
-    ({"session": ""}, f"--session: String should have at least 1 character — {HELP}"),
-    ({"project": ""}, f"--project: String should have at least 1 character — {HELP}"),
-    ({"agent": "gemini"}, f"--agent: Input should be 'claude' or 'codex' — {HELP}"),
+    ({"last": 0}, f"--last must be 1 or more, not 0 — {HELP}"),
+    ({"last": "x"}, f"--last must be a whole number, not 'x' — {HELP}"),
+    ({"session": ""}, f"--session must not be empty — {HELP}"),
+    ({"project": ""}, f"--project must not be empty — {HELP}"),
+    ({"agent": "gemini"}, f"--agent must be claude or codex, not 'gemini' — {HELP}"),
     ({"session": "a", "last": 2}, "--session and --last exclude each other — use one of them"),
     ({"since": "2026-13-01"}, "--since: cannot read '2026-13-01' as a date — use YYYYMMDD or ISO 8601, e.g. 20260105 "
                               "or 2026-01-05T10:00:00Z"),

@@ -667,11 +667,11 @@ def compacted_twice(path, tmp_path):
     from tcompact.compaction import CompactOptions, compact_file
     from tcompact.evaluation.scoring import visible_messages
 
-    once = compact_file(path, CompactOptions(force=True))
+    once = compact_file(path, CompactOptions(now=True))
     assert once.status == "compacted"
     again = tmp_path / "once.jsonl"
     again.write_bytes(once.output.data)
-    twice = visible_messages(compact_file(again, CompactOptions(force=True)))
+    twice = visible_messages(compact_file(again, CompactOptions(now=True)))
     summary = next(m.text for m in twice if m.text.startswith("This session is being continued"))
     return twice, summary, sections("<state_snapshot>\n" + summary.split("\n\n", 1)[1] + "\n</state_snapshot>")
 

@@ -66,7 +66,8 @@ def test_fit_takes_the_most_important_then_the_newest():
 
 def test_markers_only_when_something_was_left_out_and_none_only_when_empty():
     sections_ = [("A", [Item("note", "one", 1)]), ("B", [])]
-    assert render(sections_) == "<state_snapshot>\n1. A\n- (+1 more left out for the budget)\n\n2. B\n(none)\n" \
+    # issue 23 item 21: "+1 more left out" when nothing of the section was shown
+    assert render(sections_) == "<state_snapshot>\n1. A\n- (1 left out for the budget)\n\n2. B\n(none)\n" \
                                 "</state_snapshot>"
     text = fit(sections_, 1000, counter=COUNTER)
     assert text == "<state_snapshot>\n1. A\n- one\n\n2. B\n(none)\n</state_snapshot>"

@@ -138,7 +138,7 @@ def compact(server: FakeOpenAI, session: Path, compressor: str, *extra: str, tim
     """Run the real command against the loopback server."""
     tmp = session.parent
     before = (session.read_bytes(), session.stat().st_mtime_ns)
-    args = ["compact", str(session), "-c", compressor, "--force", "--summarizer", "openai", "--model", "fake-model",
+    args = ["compact", str(session), "-c", compressor, "--now", "--summarizer", "openai", "--model", "fake-model",
             "--base-url", server.base_url, "-o", str(tmp / "out.jsonl"), "--dump-dir", str(tmp / "dumps"),
             "--report", str(tmp / "report.json"), "--timeout", f"{timeout:g}", "--max-retries", str(retries),
             *(ROUND_LEVEL_SETS if compressor == "round-level" else ()), *extra]

@@ -338,12 +338,13 @@ def test_reset_connection_is_server_unstable(server, make):
     assert err.hint == "is the server running and is the base URL right? retrying may help"
 
 
-def test_refused_connection_is_server_unstable(make):
+def test_refused_connection_is_unreachable(make):
+    # issue 23 item 21: nothing answered at all — no server failed (replay --table said server_unstable)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     err = fail(make(base_url=f"http://127.0.0.1:{port}/v1"))
-    assert (err.kind, err.status, err.retry_after) == ("server_unstable", None, None)
+    assert (err.kind, err.status, err.retry_after) == ("unreachable", None, None)
     assert err.what.startswith(f"127.0.0.1:{port}: connection failed (ConnectionRefusedError: ")
 
 

@@ -228,7 +228,7 @@ def test_a_refused_reply_is_dumped_retried_resampled_and_replayed(server, tmp_pa
     server.enqueue(ok("I'm sorry for the inconvenience. " * 10),
                    ok("<state_snapshot>\n1. Active Task\nPort the parser: done.\n</state_snapshot>"))
     runner = CliRunner()
-    args = ["compact", str(session), "-c", "current-round", "--force", "--summarizer", "openai", "--model",
+    args = ["compact", str(session), "-c", "current-round", "--now", "--summarizer", "openai", "--model",
             "smollm2-135m", "--base-url", server.base_url, "-o", str(tmp_path / "out.jsonl"), "--dump-dir",
             str(tmp_path / "dumps"), "--report", str(tmp_path / "report.json")]
     result = runner.invoke(app, args)
@@ -285,7 +285,7 @@ def test_llama_cpps_500_overflow_through_compact_shrinks_the_refused_request(ser
             {"role": "tool", "tool_call_id": f"c{n}", "content": "output line\n" * 300})]))
     server.enqueue(error(500, "Context size has been exceeded.", type="server_error"),
                    ok("<state_snapshot>1. Active Task\ngo: ran bash 4 times\n</state_snapshot>"))
-    result = CliRunner().invoke(app, ["compact", str(session), "-c", "current-round", "--force", "--summarizer",
+    result = CliRunner().invoke(app, ["compact", str(session), "-c", "current-round", "--now", "--summarizer",
                                       "openai", "--model", "m", "--base-url", server.base_url, "-o",
                                       str(tmp_path / "out.jsonl"), "--dump-dir", str(tmp_path / "dumps")])
     assert (result.exit_code, result.stderr) == (0, "")

@@ -51,7 +51,7 @@ def test_an_extractive_summary_with_the_users_words_stays_within_its_cap(contrac
 def test_dialogue_through_its_compressor_keeps_the_summary_within_summary_max_tokens(tmp_path):
     path = tmp_path / "long.jsonl"
     path.write_bytes(b"".join(orjson.dumps(message_to_dict(m)) + b"\n" for m in long_requests()))
-    run = compact_file(path, CompactOptions(chain="dialogue", force=True,
+    run = compact_file(path, CompactOptions(chain="dialogue", now=True,
                                             overrides=(parse_set("dialogue.summary_max_tokens=3000"),)))
     assert run.status == "compacted"
     (_, dump), = run.dumps()

@@ -60,7 +60,7 @@ def _same_without_cache(path, monkeypatch, *, chain="round-level"):
     assert shared.looked_up == asked
     uncached = _inspect(path, monkeypatch, cache=False)
     assert cold == warm == kept == uncached
-    options = CompactOptions(chain=chain, force=True)
+    options = CompactOptions(chain=chain, now=True)
     monkeypatch.setenv(tokencache.NO_CACHE_ENV, "")
     with_cache = compact_file(path, options)
     monkeypatch.setenv(tokencache.NO_CACHE_ENV, "1")

@@ -4,7 +4,8 @@ Every failure reaches the user as a single ``Error: …`` line on stderr with a 
 tcompact's own errors (exit 2 for bad input or options, 1 for failed work), the parser's usage
 errors (exit 2), and — as a last resort — unexpected exceptions (exit 70, with the traceback only
 when TCOMPACT_DEBUG is set). A reader that closes stdout early ends the command quietly with
-exit 141, as SIGPIPE ends a Unix tool. Commands are imported lazily so ``--help`` stays fast.
+exit 141, as SIGPIPE ends a Unix tool; Ctrl-C ends it with exit 130 at once, without waiting for
+threads still in a summariser call. Commands are imported lazily so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from .errors import TcompactError
 __all__ = ["app", "main"]
 
 _INTERNAL_ERROR = 70
+#: Ctrl-C: the status a shell reports for a command SIGINT ended (128 + 2).
+INTERRUPTED = 130
 #: A reader that closed stdout early (``tcompact inspect f | head -2``): the command ends quietly
 #: with the status a shell reports for a Unix tool that SIGPIPE ended (``yes | head -1``): 128 + 13.
 CLOSED_PIPE = 141
@@ -81,8 +84,10 @@ class _Group(TyperGroup):
             return super().invoke(ctx)
         except TcompactError as exc:
             raise _fail(str(exc), exc.exit_code) from None
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        except (typer.Exit, typer.Abort):
             raise
+        except KeyboardInterrupt:  # Ctrl-C where the command has nothing of its own to say
+            raise _fail("interrupted", INTERRUPTED) from None
         except BrokenPipeError:
             raise _closed_pipe() from None
         except Exception as exc:
@@ -159,4 +164,20 @@ def main() -> None:
     import gc
 
     gc.disable()
-    app(prog_name="tcompact")
+    try:
+        app(prog_name="tcompact")
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED:  # stop now: worker threads may be waiting on a summariser's answer
+            _exit_now(INTERRUPTED)
+        raise
+
+
+def _exit_now(code: int) -> None:
+    """End the process at once: what the command had to say is flushed, and it has taken back what it
+    wrote; threads still waiting (a summariser call in flight, which a normal exit would join) end with it."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

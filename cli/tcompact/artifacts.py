@@ -1,9 +1,11 @@
 """The only writer of output files, and the one check of an output path.
 
 Every file is written atomically (temp file + rename), never over an existing file unless forced,
-never over an input it was made from. The same check runs before any work (:func:`check_target`,
-:func:`check_page`, :func:`probe_folders`), so that a run that cannot write its outputs fails
-before it starts, with the words the writer would use.
+never over an input it was made from, and never more readable than those inputs: a session holds
+code, paths and often secrets, so what is made from a 0600 session is 0600 too (a folder made for
+it 0700). The same check runs before any work (:func:`check_target`, :func:`check_page`,
+:func:`probe_folders`), so that a run that cannot write its outputs fails before it starts, with
+the words the writer would use.
 """
 
 from __future__ import annotations
@@ -16,9 +18,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .errors import OutputError
+from .journal import record as _record
 
 __all__ = ["write_bytes", "write_json", "write_page", "make_folder", "remove", "AppendLog", "remove_paths", "check_target",
-           "check_page", "probe_folders"]
+           "check_page", "probe_folders", "folder_mode", "PRIVATE"]
+
+#: The mode of tcompact's own folders (the state folder, the cache, offload stores): its user's only.
+PRIVATE = 0o700
 
 Paths = Iterable["str | Path | None"]
 
@@ -99,7 +105,7 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
         raise OutputError(f"cannot write here: {exc.strerror}", path=str(folder),
                           hint="check the folder's permissions") from None
     try:
-        os.chmod(tmp, _mode(target))
+        os.chmod(tmp, _mode(target) & _ceiling(inputs))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -107,7 +113,7 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
                 os.fsync(fh.fileno())
         if check is not None:
             check(Path(tmp))
-        os.replace(tmp, target)
+        _replace(tmp, target)
     except OSError as exc:
         _remove(tmp)
         raise OutputError(f"cannot write: {exc.strerror}", path=str(target),
@@ -118,6 +124,17 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
     return target
 
 
+def _replace(tmp: str, target: Path) -> None:
+    """The rename that puts a written file in place, noted in the open journals (:mod:`tcompact.journal`):
+    a new file before it exists (a Ctrl-C between the two leaves none unnoted), a replaced one after."""
+    existed = os.path.lexists(target)
+    if not existed:
+        _record("made", target)
+    os.replace(tmp, target)
+    if existed:
+        _record("replaced", target)
+
+
 def _mode(target: Path) -> int:
     """The permissions a plain ``open(target, "w")`` would give: the replaced file's own, else
     0666 less the umask (a temporary file is made 0600, which the rename would otherwise keep)."""
@@ -125,6 +142,24 @@ def _mode(target: Path) -> int:
         return stat.S_IMODE(target.stat().st_mode)
     except OSError:
         return 0o666 & ~_umask()
+
+
+def _ceiling(inputs: Paths) -> int:
+    """The permission bits every input allows (a file is never more readable than what it was made from)."""
+    bits = 0o777
+    for p in inputs:
+        if p is not None:
+            with contextlib.suppress(OSError):
+                bits &= stat.S_IMODE(os.stat(p).st_mode) | 0o7000  # the special bits are not the inputs' to give
+    return bits
+
+
+def folder_mode(inputs: Paths) -> int:
+    """The mode of a folder made for files made from ``inputs``: read, write and search for each class
+    of user (owner, group, others) that may read every input, less the umask (0700 for a 0600 session)."""
+    readable = _ceiling(inputs)
+    bits = sum(0o7 << shift for shift in (6, 3, 0) if readable & (0o4 << shift))
+    return bits & ~_umask()
 
 
 def _umask() -> int:
@@ -148,20 +183,27 @@ def write_page(path: str | Path, document: str, *, force: bool = False, inputs: 
     return write_bytes(path, document.encode("utf-8", "replace"), force=force, inputs=inputs)
 
 
-def write_json(path: str | Path, document: object, *, force: bool = False, sync: bool = True) -> Path:
-    """One JSON document, indented, written atomically (folders created as needed)."""
+def write_json(path: str | Path, document: object, *, force: bool = False, sync: bool = True,
+               inputs: tuple[str | Path, ...] = ()) -> Path:
+    """One JSON document, indented, written atomically (folders created as needed, as private as ``inputs``)."""
     import orjson
 
     target = Path(path)
-    make_folder(target.parent)
-    return write_bytes(target, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n", force=force, sync=sync)
+    make_folder(target.parent, mode=folder_mode(inputs) if inputs else None)
+    return write_bytes(target, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n", force=force, sync=sync,
+                       inputs=inputs)
 
 
-def make_folder(folder: str | Path) -> Path:
-    """Create a folder (and its parents) for outputs."""
+def make_folder(folder: str | Path, *, mode: int | None = None) -> Path:
+    """Create a folder (and its parents) for outputs; those it creates get ``mode`` (None: the umask's
+    default). A folder that exists is left as it is."""
     path = Path(folder)
+    missing = [p for p in (path, *path.parents) if not os.path.lexists(p)]
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        for created in reversed(missing):  # made with its mode, never wider for a moment
+            created.mkdir(mode=0o777 if mode is None else mode, exist_ok=True)
+            _record("folders", created)
+        path.mkdir(parents=True, exist_ok=True)  # a file in the way is an error
     except OSError as exc:
         raise OutputError(f"cannot create the folder: {exc.strerror}", path=str(path),
                           hint="choose another place or fix the permissions") from None

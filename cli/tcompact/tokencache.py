@@ -110,7 +110,8 @@ def write_blob(name: str, data: bytes) -> None:
     target = cache_folder() / name
     tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        cache_folder().mkdir(mode=0o700, parents=True, exist_ok=True)  # tcompact's own: its user's only
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp.write_bytes(hashlib.sha256(data).digest() + data)
         os.replace(tmp, target)
     except OSError:

@@ -80,6 +80,26 @@ _LOADING = threading.Lock()
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
+def _interruptibly(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` on a thread of its own, waited for where Ctrl-C can reach the caller: building the
+    tokenizer is one call into tiktoken's Rust (up to a second on a busy machine) that no signal cuts short."""
+    box: list[Any] = []
+
+    def run() -> None:
+        try:
+            box.append((True, fn(*args)))
+        except BaseException as exc:  # handed to the caller
+            box.append((False, exc))
+
+    worker = threading.Thread(target=run, name="tcompact-tokenizer", daemon=True)
+    worker.start()
+    worker.join()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
 @cache
 def _pool() -> Any:
     """One thread pool for the process: tiktoken releases the GIL while it encodes."""
@@ -191,7 +211,7 @@ class TokenCounter:
         return self._encoding
 
     def _load(self) -> None:
-        encoding = load_encoding(self.encoding_name)
+        encoding = _interruptibly(load_encoding, self.encoding_name)
         # tiktoken's buffer encoder gives counts without building a Python list of token ids;
         # it is internal API, so the public batch encoder is the fallback.
         self._to_buffer = getattr(getattr(encoding, "_core_bpe", None), "encode_to_tiktoken_buffer", None)

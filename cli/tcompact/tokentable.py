@@ -136,7 +136,7 @@ class TokenCache:
         if self._fd is not None or not self.usable:
             return self._fd
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # tcompact's own: its user's only
             fd = self._open_valid()
             if fd is None:
                 with _Lock(self.folder / LOCK) as locked:

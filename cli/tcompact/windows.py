@@ -17,6 +17,7 @@ __all__ = [
     "window_for_model",
     "resolve_window",
     "ratio_threshold",
+    "unknown_model",
 ]
 
 DEFAULT_WINDOW = 200_000
@@ -93,3 +94,25 @@ def resolve_window(*, context_window: int | None = None, model: str | None = Non
     if recorded:
         return Window(recorded, "recorded in the file")
     return Window(DEFAULT_WINDOW, "default")
+
+
+def unknown_model(model: str | None, *, context_window: int | None, encoding: str | None,
+                  called: bool = False) -> str | None:
+    """What a ``--model`` that no table knows leaves to the other sources, said (None: nothing is left
+    to them — a known model, or the window and the tokenizer both given — or ``called``: the model is
+    the one a summariser calls, a server's name, and does what it was given for)."""
+    from .encodings import encoding_for_model
+
+    if not model or called or window_for_model(model) is not None:
+        return None
+    unknown_encoding = encoding is None and encoding_for_model(model)[1]
+    said = ([] if context_window else ["the context window is the file's (its model's, or the one it recorded, else "
+                                       f"{DEFAULT_WINDOW:,} tokens)"]) + \
+        (["tokens are counted with o200k_base, approximately"] if unknown_encoding else [])
+    if not said:
+        return None
+    hints = ([] if context_window else ["--context-window N sets the window"]) + \
+        (["--encoding NAME the tokenizer" if not context_window else "--encoding NAME sets the tokenizer"]
+         if unknown_encoding else [])
+    return f"--model {model}: tcompact knows no such model, so {' and '.join(said)} — {', '.join(hints)}"
+

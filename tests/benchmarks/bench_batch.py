@@ -87,7 +87,7 @@ def _args(corpus: Path, out: Path, *, engine: str, workers: int, kind: str, chai
     args = [sys.executable, "-m", "tcompact", "batch", kind, str(corpus), "--out", str(out), "--json",
             "--engine", engine, "--workers", str(workers)]
     if kind == "compact":
-        args += ["-c", "truncate,dialogue", "--force"]
+        args += ["-c", "truncate,dialogue", "--now"]
     if kind == "eval":
         args += [a for chain in chains for a in ("-c", chain)]
     return args

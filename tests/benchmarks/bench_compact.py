@@ -99,7 +99,7 @@ def command_for(name: str, path: Path, *, warm: bool = False) -> list[str]:
     cache = [] if warm else ["--no-cache"]
     if name == "inspect":
         return inspect_command(path, *cache)
-    return [*tcompact_base(), "compact", str(path), "-c", name, "--summarizer", "extractive", "--force",
+    return [*tcompact_base(), "compact", str(path), "-c", name, "--summarizer", "extractive", "--now",
             "-o", str(RUN_DIR / "out.jsonl"), "--json", *cache, *EXTRA_SETTINGS.get(name, [])]
 
 

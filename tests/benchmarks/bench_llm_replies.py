@@ -80,7 +80,7 @@ def main() -> int:
                 tmp = Path(scratch) / f"{name}-{budget}".replace(" ", "_")
                 started = time.perf_counter()
                 result = CliRunner().invoke(app, [
-                    "compact", str(SHARED / file), *extra, "--force", "--summarizer", "openai", "--model",
+                    "compact", str(SHARED / file), *extra, "--now", "--summarizer", "openai", "--model",
                     MODEL_ALIAS, "--base-url", server.base_url, "--set", f"summary_max_tokens={budget}",
                     "--max-retries", "2", "--timeout", "900", "-o", str(tmp / "out.jsonl"), "--dump-dir",
                     str(tmp / "dumps"), "--report", str(tmp / "report.json")])

@@ -34,7 +34,7 @@ def commands(session: Path, dumps: Path, out: Path) -> dict[str, list[str]]:
         "inspect --json (cached)": ["inspect", str(session), "--json"],
         "inspect (tables, cached)": ["inspect", str(session)],
         "inspect --no-cache --json": ["inspect", str(session), "--json", "--no-cache"],
-        "compact --dry-run --json": ["compact", str(session), "-c", "truncate", "--dry-run", "--json", "--force"],
+        "compact --dry-run --json": ["compact", str(session), "-c", "truncate", "--dry-run", "--json", "--now"],
         "compressors --json": ["compressors", "--json"],
         "replay --table --json": ["replay", str(dumps), "--table", "--json"],
         "replay --verify": ["replay", str(dumps), "--verify"],
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                         b'{"role":"user","content":"Thanks"}\n{"role":"assistant","content":"Done."}\n')
     env = child_env(CACHE)
     dumps = WORK / "out.dumps"
-    subprocess.run([*tcompact_base(), "compact", str(session), "-c", "dialogue", "--force", "-o", str(WORK / "out.jsonl")],
+    subprocess.run([*tcompact_base(), "compact", str(session), "-c", "dialogue", "--now", "-o", str(WORK / "out.jsonl")],
                    env=env, check=True, capture_output=True)
     measure([*tcompact_base(), "inspect", str(session), "--json"], env=env)  # fills the cache
     print(f"{machine()}; median of {args.repeat} runs; python {sys.version.split()[0]}")

@@ -11,7 +11,10 @@ order). :func:`check_claude` then answers the questions of the real-client tests
 * ``duplicated``: text and thinking blocks sent more often than the context holds them;
 * ``prompt_last``: the new prompt is in the last message, a user one;
 * ``unanswered`` / ``orphans``: tool_use ids with no tool_result after them, and results with no
-  call before them.
+  call before them;
+* ``thinking`` / ``late_thinking``: the thinking and redacted_thinking blocks sent, and those sent from
+  the summary on (None without a summary) — Anthropic's newest models refuse a thinking block whose
+  earlier history changed, so a compaction's must be 0.
 
 For Codex, :func:`check_codex` compares the ``input`` items with the history the rollout says a
 resume must rebuild: the newest ``compacted`` line's ``replacement_history``, then every later
@@ -111,6 +114,8 @@ class ClaudeCheck:
     prompt_last: bool
     unanswered: tuple[str, ...]
     orphans: tuple[str, ...]
+    thinking: int = 0
+    late_thinking: int | None = None
     problems: tuple[str, ...] = field(default=())
 
     @property
@@ -129,7 +134,10 @@ def check_claude(sent: Sequence[Mapping[str, Any]], expected: Sequence[Atom], *,
     last = sent[-1] if sent else {}
     prompt_last = last.get("role") == "user" and any(prompt in a[2] for a in _atoms("user", last.get("content"))
                                                       if a[0] == "text")
-    summary_sent = None if summary is None else any(a[0] == "text" and summary.strip()[:400] in a[2] for a in got)
+    at = next((n for n, a in enumerate(got) if a[0] == "text" and summary and summary.strip()[:400] in a[2]), None)
+    summary_sent = None if summary is None else at is not None
+    thinking = [n for n, a in enumerate(got) if a[0] in ("thinking", "redacted_thinking")]
+    late = None if summary is None else sum(1 for n in thinking if n >= (at or 0))
     unanswered, orphans = _pairing(sent)
     problems = [f"{len(missing)} block(s) of the context not sent in order, first {missing[0]!r:.200}"] if missing else []
     problems += [f"{len(duplicated)} block(s) sent twice, first {duplicated[0]!r:.200}"] if duplicated else []
@@ -137,8 +145,9 @@ def check_claude(sent: Sequence[Mapping[str, Any]], expected: Sequence[Atom], *,
     problems += ["the summary was not sent"] if summary_sent is False else []
     problems += [f"tool_use without tool_result: {', '.join(unanswered)}"] if unanswered else []
     problems += [f"tool_result without tool_use: {', '.join(orphans)}"] if orphans else []
+    problems += [f"{late} thinking block(s) sent from the summary on"] if late else []
     return ClaudeCheck(len(sent), summary_sent, missing, duplicated, prompt_last, tuple(unanswered), tuple(orphans),
-                       tuple(problems))
+                       len(thinking), late, tuple(problems))
 
 
 def _not_in_order(expected: Sequence[Atom], got: Sequence[Atom]) -> list[Atom]:

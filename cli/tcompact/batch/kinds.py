@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import evaluation
-from ..compaction import (CompactOptions, OutputPaths, check_options, compact_file, default_paths, resolve_chain,
-                          run_failure, strict_failure, write_run)
+from ..compaction import (CompactOptions, OutputPaths, as_written, check_options, compact_file, default_paths,
+                          resolve_chain, run_failure, strict_failure, write_run)
 from ..errors import UsageError
 from ..evaluation import KINDS as CANARY_KINDS
 from ..evaluation import EvalOptions, evaluate_file
@@ -159,8 +159,10 @@ def compact_figures(path: str, task: CompactTask) -> dict[str, Any]:
     options = replace(task.options, offload_dir=str(paths.store.resolve()))
     run = compact_file(path, options)
     written, problems = write_run(run, paths, force=False, source=Path(path), strict=task.strict)
-    failure = (strict_failure(problems) if task.strict else None) or run_failure(run, paths, dry_run=False)
-    if failure is not None:  # the same errors as `tcompact compact`
+    failure = (strict_failure(problems) if task.strict else None) or run_failure(
+        as_written(run, written=written, output=paths.output, problems=problems, strict=task.strict), paths,
+        dry_run=False)
+    if failure is not None:  # the same errors as `tcompact compact` (a transcript that was not written too)
         raise failure
     report = run.report
     rel = Path(task.out)

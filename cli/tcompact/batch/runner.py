@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
-from ..errors import InputError, UsageError, WorkFailed
+from ..errors import InputError, Interrupted, UsageError
 from ..tokencache import enabled as cache_enabled
 from .engines import Engine, make_engine
 from .kinds import Kind, get_kind
@@ -54,12 +54,6 @@ class Progress:
     ok: int
     failed: int
     resumed: int
-
-
-class Interrupted(WorkFailed):
-    """Ctrl-C: the results so far are kept and a re-run goes on from them."""
-
-    exit_code = 130
 
 
 class _Tally:

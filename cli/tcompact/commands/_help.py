@@ -31,7 +31,7 @@ METAVARS = {
     "--trigger-ratio": "R", "--preserve": "TEXT", "--prompt": "FILE", "--store": "DIR",
     "--session": "ID", "--last": "N", "--project": "PATH", "--agent": "NAME", "--since": "DATE", "--until": "DATE",
     "--timezone": "TZ", "--summarizer-window": "N", "--out": "DIR", "--engine": "NAME", "--workers": "N",
-    "--address": "ADDRESS", "--seed": "N", "--per-kind": "N",
+    "--address": "ADDRESS", "--seed": "N", "--per-kind": "N", "--older-than": "AGE",
 }
 #: Arguments whose metavar is not their name in capitals.
 ARGUMENTS = {("inspect", "paths"): "PATH", ("replay", "paths"): "DUMP|DIR", ("inspect", "sources"): "SOURCE",

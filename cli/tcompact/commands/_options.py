@@ -88,6 +88,26 @@ def run_settings(*, timeout: float, max_retries: int, concurrency: int, request_
                                request_mode=request_mode, summarizer_window=summarizer_window)
 
 
+def say_unknown_model(model: str | None, *, context_window: int | None, encoding: str | None,
+                      summarizer: str | None = None) -> None:
+    """A ``--model`` that no table knows sets nothing (unless the summariser calls it): said on stderr,
+    not ignored (:func:`tcompact.windows.unknown_model`)."""
+    if not model:
+        return
+    from ..windows import unknown_model
+
+    called = False
+    if summarizer is not None:
+        from ..summarizers import calls_model  # (pydantic: not for inspect, which has no summariser)
+
+        called = calls_model(summarizer)
+    note = unknown_model(model, context_window=context_window, encoding=encoding, called=called)
+    if note:
+        from .. import render
+
+        render.warn(note)
+
+
 def api_key() -> str | None:
     """The openai key, read here at the edge (it travels with the options to a batch's workers)."""
     import os

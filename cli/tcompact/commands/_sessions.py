@@ -1,4 +1,6 @@
-"""``inspect`` without a PATH: the sessions on this machine (a listing, or one session in detail)."""
+"""The sessions on this machine for the commands: ``inspect`` without a PATH (a listing, or one session
+in detail), ``restore --session``, and what tcompact keeps of the sessions it forked or replaced
+(``restore --list`` / ``--clean``)."""
 
 from __future__ import annotations
 
@@ -62,8 +64,9 @@ def list_or_pick(selector: Selector, options, *, group_by: str, cost: bool, json
     sessions, every = select_sessions(selector, empty_ok=True)
     if selector.session is not None and group_by == "session":
         return sessions[0]
-    if html is not None or transcript is not None:
-        raise UsageError("--html and --transcript show one session in detail",
+    given = [name for name, value in (("--html", html), ("--transcript", transcript)) if value is not None]
+    if given:
+        raise UsageError(f"{' and '.join(given)} show{'s' if len(given) == 1 else ''} one session in detail",
                          hint="name it with --session ID (or --session last)")
     listing = SessionsOptions(inspect=options, group_by=group_by, cost=cost, timezone=selector.timezone)
     with render.file_progress(enabled=not json_out) as on_file:
@@ -92,3 +95,42 @@ def restore_session(path: Path | None, selector: Selector, *, output: Path | Non
                          hint="leave them out, or restore an offload with `tcompact restore FILE -o OUT`")
     main, backup = restore_backup(one_session(None, selector), force=force)
     render.console().print(f"Restored {main} from {backup.name}", markup=False)
+
+
+def kept_by_tcompact(*, listing: bool, clean: bool, older_than: str | None, json_out: bool, other: bool) -> None:
+    """``restore --list [--older-than AGE]`` and ``restore --clean --older-than AGE``."""
+    from .. import render
+    from ..render.state_view import cleaned_view, kept_view
+    from ..sessions import stores_from_env
+    from ..sessions.state import clean as remove, entries, older, parse_age, state_root
+
+    _check_kept_options(listing=listing, clean=clean, older_than=older_than, other=other)
+    found = entries(stores_from_env())
+    if older_than is not None:
+        found = older(found, parse_age(older_than))
+    doc = {"state": str(state_root()), "older_than": older_than}
+    if clean:
+        remove(found)
+        doc.update(removed=[e.document() for e in found], removed_bytes=sum(e.bytes for e in found))
+        return render.print_json(doc) if json_out else cleaned_view(doc)
+    doc.update(entries=[e.document() for e in found], total_bytes=sum(e.bytes for e in found))
+    return render.print_json(doc) if json_out else kept_view(doc)
+
+
+def _check_kept_options(*, listing: bool, clean: bool, older_than: str | None, other: bool) -> None:
+    from ..errors import UsageError
+    from ..sessions.state import parse_age
+
+    if other:
+        raise UsageError("--list and --clean work on what tcompact keeps: PATH, -o, --store and the session "
+                         "selectors do not apply")
+    if listing and clean:
+        raise UsageError("--list and --clean exclude each other", hint="--list --older-than AGE shows what --clean "
+                         "would remove")
+    if not (listing or clean):
+        raise UsageError("--older-than goes with --list or --clean")
+    if clean and older_than is None:
+        raise UsageError("--clean needs --older-than AGE", hint="e.g. --older-than 30d; --older-than 0d removes "
+                         "everything")
+    if older_than is not None:
+        parse_age(older_than)  # a bad age is the error before anything is searched

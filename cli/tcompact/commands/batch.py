@@ -14,7 +14,8 @@ from ..defaults import DEFAULT_CHAIN
 from ._help import Group
 from ._options import (ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, MaxRetriesOpt,
                        ModelOpt, NoCacheOpt, PreserveOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, api_key,
-                       option_group, read_options)
+                       option_group, read_options,
+                       say_unknown_model)
 from .eval import fail_on_failed_chains, measured_rows, with_eval_options
 
 batch_app = typer.Typer(
@@ -50,13 +51,14 @@ def _how(*, out: Path, engine: str, workers: int | None, address: str | None, re
     from pydantic import ValidationError
 
     from ..batch import BatchOptions
-    from ..errors import UsageError
+    from ..errors import UsageError, bad_value
 
     try:
         options = BatchOptions(out=out, engine=engine, workers=workers, address=address, retry_failed=retry_failed)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise UsageError(f"--{err['loc'][0]}: {err['msg']}", hint="see 'tcompact batch --help'") from None
+        raise UsageError(bad_value(f"--{str(err['loc'][0]).replace('_', '-')}", err),
+                         hint="see 'tcompact batch --help'") from None
     return _How(options, json_out)  # --no-cache has done its work: it set TCOMPACT_NO_CACHE, which the jobs carry
 
 
@@ -117,6 +119,7 @@ def batch_inspect(
     """
     from ..inspection import InspectOptions
 
+    say_unknown_model(model, context_window=context_window, encoding=encoding)
     settings = InspectOptions(read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False),
                               encoding=encoding, model=model, context_window=context_window, spans=spans,
                               keep_recent=keep_recent)
@@ -140,7 +143,7 @@ BatchSummarizerWindowOpt = Annotated[int | None, typer.Option("--summarizer-wind
                                                               "server reports).", show_default=False)]
 BatchTriggerRatioOpt = Annotated[float | None, typer.Option("--trigger-ratio", help="Compact at this share of the "
                                                             "window.", show_default=False)]
-BatchForceOpt = Annotated[bool, typer.Option("--force", help="Compact even below the trigger.")]
+BatchNowOpt = Annotated[bool, typer.Option("--now", help="Compact even below the compressors' triggers.")]
 BatchStrictOpt = Annotated[bool, typer.Option("--strict", help="A file whose output breaks an invariant fails (its "
                                               "transcript is not written).")]
 
@@ -152,7 +155,7 @@ BATCH_COMPACT_OPTIONS = (
     ("concurrency", BatchConcurrencyOpt, 4), ("request_mode", BatchRequestModeOpt, None),
     ("summarizer_window", BatchSummarizerWindowOpt, None), ("replay_dir", ReplayDirOpt, None),
     ("context_window", ContextWindowOpt, None), ("trigger_ratio", BatchTriggerRatioOpt, None),
-    ("encoding", EncodingOpt, None), ("preserve", PreserveOpt, None), ("force", BatchForceOpt, False),
+    ("encoding", EncodingOpt, None), ("preserve", PreserveOpt, None), ("now", BatchNowOpt, False),
     ("strict", BatchStrictOpt, False), ("fmt", FormatOpt, None), ("full_history", FullHistoryOpt, False),
     ("skip_bad_lines", SkipBadLinesOpt, False),
 )
@@ -193,6 +196,8 @@ def batch_compact(sources: SourcesArg, how=None, task=None) -> None:
     \b
       tcompact batch compact runs/ --out runs.compacted/ --engine ray
     """
+    o = task.options
+    say_unknown_model(o.model, context_window=o.context_window, encoding=o.encoding, summarizer=o.summarizer)
     _run("compact", sources, task, how)
 
 
@@ -212,6 +217,8 @@ def batch_eval(sources: SourcesArg, how=None, options=None) -> None:
       tcompact batch eval runs/ --out runs.eval/ -c full -c dialogue --engine ray
       tcompact batch eval runs/ --out runs.needed/ --metric needed -c full
     """
+    say_unknown_model(options.model, context_window=options.context_window, encoding=options.encoding,
+                      summarizer=options.summarizer)
     paths = {k: getattr(options, k).resolve() for k in ("replay_dir", "config", "dump_dir")
              if getattr(options, k) is not None}
     options = options.model_copy(update={"api_key": os.environ.get("OPENAI_API_KEY"), **paths})  # as Ray gets them

@@ -16,17 +16,22 @@ from ._options import (RUN_OPTIONS, BaseUrlOpt, ChainOpt, ConfigOpt, ContextWind
 
 PathArg = Annotated[Path | None, typer.Argument(help="The transcript to compact (none: the session --session names).",
                                                 show_default=False)]
-OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="The compacted transcript (default: "
-                                                "<input>.compacted.jsonl).", show_default=False)]
-DumpDirOpt = Annotated[Path | None, typer.Option("--dump-dir", help="Folder of compression dumps (default: "
-                                                 "<output>.dumps/).", show_default=False)]
-ReportOpt = Annotated[Path | None, typer.Option("--report", help="Token report JSON (default: <output>.report.json).",
-                                                show_default=False)]
-OffloadDirOpt = Annotated[Path | None, typer.Option("--offload-dir", help="Offload store (default: "
-                                                    "<output>.offload/).", show_default=False)]
+OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="The compacted transcript (default: beside "
+                                                "the input, s.compacted.jsonl for s.jsonl).", show_default=False)]
+DumpDirOpt = Annotated[Path | None, typer.Option("--dump-dir", help="Folder of compression dumps (default: beside "
+                                                 "the output, out.dumps/ for out.jsonl; with --fork or --in-place, in "
+                                                 "the state folder).", show_default=False)]
+ReportOpt = Annotated[Path | None, typer.Option("--report", help="Token report JSON (default: beside the output, "
+                                                "out.report.json for out.jsonl; with --fork or --in-place, in the "
+                                                "state folder).", show_default=False)]
+OffloadDirOpt = Annotated[Path | None, typer.Option("--offload-dir", help="Offload store (default: beside the "
+                                                    "output, out.offload/ for out.jsonl; with --fork or --in-place, "
+                                                    "in the state folder).", show_default=False)]
 HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report with charts "
                                               "(needs tcompact[html]).", show_default=False)]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Compact even below the trigger, and overwrite outputs.")]
+NowOpt = Annotated[bool, typer.Option("--now", help="Compact even below the compressors' triggers (--fork and "
+                                     "--in-place always do).")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would happen; write nothing.")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Fail (exit 1, transcript not written) when the output "
                                          "breaks an invariant; the default warns.")]
@@ -46,7 +51,7 @@ COMPACT_OPTIONS = (
     ("base_url", BaseUrlOpt, None), *RUN_OPTIONS, ("replay_dir", ReplayDirOpt, None),
     ("context_window", ContextWindowOpt, None), ("trigger_ratio", TriggerRatioOpt, None),
     ("encoding", EncodingOpt, None), ("preserve", PreserveOpt, None), ("html", HtmlOpt, None),
-    ("force", ForceOpt, False), ("dry_run", DryRunOpt, False), ("strict", StrictOpt, False),
+    ("now", NowOpt, False), ("force", ForceOpt, False), ("dry_run", DryRunOpt, False), ("strict", StrictOpt, False),
     ("allow_mismatch", AllowMismatchOpt, False), ("json_out", JsonOpt, False), ("no_cache", NoCacheOpt, False),
     ("transcript", TranscriptOpt, None), ("fmt", FormatOpt, None), ("full_history", FullHistoryOpt, False),
     ("skip_bad_lines", SkipBadLinesOpt, False), ("fork", ForkOpt, False), ("in_place", InPlaceOpt, False),
@@ -56,20 +61,25 @@ COMPACT_OPTIONS = (
 def compact_job(*, compressor: str, summarizer: str, sets: list[str] | None, config: Path | None, model: str | None,
                 base_url: str | None, timeout: float, max_retries: int, concurrency: int, request_mode: str | None,
                 summarizer_window: int | None, replay_dir: Path | None, context_window: int | None,
-                trigger_ratio: float | None, encoding: str | None, preserve: str | None, force: bool, to: str | None,
+                trigger_ratio: float | None, encoding: str | None, preserve: str | None, now: bool, to: str | None,
                 transcript: str | None, fmt: str | None, full_history: bool, skip_bad_lines: bool, no_cache: bool,
                 **job: Any):
     """The CompactJob of compact's option values (its PATH and selectors added by the command), validated
     here at the boundary: the run settings, the --set overrides, the reading options."""
-    from ..compaction import CompactJob, CompactOptions
-    from ..compressors import parse_sets
+    from ..errors import Interrupted
+
+    try:  # the library's modules load here: most of a start-up that Ctrl-C may cut short
+        from ..compaction import CompactJob, CompactOptions
+        from ..compressors import parse_sets
+    except KeyboardInterrupt:
+        raise Interrupted.nothing_written() from None
 
     run = run_settings(timeout=timeout, max_retries=max_retries, concurrency=concurrency, request_mode=request_mode,
                        summarizer_window=summarizer_window)
     options = CompactOptions(
         chain=compressor, overrides=parse_sets(sets), config=config, trigger_ratio=trigger_ratio,
         summarizer=summarizer, model=model, base_url=base_url, api_key=api_key(), replay_dir=replay_dir, run=run,
-        encoding=encoding, context_window=context_window, force=force, to=to, transcript=transcript,
+        encoding=encoding, context_window=context_window, now=now, to=to, transcript=transcript,
         preserve=preserve, read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
     return CompactJob(None, options, **job)
 
@@ -81,11 +91,12 @@ def compact(path: PathArg = None, job=None, selector=None, *, json_out: bool = F
 
     Writes the compacted transcript (in the input's format unless --to), one dump per summariser
     call, the offloaded originals and a token report. "Nothing to do" (below the trigger) is a
-    normal outcome: exit 0, nothing written. A summariser failure leaves the input untouched,
-    writes the failed dumps and exits 1.
+    normal outcome: exit 0, nothing written (--now compacts anyway). A summariser failure leaves
+    the input untouched, writes the failed dumps and exits 1.
 
     A session of this machine is named with --session ID (or last) instead of a PATH; --fork writes
-    the result as a new session of its agent, --in-place replaces it (keeping a backup).
+    the result as a new session of its agent, --in-place replaces it (keeping a backup); both
+    compact whatever the trigger says.
 
     Examples:
 
@@ -96,11 +107,16 @@ def compact(path: PathArg = None, job=None, selector=None, *, json_out: bool = F
     """
     from dataclasses import replace
 
-    from .. import render
-    from ..compaction import run_job
+    from ..errors import Interrupted
 
-    outcome = run_job(replace(job, path=path, selector=selector), warn=render.warn,
-                      warn_skipped=render.warn_skipped_lines)
+    try:
+        from .. import render
+        from ..compaction import run_job
+
+        outcome = run_job(replace(job, path=path, selector=selector), warn=render.warn,
+                          warn_skipped=render.warn_skipped_lines)
+    except KeyboardInterrupt:  # before the job began (the job takes back what it wrote itself)
+        raise Interrupted.nothing_written() from None
     render.compact_outcome(outcome, json_out=json_out)
     if outcome.failure is not None:
         raise outcome.failure

@@ -14,7 +14,8 @@ import typer
 from ..defaults import DEFAULT_CHAIN
 from ._options import (RUN_OPTIONS, BaseUrlOpt, ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt,
                        JsonOpt, ModelOpt, NoCacheOpt, PreserveOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt,
-                       TranscriptOpt, option_group, run_settings, with_selectors)
+                       TranscriptOpt, option_group, run_settings, say_unknown_model,
+                       with_selectors)
 
 ChainsOpt = Annotated[list[str] | None, typer.Option("-c", "--compressor", help="A compressor or chain to evaluate "
                                                      "(repeatable; default: every compressor and the default chain "
@@ -46,7 +47,7 @@ def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | No
     UsageError naming its option (the summariser's run settings in compact's words)."""
     from pydantic import ValidationError
 
-    from ..errors import UsageError
+    from ..errors import UsageError, bad_value
     from ..evaluation import METRICS, EvalOptions
 
     if values["metric"] not in METRICS:
@@ -58,7 +59,7 @@ def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | No
                            run=run, **values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise UsageError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}",
+        raise UsageError(bad_value(f"--{str(first['loc'][0]).replace('_', '-')}", first),
                          hint=f"see tcompact {command} --help") from None
 
 
@@ -80,7 +81,7 @@ def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_ca
     --metric canaries (the default): in a copy of each session it plants seeded facts — an error
     line inside a tool output, a file written, a command run and its outcome, a user constraint,
     a user preference, a decision, a fact stated once early — compacts the copy with each chain
-    as `compact --force` would, and reports per chain and kind the share found verbatim in what
+    as `compact --now` would (below the trigger too), and reports per chain and kind the share found verbatim in what
     the model would see, the tokens against the original, tool-pairing violations and whether
     the last real request was kept. Nothing is written but the dumps --dump-dir asks for.
 
@@ -107,6 +108,8 @@ def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_ca
     from ..render.eval_view import eval_outcome
     from ._sessions import paths_or_sessions
 
+    say_unknown_model(options.model, context_window=options.context_window, encoding=options.encoding,
+                      summarizer=options.summarizer)
     # bad options are the error before the stores are searched
     paths = paths_or_sessions(paths, selector, before_search=options.chain_list)
     with render.file_progress(enabled=not json_out) as on_file:

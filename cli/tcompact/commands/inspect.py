@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from ._options import (ContextWindowOpt, CountModelOpt, EncodingOpt, FormatOpt, FullHistoryOpt, GroupByOpt, JsonOpt,
-                       NoCacheOpt, NoCostOpt, SkipBadLinesOpt, TranscriptOpt, option_group, read_options, with_selectors)
+                       NoCacheOpt, NoCostOpt, SkipBadLinesOpt, TranscriptOpt, option_group, read_options,
+                       say_unknown_model, with_selectors)
 
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Transcript files or folders (searched recursively); "
@@ -18,6 +19,8 @@ SpansOpt = Annotated[str | None, typer.Option("--spans", help="Show the span lay
 KeepRecentOpt = Annotated[int | None, typer.Option("--keep-recent", help="With --spans: tail messages the span keeps "
                                                    "raw (default: the compressor's).", show_default=False)]
 TopOpt = Annotated[int, typer.Option("--top", help="How many of the largest messages to list.")]
+FoldOpt = Annotated[bool, typer.Option("--fold", help="One row per file: its sub-agents and episodes are counted "
+                                       "in it, not listed one by one.")]
 HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report with charts "
                                               "(needs tcompact[html]; replaces an existing page).",
                                               show_default=False)]
@@ -26,7 +29,7 @@ HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Also write a self-
 INSPECT_OPTIONS = (
     ("json_out", JsonOpt, False), ("no_cache", NoCacheOpt, False), ("encoding", EncodingOpt, None),
     ("model", CountModelOpt, None), ("context_window", ContextWindowOpt, None), ("spans", SpansOpt, None),
-    ("keep_recent", KeepRecentOpt, None), ("top", TopOpt, 10), ("html", HtmlOpt, None),
+    ("keep_recent", KeepRecentOpt, None), ("top", TopOpt, 10), ("fold", FoldOpt, False), ("html", HtmlOpt, None),
     ("transcript", TranscriptOpt, None), ("fmt", FormatOpt, None), ("full_history", FullHistoryOpt, False),
     ("skip_bad_lines", SkipBadLinesOpt, False), ("group_by", GroupByOpt, "session"), ("no_cost", NoCostOpt, False),
 )
@@ -42,9 +45,9 @@ def inspect_options(*, fmt: str | None, full_history: bool, skip_bad_lines: bool
 
 @with_selectors
 @option_group("options", INSPECT_OPTIONS, inspect_options,
-              keep=("json_out", "html", "transcript", "group_by", "no_cost"))
+              keep=("json_out", "html", "transcript", "group_by", "no_cost", "fold"))
 def inspect(paths: PathsArg = None, options=None, selector=None, *, json_out: bool = False, html: Path | None = None,
-            transcript: str | None = None, group_by: str = "session", no_cost: bool = False) -> None:
+            transcript: str | None = None, group_by: str = "session", no_cost: bool = False, fold: bool = False) -> None:
     """Show where the tokens of one or many transcripts go.
 
     Per transcript: tokens by role, by content kind and by tool, per round, the largest messages,
@@ -65,6 +68,11 @@ def inspect(paths: PathsArg = None, options=None, selector=None, *, json_out: bo
     from ..inspect_job import inspect_job
     from ._sessions import paths_or_session
 
+    if fold and json_out:
+        from ..errors import UsageError
+
+        raise UsageError("--fold shapes the tables; --json gives every transcript", hint="leave one of them out")
+    say_unknown_model(options.model, context_window=options.context_window, encoding=options.encoding)
     found = paths_or_session(paths, selector, options, group_by=group_by, cost=not no_cost, json_out=json_out,
                              transcript=transcript, html=html)
     if found is None:  # the sessions were listed
@@ -73,7 +81,7 @@ def inspect(paths: PathsArg = None, options=None, selector=None, *, json_out: bo
     with render.file_progress(enabled=not json_out) as on_file:
         report, counted = inspect_job(paths, options, session=session, html=html, cost=not no_cost,
                                       timezone_name=selector.timezone, on_file=on_file)
-    render.inspect_outcome(report, json_out=json_out, transcript=transcript)
+    render.inspect_outcome(report, json_out=json_out, transcript=transcript, fold=fold)
     if html is not None:
         from ..pages import write_inspect_page
 

@@ -1,4 +1,5 @@
-"""``tcompact restore``: put offloaded originals back into a compacted transcript."""
+"""``tcompact restore``: put offloaded originals back into a compacted transcript, put back a session
+compacted in place, and list or clean what tcompact keeps of the sessions it forked or replaced."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ._options import FormatOpt, SkipBadLinesOpt, with_selectors
+from ._options import FormatOpt, JsonOpt, SkipBadLinesOpt, with_selectors
 
 
 PathArg = Annotated[Path | None, typer.Argument(help="A transcript compacted with -c offload.", show_default=False)]
@@ -16,11 +17,20 @@ OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="Where to
 StoreOpt = Annotated[Path | None, typer.Option("--store", help="The offload store folder (default: the paths in the "
                                                "markers).", show_default=False)]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")]
+ListOpt = Annotated[bool, typer.Option("--list", help="List what tcompact keeps of the sessions it forked or "
+                                       "compacted in place: the runs in its state folder and the in-place backups, "
+                                       "with their sizes.")]
+CleanOpt = Annotated[bool, typer.Option("--clean", help="Remove what --list shows that is older than --older-than "
+                                        "(backups too).")]
+OlderThanOpt = Annotated[str | None, typer.Option("--older-than", help="With --list or --clean: the entries older "
+                                                  "than AGE: 30d, 12h, 2w, 90m (0d: all).", show_default=False)]
 
 
 @with_selectors
 def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = None, force: ForceOpt = False,
-            fmt: FormatOpt = None, skip_bad_lines: SkipBadLinesOpt = False, selector=None) -> None:
+            fmt: FormatOpt = None, skip_bad_lines: SkipBadLinesOpt = False, list_: ListOpt = False,
+            clean: CleanOpt = False, older_than: OlderThanOpt = None, json_out: JsonOpt = False,
+            selector=None) -> None:
     """Put offloaded originals back into a compacted transcript.
 
     Rebuilds the original transcript from one compacted with -c offload and its offload store. Lines
@@ -29,18 +39,38 @@ def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = No
     With --session ID instead: put back the session that `compact --in-place` replaced, from the
     backup kept next to it (--force restores even when the agent wrote to the session since).
 
+    --list shows what tcompact keeps of the sessions it forked or compacted in place (its state
+    folder, ~/.local/state/tcompact, and the in-place backups); --clean --older-than AGE removes
+    what is older.
+
     Examples:
 
     \b
       tcompact restore out.jsonl --store out.offload -o original.jsonl
       tcompact restore --session last
+      tcompact restore --list
+      tcompact restore --clean --older-than 30d
     """
-    from .. import render
+    if list_ or clean or older_than is not None:
+        from ._sessions import kept_by_tcompact
 
+        return kept_by_tcompact(listing=list_, clean=clean, older_than=older_than, json_out=json_out,
+                                other=path is not None or output is not None or store is not None or selector.narrows)
+    if json_out:
+        from ..errors import UsageError
+
+        raise UsageError("--json goes with --list or --clean", hint="leave it out to restore")
     if path is None or selector.narrows:
         from ._sessions import restore_session
 
         return restore_session(path, selector, output=output, force=force)
+    _restore_offload(path, output=output, store=store, force=force, fmt=fmt, skip_bad_lines=skip_bad_lines)
+
+
+def _restore_offload(path: Path, *, output: Path | None, store: Path | None, force: bool, fmt: str | None,
+                     skip_bad_lines: bool) -> None:
+    """``restore FILE -o OUT``: the originals of an offload put back."""
+    from .. import render
     from ..artifacts import write_bytes
     from ..restore import restore_file
     from ._options import read_options

@@ -15,8 +15,8 @@ from .chain import CompactionRun, Stage, compact_file, compact_source, locate
 from .job import CompactJob, JobOutcome, run_failure, run_job, strict_failure
 from .options import CompactOptions, check_options, resolve_chain
 from .paths import OutputPaths, check_paths, default_paths
-from .writing import write_run
+from .writing import as_written, write_run
 
 __all__ = ["CompactOptions", "check_options", "resolve_chain", "Stage", "CompactionRun", "compact_file",
            "compact_source", "locate", "OutputPaths", "default_paths", "check_paths", "write_run", "CompactJob", "JobOutcome",
-           "run_job", "strict_failure", "run_failure"]
+           "run_job", "strict_failure", "run_failure", "as_written"]

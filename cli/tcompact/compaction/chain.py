@@ -22,6 +22,7 @@ from ..report import compact_report
 from ..summarizers.base import Summarizer
 from ..tokens import TokenCounter
 from ..windows import resolve_window
+from .bad_lines import kept_note, without_cut_off_line
 from .options import CompactOptions, check_options, output_format, resolve_chain
 
 __all__ = ["Stage", "CompactionRun", "compact_file", "compact_source", "locate"]
@@ -77,6 +78,7 @@ def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summa
 def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: Summarizer | None = None
                    ) -> CompactionRun:
     """Run the chain over one transcript of a file already read (with its raw records kept)."""
+    source, left_out = without_cut_off_line(source, options.into_session)
     chain, settings = resolve_chain(options)
     fmt = output_format(options)
     original = source.transcript(options.transcript)
@@ -87,11 +89,13 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
                             recorded=recorded if isinstance(recorded, int) else None).tokens
     if summarizer is None and any(c.uses_summarizer for c in chain):
         summarizer = summarizers.build(options, counter)
-    ctx = Context(counter=counter, window=window, summarizer=summarizer, force=options.force,
+    ctx = Context(counter=counter, window=window, summarizer=summarizer, force=options.now,
                   preserve=options.preserve, offload_dir=options.offload_dir, locator=lambda m: locate(source, m),
                   transient_retries=options.run.retries, concurrency=options.run.concurrency)
     stages = _run_chain(chain, settings, original.messages, ctx)
-    return _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
+    run = _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
+    run.report["notes"][:0] = [*left_out, *kept_note(source, run.output_format)] if run.output is not None else []
+    return run
 
 
 def _run_chain(chain: Sequence[Compressor], settings: Sequence[Settings], messages: Sequence[Message],
@@ -116,7 +120,7 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     message = (f"{failed.compressor.name}: {failed.result.reason}" if failed else
                "; ".join(f"{s.compressor.name}: {s.result.reason}" for s in stages))
     if status == "nothing to do" and not ctx.force and any(s.result.reason.startswith(TRIGGER_REASONS) for s in stages):
-        message += "; --force compacts anyway"
+        message += "; --now compacts anyway"
     session = _session(source, original)
     info = {"path": source.path, "format": source.format, "sha256": _sha256(source), "transcript": original.id}
     dctx = DumpContext(session=session, source=info, summarizer=getattr(summarizer, "name", "none"),
@@ -134,8 +138,8 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     report["reason"] = message
     report["invariants"] = violations(original.messages, final, stages) if applied else []
     report["notes"] = list(output.notes) if output is not None else []  # what the output format leaves out
-    if output is not None and output.written is not None:  # the figure of what the file holds
-        report["after"]["tokens"] = ctx.counter.total(output.written.messages)
+    if output is not None and output.written is not None:  # the figures of what the file holds
+        report["after"].update(messages=len(output.written.messages), tokens=ctx.counter.total(output.written.messages))
     return CompactionRun(status=status, message=message, source=source, transcript=original, messages=tuple(final),
                          stages=tuple(stages), output=output, output_format=fmt, blobs=blobs, report=report,
                          dump_context=dctx, counter=ctx.counter)

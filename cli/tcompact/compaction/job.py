@@ -15,12 +15,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, UsageError, WorkFailed
+from ..errors import InputError, Interrupted, TcompactError, UsageError, WorkFailed
+from ..journal import Journal, journal
 from ..sessions import Selector
+from ..summarizers import calls_model
+from ..windows import unknown_model
+from .bad_lines import kept_note
 from .chain import CompactionRun, compact_file
 from .options import CompactOptions, check_options
 from .paths import OutputPaths, check_paths, default_paths
-from .writing import write_run
+from .writing import as_failed, as_written, outputs_of, write_run
 
 __all__ = ["CompactJob", "JobOutcome", "run_job", "strict_failure", "run_failure"]
 
@@ -28,10 +32,11 @@ __all__ = ["CompactJob", "JobOutcome", "run_job", "strict_failure", "run_failure
 @dataclass(frozen=True)
 class CompactJob:
     """What a ``compact`` command line asks for: the transcript (or the stored session the selector
-    names), the options, where to write, and how (``options.force`` also allows overwriting)."""
+    names), the options, where to write, and how (``force``: existing outputs may be overwritten)."""
 
     path: Path | None
     options: CompactOptions
+    force: bool = False
     output: Path | None = None
     dump_dir: Path | None = None
     report: Path | None = None
@@ -47,68 +52,140 @@ class CompactJob:
 
 @dataclass(frozen=True)
 class JobOutcome:
-    """What the job did: the run, the files written, the invariants broken, the session written (fork or
-    in place), the HTML report, and the failure to report after the result (None: exit 0)."""
+    """What the job did: the run, the files written and where each kind went (``outputs``), the invariants
+    broken, the session written (fork or in place), the HTML report, and the failure to report after the
+    result (None: exit 0)."""
 
     run: CompactionRun
     paths: OutputPaths
     written: tuple[Path, ...]
+    outputs: dict[str, Any]
     problems: tuple[str, ...]
     dry_run: bool
     stored: bool
     session: dict[str, Any] | None
     page: Path | None
-    failure: WorkFailed | None
+    failure: TcompactError | None
 
     def document(self) -> dict[str, Any]:
         """``compact --json`` (printed when the run fails, too)."""
-        return {**self.run.report, "invariants": list(self.problems), "written": [str(p) for p in self.written],
-                "dry_run": self.dry_run, **({"session": self.session} if self.stored else {})}
+        return {**self.run.report, "outputs": self.outputs, "invariants": list(self.problems),
+                "written": [str(p) for p in self.written], "dry_run": self.dry_run,
+                **({"session": self.session} if self.stored else {})}
 
 
 def run_job(job: CompactJob, *, warn: Callable[[str], None],
             warn_skipped: Callable[[str, Sequence[tuple[int, str]]], None]) -> JobOutcome:
-    """Check, compact, write; ``warn`` and ``warn_skipped`` hear what the user should know as it happens."""
+    """Check, compact, write; ``warn`` and ``warn_skipped`` hear what the user should know as it happens.
+
+    A job stopped part way — Ctrl-C, an error while writing, an in-place run refused because the agent
+    wrote to the session — takes back the files and folders it made (:class:`tcompact.journal.Journal`),
+    unless it had replaced a file already (which cannot be given back: it says so)."""
+    with journal() as record:
+        try:
+            return _run_job(job, warn=warn, warn_skipped=warn_skipped)
+        except KeyboardInterrupt:
+            raise _interrupted(record) from None
+        except BaseException:
+            if not record.replaced:
+                record.undo()
+            raise
+
+
+def _interrupted(record: Journal) -> Interrupted:
+    if record.replaced:
+        return Interrupted(f"interrupted once {record.replaced[0]} was replaced", hint="what was written is kept "
+                           f"({len(record.made) + len(record.replaced)} file(s)); the report may be missing")
+    record.undo()
+    return Interrupted.nothing_written()
+
+
+def _run_job(job: CompactJob, *, warn: Callable[[str], None],
+             warn_skipped: Callable[[str, Sequence[tuple[int, str]]], None]) -> JobOutcome:
     check_options(job.options)
+    o = job.options
+    for note in filter(None, [unknown_model(o.model, context_window=o.context_window, encoding=o.encoding,
+                                            called=calls_model(o.summarizer))]):
+        warn(note)
     path, into, original, paths = _targets(job)
-    options = replace(job.options, offload_dir=str(paths.store.resolve()))
-    _check_targets(job, path, paths)
+    # a fork or an in-place run is asked for one session by name: it compacts whatever the trigger says
+    options = replace(job.options, offload_dir=str(paths.store.resolve()), now=job.options.now or into is not None,
+                      into_session=None if into is None else into.mode)
+    _check_targets(job, path, paths, in_place=into is not None and into.mode == "in-place")
     run = compact_file(path, options)
     if into is not None:
         from ..sessions.fork import with_new_ids
 
         run = with_new_ids(run, into)
-    warn_skipped(str(path), run.source.skipped)
-    for note in run.report["notes"]:
-        warn(note)
+    _warn_read(run, path, warn=warn, warn_skipped=warn_skipped)
+    refused = None if job.dry_run else _refused(into, original)
+    if refused is not None:  # the agent wrote to the session meanwhile: the run failed, and says so everywhere
+        run = as_failed(run, refused.what)
     written, problems = ([], list(run.report.get("invariants") or [])) if job.dry_run else \
-        write_run(run, paths, force=options.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch)
+        write_run(run, paths, force=job.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch,
+                  private=None if into is None else into.state, settle=_settle(into, original))
     for problem in problems:
         warn(f"invariant: {problem}")
+    failure = refused or (strict_failure(problems) if job.strict else None) or \
+        _unwritten(run, paths, written, problems, dry_run=job.dry_run) or run_failure(run, paths, dry_run=job.dry_run)
+    if not job.dry_run:  # every output says what happened: a transcript not written is a failed run
+        run = as_written(run, written=written, output=paths.output, problems=problems, strict=job.strict)
     session = None
     if into is not None and not job.dry_run:
-        from ..sessions.fork import finish
+        from ..sessions.fork import finish, kept
 
-        session = finish(into, run, written, original=original)
+        session = finish(into, run, written)
+        written += kept(into) if session is not None else []
     page = _page(job, run, paths, written=written, problems=problems)
+    outputs = outputs_of(run, paths, written, state=None if into is None else into.state)
     written = written + ([page] if page is not None else [])
-    failure = strict_failure(problems) if job.strict else None
-    return JobOutcome(run, paths, tuple(written), tuple(problems), job.dry_run, into is not None, session, page,
-                      failure or _unwritten(run, paths, written, problems, dry_run=job.dry_run)
-                      or run_failure(run, paths, dry_run=job.dry_run))
+    return JobOutcome(run, paths, tuple(written), outputs, tuple(problems), job.dry_run, into is not None, session,
+                      page, failure)
 
 
-def _check_targets(job: CompactJob, path: Path, paths: OutputPaths) -> None:
+def _warn_read(run: CompactionRun, path: Path, *, warn: Callable[[str], None],
+               warn_skipped: Callable[[str, Sequence[tuple[int, str]]], None]) -> None:
+    """The lines skipped in reading, then the report's notes (but its note of where those lines went,
+    which the first warning has just said)."""
+    warn_skipped(str(path), run.source.skipped)
+    said = kept_note(run.source, run.output_format)
+    for note in run.report["notes"]:
+        if note not in said:
+            warn(note)
+
+
+def _refused(into: Any, original: bytes | None) -> TcompactError | None:
+    """In place: the refusal of a session the agent wrote to while it was compacted (checked again at the
+    last moment, :func:`_settle`)."""
+    if into is None or into.mode != "in-place":
+        return None
+    from ..sessions.fork import changed
+
+    assert original is not None
+    return changed(into, original=original)
+
+
+def _settle(into: Any, original: bytes | None) -> Callable[[Path], None] | None:
+    """In place: the step that keeps the session's backup before the compacted file takes its place."""
+    if into is None or into.mode != "in-place":
+        return None
+    from ..sessions.fork import keep_backup
+
+    assert original is not None
+    return keep_backup(into, original=original)
+
+
+def _check_targets(job: CompactJob, path: Path, paths: OutputPaths, *, in_place: bool) -> None:
     """Before any work: the input is a file, the outputs can be written (not for a dry run), and the page."""
     if not path.is_file():
         raise InputError("no such file" if not path.exists() else "is a folder", path=str(path),
                          hint="pass the transcript file to compact")
     if not job.dry_run:
-        check_paths(paths, source=path, force=job.options.force)
+        check_paths(paths, source=path, force=job.force, in_place=in_place)
     if job.html is not None:
         from ..pages import check_html
 
-        check_html(job.html, force=job.options.force,
+        check_html(job.html, force=job.force,
                    keep=(path, paths.output, paths.report, paths.dump_dir, paths.store))
 
 
@@ -121,7 +198,7 @@ def _page(job: CompactJob, run: CompactionRun, paths: OutputPaths, *, written: l
     from ..pages import write_compact_page
 
     return write_compact_page(job.html, run, paths, written=written, problems=problems, dry_run=job.dry_run,
-                              force=job.options.force)
+                              force=job.force)
 
 
 def _targets(job: CompactJob) -> tuple[Path, Any, bytes | None, OutputPaths]:

@@ -20,7 +20,9 @@ __all__ = ["CompactOptions", "check_options", "resolve_chain", "output_format"]
 @dataclass(frozen=True)
 class CompactOptions:
     """Everything ``tcompact compact`` can be told, typed: the chain and its settings (``overrides``:
-    parsed ``--set`` values), the summariser and how its calls are made (``run``), and how to count."""
+    parsed ``--set`` values), the summariser and how its calls are made (``run``), and how to count.
+    ``now``: compact even below the compressors' triggers (``--now``; a fork or an in-place run always does);
+    ``into_session``: "fork" or "in-place" when the result becomes a session of the agent's store."""
 
     chain: str = DEFAULT_CHAIN
     overrides: tuple[Override, ...] = ()
@@ -34,7 +36,8 @@ class CompactOptions:
     run: RunSettings = field(default_factory=RunSettings)
     encoding: str | None = None
     context_window: int | None = None
-    force: bool = False
+    now: bool = False
+    into_session: str | None = None
     to: str | None = None
     transcript: str | None = None
     preserve: str | None = None

@@ -31,9 +31,10 @@ def default_paths(source: Path, *, output: Path | None, dump_dir: Path | None, s
                        report=report if report is not None else Path(f"{base}.report.json"))
 
 
-def check_paths(paths: OutputPaths, *, source: Path, force: bool) -> None:
+def check_paths(paths: OutputPaths, *, source: Path, force: bool, in_place: bool = False) -> None:
     """Refuse, before any work, two outputs at one path, an output that exists (without force), that is
-    the input, or that lands in a folder no file can be created in (:mod:`tcompact.artifacts`)."""
+    the input, or that lands in a folder no file can be created in (:mod:`tcompact.artifacts`).
+    ``in_place``: the transcript is to replace the input itself (``compact --in-place``)."""
     files = {"transcript": paths.output, "report": paths.report}  # one folder may take both dumps and originals
     named = [*files.items(), ("dump folder", paths.dump_dir), ("offload store", paths.store)]
     for n, (name, target) in enumerate(named):
@@ -42,7 +43,7 @@ def check_paths(paths: OutputPaths, *, source: Path, force: bool) -> None:
                     target.resolve() == earlier.resolve():  # the later would replace the earlier, or fail on it
                 raise OutputError(f"the {name} and the {other} would be the same path", path=str(target),
                                   hint="give each output its own path (-o, --report, --dump-dir, --offload-dir)")
-    for target in (paths.output, paths.report):
+    for target in (None if in_place else paths.output, paths.report):
         if target is not None:
             check_target(target, force=force, inputs=(source,))
     probe_folders(t for t in (paths.output, paths.report, paths.dump_dir / "x", paths.store / "x") if t is not None)

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, bad_value
 from ..model import Message
 from ..registry import by_name
 from ..spans import Span
@@ -136,10 +136,10 @@ def _validate(compressor: Compressor, values: Mapping[str, Any]) -> Settings:
         return compressor.settings_model(**values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "settings"
+        where = ".".join(str(p) for p in first["loc"])
         known = ", ".join(compressor.settings_model.model_fields)
-        raise UsageError(f"{compressor.name} setting {where}: {first['msg']}",
-                         hint=f"settings of {compressor.name}: {known}") from None
+        raise UsageError(bad_value(f"{compressor.name} setting {where}" if where else f"{compressor.name} settings",
+                                   first), hint=f"settings of {compressor.name}: {known}") from None
 
 
 def _value(raw: str) -> Any:

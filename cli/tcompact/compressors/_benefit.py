@@ -34,7 +34,7 @@ DENSITY = 0.5
 #: Below this many facts in what is replaced, only the tokens and the skeleton test decide.
 MIN_FACTS = 8
 _EMPTY_LINE = re.compile(r"(?i)^(?:\d{1,2}\.\s+.{1,90}|#+\s.*|\(?(?:none|omitted|n/a)\)?\.?|-\s*\(?(?:none|omitted|n/a)\)?\.?|"
-                         r"-\s*\(\+\d+[^)]*\)|</?[\w_-]+>|[^:\n]{1,60}:)$")
+                         r"-\s*\(\+?\d+[^)]*\)|</?[\w_-]+>|[^:\n]{1,60}:)$")
 
 _FACT = re.compile(r"`[^`\n]{2,80}`|[\w@~-]*[/_.][\w./@~-]*\w|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b\d[\d.,:]*\d\b")
 _ARGUMENT_CHARS = 300

@@ -3,6 +3,7 @@ call of a run gets the messages before the run from the dump of the call that ho
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ import orjson
 from ..errors import InputError
 from .values import READABLE_SCHEMAS, content_hashes, digest
 
-__all__ = ["Dump", "read_dump", "load_dumps", "dumps_of", "sibling_dump", "RunIndex"]
+__all__ = ["Dump", "read_dump", "load_dumps", "dumps_of", "dump_files", "sibling_dump", "RunIndex"]
 
 _REQUIRED = ("processor", "run", "call", "trigger", "span", "request", "context_before", "benefit", "hashes",
              "encoding")
@@ -21,6 +22,8 @@ _REQUIRED = ("processor", "run", "call", "trigger", "span", "request", "context_
 #: The dumps of the folders looked into, by (run id, call number), each folder indexed once.
 RunIndex = dict[Path, dict[tuple[str, int], Path]]
 OnError = Callable[[Path, InputError], None]
+#: ``{epoch_ms}_{processor}_{session}.json`` (:func:`tcompact.dump.values.dump_name`)
+_DUMP_NAME = re.compile(r"^\d+_[A-Za-z0-9.-]+_[A-Za-z0-9_.-]+\.json$")
 
 
 @dataclass(frozen=True)
@@ -75,26 +78,36 @@ def _check_fields(doc: dict[str, Any], path: Path) -> None:
                              hint="the dump was edited after it was written; compact again to get a new one")
 
 
+def dump_files(folder: Path) -> list[Path]:
+    """The dumps of a folder: its own ``*.json`` files, and below it the files named as dumps are
+    (``{epoch_ms}_{processor}_{session}.json``) — tcompact's state folder keeps each run's dumps in
+    ``sessions/<run>/dumps/``, beside a report and an offload store that are no dumps."""
+    own = sorted(folder.glob("*.json"))
+    below = sorted(p for p in folder.rglob("*.json") if p.parent != folder and _DUMP_NAME.match(p.name))
+    return own + below
+
+
 def dumps_of(folder: str | Path) -> list[Dump]:
-    """Every dump of a folder (``*.json``), or the one dump file named, each checked (the replay
+    """Every dump of a folder (:func:`dump_files`), or the one dump file named, each checked (the replay
     summariser's answers: it needs no messages, so a run's shared context is not resolved)."""
     path = Path(folder)
-    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    files = dump_files(path) if path.is_dir() else [path]
     if not files or not all(f.exists() for f in files):
         raise InputError("no dumps to replay from", path=str(folder), hint="pass --replay-dir with dump files")
     return [read_dump(f) for f in files]
 
 
 def load_dumps(paths: Iterable[str | Path], *, on_error: OnError | None = None) -> list[Dump]:
-    """Read dumps (files, or every ``*.json`` of folders), each checked, the shared context of a run
+    """Read dumps (files, or the dumps of folders: :func:`dump_files`), each checked, the shared context of a run
     resolved. A dump that cannot be used raises, or, with ``on_error``, is handed to it and left out."""
     files: list[Path] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(p.glob("*.json"))
+            found = dump_files(p)
             if not found:
-                raise InputError("no dumps in this folder", path=str(p), hint="pass a folder written by --dump-dir")
+                raise InputError("no dumps in this folder or below it", path=str(p),
+                                 hint="pass a folder written by --dump-dir")
             files += found
         elif p.exists():
             files.append(p)

@@ -1,7 +1,7 @@
 """``tcompact eval``: how much of what an agent must remember survives each compressor or chain.
 
 Two measures, each on the user's own sessions, every chain run exactly as ``tcompact compact
---force`` would run it (the same library call; nothing written but the dumps asked for):
+--now`` would run it (the same library call; nothing written but the dumps asked for):
 
 * the **canaries** (:mod:`.canary_eval`): seeded facts of seven kinds planted in a copy of the
   session, compacted, and looked for verbatim in what the model would see;

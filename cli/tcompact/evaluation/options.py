@@ -1,7 +1,7 @@
 """What ``tcompact eval`` (and ``batch eval``) can be told, validated at the boundary.
 
 The chains and their settings, the summariser and how its calls are made are compact's own
-(:meth:`EvalOptions.compact_options` is the ``compact --force`` run of one chain); the rest says
+(:meth:`EvalOptions.compact_options` is the ``compact --now`` run of one chain); the rest says
 what is measured: the canaries (``seed``, ``per_kind``) and the needed-token recall (``cuts``).
 """
 
@@ -84,7 +84,7 @@ class EvalOptions(BaseModel):
                            keep_raw=True)
 
     def compact_options(self, chain: str) -> CompactOptions:
-        """The options of the ``compact --force`` run of one chain: the ``--set`` values for its compressors
+        """The options of the ``compact --now`` run of one chain: the ``--set`` values for its compressors
         (one for a compressor of another chain evaluated is left out; :meth:`chain_list` refuses one that
         fits no chain)."""
         overrides = tuple(o for o in parse_sets(self.sets) if _fits(o, chain))
@@ -92,7 +92,7 @@ class EvalOptions(BaseModel):
                               summarizer=self.summarizer, model=self.model, base_url=self.base_url,
                               api_key=self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY"),
                               run=self.run, replay_dir=self.replay_dir, encoding=self.encoding,
-                              context_window=self.context_window, force=True, transcript=self.transcript,
+                              context_window=self.context_window, now=True, transcript=self.transcript,
                               preserve=self.preserve, read=self.read_options())
 
 

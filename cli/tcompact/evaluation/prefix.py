@@ -5,7 +5,7 @@ session at a cut is the file's records before the first record of the message at
 same bytes the file held then, with the same line numbers. A JSON document (a SWE-agent
 trajectory, tau-bench results, a chat array) is a copy whose message list ends before that
 message. Either is read back with the file's own reader and must give exactly the messages before
-the cut; it is then compacted as ``tcompact compact --force`` would compact that file.
+the cut; it is then compacted as ``tcompact compact --now`` would compact that file.
 """
 
 from __future__ import annotations

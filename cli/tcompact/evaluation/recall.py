@@ -1,7 +1,7 @@
 """The needed-token recall of one session: cut, compact the part before each cut, score what is still there.
 
 At each chosen cut point (:mod:`.needed`) the session as it stood then (:mod:`.prefix`) is
-compacted with every chain exactly as ``compact --force`` would (:mod:`.runs`) and shortened by
+compacted with every chain exactly as ``compact --now`` would (:mod:`.runs`) and shortened by
 each baseline (:mod:`.baselines`). A needed token is *kept* when it stands verbatim in what the
 model would see (message texts, tool call names and arguments, as :func:`.scoring.seen_texts`);
 *recoverable* when it is not kept but stands in an original the context names — an offloaded

@@ -1,4 +1,4 @@
-"""One chain over one session as ``tcompact compact --force`` runs it, and what the model then sees.
+"""One chain over one session as ``tcompact compact --now`` runs it, and what the model then sees.
 
 Both metrics compact this way: the library call ``compact`` makes, nothing written but, on
 request (``--dump-dir``), the dumps of the summariser calls — into ``DIR/<session>/<chain>/``,

@@ -108,6 +108,10 @@ def _read_document(record: Record, ctx: ReadContext) -> tuple[str, list[Transcri
     if isinstance(value, dict) and "offload_handle" in value:  # what `compact -c offload` moved out
         raise NotATranscriptError("an original that `tcompact compact -c offload` moved out, not a transcript",
                                   path=ctx.path, hint="`tcompact restore` puts it back into its transcript")
+    if isinstance(value, dict) and value.get("tool") == "tcompact" and "session_file" in value:  # compact --in-place
+        raise NotATranscriptError("tcompact's note of an in-place backup, not a transcript", path=ctx.path,
+                                  hint=f"`tcompact restore --session {value.get('session')}` puts the session back; "
+                                       "`tcompact restore --list` lists the backups")
     if fmt is None:
         if trajectories.is_swe_agent(value):
             fmt = trajectories.SWE_AGENT

@@ -68,7 +68,9 @@ def line_of(i: int, uuid: str, d: Mapping[str, Any], clock: str) -> Line:
 
 def groups(lines: Mapping[str, Line], *, chained: bool = True) -> dict[str, list[Line]]:
     """Main-chain lines under "main"; sidechain lines under their agentId or their root's uuid (in a
-    file without parent links, under the first such line's)."""
+    file without parent links, under the first such line's) — a compaction's boundary (no parent) under
+    the root of the sidechain its ``logicalParentUuid`` continues, so that a compacted sub-agent keeps its
+    place and its name."""
     out: dict[str, list[Line]] = defaultdict(list)
     root_of: dict[str, str] = {}
     loose: str | None = None
@@ -81,10 +83,25 @@ def groups(lines: Mapping[str, Line], *, chained: bool = True) -> dict[str, list
             loose = loose or ln.uuid.strip("()").replace(" ", "-")
             out[f"sidechain-{loose[:8]}"].append(ln)
         else:
-            out[f"sidechain-{root(ln, lines, root_of, sidechain_only=True)[:8]}"].append(ln)
+            out[f"sidechain-{_sidechain_root(ln, lines, root_of)[:8]}"].append(ln)
     if "main" in out:
         return {"main": out.pop("main"), **out}
     return dict(out)
+
+
+def _sidechain_root(ln: Line, lines: Mapping[str, Line], memo: dict[str, str]) -> str:
+    """The root of a sidechain line's tree, followed back through the boundaries of its compactions."""
+    seen: set[str] = set()
+    top = root(ln, lines, memo, sidechain_only=True)
+    while top not in seen:
+        seen.add(top)
+        head = lines.get(top)
+        before = lines.get(head.logical_parent) if head and head.subtype == "compact_boundary" and \
+            head.logical_parent else None
+        if before is None or not before.sidechain:
+            break
+        top = root(before, lines, memo, sidechain_only=True)
+    return top
 
 
 def root(ln: Line, lines: Mapping[str, Line], memo: dict[str, str], *, sidechain_only: bool = False) -> str:

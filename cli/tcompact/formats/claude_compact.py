@@ -23,12 +23,14 @@ with Claude Code 2.0.76 and 2.1.x):
   Claude Code's context meter reads the last assistant usage, which after a compaction would be
   the size of the context *before* it; without one the client estimates the new context instead;
 * **sub-agent files stay sub-agent files**: every added line keeps the transcript's
-  ``isSidechain`` and ``agentId`` (Claude Code resumes a sub-agent by the lines with its agentId).
+  ``isSidechain`` and ``agentId`` (Claude Code resumes a sub-agent by the lines with its agentId);
+* **no thinking after the first change, no unanswered call** (:mod:`tcompact.formats.claude_prune`):
+  the copies of the turns from the first changed message on lose their thinking blocks, a copied
+  line left empty is not written, and a call without a result is left out.
 """
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
@@ -36,6 +38,7 @@ from typing import Any
 
 from ..model import Message, Record, Transcript
 from .chat import dumps_line
+from .claude_prune import Pruning, prune, strip_line
 from .claude_write import claude_message_body
 
 __all__ = ["compaction_lines", "is_summary"]
@@ -52,8 +55,10 @@ def is_summary(m: Message) -> bool:
 
 
 def compaction_lines(records: Sequence[Record], original: Transcript, messages: Sequence[Message], *,
-                     now: str, pre_tokens: int) -> list[bytes]:
-    """The boundary line and the new chain holding ``messages``, in their order."""
+                     now: str, pre_tokens: int, pruning: Pruning | None = None) -> list[bytes]:
+    """The boundary line and the new chain holding ``messages``, in their order, pruned as ``pruning``
+    (:func:`~tcompact.formats.claude_prune.prune` of them, when not given) says."""
+    pruning = pruning or prune(original.messages, messages)
     env = _envelope(records, original)
     clock = _Clock(now, records)
     boundary_time = clock.tick()
@@ -63,35 +68,38 @@ def compaction_lines(records: Sequence[Record], original: Transcript, messages: 
             "timestamp": boundary_time, "uuid": boundary, "level": "info",
             "compactMetadata": {"trigger": "manual", "preTokens": pre_tokens}}
     return [dumps_line(head), *(dumps_line(d) for d in _chain(records, original, messages, env=env,
-                                                             parent=boundary, clock=clock))]
+                                                             parent=boundary, clock=clock, pruning=pruning))]
 
 
 def _chain(records: Sequence[Record], original: Transcript, messages: Sequence[Message], *,
-           env: Mapping[str, Any], parent: str, clock: _Clock) -> list[dict[str, Any]]:
+           env: Mapping[str, Any], parent: str, clock: _Clock, pruning: Pruning) -> list[dict[str, Any]]:
     originals = {m.source: m for m in original.messages if m.source}
     done: set[int] = set()
     renamed: dict[str, str] = {}
     reply_ids: dict[str, str] = {}
     out: list[dict[str, Any]] = []
-    for n, m in enumerate(messages):
+    for n, (m, written) in enumerate(zip(messages, pruning.written, strict=True)):
+        if written is None:
+            continue  # nothing left of it to send
         if m.source and originals.get(m.source) == m and all(records[i].data for i in m.source):
             for i in m.source:
-                if i not in done:
-                    done.add(i)
-                    out.append(_copy(records[i].data, parent=parent, renamed=renamed, reply_ids=reply_ids,
-                                     when=clock.tick()))
+                data = None if i in done else strip_line(records[i].data, thinking=n >= pruning.first,
+                                                         calls=pruning.calls)
+                done.add(i)
+                if data is not None:
+                    out.append(_copy(data, parent=parent, renamed=renamed, reply_ids=reply_ids, when=clock.tick()))
                     parent = out[-1]["uuid"]
             continue
         new_uuid = str(uuid.uuid5(_NAMESPACE, f"{parent}/new/{n}"))
-        out.append(_new_line(m, env=env, parent=parent, uuid_=new_uuid, when=clock.tick()))
+        out.append(_new_line(written, env=env, parent=parent, uuid_=new_uuid, when=clock.tick()))
         parent = new_uuid
     return out
 
 
-def _copy(data: Mapping[str, Any], *, parent: str, renamed: dict[str, str], reply_ids: dict[str, str],
+def _copy(d: dict[str, Any], *, parent: str, renamed: dict[str, str], reply_ids: dict[str, str],
           when: str) -> dict[str, Any]:
-    """A kept line re-chained: new uuid and time; an assistant reply gets a fresh id and loses its usage."""
-    d = copy.deepcopy(dict(data))
+    """A kept line (a copy of it, changed here) re-chained: new uuid and time; an assistant reply gets a
+    fresh id and loses its usage."""
     new_uuid = str(uuid.uuid5(_NAMESPACE, f"{parent}/{d.get('uuid')}"))
     renamed[str(d.get("uuid"))] = new_uuid
     d.update(parentUuid=parent, uuid=new_uuid, timestamp=when)

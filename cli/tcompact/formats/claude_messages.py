@@ -53,8 +53,12 @@ def _assistant_block(block: Mapping[str, Any], parts: list, reasoning: list, cal
     if kind == "text":
         parts.append({"type": "text", "text": block.get("text") if isinstance(block.get("text"), str) else ""})
     elif kind == "thinking":
-        text = block.get("thinking")
-        reasoning.append(Reasoning(text=text if isinstance(text, str) else "", kind="thinking"))
+        text = block.get("thinking") if isinstance(block.get("thinking"), str) else ""
+        signature = block.get("signature")
+        if not text and isinstance(signature, str):  # Claude Code 2.1.69 on: the text left out, its signature kept
+            reasoning.append(Reasoning(encrypted_chars=len(signature), kind="thinking"))
+        else:
+            reasoning.append(Reasoning(text=text, kind="thinking"))
     elif kind == "redacted_thinking":
         data = block.get("data")
         reasoning.append(Reasoning(encrypted_chars=len(data) if isinstance(data, str) else 0, kind="redacted"))

@@ -22,6 +22,7 @@ from typing import Any
 from ..model import Message, Record, SourceFile, Transcript
 from .chat import dumps_line
 from .claude_compact import compaction_lines
+from .claude_prune import Pruning, prune, reparent, strip_line
 from .claude_write import claude_result_content
 from .codex_write import codex_call_kinds, codex_items
 
@@ -50,18 +51,43 @@ def _changed_by_record(original: Sequence[Message], new: Sequence[Message]) -> d
 
 
 def claude_lines(source: SourceFile, original: Transcript, new: Transcript, *, now: str, pre_tokens: int
-                 ) -> list[bytes]:
-    """The file lines of a changed Claude Code transcript (layout chosen as the module says)."""
+                 ) -> tuple[list[bytes], Pruning]:
+    """The file lines of a changed Claude Code transcript (layout chosen as the module says), and what
+    they leave out of it (:mod:`tcompact.formats.claude_prune`)."""
     records = source.records
+    pruning = prune(original.messages, new.messages)
     changed = _changed_by_record(original.messages, new.messages) if one_to_one(original.messages, new.messages) else {}
     if changed and all(_is_result_line(records[i].data) for i in changed):
-        results = _results_by_record(new.messages)
-        return [dumps_line(_claude_results(records[i].data, results[i])) if i in changed else r.raw or b""
-                for i, r in enumerate(records)]
+        return _claude_in_place(records, new.messages, changed, pruning), pruning
     lines = [r.raw or b"" for r in records]
     if lines and not lines[-1].endswith(b"\n"):
         lines[-1] += b"\n"
-    return [*lines, *compaction_lines(records, original, new.messages, now=now, pre_tokens=pre_tokens)]
+    return [*lines, *compaction_lines(records, original, new.messages, now=now, pre_tokens=pre_tokens,
+                                      pruning=pruning)], pruning
+
+
+def _claude_in_place(records: Sequence[Record], messages: Sequence[Message], changed: Mapping[int, list[Message]],
+                     pruning: Pruning) -> list[bytes]:
+    """Every line where it was: the changed results rewritten, the replies from the first change on without
+    their thinking, a line left empty out (the lines under it hang from its parent)."""
+    results = _results_by_record(messages)
+    thinking = {i for n, m in enumerate(messages) if n >= pruning.first and m.role == "assistant" for i in m.source}
+    calls = {i for m in messages if any(c.id in pruning.calls for c in m.tool_calls) for i in m.source}
+    docs: dict[int, dict[str, Any] | None] = {i: _claude_results(records[i].data, results[i]) for i in changed}
+    for i in (thinking | calls) - set(changed):
+        stripped = strip_line(records[i].data, thinking=i in thinking, calls=pruning.calls)
+        if stripped != records[i].data:
+            docs[i] = stripped
+    gone = {records[i].data.get("uuid"): records[i].data.get("parentUuid") for i, d in docs.items() if d is None}
+    lines = []
+    for i, r in enumerate(records):
+        if i in docs and docs[i] is None:
+            continue  # left out: the lines under it hang from its parent
+        d = docs.get(i, r.data)
+        moved = reparent(d, gone) if d is not None and gone else None
+        lines.append(dumps_line(moved if moved is not None else d) if moved is not None or i in docs
+                     else r.raw or b"")
+    return lines
 
 
 def _is_result_line(data: Mapping[str, Any] | None) -> bool:

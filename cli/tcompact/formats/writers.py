@@ -56,8 +56,10 @@ def serialize(transcript: Transcript, fmt: str, *, source: SourceFile | None = N
             return Rendered(join_lines([r.raw for r in source.records]))  # type: ignore[misc]
         if fmt == "claude-code":
             before = pre_tokens if pre_tokens is not None else _tokens(original)
-            return Rendered(join_lines(compacted.claude_lines(source, original, transcript, now=when,
-                                                              pre_tokens=before)))
+            lines, pruning = compacted.claude_lines(source, original, transcript, now=when, pre_tokens=before)
+            held = pruning.messages
+            return Rendered(join_lines(lines), (), pruning.notes(),
+                            None if held == transcript.messages else replace(transcript, messages=held))
         return Rendered(join_lines(compacted.codex_lines(source, original, transcript, now=when)))
     session = str(uuid.uuid5(_NAMESPACE, f"{source.path if source else ''}/{transcript.id}"))
     # a Claude Code thinking block needs a signature only the model's provider makes: no reasoning is written there

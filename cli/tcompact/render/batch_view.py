@@ -92,8 +92,10 @@ def batch_summary(summary: Mapping[str, Any]) -> None:
 def _inspect(out: Any, totals: Mapping[str, Any]) -> None:
     if not totals:
         return
-    formats = ", ".join(f"{name} {n:,}" for name, n in sorted(totals["format"].items()))
-    out.print(Text(f"{_count(totals['transcripts'], 'transcript')} ({formats}), {_count(totals['messages'], 'message')}, "
+    formats = ", ".join(f"{name} {n:,}" for name, n in sorted(totals["format"].items()))  # files of each format
+    files = sum(totals["format"].values())
+    out.print(Text(f"{_count(files, 'file')} ({formats}): {_count(totals['transcripts'], 'transcript')}, "
+                   f"{_count(totals['messages'], 'message')}, "
                    f"{_count(totals['tool_calls'], 'tool call')}, {_count(totals['tokens'], 'token')}; "
                    f"{_n(totals['main'].get('over_trigger', 0))} over the 0.8 trigger"))
     kinds_table(out, {"total": totals["tokens"], "by_kind": totals["by_kind"], "by_role": totals["by_role"]})

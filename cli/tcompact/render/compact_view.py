@@ -16,23 +16,43 @@ __all__ = ["compact_outcome", "compact_report", "compressors_table"]
 
 def compact_outcome(outcome: Any, *, json_out: bool) -> None:
     """What ``compact`` prints of a job (:class:`tcompact.compaction.JobOutcome`): its JSON document, or
-    the report, the command that resumes a forked session and the HTML report written."""
+    the report, where each output went, the command that resumes a forked session and the HTML report."""
     from . import print_json
 
     if json_out:
         print_json(outcome.document())
         return
-    compact_report(outcome.run.report, written=outcome.written, output=outcome.paths.output, dry_run=outcome.dry_run)
+    compact_report(outcome.run.report, written=outcome.written, dry_run=outcome.dry_run,
+                   where=_where(outcome, outcome.written))
+    if outcome.outputs["state"] is not None:
+        console().print(Text(f"Kept in tcompact's state folder: {outcome.outputs['state']} (`tcompact restore "
+                             "--list` lists what it keeps, `--clean --older-than AGE` removes it)"))
     if outcome.session is not None:
         from .sessions_view import resume_lines
 
         resume_lines(outcome.session)
-    if outcome.page is not None:
+    if outcome.page is not None and outcome.dry_run:  # the one file a dry run writes
         console().print(f"Wrote the HTML report: {outcome.page}", markup=False)
 
 
-def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], output: Path, dry_run: bool) -> None:
-    """The terminal view of a compaction report."""
+def _where(outcome: Any, written: Sequence[Path]) -> list[str]:
+    """Where the files written went: the transcript, the dumps, the originals, the report, the backup."""
+    o, paths = outcome.outputs, outcome.paths
+    dumps, store = len(o["dumps"]), o["offload_store"]
+    backup = (outcome.session or {}).get("backup")
+    return [part for part, shown in (
+        (f"the transcript {o['transcript']}", o["transcript"]),
+        (f"{dumps} dump(s) in {paths.dump_dir}", dumps),
+        (f"{sum(1 for p in written if p.parent.resolve() == Path(store or '.').resolve())} offloaded original(s) in "
+         f"{store}", store),
+        (f"the report {paths.report}", paths.report in written),
+        (f"the backup {backup} and its note", backup),
+        (f"the HTML report {outcome.page}", outcome.page)) if shown]
+
+
+def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], dry_run: bool,
+                   where: Sequence[str] = ()) -> None:
+    """The terminal view of a compaction report; ``where``: the outputs written, as the last line names them."""
     out = console()
     before, after = report["before"], report["after"]
     saved = before["tokens"] - after["tokens"]
@@ -62,11 +82,7 @@ def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], output
         out.print(Text("Dry run: no transcript, dump or report was written." if written else
                        "Dry run: nothing was written."))
     elif written:
-        out.print(
-            Text(
-                f"Wrote {len(written)} file(s)" + (f"; transcript: {output}" if report["status"] == "compacted" else "")
-            )
-        )
+        out.print(Text(f"Wrote {len(written)} file(s)" + (f": {', '.join(where)}" if where else "")))
 
 
 def _stages_table(stages: Sequence[Mapping[str, Any]]) -> Table:

@@ -18,28 +18,31 @@ _BAR = 40
 _MAX_ROUNDS = 40
 _SPARK = "▁▂▃▄▅▆▇█"
 _SPARK_WIDTH = 60
+_UNFOLDED = 10  # a file with more transcripts than this makes the listing say that --fold folds them
 
 
-def inspect_outcome(report: Mapping[str, Any], *, json_out: bool, transcript: str | None = None) -> None:
+def inspect_outcome(report: Mapping[str, Any], *, json_out: bool, transcript: str | None = None,
+                    fold: bool = False) -> None:
     """What ``inspect`` prints: the JSON document, or the report (and a stored session's usage and cost)."""
     from . import print_json
 
     if json_out:
         print_json(report)
         return
-    inspect_report(report, transcript=transcript)
+    inspect_report(report, transcript=transcript, fold=fold)
     if "session" in report:
         from .sessions_view import session_lines
 
         session_lines(report["session"])
 
 
-def inspect_report(report: Mapping[str, Any], *, transcript: str | None = None) -> None:
-    """The terminal view of an inspect report."""
+def inspect_report(report: Mapping[str, Any], *, transcript: str | None = None, fold: bool = False) -> None:
+    """The terminal view of an inspect report; ``fold``: a file's sub-agents and episodes are not listed one
+    by one (a file of 200 tau-bench episodes is one row)."""
     out = console()
     files = report["files"]
     if len(files) == 1 and not report["errors"]:
-        _file_detail(out, files[0], transcript)
+        _file_detail(out, files[0], transcript, fold=fold)
     elif transcript is not None:
         from ..errors import UsageError
 
@@ -48,14 +51,15 @@ def inspect_report(report: Mapping[str, Any], *, transcript: str | None = None) 
             hint="pass the one file that holds that transcript",
         )
     else:
-        _files_table(out, files, report["totals"])
+        _files_table(out, files, report["totals"], fold=fold)
     skipped = report["not_transcripts"]
     if skipped:
         listed = "; ".join(f"{x['path']} ({x['reason']})" for x in skipped[:5]) + (" …" if len(skipped) > 5 else "")
         out.print(Text(f"Passed over {len(skipped)} file(s) that hold no transcript: {listed}"))
 
 
-def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mapping[str, Any]) -> None:
+def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mapping[str, Any], *,
+                 fold: bool) -> None:
     paths = [f["path"] for f in files]
     root = os.path.commonpath([os.path.dirname(p) or "." for p in paths]) if paths else ""
     title = f"Transcripts in {root}/" if root not in ("", ".") else "Transcripts"
@@ -65,14 +69,9 @@ def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mappi
     for col in ("msgs", "calls", "tokens", "window"):
         table.add_column(col, justify="right", no_wrap=True)
     for f in files:
-        ts = f["transcripts"]
-        main = next((t for t in ts if t["kind"] == "main"), ts[0])
         name = os.path.relpath(f["path"], root) if root not in ("", ".") else f["path"]
-        # one row per context: a sub-agent or an episode has its own window, so its figures are its own
-        for t in [main, *(x for x in ts if x is not main)]:
-            label, kind = (name, f["format"]) if t is main else (f"  + {t['id']}", f"  {t['kind']}")
-            table.add_row(label, kind, _n(t["messages"]), _n(t["tool_calls"]), _n(t["tokens"]["total"]),
-                          f"{100 * t['window']['utilisation']:.1f}%")
+        for row in _file_rows(f, name, fold=fold):
+            table.add_row(*row)
     table.add_section()
     table.add_row(
         f"{totals['files']} files, {totals['transcripts']} transcripts",
@@ -83,9 +82,26 @@ def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mappi
         "",
     )
     out.print(table)
+    if not fold and any(len(f["transcripts"]) > _UNFOLDED for f in files):
+        out.print(Text("(--fold shows one row per file)"))
 
 
-def _file_detail(out: Console, f: Mapping[str, Any], wanted: str | None) -> None:
+def _file_rows(f: Mapping[str, Any], name: str, *, fold: bool) -> list[tuple[str, ...]]:
+    """One row per context — a sub-agent or an episode has its own window, so its figures are its own —
+    or, folded, one row of the file's sums (no window: they are several contexts)."""
+    ts = f["transcripts"]
+    main = next((t for t in ts if t["kind"] == "main"), ts[0])
+    if fold and len(ts) > 1:
+        kinds = sorted({t["kind"] for t in ts if t is not main})
+        more = len(ts) - 1
+        return [(f"{name} (+{more} {'/'.join(kinds)}{'s' if more > 1 else ''})", f["format"], _n(sum(t["messages"] for t in ts)),
+                 _n(sum(t["tool_calls"] for t in ts)), _n(sum(t["tokens"]["total"] for t in ts)), "—")]
+    return [((name, f["format"]) if t is main else (f"  + {t['id']}", f"  {t['kind']}")) +
+            (_n(t["messages"]), _n(t["tool_calls"]), _n(t["tokens"]["total"]),
+             f"{100 * t['window']['utilisation']:.1f}%") for t in [main, *(x for x in ts if x is not main)]]
+
+
+def _file_detail(out: Console, f: Mapping[str, Any], wanted: str | None, *, fold: bool) -> None:
     ts = f["transcripts"]
     if wanted is not None:
         chosen = [t for t in ts if t["id"] == wanted]
@@ -101,7 +117,10 @@ def _file_detail(out: Console, f: Mapping[str, Any], wanted: str | None) -> None
     else:
         t = next((x for x in ts if x["kind"] == "main"), ts[0])
     _transcript_detail(out, f, t)
-    if len(ts) > 1:
+    if len(ts) > 1 and fold:
+        kinds = "/".join(sorted({x["kind"] for x in ts if x is not t}))
+        out.print(Text(f"{len(ts) - 1} more transcript(s) in this file ({kinds}); --transcript ID shows one"))
+    elif len(ts) > 1:
         tables.transcripts_table(out, ts)
     if f["unknown_records"]:
         kinds = ", ".join(f"{k} ×{n}" for k, n in f["unknown_records"].items())

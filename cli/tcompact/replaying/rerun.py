@@ -96,14 +96,9 @@ def check_rerun_options(summarizer: str | None, *, model: str | None, base_url: 
     if not backend.reads_prompt and prompt is not None:
         raise UsageError(f"--prompt does not apply to the {summarizer} summariser, which builds its summary from the "
                          "transcript and reads no prompt", hint="re-run with --summarizer openai to try a prompt")
-    if not _takes_model(backend) and (model is not None or base_url is not None):
+    if not summarizers.calls_model(backend.name) and (model is not None or base_url is not None):
         raise UsageError(f"{'--model' if model is not None else '--base-url'} is an option of the openai summariser",
                          hint="add --summarizer openai, or leave it out")
-
-
-def _takes_model(backend: summarizers.Backend) -> bool:
-    """Whether the backend calls a model (--model, --base-url apply), as the summariser registry says."""
-    return any(attribute == "model" for attribute, _, _ in backend.needs)
 
 
 @dataclass(frozen=True)
@@ -124,17 +119,19 @@ def rerun_dump(dumps: Sequence[Dump], options: Any, *, prompt: str | None, dump_
         raise UsageError(f"--summarizer re-runs one dump; {len(dumps)} were given", hint="pass a single dump file")
     (dump,) = dumps
     request = dump.doc["request"]
-    recorded = request.get("model") if _takes_model(summarizers.get(options.summarizer)) else None
+    backend = summarizers.get(options.summarizer)
+    recorded = request.get("model") if summarizers.calls_model(backend.name) else None
     mode = request.get("mode")
-    options = replace(options, model=options.model or (recorded if isinstance(recorded, str) else None),
-                      run=options.run.model_copy(update={"request_mode": mode if mode in summarizers.MODES
-                                                         else "conversation"}))
+    # the recorded request mode, for a backend that has one (the extractive summariser refuses the option)
+    run = options.run.model_copy(update={"request_mode": mode if mode in summarizers.MODES else "conversation"}) \
+        if any(attribute == "request_mode" for attribute, _ in backend.options) else options.run
+    options = replace(options, model=options.model or (recorded if isinstance(recorded, str) else None), run=run)
     summarizers.check(options, used=True)
     from ..tokens import TokenCounter
 
     result = rerun(dump, summarizers.build(options, TokenCounter(dump.doc["encoding"]["name"])), prompt=prompt)
     folder = dump_dir or dump.path.parent / "replays"
-    written = [write_json(folder / name, doc, sync=False) for name, doc in result.dumps]
+    written = [write_json(folder / name, doc, sync=False, inputs=(dump.path,)) for name, doc in result.dumps]
     failure = WorkFailed(f"the re-run failed: {result.result.reason}", hint=f"its dumps are in {folder}") \
         if result.result.failed else None
     return RerunOutcome(result, written, folder, failure)

@@ -5,13 +5,16 @@
   ``sessions/YYYY/MM/DD/rollout-YYYY-MM-DDTHH-MM-SS-<new id>.jsonl`` in local time, as Codex
   names its files, with ``session_meta`` carrying the new id (a UUIDv7, as Codex makes them)
   and ``forked_from_id`` the old one. The original is never touched.
-- **in place**: the session file is replaced, after its bytes are kept next to it in
+- **in place**: the compacted file is written beside the session and read back; then, when the
+  session still holds what was compacted, its bytes are kept next to it in
   ``<file>.tcompact-backup-<UTC time>`` (no agent reads that name) with a ``.json`` note of what
-  replaced it; :func:`restore_backup` brings the newest back, and refuses (without ``force``)
-  when the agent has written to the session since, which restoring would lose.
+  replaced it, and the compacted file takes its place (:func:`keep_backup`). :func:`restore_backup`
+  brings the newest back, and refuses (without ``force``) when the agent has written to the
+  session since, which restoring would lose.
 
 The dumps, report and offload store of such a run default to tcompact's state folder
-(``$XDG_STATE_HOME/tcompact/sessions/<agent>-<id>-<time>/``), not the agent's store.
+(``$XDG_STATE_HOME/tcompact/sessions/<agent>-<id>-<time>/``), not the agent's store
+(:mod:`tcompact.sessions.state` lists and cleans what it keeps).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import secrets
 import shlex
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,20 +34,22 @@ from typing import Any
 
 import orjson
 
-from ..artifacts import make_folder, remove, write_bytes, write_json
+from ..artifacts import folder_mode, make_folder, remove, write_bytes, write_json
 from ..errors import InputError, OutputError, UsageError
+from .state import BACKUP_MARK, state_root, tighten
 from .stores import CLAUDE, Session, read_bytes
 
-__all__ = ["ForkPlan", "plan", "rewrite_ids", "resume_command", "replace_in_place", "restore_backup", "check_options",
-           "output_paths", "with_new_ids", "finish", "BACKUP_MARK", "FORK", "IN_PLACE", "new_codex_id"]
+__all__ = ["ForkPlan", "plan", "rewrite_ids", "resume_command", "replace_in_place", "keep_backup", "restore_backup",
+           "check_options", "output_paths", "with_new_ids", "finish", "kept", "changed", "BACKUP_MARK", "FORK", "IN_PLACE",
+           "new_codex_id"]
 
-BACKUP_MARK = ".tcompact-backup-"
 FORK, IN_PLACE = "fork", "in-place"
 
 
 @dataclass(frozen=True)
 class ForkPlan:
-    """Where a compacted session goes, under which id, and where the run's other outputs go."""
+    """Where a compacted session goes, under which id, where the run's other outputs go, and (in place)
+    where the session's bytes are kept."""
 
     mode: str
     agent: str
@@ -53,6 +59,7 @@ class ForkPlan:
     target: Path
     state: Path
     project: str | None
+    backup: Path | None = None
 
     def describe(self, *, backup: Path | None = None) -> dict[str, Any]:
         """The ``session`` entry of ``compact --json`` (README)."""
@@ -78,11 +85,19 @@ def plan(session: Session, mode: str, *, env: dict[str, str] | None = None, now:
         local = now.astimezone()
         root = session.store or session.main.parent
         target = root / local.strftime("%Y/%m/%d") / f"rollout-{local.strftime('%Y-%m-%dT%H-%M-%S')}-{new_id}.jsonl"
-    home = Path(env.get("HOME") or Path.home())
-    state_root = Path(env["XDG_STATE_HOME"]) if env.get("XDG_STATE_HOME") else home / ".local" / "state"
-    state = state_root / "tcompact" / "sessions" / f"{session.agent}-{new_id}-{now.strftime('%Y%m%dT%H%M%SZ')}"
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    state = _unused(state_root(env) / "sessions" / f"{session.agent}-{new_id}-{stamp}")
+    backup = target.with_name(f"{target.name}{BACKUP_MARK}{stamp}") if mode == IN_PLACE else None
     return ForkPlan(mode=mode, agent=session.agent, source=session.main, old_id=session.id, new_id=new_id,
-                    target=target, state=state, project=session.project)
+                    target=target, state=state, project=session.project, backup=backup)
+
+
+def _unused(folder: Path) -> Path:
+    """``folder``, or ``folder-2``, ``-3``… when a run of the same session in the same second has it."""
+    n = 1
+    while (candidate := folder if n == 1 else folder.with_name(f"{folder.name}-{n}")).exists():
+        n += 1
+    return candidate
 
 
 def new_codex_id(now: datetime) -> str:
@@ -117,22 +132,42 @@ def resume_command(p: ForkPlan) -> str:
     return f"cd {shlex.quote(p.project)} && {command}" if p.project else command
 
 
-def replace_in_place(p: ForkPlan, data: bytes, *, original: bytes) -> Path:
-    """Keep the session's bytes in a backup beside it, then put ``data`` in its place.
+def keep_backup(p: ForkPlan, *, original: bytes) -> Callable[[Path], None]:
+    """The last step before a compacted file (written beside the session, read back) takes the session's
+    place: the session must still hold ``original`` — what the compaction read; a session the agent
+    wrote to meanwhile is left alone — and its bytes are kept in ``p.backup`` with a note."""
+    assert p.backup is not None
 
-    ``original`` is what the compaction read: a session the agent wrote to meanwhile is left alone.
-    """
-    if read_bytes(p.target) != original:
-        raise OutputError("the session file changed while it was being compacted (is the agent running?)",
-                          path=str(p.target), hint="nothing was replaced; run the command again")
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    backup = p.target.with_name(f"{p.target.name}{BACKUP_MARK}{stamp}")
-    write_bytes(backup, original)
-    write_json(backup.with_name(backup.name + ".json"), {
-        "tool": "tcompact", "session": p.old_id, "agent": p.agent, "session_file": str(p.target),
-        "original": _digest(original), "compacted": _digest(data)})
-    write_bytes(p.target, data, force=True)
-    return backup
+    def check(written: Path) -> None:
+        refused = changed(p, original=original)
+        if refused is not None:
+            raise refused
+        write_bytes(p.backup, original, inputs=(p.target,))  # as private as the session
+        write_json(_note_of(p.backup), {
+            "tool": "tcompact", "session": p.old_id, "agent": p.agent, "session_file": str(p.target),
+            "original": _digest(original), "compacted": _digest(read_bytes(written))}, inputs=(p.target,))
+
+    return check
+
+
+def changed(p: ForkPlan, *, original: bytes) -> OutputError | None:
+    """The refusal of an in-place run whose session no longer holds what the compaction read (the agent
+    wrote to it meanwhile, and replacing it would lose that), or None."""
+    if read_bytes(p.target) == original:
+        return None
+    return OutputError("the session file changed while it was being compacted (is the agent running?)",
+                       path=str(p.target), hint="nothing was replaced; run the command again")
+
+
+def replace_in_place(p: ForkPlan, data: bytes, *, original: bytes) -> Path:
+    """Put ``data`` in the session's place, keeping its bytes in a backup (:func:`keep_backup`)."""
+    write_bytes(p.target, data, force=True, check=keep_backup(p, original=original))
+    assert p.backup is not None
+    return p.backup
+
+
+def _note_of(backup: Path) -> Path:
+    return backup.with_name(backup.name + ".json")
 
 
 def restore_backup(session: Session, *, force: bool) -> tuple[Path, Path]:
@@ -143,7 +178,7 @@ def restore_backup(session: Session, *, force: bool) -> tuple[Path, Path]:
         raise InputError(f"session {session.id} has no backup of an in-place compaction", path=str(main),
                          hint="only `tcompact compact --in-place` keeps one")
     backup = backups[-1]
-    note_path = backup.with_name(backup.name + ".json")
+    note_path = _note_of(backup)
     note = orjson.loads(read_bytes(note_path)) if note_path.exists() else {}
     current = read_bytes(main)
     if note.get("compacted") and _digest(current) != note["compacted"] and not force:
@@ -152,7 +187,7 @@ def restore_backup(session: Session, *, force: bool) -> tuple[Path, Path]:
                           hint="pass --force to restore anyway (the current file is kept as another backup)")
     if force and note.get("compacted") and _digest(current) != note["compacted"]:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        write_bytes(main.with_name(f"{main.name}{BACKUP_MARK}{stamp}-current"), current)
+        write_bytes(main.with_name(f"{main.name}{BACKUP_MARK}{stamp}-current"), current, inputs=(main,))
     write_bytes(main, read_bytes(backup), force=True)
     for used in (backup, note_path):
         remove(used)
@@ -176,13 +211,14 @@ def check_options(p: ForkPlan, *, output: Path | None, to: str | None) -> None:
 
 def output_paths(p: ForkPlan, *, dump_dir: Path | None, report: Path | None, offload_dir: Path | None,
                  dry_run: bool = False) -> tuple[Path, Path, Path, Path]:
-    """(transcript, dumps, report, offload store): the store file for a fork, a copy in the state
-    folder for in place (it takes the session's place once written and read back), the rest there
-    too. The folders the transcript goes to are made here (Codex's dated folder may be new)."""
-    output = p.target if p.mode == FORK else p.state / "compacted.jsonl"
+    """(transcript, dumps, report, offload store): the new file for a fork, the session file itself in
+    place; the rest in the state folder. The folder a fork goes to is made here (Codex's dated folder
+    may be new; a run stopped later takes it back: :class:`tcompact.journal.Journal`)."""
+    if not dry_run and p.mode == FORK:
+        make_folder(p.target.parent, mode=folder_mode((p.source,)))
     if not dry_run:
-        make_folder(output.parent)
-    return (output, dump_dir or p.state / "dumps", report or p.state / "report.json",
+        tighten(p.state.parent.parent)
+    return (p.target, dump_dir or p.state / "dumps", report or p.state / "report.json",
             offload_dir or p.state / "offload")
 
 
@@ -193,11 +229,14 @@ def with_new_ids(run: Any, p: ForkPlan) -> Any:
     return dataclasses.replace(run, output=dataclasses.replace(run.output, data=rewrite_ids(run.output.data, p)))
 
 
-def finish(p: ForkPlan, run: Any, written: list[Path], *, original: bytes) -> dict[str, Any] | None:
-    """After the run's outputs are written: replace the session (in place); what to tell the user,
-    or None when no session was written (nothing to do, failed, or refused by --strict)."""
-    output = p.target if p.mode == FORK else p.state / "compacted.jsonl"
-    if run.output is None or output not in written:
+def finish(p: ForkPlan, run: Any, written: list[Path]) -> dict[str, Any] | None:
+    """After the run's outputs are written: what to tell the user, or None when no session was written
+    (nothing to do, failed, or refused by --strict)."""
+    if run.output is None or p.target not in written:
         return None
-    backup = replace_in_place(p, run.output.data, original=original) if p.mode == IN_PLACE else None
-    return p.describe(backup=backup)
+    return p.describe(backup=p.backup)
+
+
+def kept(p: ForkPlan) -> list[Path]:
+    """The files an in-place run keeps beside the session: the backup and its note."""
+    return [p.backup, _note_of(p.backup)] if p.backup is not None else []

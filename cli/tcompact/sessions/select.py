@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, bad_value
 from .stores import Session
 
 __all__ = ["Selector", "make_selector", "select", "nothing_matches", "parse_bound", "zone"]
@@ -54,7 +54,7 @@ def make_selector(**values: object) -> Selector:
     except ValidationError as exc:
         err = exc.errors()[0]
         name = "--" + str(err["loc"][0]).replace("_", "-") if err.get("loc") else "a selector"
-        raise UsageError(f"{name}: {err['msg']}", hint="see --help for the accepted values") from None
+        raise UsageError(bad_value(name, err), hint="see --help for the accepted values") from None
     if sel.session is not None and sel.last is not None:
         raise UsageError("--session and --last exclude each other", hint="use one of them")
     tz = zone(sel.timezone)

@@ -22,7 +22,8 @@ from ..errors import UsageError
 from ..registry import by_name
 from .base import Summarizer
 
-__all__ = ["RunSettings", "Backend", "REGISTRY", "names", "get", "check", "build", "SummarizerOptions", "MODES"]
+__all__ = ["RunSettings", "Backend", "REGISTRY", "names", "get", "check", "build", "SummarizerOptions", "MODES",
+           "calls_model"]
 
 #: How the openai backend sends a conversation: as chat messages, or as one serialised text.
 MODES = ("conversation", "serialized")
@@ -144,6 +145,11 @@ def get(name: str) -> Backend:
         known = names()
         raise UsageError(f"unknown summariser {name!r}", hint=f"use {', '.join(known[:-1])} or {known[-1]}")
     return backend
+
+
+def calls_model(name: str) -> bool:
+    """Whether the backend called ``name`` calls a model (``--model`` names it), as its entry says."""
+    return any(attribute == "model" for attribute, _, _ in get(name).needs)
 
 
 def _given(options: SummarizerOptions, attribute: str) -> Any:

@@ -34,20 +34,22 @@ __all__ = [
     "wire_message",
 ]
 
-#: Error kinds (openjiuwen-spec §2.9) plus ``empty_response`` for a reply with no usable text.
+#: Error kinds (openjiuwen-spec §2.9) plus ``unreachable`` (nothing answered at the address: refused, no
+#: such host), ``empty_response`` for a reply with no usable text and ``invalid_response`` for a refused one.
 ERROR_KINDS = (
     "context_overflow",
     "rate_limit",
     "authentication",
     "timeout",
     "server_unstable",
+    "unreachable",
     "api_request_error",
     "unknown",
     "empty_response",
     "invalid_response",
 )
 #: Kinds retried with the same request after a backoff (spec §2.10).
-TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "server_unstable", "unknown"})
+TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "server_unstable", "unreachable", "unknown"})
 
 
 class SummarizerError(TcompactError):

@@ -31,6 +31,10 @@ _RULES: tuple[_Rule, ...] = (
     ("authentication", ("authentication", "unauthorized", "invalid api key", "api key invalid", "incorrect api key",
                         "invalid_api_key"), (401, 403), frozenset({401, 403}), frozenset()),
     ("server_unstable", ("gateway timeout", "gateway time-out"), (504,), frozenset({504}), frozenset()),
+    # nothing answered at all (no server on that port, no such host): not a server that failed
+    ("unreachable", ("connection refused", "name or service not known", "nodename nor servname",
+                     "temporary failure in name resolution", "no route to host", "network is unreachable"),
+     (), frozenset(), frozenset({"ConnectionRefusedError", "gaierror"})),
     ("timeout", ("timeout", "timed out"), (), frozenset({408}),
      frozenset({"TimeoutError", "APITimeoutError", "TimeoutException"})),
     ("server_unstable", ("internal server error", "service unavailable", "bad gateway", "overloaded",

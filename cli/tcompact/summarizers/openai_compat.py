@@ -23,9 +23,10 @@ This is the only module of tcompact that imports ``openai``, and it does so insi
     HTTP status: a real status says more than a number somewhere in a message;
   - ``gateway timeout`` / HTTP 504 → ``server_unstable`` (the gateway answered; our client did
     not time out); HTTP 408 → ``timeout``;
-  - connection failures (refused, reset, server disconnected: ``openai.APIConnectionError``) and
-    bodies that are not JSON → ``server_unstable`` (both transient, retried like a 5xx), any 5xx
-    status → ``server_unstable``;
+  - a connection refused, or a host that does not resolve or cannot be reached → ``unreachable``
+    (nothing answered: retried, as a server still starting would be); other connection failures
+    (reset, server disconnected: ``openai.APIConnectionError``) and bodies that are not JSON →
+    ``server_unstable`` (both transient, retried like a 5xx), any 5xx status → ``server_unstable``;
   - llama.cpp's HTTP 400 ``exceed_context_size_error`` and its HTTP 500 "Context size has been
     exceeded" → ``context_overflow``, with the window and the prompt's size when the body says
     them (:func:`tcompact.summarizers.classify.overflow_figures`);
@@ -379,7 +380,8 @@ def _server_message(exc: BaseException) -> str:
 def _hint(kind: str, exc: BaseException, *, timeout: float) -> str:
     if kind == "authentication" and "quota" in str(exc).lower() + repr(getattr(exc, "body", "")).lower():
         return "the account behind this key has no quota left: check its plan and billing"
-    if kind == "server_unstable" and "APIConnectionError" in {c.__name__ for c in type(exc).__mro__}:
+    if kind == "unreachable" or (kind == "server_unstable" and
+                                 "APIConnectionError" in {c.__name__ for c in type(exc).__mro__}):
         return "is the server running and is the base URL right? retrying may help"
     return {
         "context_overflow": "the request is larger than the model's context: a smaller span or a larger model",

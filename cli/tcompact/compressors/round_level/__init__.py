@@ -33,6 +33,7 @@ from ...spans import Span, round_level_span
 from ...windows import ratio_threshold
 from .._summarize import refusal
 from ..base import CallRecord, CompressionResult, Compressor, Context, Settings, Trigger, unchanged
+from .budget import stage_budget
 from .phase import Phase, PhaseResult, run_phase
 from .targets import aggressive_targets, l0_targets, merge_targets
 from .truncation import hard_truncate
@@ -225,8 +226,11 @@ class _Run:
 
     def _aggressive(self, stage: str, target: int, keep_recent: int) -> None:
         before = self.ctx.counter.total(self.messages)
-        targets = aggressive_targets(self.messages, self._end(keep_recent), self.settings.compression_marker,
-                                     keep=self._keep())
+        s, keep = self.settings, self._keep()
+        targets = aggressive_targets(self.messages, self._end(keep_recent), s.compression_marker, keep=keep)
+        if targets:
+            target = stage_budget(self.messages, targets, stage_target=target, goal=s.target_total_tokens,
+                                  counter=self.ctx.counter, marker=s.compression_marker, keep=keep)
         result = self._phase(targets, Phase(stage, target, keep_recent, aggressive=True))
         self._record(stage, before, result, result.reason)
 

@@ -182,8 +182,11 @@ def _run_calls(messages: Sequence[Message], calls: Sequence[_Call], ctx: Context
 
     if len(calls) == 1 or ctx.concurrency <= 1:
         return [one(c) for c in calls]
-    with ThreadPoolExecutor(max_workers=min(ctx.concurrency, len(calls)), thread_name_prefix="tcompact-call") as pool:
+    pool = ThreadPoolExecutor(max_workers=min(ctx.concurrency, len(calls)), thread_name_prefix="tcompact-call")
+    try:
         return list(pool.map(one, calls))
+    finally:  # all done, or Ctrl-C: the calls not started are dropped and those in flight not waited for
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _lost(got: Summary) -> bool:

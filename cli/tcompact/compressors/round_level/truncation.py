@@ -1,7 +1,9 @@
 """Stage 4 of the round-level pipeline: hard truncation, no model (openjiuwen-spec §8.1.6).
 
 The context (system messages kept aside) is serialised, and the largest head/tail cut of it that
-fits the target — found by binary search — becomes one memory block. Deviation, on purpose: the
+fits the target — found by binary search — becomes one memory block, of the level after the
+deepest memory block it cuts (1 when there is none), carried in ``metadata.compress_level`` as
+every memory block's is. Deviation, on purpose: the
 last real user request is kept after the block — verbatim when it fits in half the budget, else
 its head cut to that with a marker saying so (:data:`REQUEST_FLOOR` tokens when the system messages
 fill the whole target) — because losing the current request is what
@@ -17,7 +19,7 @@ from ...rounds import last_real_user_index
 from ...tokens import TokenCounter
 from .._edit import cut_head
 from .prompting import head_tail, serialize
-from .targets import memory_text
+from .targets import is_memory, level_of, memory_message
 
 __all__ = ["hard_truncate"]
 
@@ -39,8 +41,9 @@ def hard_truncate(messages: Sequence[Message], *, target: int, marker: str, trun
         original, request = found
         allowed -= counter.message(request).total
         rest = [m for m in rest if m is not original]
+    level = 1 + max((level_of(m) for m in rest if is_memory(m, marker)), default=0)
     block = _fit(rest, allowed, marker=marker, truncated_marker=truncated_marker, head_ratio=head_ratio,
-                 counter=counter)
+                 counter=counter, level=level)
     return tuple(pinned + [block] + ([request] if request is not None else []))
 
 
@@ -63,15 +66,16 @@ def _last_request(messages: Sequence[Message], allowed: int, counter: TokenCount
 
 
 def _fit(messages: Sequence[Message], allowed: int, *, marker: str, truncated_marker: str, head_ratio: float,
-         counter: TokenCounter) -> Message:
-    compact = Message(role="user", content=f"{marker}\n{truncated_marker}")
+         counter: TokenCounter, level: int) -> Message:
+    compact = Message(role="user", content=f"{marker}\n{truncated_marker}",
+                      extra={"metadata": {"compress_level": level}}, meta={"memory_block": "round_level"})
     text = "\n".join(serialize(i, m, marker=marker) for i, m in enumerate(messages))
     if allowed <= 0 or not text:
         return compact
 
     def block(keep: int) -> Message:
-        return Message(role="user", content=memory_text(marker, _SCOPE, head_tail(text, keep, head_ratio=head_ratio,
-                                                                                   marker=truncated_marker)))
+        return memory_message(marker, _SCOPE, head_tail(text, keep, head_ratio=head_ratio, marker=truncated_marker),
+                              level)
 
     total = counter.count(text)
     low, high, best = 0, min(len(text), int(len(text) * allowed / max(total, 1) * 1.25) + 1), None
@@ -84,5 +88,5 @@ def _fit(messages: Sequence[Message], allowed: int, *, marker: str, truncated_ma
             high = mid - 1
     if best is not None:
         return best
-    minimal = Message(role="user", content=memory_text(marker, _SCOPE, truncated_marker))
+    minimal = memory_message(marker, _SCOPE, truncated_marker, level)
     return minimal if counter.message(minimal).total <= allowed else compact

@@ -4,9 +4,9 @@ Every item is one fact with a priority (0 is kept first) and its place in the se
 taken by priority, the newest first within one, while they fit; an item that does not fit is
 passed over and smaller ones still get their chance, so the budget is used, not abandoned at the
 first large item. Each section then lists its items in the order they happened. A section says
-how many of its items the budget left out only when some were, and "(none)" only when it never
-had any. The user's messages have a budget of their own (they are chosen in :mod:`.users`); the
-whole snapshot stays within the summary's cap.
+how many of its items the budget left out only when some were ("+N more" only after some that
+were kept), and "(none)" only when it never had any. The user's messages have a budget of their
+own (they are chosen in :mod:`.users`); the whole snapshot stays within the summary's cap.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ....tokens import TokenCounter
 __all__ = ["Item", "render", "fit"]
 
 _DROPPED = "- (+{n} more left out for the budget)"
+_ALL_DROPPED = "- ({n} left out for the budget)"  # nothing of the section shown: no "more"
 
 
 @dataclass(slots=True)
@@ -56,7 +57,7 @@ def render(sections: Sequence[tuple[str, Sequence[Item]]], *, dropped: dict[str,
         parts.extend(item.line for item in kept)
         left_out = dropped.get(title, 0) + sum(1 for item in items if not item.keep)
         if left_out:
-            parts.append(_DROPPED.format(n=left_out))
+            parts.append((_DROPPED if kept else _ALL_DROPPED).format(n=left_out))
         elif not kept:
             parts.append("(none)")
         parts.append("")
