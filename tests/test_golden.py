@@ -153,3 +153,20 @@ def test_metrics_count_exactly(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "parameters per function: p90 5, max 5\n" in text
     assert "private names imported across modules: 3 (1 names, 1 private modules, 1 x._y uses)\n" in text
+
+
+def test_compare_lists_what_differs(tmp_path, capsys):
+    tree = _load("_tree")
+    for name, stdout in (("a", '{"tokens": 1}\n'), ("b", '{"tokens": 2}\n')):
+        for case in ("inspect/x", f"only/{name}"):
+            (tmp_path / name / "cases" / case).mkdir(parents=True)
+            (tmp_path / name / "cases" / case / "stdout").write_text(stdout)
+            (tmp_path / name / "cases" / case / "exit").write_text("0\n")
+        (tmp_path / name / "cases.txt").write_text("inspect/x: exit 0\n")
+    assert tree.compare(tmp_path / "a", tmp_path / "a") == 0
+    assert capsys.readouterr().out == "identical: 2 cases\n"
+    assert tree.compare(tmp_path / "a", tmp_path / "b") == 1
+    assert capsys.readouterr().out == (
+        "1 differ, 1 only in a, 1 only in b:\n  differs: inspect/x\n  only in a: only/a\n  only in b: only/b\n\n"
+        "=== inspect/x\n--- a/cases/inspect/x/stdout\n+++ b/cases/inspect/x/stdout\n@@ -1,3 +1,3 @@\n {\n"
+        '-  "tokens": 1\n+  "tokens": 2\n }\n')

@@ -10,6 +10,8 @@ replaced by the sorted matches in the case's folder). Options:
 - ``home``: the home whose stores the case sees (default ``base``, shared by the read-only cases;
   a case that forks, replaces or installs into the stores names a home of its own).
 - ``stdin``: text given on standard input.
+- ``columns``: the terminal width (default 120); wider where a table would wrap a new id, which
+  no placeholder can then find (``record.py`` warns of such a case).
 - ``command``: the command that must be on ``tcompact --help`` for the case to run (default: the
   first word of ARGS); a case of a command not on the commit is listed as skipped.
 
@@ -46,12 +48,14 @@ class Case:
     home: str = "base"
     stdin: str | None = None
     command: str = ""
+    columns: int = 120
 
 
 def case(name: str, args: str, *, dir: str | None = None, home: str = "base", stdin: str | None = None,
-         command: str | None = None) -> Case:
+         command: str | None = None, columns: int = 120) -> Case:
     first = args.split()[0] if args else ""
-    return Case(name, args, dir or name.replace("/", "-"), home, stdin, first if command is None else command)
+    return Case(name, args, dir or name.replace("/", "-"), home, stdin, first if command is None else command,
+                columns)
 
 
 def _short(path: str) -> str:
@@ -77,6 +81,9 @@ CASES: list[Case] = [
     case("inspect/folder", "inspect samples"),
     case("inspect/folder-json", "inspect samples fixtures --json"),
     case("inspect/shared-folder", "inspect shared"),
+    case("inspect/fold", "inspect samples shared --fold"),
+    case("inspect/fold-one", f"inspect {CLAUDE} --fold"),
+    case("inspect/unknown-model", f"inspect {CHAT} --model nope-9 --json"),
     case("inspect/claude-full-history", f"inspect {CLAUDE} --full-history --json"),
     case("inspect/claude-subagent", f"inspect {CLAUDE} --transcript sidechain-26dd4578 --json"),
     case("inspect/options", f"inspect {CODEX} --model gpt-5 --top 3 --encoding cl100k_base"),
@@ -106,50 +113,55 @@ CASES: list[Case] = [
     # ---------------------------------------------------------------- compact: outputs and options
     case("compact/nothing-to-do", f"compact {CHAT}"),
     case("compact/nothing-to-do-json", f"compact {CODEX} --json"),
-    case("compact/outputs", f"compact {CLAUDE} -c dialogue --force -o out/claude.jsonl --dump-dir out/dumps "
+    case("compact/force-is-not-now", f"compact {CLAUDE} -c dialogue --force"),
+    case("compact/outputs", f"compact {CLAUDE} -c dialogue --now -o out/claude.jsonl --dump-dir out/dumps "
                             "--report out/report.json --offload-dir out/offload --json", dir="compact-outputs"),
-    case("compact/outputs-exist", f"compact {CLAUDE} -c dialogue --force -o out/claude.jsonl", dir="compact-outputs"),
+    case("compact/outputs-exist", f"compact {CLAUDE} -c dialogue --now --force -o out/claude.jsonl",
+         dir="compact-outputs"),
     case("compact/outputs-exist-no-force", f"compact {CLAUDE} -c dialogue -o out/claude.jsonl --context-window 3000",
          dir="compact-outputs"),
-    *(case(f"compact/to-{t}-{_short(f)}", f"compact {f} -c truncate,full --force --to {t} -o to-{t}.jsonl")
+    *(case(f"compact/to-{t}-{_short(f)}", f"compact {f} -c truncate,full --now --to {t} -o to-{t}.jsonl")
       for f in (CHAT, CLAUDE, CODEX) for t in ("chat", "claude-code", "codex")),
-    case("compact/to-chat-swe", f"compact {SWE} -c full --force --json"),
-    case("compact/set-config", f"compact {CHAT} -c truncate,full --force --config fixtures/config.toml "
+    case("compact/to-chat-swe", f"compact {SWE} -c full --now --json"),
+    case("compact/set-config", f"compact {CHAT} -c truncate,full --now --config fixtures/config.toml "
                                "--set full.user_messages_max_tokens=300 --preserve 'the --encoding flag' --json"),
     case("compact/trigger", f"compact {CHAT} -c current-round --context-window 14000 --trigger-ratio 0.5"),
-    case("compact/dry-run", f"compact {CODEX} -c full --force --dry-run"),
-    case("compact/strict", f"compact {CLAUDE} -c round-level --force --strict --json"),
-    case("compact/html", f"compact {CHAT} -c full --force --html compact.html"),
-    case("compact/chain-shared", f"compact {CODEMIE} -c truncate,offload,dialogue --force"),
+    case("compact/dry-run", f"compact {CODEX} -c full --now --dry-run"),
+    case("compact/strict", f"compact {CLAUDE} -c round-level --now --strict --json"),
+    case("compact/html", f"compact {CHAT} -c full --now --html compact.html"),
+    case("compact/chain-shared", f"compact {CODEMIE} -c truncate,offload,dialogue --now"),
     case("compact/error-compressor", f"compact {CHAT} -c truncate,nope"),
     case("compact/error-setting", f"compact {CHAT} -c truncate --set max_charz=10"),
     case("compact/error-config", f"compact {CHAT} -c truncate --config fixtures/bad_config.toml"),
     case("compact/error-request-mode", f"compact {CHAT} --request-mode serialized"),
     case("compact/error-replay-dir", f"compact {CHAT} --replay-dir fixtures"),
     case("compact/error-missing", "compact samples/nope.jsonl"),
-    case("compact/error-bad-line", "compact fixtures/bad_line.jsonl -c truncate --force"),
-    case("compact/error-openai-no-url", f"compact {CHAT} -c full --force --summarizer openai --model m"),
+    case("compact/error-bad-line", "compact fixtures/bad_line.jsonl -c truncate --now"),
+    case("compact/error-openai-no-url", f"compact {CHAT} -c full --now --summarizer openai --model m"),
     # ---------------------------------------------------------------- compact: the sessions in the stores
-    case("fork/claude", f"compact --session {CLAUDE_ID} -c full --force --fork", home="fork-claude"),
+    case("fork/claude", f"compact --session {CLAUDE_ID} -c full --fork", home="fork-claude"),
     case("fork/claude-sessions", "inspect --agent claude --json", home="fork-claude", dir="fork-claude"),
-    case("fork/codex-json", f"compact --session {CODEX_ID} -c full --force --fork --json", home="fork-codex"),
+    case("fork/codex-json", f"compact --session {CODEX_ID} -c full --fork --json", home="fork-codex"),
     case("fork/codex-sessions", "inspect --agent codex", home="fork-codex", dir="fork-codex-json"),
-    case("fork/shared", "compact --session 019e1695 --fork --force --json", home="fork-shared"),
-    case("in-place/claude", f"compact --session {CLAUDE_ID} -c full --force --in-place --json", home="in-place"),
+    case("fork/list", "restore --list", home="fork-claude", dir="fork-claude", columns=200),
+    case("fork/list-json", "restore --list --json", home="fork-claude", dir="fork-claude"),
+    case("fork/clean-none", "restore --clean --older-than 30d --json", home="fork-claude", dir="fork-claude"),
+    case("fork/shared", "compact --session 019e1695 --fork --json", home="fork-shared"),
+    case("in-place/claude", f"compact --session {CLAUDE_ID} -c full --in-place --json", home="in-place"),
     case("in-place/restore", f"restore --session {CLAUDE_ID}", home="in-place", dir="in-place-claude"),
     case("in-place/restore-again", f"restore --session {CLAUDE_ID}", home="in-place", dir="in-place-claude"),
-    case("in-place/codex", f"compact --session {CODEX_ID} -c truncate,full --force --in-place", home="in-place-codex"),
+    case("in-place/codex", f"compact --session {CODEX_ID} -c truncate,full --in-place", home="in-place-codex"),
     case("in-place/codex-restore-json", "restore --session last --agent codex", home="in-place-codex",
          dir="in-place-codex"),
-    case("session/to-cwd", f"compact --session {CLAUDE_ID} -c dialogue --force"),
+    case("session/to-cwd", f"compact --session {CLAUDE_ID} -c dialogue --now"),
     case("session/nothing-to-do", "compact --session last --agent claude"),
-    case("session/error-two", "compact --agent claude --last 2 --force"),
+    case("session/error-two", "compact --agent claude --last 2 --now"),
     case("session/error-fork-and-path", f"compact {CHAT} --fork"),
     case("session/error-fork-in-place", f"compact --session {CLAUDE_ID} --fork --in-place"),
     # ---------------------------------------------------------------- replay
-    case("replay/compact-dialogue", f"compact {CLAUDE} -c dialogue --force -o d.jsonl", dir="replay"),
-    case("replay/compact-round-level", f"compact {CHAT} -c round-level --force -o r.jsonl", dir="replay"),
-    case("replay/compact-shared", f"compact {CODEX_REAL} -c full --force -o s.jsonl", dir="replay"),
+    case("replay/compact-dialogue", f"compact {CLAUDE} -c dialogue --now -o d.jsonl", dir="replay"),
+    case("replay/compact-round-level", f"compact {CHAT} -c round-level --now -o r.jsonl", dir="replay"),
+    case("replay/compact-shared", f"compact {CODEX_REAL} -c full --now -o s.jsonl", dir="replay"),
     case("replay/verify", "replay d.dumps r.dumps s.dumps", dir="replay"),
     case("replay/verify-json", "replay d.dumps r.dumps s.dumps --verify --json", dir="replay"),
     case("replay/table", "replay d.dumps r.dumps s.dumps --table", dir="replay"),
@@ -172,12 +184,12 @@ CASES: list[Case] = [
     case("convert/shared-codex", f"convert {CODEX_REAL} --to claude-code --lossy -o codex.claude.jsonl"),
     case("convert/error-format", f"convert {CHAT} --to yaml"),
     # ---------------------------------------------------------------- restore
-    case("restore/offload", f"compact {CHAT} -c offload --force --set large_message_tokens=200 "
+    case("restore/offload", f"compact {CHAT} -c offload --now --set large_message_tokens=200 "
                             "--set tokens_threshold=100 -o off.jsonl", dir="restore"),
     case("restore/restore", "restore off.jsonl -o back.jsonl", dir="restore"),
     case("restore/store", "restore off.jsonl -o back2.jsonl --store off.offload", dir="restore"),
     case("restore/exists", "restore off.jsonl -o back.jsonl", dir="restore"),
-    case("restore/offload-claude", f"compact {CLAUDE} -c offload --force --set large_message_tokens=100 "
+    case("restore/offload-claude", f"compact {CLAUDE} -c offload --now --set large_message_tokens=100 "
                                    "--set tokens_threshold=100 -o offc.jsonl", dir="restore"),
     case("restore/restore-claude", "restore offc.jsonl -o backc.jsonl --force", dir="restore"),
     case("restore/error-no-output", f"restore {CHAT}"),
@@ -201,7 +213,7 @@ CASES: list[Case] = [
     case("batch/inspect", "batch inspect samples fixtures/batch --out b-inspect --workers 1", dir="batch"),
     case("batch/inspect-again-json", "batch inspect samples fixtures/batch --out b-inspect --workers 1 --json", dir="batch"),
     case("batch/inspect-spans-json", "batch inspect shared --out b-spans --workers 1 --spans full --json", dir="batch"),
-    case("batch/compact", "batch compact samples --out b-compact --workers 1 -c truncate,full --force", dir="batch"),
+    case("batch/compact", "batch compact samples --out b-compact --workers 1 -c truncate,full --now", dir="batch"),
     case("batch/compact-json", "batch compact samples --out b-compact2 --workers 1 --to chat --json", dir="batch"),
     case("batch/eval", "batch eval samples --out b-eval --workers 1 -c full -c truncate", dir="batch"),
     case("batch/eval-needed-json", "batch eval samples --out b-needed --workers 1 --metric needed -c full --json",
@@ -239,9 +251,9 @@ def generated(commands: dict[str, list[str]], compressors: list[str]) -> list[Ca
     for name in (*compressors, "default"):
         chain = f" -c {name}" if name != "default" else ""
         for f in (CHAT, CLAUDE, CODEX):
-            out.append(case(f"run/{name}/{_short(f)}", f"compact {f}{chain} --force", dir=f"run-{name}-{_short(f)}"))
-            out.append(case(f"run/{name}/{_short(f)}-json", f"compact {f}{chain} --force --json",
+            out.append(case(f"run/{name}/{_short(f)}", f"compact {f}{chain} --now", dir=f"run-{name}-{_short(f)}"))
+            out.append(case(f"run/{name}/{_short(f)}-json", f"compact {f}{chain} --now --json",
                             dir=f"run-{name}-{_short(f)}-json"))
         for k, f in SHARED.items():
-            out.append(case(f"run/{name}/shared-{k}", f"compact shared/{f}{chain} --force --json"))
+            out.append(case(f"run/{name}/shared-{k}", f"compact shared/{f}{chain} --now --json"))
     return out

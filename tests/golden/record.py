@@ -3,8 +3,8 @@
 A restructure that must not change behaviour (issue 27) is checked by recording before and after
 and comparing. Each case (``_cases.py``, one line each) runs ``python -m tcompact ARGS`` as a user
 would, in a temporary root built from the samples and ``../shared/transcripts`` (``_stores.py``),
-with a fixed home, agents' stores, XDG folders, token cache, width (120 columns), time zone (UTC),
-locale and no colour; the code run is this checkout's (``PYTHONPATH=cli``). For each case the tree
+with a fixed home, agents' stores, XDG folders, token cache, width (120 columns unless the case
+says), time zone (UTC), locale and no colour; the code run is this checkout's (``PYTHONPATH=cli``). For each case the tree
 holds ``command``, ``stdout``, ``stderr``, ``exit``, ``written`` (every file the case created,
 changed or deleted in its folder and its home) and ``files/`` (their contents; HTML pages by
 sha256), all normalised by ``_normalise.py``. Cases run two at a time (``--jobs``) in lanes that
@@ -105,7 +105,8 @@ def record(out: Path, *, only: list[str], jobs: int = 2, keep_root: bool = False
                 raw = _run(case, root)
                 with guard:  # the normaliser learns the new ids of each case
                     normaliser.window = (started - 60, time.time() + 60)
-                    write_case(out / "cases" / case.name, case, raw, normaliser)
+                    for warning in write_case(out / "cases" / case.name, case, raw, normaliser):
+                        _say(f"warning: {case.name}: {warning}")
                     listing[case.name] = f"exit {raw.code}"
                 timings.append((raw.seconds, case.name))
             return timings
@@ -211,7 +212,7 @@ def _run(case: Case, root: Path) -> Raw:
     before = _snapshot(root, case)
     start = time.perf_counter()
     proc = subprocess.run([_stores.python(), "-m", "tcompact", *argv], cwd=cwd, capture_output=True,
-                          input=(case.stdin or "").encode(), env=_stores.env(root, home, columns=COLUMNS),
+                          input=(case.stdin or "").encode(), env=_stores.env(root, home, columns=case.columns),
                           timeout=TIMEOUT_S)
     seconds = time.perf_counter() - start
     after = _snapshot(root, case)
