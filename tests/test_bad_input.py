@@ -146,7 +146,7 @@ def test_over_long_line(tmp_path):
     [
         (["inspect", "x.jsonl", "--bogus"], "Error: No such option: --bogus (see 'tcompact inspect --help')\n"),
         (["inspect", "x.jsonl", "--spans", "everything"],
-         "Error: unknown span layout 'everything' — use one of: current-round, dialogue, round-level, full\n"),
+         "Error: unknown span layout 'everything' — use one of: current-round, dialogue, round-level, full, working-set\n"),
         (["inspect", "x.jsonl", "--encoding", "p50k"],
          "Error: unknown encoding 'p50k' — use one of: o200k_base, cl100k_base\n"),
         (["inspect", "x.jsonl", "--keep-recent", "-1"], "Error: --keep-recent must be 0 or more\n"),

@@ -199,7 +199,7 @@ def test_other_settings_are_refused_in_a_batch_folder(runner, tmp_path):
     (["--engine", "pool", "--address", "x:1"], "--address is for --engine ray — add --engine ray, or leave --address out"),
     (["--workers", "0"], "--workers must be 1 or more, not 0 — see 'tcompact batch --help'"),
     (["--engine", "spark"], "--engine must be pool or ray, not 'spark' — see 'tcompact batch --help'"),
-    (["--spans", "nope"], "unknown span layout 'nope' — use one of: current-round, dialogue, round-level, full"),
+    (["--spans", "nope"], "unknown span layout 'nope' — use one of: current-round, dialogue, round-level, full, working-set"),
 ])
 def test_bad_options_are_one_error_and_write_nothing(runner, tmp_path, args, error):
     samples(tmp_path / "corpus")
@@ -209,8 +209,8 @@ def test_bad_options_are_one_error_and_write_nothing(runner, tmp_path, args, err
 
 
 @pytest.mark.parametrize(("args", "error"), [
-    (["-c", "nope"], "unknown compressor 'nope' — use one of: truncate, offload, micro, current-round, dialogue, "
-                     "round-level, full"),
+    (["-c", "nope"], "unknown compressor 'nope' — use one of: truncate, offload, micro, mask, current-round, "
+                     "dialogue, round-level, full, working-set"),
     (["--summarizer", "openai"], "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your vLLM model"),
     (["--to", "swe-agent"], "cannot write 'swe-agent' — use --to chat, claude-code, codex"),
     (["-c", "dialogue", "--set", "dialogue.nope=1"], "dialogue setting nope is not known — settings of dialogue: "

@@ -142,7 +142,7 @@ def test_inspect_spans_show_what_compact_uses(runner):
     refused = runner.invoke(app, ["inspect", "s.jsonl", "--keep-recent", "2"])
     assert (refused.exit_code, refused.stderr) == (
         2, "Error: --keep-recent sets the raw tail of a --spans layout, and no --spans was given — add --spans with "
-           "one of: current-round, dialogue, round-level, full\n")
+           "one of: current-round, dialogue, round-level, full, working-set\n")
 
 
 def test_inspect_model_sets_encoding_and_window(runner):
@@ -349,12 +349,12 @@ def test_provider_usage_that_predates_a_compaction_says_so(runner, tmp_path):
         return t["provider_usage"]["last_line"], t["provider_usage"]["predates_compaction"], tail
 
     assert usage() == (48, compacted, "  context at the last request: 15,652 reported, before the compaction at line "
-                                      f"{compacted}; 1,614 counted by tcompact now (the usage predates the compaction)")
+                                      f"{compacted}; 1,615 counted by tcompact now (the usage predates the compaction)")
     # Codex resumed and reported a request after the compaction: the figures are of the new context
     event = {"timestamp": "2099-01-01T00:00:00.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
         "last_token_usage": {"input_tokens": 2500, "output_tokens": 10}, "total_token_usage": {"input_tokens": 9}}}}
     (tmp_path / "out.jsonl").write_bytes(b"\n".join(lines) + b"\n" + orjson.dumps(event) + b"\n")
-    assert usage() == (len(lines) + 1, None, "  context at the last request: 2,500 reported vs 1,614 counted by "
+    assert usage() == (len(lines) + 1, None, "  context at the last request: 2,500 reported vs 1,615 counted by "
                                              "tcompact (the provider also counts the system prompt and tool "
                                              "definitions)")
 

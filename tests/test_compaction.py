@@ -49,7 +49,7 @@ def dialogue():
 
 @pytest.mark.parametrize(("options", "error"), [
     (CompactOptions(chain="dialgue"), "unknown compressor 'dialgue' — use one of: truncate, offload, micro, "
-                                      "current-round, dialogue, round-level, full"),
+                                      "mask, current-round, dialogue, round-level, full, working-set"),
     (CompactOptions(chain=" , "), "bad compressor chain ' , ' — name one or more compressors: -c truncate,dialogue"),
     (CompactOptions(chain="truncate,"), "bad compressor chain 'truncate,' — name one or more compressors: "
                                         "-c truncate,dialogue"),
@@ -60,7 +60,7 @@ def dialogue():
     (CompactOptions(summarizer="openai"), "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your "
                                           "vLLM model"),
     (CompactOptions(chain="truncate", trigger_ratio=0.5), "--trigger-ratio applies to no compressor of the chain — "
-     "it sets trigger_context_ratio of current-round, dialogue, round-level and full"),
+     "it sets trigger_context_ratio of current-round, dialogue, round-level, full and working-set"),
     (CompactOptions(replay_dir=Path("dumps")), "--replay-dir is an option of the replay summariser, and the "
      "summariser is extractive — add --summarizer replay, or leave --replay-dir out"),
 ])
@@ -90,7 +90,7 @@ def test_a_compacted_run_holds_everything_to_write_and_wrote_nothing(dialogue):
     run = dialogue
     assert (run.status, run.message, run.calls, run.output_format) == ("compacted", "dialogue: compacted", 1, "chat")
     assert (run.report["before"], run.report["after"], run.report["invariants"]) == (
-        {"messages": 33, "tokens": 11796}, {"messages": 17, "tokens": 4947}, [])
+        {"messages": 33, "tokens": 11796}, {"messages": 17, "tokens": 4964}, [])
     (stage,) = run.stages
     assert (stage.compressor.name, stage.result.applied, len(stage.before)) == ("dialogue", True, 33)
     assert stage.before == run.transcript.messages and run.messages == stage.result.messages
@@ -130,7 +130,8 @@ def test_a_failed_call_stops_the_chain_and_keeps_the_original():
 def test_nothing_to_do_says_how_to_compact_anyway_unless_forced():
     run = compact_file(CHAT, CompactOptions())
     assert (run.status, run.message, run.output, run.calls) == (
-        "nothing to do", "full: below the threshold (11,796 < 160,000 tokens); --now compacts anyway", None, 0)
+        "nothing to do", "working-set: below the threshold (11,796 < 160,000 tokens); --now compacts anyway", None,
+        0)
     run = compact_file(CHAT, CompactOptions(chain="truncate", now=True,
                                             overrides=parse_sets(["max_chars=1000000", "max_lines=100000"])))
     assert (run.status, run.message) == ("nothing to do", "truncate: no tool output over the limits")
@@ -179,7 +180,7 @@ def test_a_read_only_format_is_written_as_chat():
     assert (run.source.format, run.status, run.output_format, run.report["output_format"]) == (
         "swe-agent", "compacted", "chat", "chat")
     assert (run.report["before"], run.report["after"], run.dump_context.session) == (
-        {"messages": 16, "tokens": 1454}, {"messages": 3, "tokens": 670}, "swe_agent_small")
+        {"messages": 16, "tokens": 1454}, {"messages": 3, "tokens": 682}, "swe_agent_small")
     back = read_file(_written(run, "out.jsonl"), ReadOptions(format="chat")).transcript()
     assert _shape(back.messages) == _shape(run.messages)
 
@@ -276,7 +277,7 @@ def test_a_written_run_lists_exactly_the_files_it_wrote(dialogue, tmp_path):
     assert report["outputs"] == {"transcript": str(paths.output), "dumps": [str(paths.dump_dir / dump_name)],
                                  "offload_store": None, "state": None}
     assert (report["status"], report["invariants"], report["after"]) == ("compacted", [], {"messages": 17,
-                                                                                          "tokens": 4947})
+                                                                                          "tokens": 4964})
     assert paths.output.read_bytes() == dialogue.output.data
     assert orjson.loads(written[0].read_bytes()) == next(dialogue.dumps())[1]
     with pytest.raises(OutputError) as exc:  # the same again, not forced

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from tcompact.compressors import REGISTRY, chain_settings, describe, get, names, parse_chain, parse_sets
 from tcompact.errors import InputError, UsageError
 
-NAMES = ["truncate", "offload", "micro", "current-round", "dialogue", "round-level", "full"]
+NAMES = ["truncate", "offload", "micro", "mask", "current-round", "dialogue", "round-level", "full", "working-set"]
 
 
 def test_names_are_the_registry_in_order_and_each_gives_its_compressor():
@@ -17,14 +17,15 @@ def test_names_are_the_registry_in_order_and_each_gives_its_compressor():
     assert [cls.name for cls in REGISTRY] == NAMES
     for cls in REGISTRY:
         assert type(get(cls.name)) is cls
-    assert [n for n in NAMES if get(n).uses_summarizer] == ["current-round", "dialogue", "round-level", "full"]
+    assert [n for n in NAMES if get(n).uses_summarizer] == ["current-round", "dialogue", "round-level", "full",
+                                                            "working-set"]
 
 
 def test_an_unknown_name_lists_the_known_ones():
     with pytest.raises(UsageError) as info:
         get("summary")
-    assert str(info.value) == ("unknown compressor 'summary' — use one of: truncate, offload, micro, current-round, "
-                               "dialogue, round-level, full")
+    assert str(info.value) == ("unknown compressor 'summary' — use one of: truncate, offload, micro, mask, "
+                               "current-round, dialogue, round-level, full, working-set")
     assert info.value.exit_code == 2
 
 
@@ -198,7 +199,7 @@ def test_describe_lists_every_setting_with_type_default_and_description():
         ("head_ratio", "float", 0.4), ("keep_recent", "int", 0), ("tools", "list", [])]
     assert truncate["settings"][0]["description"] == "Characters kept at most (10 KiB)."
     assert all(s["description"] for d in described for s in d["settings"])  # every setting says what it is
-    round_level = {s["name"]: s["default"] for s in described[5]["settings"]}
+    round_level = {s["name"]: s["default"] for s in described[6]["settings"]}
     assert (round_level["trigger_total_tokens"], round_level["target_total_tokens"],
             round_level["compression_marker"]) == (230_000, 160_000, "[ROUND_LEVEL_MEMORY_BLOCK]")
 

@@ -16,8 +16,8 @@ from tcompact.evaluation import EvalOptions
 
 
 def test_the_default_chain_is_a_chain_of_registered_compressors_and_the_librarys_default():
-    assert DEFAULT_CHAIN == "full"
-    assert [c.name for c in parse_chain(DEFAULT_CHAIN)] == ["full"]
+    assert DEFAULT_CHAIN == "working-set"
+    assert [c.name for c in parse_chain(DEFAULT_CHAIN)] == ["working-set"]
     assert CompactOptions().chain == DEFAULT_CHAIN
     assert EvalOptions().default_chain == DEFAULT_CHAIN  # what an eval reports as "the default chain of compact"
 

@@ -46,17 +46,22 @@ def _title(name):
 
 
 def test_every_command_has_a_section():
-    assert sorted(_commands()) == ["batch", "compact", "compressors", "convert", "eval", "inspect", "replay",
-                                   "restore"]
+    assert sorted(_commands()) == ["batch", "compact", "compressors", "convert", "eval", "hook", "hooks", "inspect",
+                                   "replay", "restore", "statusline"]
     for name in _commands():
         assert _title(name), name
 
 
-@pytest.mark.parametrize("name", ["inspect", "compact", "replay", "compressors", "restore", "convert", "eval"])
+@pytest.mark.parametrize("name", ["inspect", "compact", "replay", "compressors", "restore", "convert", "eval",
+                                  "hooks install", "hooks status", "hooks uninstall", "hook pre-compact",
+                                  "hook session-start", "hook prompt-submit", "statusline"])
 def test_every_option_is_documented(name):
-    section = README[README.index(_title(name)):]
+    section = README[README.index(_title(name.split()[0])):]
     section = section[: section.find("\n### ", 1)]
-    for param in _commands()[name].params:
+    command = _commands()[name.split()[0]]
+    for word in name.split()[1:]:
+        command = command.commands[word]  # type: ignore[attr-defined]
+    for param in command.params:
         for opt in getattr(param, "opts", []):
             if opt.startswith("-") and opt not in ("--help", "-h"):
                 assert f"`{opt}" in section or f"{opt}`" in section or f", {opt}" in section, (name, opt)

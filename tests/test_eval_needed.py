@@ -200,32 +200,32 @@ FAILED = """\
 Canaries: 14 planted in 1 session(s), 2 of each kind per session, seed 1; every chain compacted with --force
 Kept verbatim, per chain
 
-                full (default) (1 failed)
- ────────────────────────────────────────
- error line                            0%
- file written                          0%
- command                               0%
- constraint                            0%
- preference                            0%
- decision                              0%
- early fact                            0%
- all kinds                             0%
+                full (1 failed)
+ ──────────────────────────────
+ error line                  0%
+ file written                0%
+ command                     0%
+ constraint                  0%
+ preference                  0%
+ decision                    0%
+ early fact                  0%
+ all kinds                   0%
 
- tokens                                 —
- worst                                  —
- pairing                                0
- last request                         0/1
+ tokens                       —
+ worst                        —
+ pairing                      0
+ last request               0/1
 
 tokens: after / before, all sessions together; worst: the highest of one session; pairing: tool calls or results left without their partner; last request: sessions whose last real request is kept verbatim
 Needed tokens: 11 at 4 cut point(s) in 1 session(s) (at most 4 a session, uses within the next 40 calls); every chain compacted with --force
 Needed tokens kept, per chain (baselines below the line)
 
-                             kept   recoverable   size
- ─────────────────────────────────────────────────────
- full (default) (4 failed)     0%            0%      —
+                   kept   recoverable   size
+ ───────────────────────────────────────────
+ full (4 failed)     0%            0%      —
 
- last-20                     100%            0%   1.00
- head-tail-500                45%            0%   0.81
+ last-20           100%            0%   1.00
+ head-tail-500      45%            0%   0.81
 
 kept: standing verbatim in what the model sees after compaction; recoverable: not kept, but in an original the context names (an offloaded message, a path:line); size: tokens after / before, all cuts together; last-20: the last 20 messages + system + last request; head-tail-500: every tool result cut to its first and last 500 characters
 """

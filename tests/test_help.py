@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 from tcompact.app import app
 
 COMMANDS = ["inspect", "compact", "replay", "compressors", "restore", "convert", "eval", "batch", "batch inspect",
-            "batch compact", "batch eval"]
+            "batch compact", "batch eval", "hooks", "hooks install", "hooks status", "hooks uninstall", "hook",
+            "hook pre-compact", "hook session-start", "hook prompt-submit", "statusline"]
 USAGE = {"": "Usage: tcompact [OPTIONS] COMMAND [ARGS]...", "inspect": "Usage: tcompact inspect [OPTIONS] [PATH]...",
          "compact": "Usage: tcompact compact [OPTIONS] [PATH]", "replay": "Usage: tcompact replay [OPTIONS] DUMP|DIR...",
          "compressors": "Usage: tcompact compressors [OPTIONS]", "restore": "Usage: tcompact restore [OPTIONS] [PATH]",
@@ -29,7 +30,16 @@ USAGE = {"": "Usage: tcompact [OPTIONS] COMMAND [ARGS]...", "inspect": "Usage: t
          "batch": "Usage: tcompact batch [OPTIONS] COMMAND [ARGS]...",
          "batch inspect": "Usage: tcompact batch inspect [OPTIONS] SOURCE...",
          "batch compact": "Usage: tcompact batch compact [OPTIONS] SOURCE...",
-         "batch eval": "Usage: tcompact batch eval [OPTIONS] SOURCE..."}
+         "batch eval": "Usage: tcompact batch eval [OPTIONS] SOURCE...",
+         "hooks": "Usage: tcompact hooks [OPTIONS] COMMAND [ARGS]...",
+         "hooks install": "Usage: tcompact hooks install [OPTIONS]",
+         "hooks status": "Usage: tcompact hooks status [OPTIONS]",
+         "hooks uninstall": "Usage: tcompact hooks uninstall [OPTIONS]",
+         "hook": "Usage: tcompact hook [OPTIONS] COMMAND [ARGS]...",
+         "hook pre-compact": "Usage: tcompact hook pre-compact [OPTIONS]",
+         "hook session-start": "Usage: tcompact hook session-start [OPTIONS]",
+         "hook prompt-submit": "Usage: tcompact hook prompt-submit [OPTIONS]",
+         "statusline": "Usage: tcompact statusline [OPTIONS]"}
 TYPE_TAG = re.compile(r"<(?:bool|int|float|str|path|list\[\w+\])>|\{\w+\}", re.IGNORECASE)
 
 ROOT_HELP_80 = """\
@@ -53,7 +63,10 @@ Commands:
   restore      Put offloaded originals back into a compacted transcript.
   convert      Convert a transcript to chat, Claude Code or Codex.
   eval         Measure what each compressor keeps: canaries, needed tokens.
+  statusline   Print Claude Code's status line.
   batch        Inspect, compact or evaluate a whole corpus on a pool or Ray.
+  hooks        Put tcompact into the agents' own compaction.
+  hook         What the installed hooks run.
 """
 
 

@@ -64,6 +64,9 @@ def charts_of(document: str) -> dict:
 # ---- inspect: chart data -------------------------------------------------------------------------
 
 
+SPANS = ["current-round", "dialogue", "round-level", "full", "working-set"]
+
+
 def test_small_session_charts_have_exact_numbers(tmp_path):
     report, t, messages, counts, page = one(jsonl(tmp_path / "s.jsonl", SESSION))
     assert [c.total for c in counts] == [10, 11, 10, 20, 13, 13, 6]
@@ -93,9 +96,9 @@ def test_small_session_charts_have_exact_numbers(tmp_path):
 
     spans = specs["spans"]["data"]
     assert [(d["name"], d["y"], d["x"], d["customdata"]) for d in spans] == [
-        ("preserved prefix", ["current-round", "dialogue", "round-level", "full"], [77, 0, 0, 10], [6, 0, 0, 1]),
-        ("compressible body", ["current-round", "dialogue", "round-level", "full"], [6, 64, 83, 73], [1, 5, 7, 6]),
-        ("protected tail", ["current-round", "dialogue", "round-level", "full"], [0, 19, 0, 0], [0, 2, 0, 0]),
+        ("preserved prefix", SPANS, [77, 0, 0, 10, 10], [6, 0, 0, 1, 1]),
+        ("compressible body", SPANS, [6, 64, 83, 73, 67], [1, 5, 7, 6, 5]),
+        ("protected tail", SPANS, [0, 19, 0, 0, 6], [0, 2, 0, 0, 1]),
     ]
     assert charts.tool_rows(t["tools"]) == [["run_tests", 1, 6, 20, 1, 0]]
 
@@ -196,13 +199,13 @@ def test_waterfall_of_a_dialogue_compaction():
     report = _dry_run_report(["-c", "dialogue"])
     assert hc.waterfall_steps(report) == [
         {"label": "before", "measure": "absolute", "value": 11796},
-        {"label": "1. dialogue", "measure": "relative", "value": -6849},
-        {"label": "after", "measure": "absolute", "value": 4947},
+        {"label": "1. dialogue", "measure": "relative", "value": -6832},
+        {"label": "after", "measure": "absolute", "value": 4964},
     ]
     data = hc.waterfall_chart(report)["data"][0]
     assert (data["x"], data["measure"], data["y"], data["text"]) == (
-        ["before", "1. dialogue", "after"], ["absolute", "relative", "absolute"], [11796, -6849, 4947],
-        ["11,796", "-6,849", "4,947"])
+        ["before", "1. dialogue", "after"], ["absolute", "relative", "absolute"], [11796, -6832, 4964],
+        ["11,796", "-6,832", "4,964"])
 
 
 def test_waterfall_of_a_chain_and_of_the_round_level_pipeline():
@@ -312,9 +315,9 @@ def test_compact_html_links_dumps_and_shows_calls_blocks_and_checks(runner, tmp_
     assert f'href="../out.dumps/{dump.name}"' in document
     assert 'href="../out.jsonl"' in document and 'href="../out.report.json"' in document
     specs = charts_of(document)
-    assert specs["waterfall"]["data"][0]["y"] == [11796, -6849, 4947]
+    assert specs["waterfall"]["data"][0]["y"] == [11796, -6832, 4964]
     assert len(specs["latency"]["data"][0]["y"]) == 1
-    assert "<summary>message 1: memory_block_dialogue (4,815 characters, 1,213 tokens)</summary>" in document
+    assert "<summary>message 1: memory_block_dialogue (4,890 characters, 1,230 tokens)</summary>" in document
     assert document.count("<details>") == 1
     assert "✓ the written transcript reads back as the compacted messages" in document
 

@@ -81,8 +81,8 @@ def test_inspect_page(browser, tmp_path):
     opened = Opened(browser, tmp_path / "inspect.html")
     page = opened.page
     # the numbers of test_html: 33 messages, 3 rounds × 5 kinds, 4 span layouts × 3 parts
-    assert page.evaluate(_DRAWN) == {"cumulative": [33, 2, 2, 2], "kinds-by-round": [3] * 5, "spans": [4, 4, 4]}
-    assert page.evaluate(_MARKS) == {"cumulative": 33, "kinds-by-round": 15, "spans": 12}
+    assert page.evaluate(_DRAWN) == {"cumulative": [33, 2, 2, 2], "kinds-by-round": [3] * 5, "spans": [5, 5, 5]}
+    assert page.evaluate(_MARKS) == {"cumulative": 33, "kinds-by-round": 15, "spans": 15}
     assert page.get_by_text("11,796", exact=True).first.is_visible()
 
     def tool_column(n: int) -> list[str]:
@@ -118,7 +118,7 @@ def test_compact_page(browser, tmp_path):
     page = opened.page
     assert page.evaluate(_DRAWN) == {"waterfall": [3], "latency": [1]}
     assert page.evaluate(_MARKS) == {"waterfall": 3, "latency": 1}
-    assert page.evaluate("document.getElementById('waterfall').data[0].y") == [11796, -6849, 4947]
+    assert page.evaluate("document.getElementById('waterfall').data[0].y") == [11796, -6832, 4964]
     dump = page.locator("#calls a").first.get_attribute("href")
     assert dump.startswith("out.dumps/") and (tmp_path / dump).is_file()
     block = page.locator("details").first

@@ -26,10 +26,10 @@ def session(tmp_path):
 
 @pytest.mark.parametrize(("kwargs", "error"), [
     ({"encoding": "p50k"}, "unknown encoding 'p50k' — use one of: o200k_base, cl100k_base"),
-    ({"spans": "all"}, "unknown span layout 'all' — use one of: current-round, dialogue, round-level, full"),
+    ({"spans": "all"}, "unknown span layout 'all' — use one of: current-round, dialogue, round-level, full, working-set"),
     ({"spans": "full", "keep_recent": -1}, "--keep-recent must be 0 or more"),
     ({"keep_recent": 2}, "--keep-recent sets the raw tail of a --spans layout, and no --spans was given — add "
-                         "--spans with one of: current-round, dialogue, round-level, full"),
+                         "--spans with one of: current-round, dialogue, round-level, full, working-set"),
     ({"spans": "dialogue", "keep_recent": 2}, "--keep-recent does not apply to dialogue, whose span keeps no number "
                                               "of recent messages — leave --keep-recent out"),
     ({"context_window": 0}, "--context-window must be a positive number of tokens"),

@@ -31,11 +31,12 @@ def test_files_are_added_whole_newest_first_and_never_stitched():
     got = recovered_context(source, [], ("read_file",), max_chars=12_000)
     # the newer file whole; the older one, in session order before it, cut in its own middle under its own header
     old, new = got.text.split("Recently read file: ")[1:]
-    assert old.startswith("old.py\nLines returned: 1\n\n" + "o" * 1000) and "...[READ_FILE_TRUNCATED]..." in old
+    assert old.startswith("old.py\nLines returned: 1\n\n" + "o" * 1000)
+    assert "\n[… 6,488 characters in the middle of this file left out by tcompact; read the file for them …]\n" in old
     assert new.startswith("new.py\nLines returned: 1\n\n" + "n" * 9000 + "\n</section>")
     assert "o" not in new.replace("</section>", "").replace("Lines returned", "").replace("recovered_context", "")
     got = recovered_context(source, [], ("read_file",), max_chars=3_000)
-    assert files(got) == ["new.py"] and "...[READ_FILE_TRUNCATED]..." in got.text  # cut in its own middle
+    assert files(got) == ["new.py"] and "characters in the middle of this file left out" in got.text
     assert recovered_context(source, [], ("read_file",), max_chars=1_500) is None  # no useful excerpt fits
     assert MAX_SECTION_CHARS == 12_000
 
@@ -61,24 +62,29 @@ def test_a_file_changed_after_its_read_is_never_shown_as_it_was_read():
         "file_path": "/p/lib.rs", "content": "pub mod utils;\n"}, "File created successfully"))
     got = recovered_context(source, [], ("read_file",))
     assert got.text.endswith('<section name="read_file">\nRecently written file: /p/lib.rs (its whole text as last '
-                             "written; it changed after it was read)\n\npub mod utils;\n\n</section>\n"
+                             "written, with any later edits applied)\n\npub mod utils;\n\n</section>\n"
                              "</recovered_context>")
     assert "pub fn add" not in got.text
-    # a read, then an edit: the read text is stale and nothing better is known, so the file is left out
-    edited = read("r2", "Read", "/p/a.py", "x = 1") + call("e2", "Edit", {
+    # a read, then an edit: the file as it now is — the read with the edit applied
+    edited = read("r2", "Read", "/p/a.py", "x = 1\ny = 1") + call("e2", "Edit", {
         "file_path": "/p/a.py", "old_string": "x = 1", "new_string": "x = 2"})
-    assert recovered_context(edited, [], ("read_file",)) is None
+    assert recovered_context(edited, [], ("read_file",)).text.endswith(
+        "Recently edited file: /p/a.py (its text as read, with every later edit applied)\n\nx = 2\ny = 1\n"
+        "</section>\n</recovered_context>")
+    # an edit that does not apply to the text read: the file's text is unknown, so it is left out
+    lost = edited[:2] + call("e3", "Edit", {"file_path": "/p/a.py", "old_string": "z = 9", "new_string": "z = 0"})
+    assert recovered_context(lost, [], ("read_file",)) is None
     # an edit before the read does not matter: the read shows the file as it now is
     assert files(recovered_context(edited[2:] + edited[:2], [], ("read_file",))) == ["/p/a.py"]
-    # a write the kept messages show is not repeated: the read is stale, so the file is left out
+    # a write the kept messages show is not repeated
     assert recovered_context(source, source[2:], ("read_file",)) is None
 
 
-def test_a_harness_reminder_appended_to_a_read_is_not_part_of_the_file():
+def test_a_harness_reminder_and_line_numbers_are_not_part_of_the_file():
     text = ("     1→x = 1\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
             "considered malware.\n</system-reminder>\n")
     got = recovered_context(read("r", "Read", "/p/a.py", text), [], ("read_file",))
-    assert got.text.endswith("Recently read file: /p/a.py\nLines returned: 1\n\n     1→x = 1\n</section>\n"
+    assert got.text.endswith("Recently read file: /p/a.py\nLines returned: 1\n\nx = 1\n</section>\n"
                              "</recovered_context>")
 
 

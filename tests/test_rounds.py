@@ -32,8 +32,6 @@ from tcompact.summarizers.extractive.blocks.memory import MARKER
     "SubagentStop hook feedback:\nno",
     "<command-name>/clear</command-name>\n            <command-message>clear</command-message>\n"
     "            <command-args></command-args>",
-    "<command-message>bmad:bmm:workflows:create-tech-spec</command-message>\n"
-    "<command-name>/bmad:bmm:workflows:create-tech-spec</command-name>",
     "Please continue the conversation from where we left it off without asking the user any further questions.",
     "This session is being continued from a previous conversation that ran out of context.",
     "<system-reminder>x</system-reminder>",
@@ -50,6 +48,8 @@ def test_harness_text_is_not_a_request(text):
 @pytest.mark.parametrize("text", [
     "<command-message>orchestrator is running…</command-message>\n<command-name>/orchestrator</command-name>\n"
     "<command-args>@CLAUDE.md を最新の状態にアップデートしてください</command-args>",
+    "<command-message>bmad:bmm:workflows:create-tech-spec</command-message>\n"
+    "<command-name>/bmad:bmm:workflows:create-tech-spec</command-name>",  # a prompt command: its prompt follows
     "Fix the stop hook feedback parser.",
     "please continue",
 ])
@@ -113,13 +113,14 @@ def test_split_rounds_without_any_request_is_one_preamble():
 
 @pytest.mark.parametrize(("text", "internal"), [
     ("<command-name>/compact</command-name><command-args>   \n </command-args>", True),  # blank arguments
-    ("  <command-message>review</command-message><command-name>/review</command-name>", True),  # no arguments tag
+    ("  <command-message>review</command-message><command-name>/review</command-name>", False),  # a prompt command
+    ("<command-name>/model</command-name>\n<command-message>model</command-message>", True),  # no arguments tag
     ("<command-name>/review</command-name><command-args>the parser\nchanges</command-args>", False),
     ("Run <command-name>/clear</command-name> for me", False),  # a slash command named inside a request
     ("", False),
     ("   ", False),
 ])
-def test_slash_commands_are_harness_text_unless_they_carry_arguments(text, internal):
+def test_local_slash_commands_are_harness_text_unless_they_carry_arguments(text, internal):
     assert is_internal_text(text) is internal
 
 

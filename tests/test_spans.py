@@ -110,11 +110,12 @@ def test_every_span_is_the_one_its_compressor_uses():
     from tcompact.compressors import get
 
     msgs = [Message(role="system", content="sys"), U("a"), A(text="b"), U("c"), A("t1"), T("t1"), A("t2"), T("t2"), A(text="end")]
-    assert span_names() == ["current-round", "dialogue", "round-level", "full"]
-    assert [keep_recent_default(n) for n in span_names()] == [0, None, 0, 0]
+    assert span_names() == ["current-round", "dialogue", "round-level", "full", "working-set"]
+    assert [keep_recent_default(n) for n in span_names()] == [0, None, 0, 0, 0]
     assert {n: ranges(build_span(n, msgs)) for n in span_names()} == {
         "current-round": ([0, 1, 2, 3], [4, 5, 6, 7, 8], []), "dialogue": ([], [0, 1, 2], [3, 4, 5, 6, 7, 8]),
-        "round-level": ([], [0, 1, 2, 3, 4, 5, 6, 7, 8], []), "full": ([0], [1, 2, 3, 4, 5, 6, 7, 8], [])}
+        "round-level": ([], [0, 1, 2, 3, 4, 5, 6, 7, 8], []), "full": ([0], [1, 2, 3, 4, 5, 6, 7, 8], []),
+        "working-set": ([0], [1, 2, 3, 4, 5, 6, 7], [8])}  # its tail: a tenth of the tokens, the last message
     for name in span_names():
         compressor = get(name)
         settings = compressor.settings_model()

@@ -354,10 +354,10 @@ def test_merging_the_real_sessions_blocks_keeps_every_request_within_budget(summ
                                                      len(wrapped))], target=target)["merge_1_1"]
         assert counter.count(merged) <= target
         requirements = sections(merged)["User Requirements"]
-        # every user message of the session, none dropped; /clear and a slash command without arguments
-        # are harness text, not requests
-        assert len(requirements) == 7
-        starts = ["- “analyze existing", "- “proceed” (reply", "- “a - run codex",
+        # every user message of the session, none dropped; /clear is harness text, not a request, and the
+        # prompt command that opened the session is one
+        assert len(requirements) == 8
+        starts = ["- “/bmad:bmm:workflows:create-tech-spec", "- “analyze existing", "- “proceed” (reply", "- “a - run codex",
                   "- “doublecheck", "- “p” (reply", "- “TODO is not acceptable", "- “d” (reply"]
         assert all(line.startswith(start) for line, start in zip(requirements, starts, strict=True)), requirements
 

@@ -6,6 +6,7 @@ npm_packages=(
   "@anthropic-ai/claude-code@2.0.76"   # the last JavaScript release
   "@anthropic-ai/claude-code@2.1.332"  # a native 2.1.x
   "@openai/codex@0.128.0"
+  "@openai/codex@0.171.0"              # hooks (PreCompact, SessionStart compact): tests/test_real_clients_hooks.py
   "ccusage@20.0.24"
   "ccusage@18.0.11"
 )

@@ -1,5 +1,5 @@
-"""``python -m tcompact`` runs the command line."""
+"""``python -m tcompact`` runs the command line (the hooks and the status line without it: tcompact.launch)."""
 
-from .app import main
+from .launch import main
 
 main()

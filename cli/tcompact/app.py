@@ -134,7 +134,7 @@ def _root(
 
 
 def _register() -> None:
-    from .commands import batch, compact, compressors, convert, eval, inspect, replay, restore
+    from .commands import batch, compact, compressors, convert, eval, hooks, inspect, replay, restore
     from .commands._help import Command
 
     inspect.register(app)
@@ -145,6 +145,7 @@ def _register() -> None:
     convert.register(app)
     eval.register(app)
     batch.register(app)
+    hooks.register(app)
     groups = [group.typer_instance for group in app.registered_groups]
     for info in [c for t in (app, *groups) for c in t.registered_commands]:  # metavars (commands/_help.py)
         info.cls = Command

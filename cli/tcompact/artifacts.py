@@ -21,7 +21,8 @@ from .errors import OutputError
 from .journal import record as _record
 
 __all__ = ["write_bytes", "write_json", "write_page", "make_folder", "remove", "AppendLog", "remove_paths", "check_target",
-           "check_page", "probe_folders", "folder_mode", "PRIVATE"]
+           "check_page", "probe_folders", "folder_mode", "PRIVATE",
+           "append_line"]
 
 #: The mode of tcompact's own folders (the state folder, the cache, offload stores): its user's only.
 PRIVATE = 0o700
@@ -232,6 +233,29 @@ def remove_paths(paths: tuple[str | Path, ...]) -> None:
         except OSError as exc:
             raise OutputError(f"cannot remove an earlier output: {exc.strerror}", path=str(p),
                               hint="check the folder's permissions") from None
+
+
+def append_line(path: str | Path, line: str, *, keep: int = 1 << 20) -> None:
+    """Append one line to a log that several processes may write at once (one ``write`` with
+    O_APPEND each, so lines never interleave); past ``keep`` bytes it starts again from its newer
+    half. The folder is created as needed."""
+    target = Path(path)
+    make_folder(target.parent)
+    data = (line.rstrip("\n") + "\n").encode("utf-8", "replace")
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    except OSError as exc:
+        raise OutputError(f"cannot open for appending: {exc.strerror}", path=str(target),
+                          hint="check the folder's permissions") from None
+    try:
+        os.write(fd, data)
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if size > keep:
+        old = target.read_bytes()
+        newer = old[len(old) // 2:]
+        write_bytes(target, newer[newer.find(b"\n") + 1:], force=True, sync=False)
 
 
 class AppendLog:

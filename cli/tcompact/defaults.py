@@ -9,4 +9,4 @@ __all__ = ["DEFAULT_CHAIN"]
 
 #: The chain ``compact``, ``batch compact`` and ``eval`` use when none is named, chosen by
 #: ``tcompact eval`` over the shared sessions (README, "Default chain").
-DEFAULT_CHAIN = "full"
+DEFAULT_CHAIN = "working-set"

@@ -23,6 +23,7 @@ __all__ = [
     "MEMORY_BLOCKS",
     "CHECKPOINT_PREFIXES",
     "is_checkpoint_text",
+    "is_summary_text",
     "OFFLOAD_PATTERN",
 ]
 
@@ -62,3 +63,9 @@ CHECKPOINT_PREFIXES = ("<memory_block", *LEGACY_MARKERS, STATE_REINJECTION, RECO
 def is_checkpoint_text(text: str) -> bool:
     """Whether a text starts (after blanks) as an earlier compaction's memory block or summary."""
     return text.lstrip()[:200].startswith(CHECKPOINT_PREFIXES)
+
+
+def is_summary_text(text: str) -> bool:
+    """Whether a text is an earlier compaction's summary (a checkpoint that is not re-injected state)."""
+    head = text.lstrip()[:200]
+    return head.startswith(CHECKPOINT_PREFIXES) and not head.startswith((RECOVERED_CONTEXT, STATE_REINJECTION))

@@ -2,8 +2,10 @@
 
 A *round* is a real user message and everything up to the next one. "Real" means typed by the
 user: not a memory block of an earlier compaction, not a reminder, hook feedback, local-command
-output or continuation boilerplate the harness injected, not a slash-command wrapper without
-arguments (``/clear``), not a Claude compact summary or a Codex environment block. Compressors
+output or continuation boilerplate the harness injected, not the wrapper of a local slash command
+without arguments (``/clear``), not a Claude compact summary or a Codex environment block. A slash
+command that runs a prompt (``/init``, a custom command) is a request even without arguments: its
+prompt, in the message after it (:func:`command_prompt`), says what the user asked for. Compressors
 must never lose a real user request, and the dialogue/current-round spans are cut at the last
 one, so this test decides a lot; it is kept in one place.
 
@@ -26,6 +28,7 @@ __all__ = [
     "INJECTED_PREFIXES",
     "is_real_user",
     "is_internal_text",
+    "command_prompt",
     "last_real_user_index",
     "Round",
     "split_rounds",
@@ -72,21 +75,35 @@ INJECTED_PREFIXES: tuple[str, ...] = OPENJIUWEN_INTERNAL_PREFIXES + (
     "<subagent_notification>",
     "Another language model started to solve this problem",
 )
-#: A slash command the user ran: harness text unless it carries the user's own words as arguments.
+#: A slash command the user ran: harness text unless it carries the user's own words as arguments, or runs a
+#: prompt (Claude Code writes a prompt command — ``/init``, a custom command — with its ``<command-message>``
+#: first and its prompt in the next, ``isMeta`` message; a local command — ``/clear`` — with its name first).
 _SLASH = re.compile(r"^\s*<command-(?:name|message)>")
+_PROMPT_COMMAND = re.compile(r"^\s*<command-message>[^<]*</command-message>\s*<command-name>/")
 _SLASH_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 
 
 def is_internal_text(text: str) -> bool:
     """True when the text starts (after leading whitespace) with an injected-context wrapper, or is a
-    slash-command wrapper without arguments (``<command-name>/clear</command-name>…``)."""
+    slash-command wrapper of a local command without arguments (``<command-name>/clear</command-name>…``)."""
     head = text.lstrip()
     if head.startswith(INJECTED_PREFIXES):
         return True
     if _SLASH.match(head):
+        if _PROMPT_COMMAND.match(head):
+            return False
         args = _SLASH_ARGS.search(head[:20000])
         return args is None or not args.group(1).strip()
     return False
+
+
+def command_prompt(messages: Sequence[Message], index: int) -> int | None:
+    """Index of the message holding the prompt of the slash command at ``index`` (the internal user message
+    Claude Code writes right after a prompt command's line), or None."""
+    if not _PROMPT_COMMAND.match(messages[index].text) or index + 1 >= len(messages):
+        return None
+    after = messages[index + 1]
+    return index + 1 if after.role == "user" and after.internal and not after.tool_call_ids else None
 
 
 def is_real_user(message: Message) -> bool:

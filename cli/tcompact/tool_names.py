@@ -24,6 +24,7 @@ __all__ = [
     "AGENT",
     "FINISH",
     "EDITOR",
+    "POLL",
     "is_plan_tool",
     "kind_of",
 ]
@@ -56,17 +57,20 @@ SKILL = frozenset({"skill"})
 AGENT = frozenset({"task", "agent", "spawn_agent", "subagent", "dispatch_agent"})
 #: Tools that end the task (SWE-agent's submit, Cline's attempt_completion, …): a successful call answers it.
 FINISH = frozenset({"submit", "finish", "task_complete", "attempt_completion", "complete_task", "final_answer"})
+#: Tools that poll or feed a command still running in a session another call opened (Codex ``write_stdin``): their
+#: result is that command's.
+POLL = frozenset({"write_stdin"})
 #: Editor tools with a ``command`` sub-command (view / create / str_replace / insert / undo_edit).
 EDITOR = frozenset({"str_replace_editor", "str_replace_based_edit_tool"})
 
 _KINDS = (("shell", SHELL), ("read", READ), ("edit", EDIT), ("write", WRITE), ("search", SEARCH),
           ("patch", PATCH), ("todo", TODO), ("plan_mode", PLAN_MODE), ("skill", SKILL), ("agent", AGENT),
-          ("finish", FINISH), ("editor", EDITOR))
+          ("finish", FINISH), ("editor", EDITOR), ("poll", POLL))
 
 
 def kind_of(name: str) -> str:
     """What a tool of this name does: shell, read, edit, write, search, patch, todo, plan_mode, skill,
-    agent, finish, editor — or "other"."""
+    agent, finish, editor, poll — or "other"."""
     lname = name.lower()
     for kind, names in _KINDS:
         if lname in names:

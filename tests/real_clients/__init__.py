@@ -10,7 +10,7 @@ API (four steps: a client, a home, a place, a resume)::
 
     from real_clients import claude_code, codex, resume_all
 
-    client = claude_code("2.1.332")        # or codex("0.128.0"); skips (fails under
+    client = claude_code("2.1.332")        # or codex("0.128.0") / codex(CODEX_HOOKS_VERSION); skips (fails under
                                            # TCOMPACT_REQUIRE_NPM) when not installed
     home = client.home(tmp_path / "h")     # a fresh fake HOME with the client's config dir
     home.place(session_file)               # copied to where the client looks for it
@@ -23,6 +23,13 @@ API (four steps: a client, a home, a place, a resume)::
 
     results = resume_all([lambda: home.resume(sid, "Say OK."), ...])   # two at a time
 
+    # tcompact's hooks (tests/test_real_clients_hooks.py): installed by `tcompact hooks install` in this
+    # home, run by the client with this Python; their state folder is home.state (XDG_STATE_HOME)
+    home.install_hooks("--timeout", "60")  # Codex then runs with --dangerously-bypass-hook-trust
+    home.resume(sid, "/compact")           # Claude Code compacts in print mode
+    home.codex_config["model_auto_compact_token_limit"] = 20_000   # Codex compacts when the usage the
+    home.tcompact("hooks", "status")       # server reports passes it; tcompact against this home
+
     # Claude Code 2.0.x resumes a sub-agent when the model calls Task with ``resume``:
     home.place_subagent(agent_file, session_id=sid, agent_id="a83e2917", layout="2.0")
     r = home.resume(sid, "Go on. MARK", responder=task_resume("a83e2917", trigger="MARK", prompt="Continue."))
@@ -32,7 +39,9 @@ Each resume runs the client with an otherwise empty environment: ``HOME``, the c
 (``CLAUDE_CONFIG_DIR`` / ``CODEX_HOME``), a dummy key, the recording server's base URL, telemetry,
 auto-update, error reporting and non-essential traffic off, ``TERM=dumb``, ``PATH`` for ``node``,
 stdin closed, and a timeout (:class:`ClientTimeout` when it runs out). Every resume gets its own
-server, so two resumes may run at once. :func:`session_id` reads a file's session id. The checks
+server, so two resumes may run at once. Codex 0.169 and later keep a resumed thread's provider, so
+their built-in provider is pointed at the server (``openai_base_url``, ``OPENAI_API_KEY``); the
+server answers their remote compaction. :func:`session_id` reads a file's session id. The checks
 made on what a client sent live in :mod:`real_clients.checks`.
 """
 
@@ -51,14 +60,18 @@ from typing import Any
 
 from tools import npm_bin
 
+from .codex_config import builtin_provider, codex_config
 from .server import RecordingServer, Request, Responder
 
-__all__ = ["CLAUDE_VERSIONS", "CODEX_VERSION", "CLAUDE_MODEL", "Client", "ClientTimeout", "Home", "Resume",
-           "Request", "claude_code", "codex", "node_path", "resume_all", "session_id", "task_resume"]
+__all__ = ["CLAUDE_VERSIONS", "CODEX_VERSION", "CODEX_HOOKS_VERSION", "CLAUDE_MODEL", "Client", "ClientTimeout", "Home",
+           "Resume", "Request", "claude_code", "codex", "node_path", "resume_all", "session_id", "task_resume"]
 
 #: The Claude Code releases tested: the last JavaScript one and a native 2.1.x.
 CLAUDE_VERSIONS = ("2.0.76", "2.1.332")
 CODEX_VERSION = "0.128.0"
+#: A Codex release with hooks (PreCompact, SessionStart with source compact): the newest on npm when tested.
+CODEX_HOOKS_VERSION = "0.171.0"
+
 CLAUDE_MODEL = "claude-sonnet-4-5-20250929"
 _CLAUDE = "@anthropic-ai/claude-code"
 _CODEX = "@openai/codex"
@@ -132,7 +145,11 @@ class Resume:
 
 
 class Home:
-    """A fake home for one client: ``HOME``, its config dir and a working directory, all under ``root``."""
+    """A fake home for one client: ``HOME``, its config dir, a working directory and tcompact's state
+    folder (``XDG_STATE_HOME``, where the hooks keep what they save), all under ``root``.
+
+    ``codex_config`` adds ``key = value`` lines to Codex's config.toml (``model_auto_compact_token_limit``
+    makes it compact when the usage the server reports passes it)."""
 
     def __init__(self, client: Client, root: Path) -> None:
         self.client = client
@@ -140,10 +157,36 @@ class Home:
         self.home = root / "home"
         self.config = root / ("claude" if client.kind == "claude-code" else "codex")
         self.cwd = root / "work"
+        self.state = root / "state"
+        self.hooked = False
+        self.codex_config: dict[str, Any] = {}
         for folder in (self.home, self.config, self.cwd):
             folder.mkdir(parents=True)
         if client.kind == "claude-code":
             (self.home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True}))
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What tcompact needs to find this home's sessions, settings and state folder."""
+        agent = "CLAUDE_CONFIG_DIR" if self.client.kind == "claude-code" else "CODEX_HOME"
+        return {"HOME": str(self.home), agent: str(self.config), "XDG_STATE_HOME": str(self.state)}
+
+    def tcompact(self, *args: str) -> Any:
+        """``tcompact ARGS`` against this home (in this process: the hooks it installs run this Python)."""
+        from typer.testing import CliRunner
+
+        from tcompact.app import app
+
+        return CliRunner().invoke(app, list(args), env=self.env)
+
+    def install_hooks(self, *options: str) -> Any:
+        """``tcompact hooks install --agent A OPTIONS`` in this home; the client then runs the hooks (Codex
+        with ``--dangerously-bypass-hook-trust``, the step a user takes in /hooks)."""
+        result = self.tcompact("hooks", "install", "--agent", "claude" if self.client.kind == "claude-code"
+                               else "codex", *options)
+        assert result.exit_code == 0, result.output
+        self.hooked = True
+        return result
 
     @property
     def project_dir(self) -> Path:
@@ -192,16 +235,18 @@ class Home:
                           tuple(server.requests))
 
     def _command(self, session: str, prompt: str, base_url: str) -> tuple[list[str], dict[str, str]]:
-        env = {"HOME": str(self.home), "TERM": "dumb", "PATH": node_path()}
+        env = {"HOME": str(self.home), "TERM": "dumb", "PATH": node_path(), "XDG_STATE_HOME": str(self.state)}
         if self.client.kind == "claude-code":
             env |= {"CLAUDE_CONFIG_DIR": str(self.config), "ANTHROPIC_API_KEY": "sk-ant-dummy",
                     "ANTHROPIC_BASE_URL": base_url, "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_ERROR_REPORTING": "1"}
             return [str(self.client.binary), "--resume", session, "-p", prompt, "--output-format", "json",
                     "--model", CLAUDE_MODEL], env
-        (self.config / "config.toml").write_text(_codex_config(base_url))
-        env |= {"CODEX_HOME": str(self.config), "MOCK_API_KEY": "dummy"}
-        return [str(self.client.binary), "exec", "--skip-git-repo-check", "resume", session, prompt], env
+        builtin = builtin_provider(self.client.version)
+        (self.config / "config.toml").write_text(codex_config(base_url, builtin=builtin, extra=self.codex_config))
+        env |= {"CODEX_HOME": str(self.config), "OPENAI_API_KEY" if builtin else "MOCK_API_KEY": "dummy"}
+        trust = ["--dangerously-bypass-hook-trust"] if self.hooked else []
+        return [str(self.client.binary), "exec", "--skip-git-repo-check", *trust, "resume", session, prompt], env
 
 
 def task_resume(agent_id: str, *, trigger: str, prompt: str) -> Responder:
@@ -236,14 +281,6 @@ def session_id(path: Path) -> str:
             if isinstance(d.get("sessionId"), str):
                 return d["sessionId"]
     raise ValueError(f"{path}: no session id")
-
-
-def _codex_config(base_url: str) -> str:
-    return "\n".join([
-        'model = "gpt-5.1-codex"', 'model_provider = "mock"', "check_for_update_on_startup = false",
-        "[model_providers.mock]", 'name = "mock"', f'base_url = "{base_url}/v1"', 'wire_api = "responses"',
-        'env_key = "MOCK_API_KEY"', "[features]", "plugins = false", "apps = false", "[analytics]",
-        "enabled = false", ""])
 
 
 def node_path() -> str:

@@ -9,7 +9,10 @@ client to finish one turn — and keeps every request it got:
   ``content_block_stop``, ``message_delta``, ``message_stop``), else with one JSON message;
   ``POST /v1/messages/count_tokens`` with ``{"input_tokens": N}``;
 * OpenAI Responses: ``POST /v1/responses`` answered with ``response.created``,
-  ``response.output_item.done`` (one assistant message) and ``response.completed`` with usage;
+  ``response.output_item.done`` (one assistant message; for Codex's remote compaction — an input
+  that ends with a ``compaction_trigger`` item — one ``compaction`` item) and ``response.completed``
+  with usage (about a token per four characters of the request, which is how a test makes Codex
+  auto-compact: a ``model_auto_compact_token_limit`` below that);
 * every other ``GET`` or ``POST``: 404 with a JSON error (clients treat it as "not available").
 
     with RecordingServer(reply="Done.") as server:
@@ -33,13 +36,22 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from typing import Self
 
-__all__ = ["RecordingServer", "Request", "Responder"]
+__all__ = ["RecordingServer", "Request", "Responder", "is_compaction", "COMPACTED"]
 
 #: Scripts a Messages API answer: the request body in, the reply's content blocks out (None: plain text).
 Responder = Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]] | None]
 
 #: The answer every model call gets unless the server is told otherwise.
 DEFAULT_REPLY = "Resumed."
+#: What a Codex remote compaction gets back (the ``encrypted_content`` of its compaction item).
+COMPACTED = "tcompact-recording-server-compaction"
+
+
+def is_compaction(body: Any) -> bool:
+    """Whether a Responses API request is Codex's remote compaction (its input ends with a
+    ``compaction_trigger`` item)."""
+    items = body.get("input") if isinstance(body, dict) else None
+    return bool(items) and isinstance(items[-1], dict) and items[-1].get("type") == "compaction_trigger"
 
 
 @dataclass(frozen=True)
@@ -151,6 +163,8 @@ def _handler_for(server: RecordingServer) -> type[BaseHTTPRequestHandler]:
                         "model": body.get("model") or "gpt-5.1-codex", "output": []}
             item = {"type": "message", "role": "assistant", "id": f"msg_rec{n:06d}", "status": "completed",
                     "content": [{"type": "output_text", "text": server.reply, "annotations": []}]}
+            if is_compaction(body):  # Codex's remote compaction takes exactly one compaction item back
+                item = {"type": "compaction", "id": f"cmp_rec{n:06d}", "encrypted_content": COMPACTED}
             usage = {"input_tokens": _size(body), "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 3,
                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": _size(body) + 3}
             self._events([

@@ -31,7 +31,8 @@ METAVARS = {
     "--trigger-ratio": "R", "--preserve": "TEXT", "--prompt": "FILE", "--store": "DIR",
     "--session": "ID", "--last": "N", "--project": "PATH", "--agent": "NAME", "--since": "DATE", "--until": "DATE",
     "--timezone": "TZ", "--summarizer-window": "N", "--out": "DIR", "--engine": "NAME", "--workers": "N",
-    "--address": "ADDRESS", "--seed": "N", "--per-kind": "N", "--older-than": "AGE",
+    "--address": "ADDRESS", "--seed": "N", "--per-kind": "N", "--older-than": "AGE", "--scope": "SCOPE",
+    "--budget": "N", "--trigger": "PERCENT",
 }
 #: Arguments whose metavar is not their name in capitals.
 ARGUMENTS = {("inspect", "paths"): "PATH", ("replay", "paths"): "DUMP|DIR", ("inspect", "sources"): "SOURCE",

@@ -134,3 +134,18 @@ def _check_kept_options(*, listing: bool, clean: bool, older_than: str | None, o
                          "everything")
     if older_than is not None:
         parse_age(older_than)  # a bad age is the error before anything is searched
+
+
+def restore_pre_compaction(path: Path | None, selector: Selector, *, output: Path | None) -> None:
+    """``restore --session ID --pre-compaction``: the transcript kept before the agent's compaction, as a new
+    session of the agent."""
+    from ..errors import UsageError
+    from ..hooks.restore import fork_snapshot
+    from ..render.sessions_view import resume_lines
+    from ..sessions import one_session
+
+    if path is not None or output is not None or not selector.narrows:
+        raise UsageError("--pre-compaction writes a stored session's pre-compaction transcript as a new session",
+                         hint="name the session with --session ID (no PATH, no -o)")
+    fork = fork_snapshot(one_session(None, selector))
+    resume_lines(fork)

@@ -24,12 +24,15 @@ CleanOpt = Annotated[bool, typer.Option("--clean", help="Remove what --list show
                                         "(backups too).")]
 OlderThanOpt = Annotated[str | None, typer.Option("--older-than", help="With --list or --clean: the entries older "
                                                   "than AGE: 30d, 12h, 2w, 90m (0d: all).", show_default=False)]
+PreCompactionOpt = Annotated[bool, typer.Option("--pre-compaction", help="With --session: write the transcript the "
+                                                "hooks kept before the agent's last compaction as a new session.")]
 
 
 @with_selectors
 def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = None, force: ForceOpt = False,
             fmt: FormatOpt = None, skip_bad_lines: SkipBadLinesOpt = False, list_: ListOpt = False,
             clean: CleanOpt = False, older_than: OlderThanOpt = None, json_out: JsonOpt = False,
+            pre_compaction: PreCompactionOpt = False,
             selector=None) -> None:
     """Put offloaded originals back into a compacted transcript.
 
@@ -37,7 +40,9 @@ def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = No
     skipped as malformed (--skip-bad-lines) are written back as they are.
 
     With --session ID instead: put back the session that `compact --in-place` replaced, from the
-    backup kept next to it (--force restores even when the agent wrote to the session since).
+    backup kept next to it (--force restores even when the agent wrote to the session since). With
+    --session ID --pre-compaction: the session as it was before the agent's own last compaction (kept
+    by `tcompact hooks install`'s hooks), written as a new session to resume.
 
     --list shows what tcompact keeps of the sessions it forked or compacted in place (its state
     folder, ~/.local/state/tcompact, and the in-place backups); --clean --older-than AGE removes
@@ -50,6 +55,7 @@ def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = No
       tcompact restore --session last
       tcompact restore --list
       tcompact restore --clean --older-than 30d
+      tcompact restore --session 4b2e6300 --pre-compaction
     """
     if list_ or clean or older_than is not None:
         from ._sessions import kept_by_tcompact
@@ -60,6 +66,10 @@ def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = No
         from ..errors import UsageError
 
         raise UsageError("--json goes with --list or --clean", hint="leave it out to restore")
+    if pre_compaction:
+        from ._sessions import restore_pre_compaction
+
+        return restore_pre_compaction(path, selector, output=output)
     if path is None or selector.narrows:
         from ._sessions import restore_session
 

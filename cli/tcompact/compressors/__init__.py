@@ -25,16 +25,19 @@ from .base import CompressionResult, Compressor, Context, Settings
 from .current_round import CurrentRound
 from .dialogue import Dialogue
 from .full import Full
+from .mask import Mask
 from .micro import Micro
 from .offload import Offload
 from .round_level import RoundLevel
 from .truncate import Truncate
+from .working_set import WorkingSetCompressor
 
 __all__ = ["REGISTRY", "get", "names", "parse_chain", "Override", "parse_set", "parse_sets", "chain_settings",
            "describe", "span_names", "build_span", "keep_recent_default", "Compressor", "Context",
            "CompressionResult", "Settings"]
 
-REGISTRY: tuple[type[Compressor], ...] = (Truncate, Offload, Micro, CurrentRound, Dialogue, RoundLevel, Full)
+REGISTRY: tuple[type[Compressor], ...] = (Truncate, Offload, Micro, Mask, CurrentRound, Dialogue, RoundLevel, Full,
+                                           WorkingSetCompressor)
 _BY_NAME: dict[str, type[Compressor]] = by_name(REGISTRY, "compressors")
 
 

@@ -10,7 +10,8 @@ of the tokens it keeps — it must be at least half as dense in facts as the ori
 that keeps a third of the facts in a fifth of the tokens passes, a skeleton of headings does not —,
 or when what it replaces holds too few facts (:data:`MIN_FACTS`) for a share to mean anything. A
 replacement that is only a skeleton — headings, "(none)", "(omitted)", budget markers — is refused
-whatever the figures.
+whatever the figures. A replacement of an earlier compaction's summary must keep at least half of that
+summary's own facts (:data:`EARLIER_KEPT`): compacting a compacted session again must not erode it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from ..markers import is_summary_text
 from ..model import Message
 from ..redact import redact
 from ..summarizers.extractive.text import split_sentences
@@ -33,6 +35,8 @@ __all__ = ["Benefit", "benefit", "facts", "DENSITY"]
 DENSITY = 0.5
 #: Below this many facts in what is replaced, only the tokens and the skeleton test decide.
 MIN_FACTS = 8
+#: The share of an earlier summary's facts a summary replacing it must keep (superseded ones may go).
+EARLIER_KEPT = 0.5
 _EMPTY_LINE = re.compile(r"(?i)^(?:\d{1,2}\.\s+.{1,90}|#+\s.*|\(?(?:none|omitted|n/a)\)?\.?|-\s*\(?(?:none|omitted|n/a)\)?\.?|"
                          r"-\s*\(\+?\d+[^)]*\)|</?[\w_-]+>|[^:\n]{1,60}:)$")
 
@@ -113,6 +117,19 @@ def _skeleton(text: str) -> bool:
     return all(_EMPTY_LINE.match(line) for line in lines)
 
 
+def _erosion(replaced: Sequence[Message], found: set[str]) -> float | None:
+    """The share of an earlier summary's technical facts a replacement keeps, when it is below
+    :data:`EARLIER_KEPT` (compacting again must not erode what the first compaction kept); else None."""
+    earlier: set[str] = set()
+    for m in replaced:
+        if is_summary_text(m.text):
+            earlier |= {t for t in _tokens(_REDACTED.sub(" ", redact(m.text))) if len(t) >= 3}
+    if len(earlier) < MIN_FACTS:
+        return None
+    kept = len(earlier & found) / len(earlier)
+    return kept if kept < EARLIER_KEPT else None
+
+
 def benefit(replaced: Sequence[Message], replacement: Sequence[Message], *, summary: str, before: int, after: int,
             counter: TokenCounter) -> Benefit:
     """Whether ``replacement`` (holding ``summary``) is worth putting in the place of ``replaced`` (the whole
@@ -128,6 +145,10 @@ def benefit(replaced: Sequence[Message], replacement: Sequence[Message], *, summ
     if len(tokens) + len(sentences) < MIN_FACTS:
         return Benefit(True, "compacted", None, round(tokens_kept, 4))
     text = "\n".join(m.text + "\n" + "\n".join(c.arguments for c in m.tool_calls) for m in replacement)
+    eroded = _erosion(replaced, _found(text))
+    if eroded is not None:
+        return Benefit(False, f"no benefit: the summary keeps {eroded:.0%} of the facts of an earlier summary it "
+                              "replaces; original kept", round(eroded, 4), round(tokens_kept, 4))
     kept = (len(tokens & _found(text)) + sum(1 for s in sentences if s in text)) / (len(tokens) + len(sentences))
     if kept < tokens_kept * DENSITY:
         return Benefit(False, f"no benefit: the summary keeps {kept:.0%} of the facts of what it replaces in "

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from ..markers import CONTINUATION
 from ..model import Message
-from ..rounds import is_real_user
+from ..rounds import command_prompt, is_real_user
 from ..spans import Span, adjust_keep_recent_for_tool_boundaries
 from ..tokens import TokenCounter
 from ..user_messages import select
@@ -68,10 +68,20 @@ class Full(PrefixCompressor):
 
 def kept_user_messages(body: Sequence[Message], budget: int, counter: TokenCounter) -> list[Message]:
     """Real user messages of ``body`` chosen newest first within ``budget`` tokens, in their order; the one
-    that overflows keeps its head and tail around a marker (:func:`tcompact.user_messages.select`)."""
-    users = [m for m in body if is_real_user(m)]
+    that overflows keeps its head and tail around a marker (:func:`tcompact.user_messages.select`). A slash
+    command kept whole keeps its prompt after it (:func:`tcompact.rounds.command_prompt`), paid from the budget."""
+    at = [i for i, m in enumerate(body) if is_real_user(m)]
+    users = [body[i] for i in at]
+    prompts = {i: command_prompt(body, i) for i in at}
     texts = [m.text for m in users]
-    framing = {text: counter.message(m).total - counter.count(text) for m, text in zip(users, texts, strict=True)}
+    framing = {text: counter.message(m).total - counter.count(text)
+               + (counter.message(body[prompts[i]]).total if prompts[i] is not None else 0)
+               for i, m, text in zip(at, users, texts, strict=True)}
     chosen = select(texts, budget, counter=counter, by="full", cost=lambda text: counter.count(text) + framing[text])
-    return [m if text == whole else with_text(m, text) for m, whole, text in zip(users, texts, chosen, strict=True)
-            if text is not None]
+    out: list[Message] = []
+    for i, m, whole, text in zip(at, users, texts, chosen, strict=True):
+        if text is not None:
+            out.append(m if text == whole else with_text(m, text))
+            if text == whole and prompts[i] is not None:
+                out.append(body[prompts[i]])
+    return out

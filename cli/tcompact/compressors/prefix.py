@@ -18,6 +18,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from ..markers import is_summary_text
 from ..model import Message
 from ..redact import redact
 from ..spans import Span
@@ -31,7 +32,7 @@ from .base import CompressionResult, Compressor, Context, Settings, Trigger, unc
 from .reinjection import recovered_context
 
 __all__ = ["PrefixSettings", "PrefixCompressor", "wrap_memory", "preserve_appendix", "pinned", "summary_budget",
-           "reinjection_chars"]
+           "reinjection_chars", "earlier_summaries"]
 
 
 class PrefixSettings(Settings):
@@ -52,11 +53,20 @@ class PrefixSettings(Settings):
 MIN_SUMMARY_TOKENS = 512
 
 
-def summary_budget(settings: PrefixSettings, body_tokens: int) -> int:
+def summary_budget(settings: PrefixSettings, body_tokens: int, *, earlier: int = 0) -> int:
     """Tokens the summary may take: ``summary_ratio`` of what it replaces, at least :data:`MIN_SUMMARY_TOKENS`
-    (or half of what it replaces, when that is less), at most ``summary_max_tokens``."""
+    (or half of what it replaces, when that is less), at most ``summary_max_tokens`` — and never less than the
+    ``earlier`` summaries it replaces take, plus room for what is new (the floor that keeps a compacted
+    session from eroding when it is compacted again)."""
     floor = min(MIN_SUMMARY_TOKENS, body_tokens // 2)
-    return min(settings.summary_max_tokens, max(floor, int(body_tokens * settings.summary_ratio), 64))
+    budget = min(settings.summary_max_tokens, max(floor, int(body_tokens * settings.summary_ratio), 64))
+    return max(budget, min(body_tokens, earlier + MIN_SUMMARY_TOKENS // 2)) if earlier else budget
+
+
+def earlier_summaries(messages: Sequence[Message], body: range, counter: TokenCounter) -> int:
+    """Tokens of the earlier compactions' summaries in a body (memory blocks, compact summaries; not the
+    re-injected state that followed them)."""
+    return sum(counter.message(messages[i]).total for i in body if is_summary_text(messages[i].text))
 
 
 def reinjection_chars(target: int) -> int:
@@ -115,7 +125,7 @@ class PrefixCompressor(Compressor):
         assert isinstance(settings, PrefixSettings)
         counter = ctx.counter
         before = counter.total(messages)
-        span = self.span(messages, settings)
+        span = self.layout(messages, settings, counter)
         body_tokens = sum(counter.message(messages[i]).total for i in span.body)
         trigger = trigger_figures(before, body_tokens, window=ctx.window, trigger_ratio=settings.trigger_context_ratio,
                                   min_target_ratio=settings.min_target_context_ratio, force=ctx.force)
@@ -125,7 +135,7 @@ class PrefixCompressor(Compressor):
         if ctx.summarizer is None:
             return unchanged(self.name, messages, "no summariser", before, span=span, failed=True, trigger=trigger)
         prompt = preserve_appendix(prompt_text(self.contract), ctx.preserve)
-        target = summary_budget(settings, body_tokens)
+        target = summary_budget(settings, body_tokens, earlier=earlier_summaries(messages, span.body, counter))
 
         def build(s: Span) -> SummaryRequest:
             return SummaryRequest(processor=self.name, contract=self.contract, prompt=prompt,
@@ -144,13 +154,28 @@ class PrefixCompressor(Compressor):
             return unchanged(self.name, messages, "the summariser returned an empty summary", before, span=got.span,
                              calls=got.calls, failed=True, trigger=trigger)
         return self._assemble(messages, got.span, summary, before=before, calls=got.calls, settings=settings,
-                              counter=counter, target=target, trigger=trigger)
+                              ctx=ctx, target=target, trigger=trigger)
+
+    def layout(self, messages: Sequence[Message], settings: Settings, counter: TokenCounter) -> Span:
+        """The span ``compress`` uses (the working-set compaction sizes its tail with ``counter``)."""
+        return self.span(messages, settings)
+
+    def kept_tail(self, messages: Sequence[Message], span: Span, settings: Settings, ctx: Context) -> list[Message]:
+        """The messages of the protected tail as they are kept (the working-set compaction masks old outputs)."""
+        return list(messages[span.tail.start:])
+
+    def reinjected(self, messages: Sequence[Message], kept: Sequence[Message], span: Span, settings: Settings, *,
+                   ctx: Context, target: int) -> Message | None:
+        """The ``<recovered_context>`` message that follows the summary (None when it has nothing)."""
+        return recovered_context(messages, kept, self.builders, max_chars=reinjection_chars(target))
 
     def _assemble(self, messages: Sequence[Message], span: Span, summary: str, *, before: int, calls: tuple,
-                  settings: Settings, counter: TokenCounter, target: int, trigger: Trigger) -> CompressionResult:
+                  settings: Settings, ctx: Context, target: int, trigger: Trigger) -> CompressionResult:
+        counter = ctx.counter
         lead, note = self.replacement(messages, span, summary, settings, counter)
-        head, tail = list(messages[: span.body.start]) + pinned(messages, span.body), list(messages[span.tail.start:])
-        extra = recovered_context(messages, head + lead + tail, self.builders, max_chars=reinjection_chars(target))
+        head, tail = list(messages[: span.body.start]) + pinned(messages, span.body), self.kept_tail(
+            messages, span, settings, ctx)
+        extra = self.reinjected(messages, head + lead + tail, span, settings, ctx=ctx, target=target)
         replacement = lead + ([extra] if extra else [])
         new = tuple(head + replacement + tail)
         after = counter.total(new)

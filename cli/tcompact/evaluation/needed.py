@@ -26,48 +26,15 @@ from typing import Any
 import orjson
 
 from ..model import Message, ToolCall
+from ..terms import MIN_CHARS, tokens_of
 
 __all__ = ["MIN_CHARS", "CALLS_AHEAD", "tokens_of", "token_kind", "call_tokens", "action_points", "Needed",
            "SessionIndex", "choose_cuts", "message_line"]
 
-#: The shortest token, in characters.
-MIN_CHARS = 8
 #: How many tool calls from the cut on are searched for uses.
 CALLS_AHEAD = 40
 
-_URL = r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'`<>()\[\]{}|\\]+"
-_WORDISH = r"[A-Za-z0-9_./~@+-]+"
-_CANDIDATE = re.compile(f"{_URL}|{_WORDISH}")
-_PLAIN_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
 _NUMBER = re.compile(r"[0-9][0-9.,_:-]*")
-
-
-def tokens_of(text: str) -> set[str]:
-    """The tokens of a text: maximal runs of letters, digits and ``_ . / ~ @ + -`` (a URL whole), with
-    sentence punctuation trimmed (a trailing ``.``, ``-`` or ``/``, a leading ``-`` of a flag, the
-    leading ``.`` of a member access), of :data:`MIN_CHARS` or more with at least four letters or
-    digits, and not a plain word (lower case, Capitalised or UPPER CASE letters, or such words joined
-    by hyphens: "connection", "Traceback", "read-only"). ``src/app.py``, ``parse_config``,
-    ``HttpClient``, ``019b7f04-0b04``, ``12345678`` are tokens."""
-    out = set()
-    for match in _CANDIDATE.finditer(text):
-        token = _trimmed(match.group())
-        if len(token) >= MIN_CHARS and not _plain(token) and sum(ch.isalnum() for ch in token) >= 4:
-            out.add(token)
-    return out
-
-
-def _trimmed(token: str) -> str:
-    if "://" in token:
-        return token.rstrip(".,;:!?")
-    token = token.rstrip(".-/").lstrip("-")
-    if token[:1] == "." and token[1:2].isalpha():  # ".getTime" of a member access, ".gitignore"
-        token = token[1:]
-    return token
-
-
-def _plain(token: str) -> bool:
-    return all(_PLAIN_PART.fullmatch(part) for part in token.split("-"))
 
 
 def token_kind(token: str) -> str:

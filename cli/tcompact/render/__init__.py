@@ -35,6 +35,8 @@ __all__ = [
     "replay_table",
     "rerun_view",
     "rerun_dict",
+    "hooks_outcomes",
+    "hooks_status",
 ]
 
 
@@ -136,7 +138,8 @@ def write_stdout(data: bytes) -> None:
 
 _VIEWS = {"compact_report": "compact_view", "compact_outcome": "compact_view", "compressors_table": "compact_view", "check_dict": "replay_view",
           "replay_checks": "replay_view", "replay_table": "replay_view", "rerun_dict": "replay_view",
-          "rerun_view": "replay_view", "inspect_report": "inspect_view", "inspect_outcome": "inspect_view"}
+          "rerun_view": "replay_view", "inspect_report": "inspect_view", "inspect_outcome": "inspect_view",
+          "hooks_outcomes": "hooks_view", "hooks_status": "hooks_view"}
 
 
 def __getattr__(name: str) -> Any:

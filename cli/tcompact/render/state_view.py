@@ -17,18 +17,21 @@ _AGE_WORDS = {"m": "minute(s)", "h": "hour(s)", "d": "day(s)", "w": "week(s)"}
 
 
 def kept_view(doc: Mapping[str, Any]) -> None:
-    """One row per run of the state folder and per in-place backup: when, what, how big, where."""
+    """One row per run of the state folder, per copy the live hooks kept and per in-place backup: when, what, how
+    big, where."""
     out = console()
     rows = doc["entries"]
-    runs = sum(1 for e in rows if e["kind"] != "backup")
+    live = sum(1 for e in rows if e["kind"] == "pre-compaction")
+    runs = sum(1 for e in rows if e["kind"] not in ("backup", "pre-compaction"))
     if not rows:
         what = f"is older than {_age(doc['older_than'])}" if doc["older_than"] else "is kept"
         out.print(Text(f"tcompact keeps nothing: {doc['state']} holds no run, and no session has an in-place backup"
                        if not doc["older_than"] else f"Nothing tcompact keeps {what}"))
         return
-    out.print(Text(f"tcompact keeps {runs} run(s) in {doc['state']} and {len(rows) - runs} in-place backup(s) beside "
-                   f"their sessions: {doc['total_bytes']:,} bytes" + (f", older than {_age(doc['older_than'])}"
-                                                                      if doc["older_than"] else "")))
+    hooks = f", {live} copy(ies) the live hooks kept before an agent's compaction" if live else ""
+    out.print(Text(f"tcompact keeps {runs} run(s) in {doc['state']}{hooks} and {len(rows) - runs - live} in-place "
+                   f"backup(s) beside their sessions: {doc['total_bytes']:,} bytes"
+                   + (f", older than {_age(doc['older_than'])}" if doc["older_than"] else "")))
     table = Table(show_header=True, title_justify="left")
     for col, justify in (("created (UTC)", "left"), ("kind", "left"), ("session", "left"), ("bytes", "right"),
                          ("holds", "left"), ("path", "left")):

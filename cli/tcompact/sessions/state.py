@@ -5,12 +5,14 @@ A fork or an in-place run writes its dumps, report and offload store to tcompact
 ``sessions/<agent>-<session id>-<UTC time>/``; an in-place run also keeps the session's bytes beside
 it in the agent's store, ``<file>.tcompact-backup-<UTC time>`` and its ``.json`` note. Nothing else
 removes them, so :func:`entries` lists both (what, when, how big) and :func:`clean` removes those
-older than an age (``restore --list``, ``restore --clean --older-than``).
+older than an age (``restore --list``, ``restore --clean --older-than``). The live hooks keep there
+too, one folder per compaction of the agent's own (``live/<agent>-<session>/<UTC time>-<trigger>/``:
+the transcript before it and the handoff, :mod:`tcompact.hooks.state`); they are listed and cleaned
+the same way.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import stat
 from collections.abc import Mapping
@@ -19,12 +21,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from ..errors import UsageError
+from ..hooks.state import state_root  # a light module: the hooks import it at every run
 from .stores import CLAUDE, CODEX, Stores
 
 __all__ = ["Entry", "state_root", "tighten", "entries", "older", "clean", "parse_age", "BACKUP_MARK"]
 
 BACKUP_MARK = ".tcompact-backup-"
 _RUN = re.compile(r"^(claude|codex)-(.+)-(\d{8}T\d{6}Z)(?:-\d+)?$")
+_LIVE = re.compile(r"^(\d{8}T\d{6}Z)-")
 _STAMP = re.compile(r"(\d{8}T\d{6}Z)(-current)?$")
 _AGE = re.compile(r"^(\d+)([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -34,7 +38,8 @@ _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 class Entry:
     """One thing tcompact keeps: a run's folder in the state folder, or an in-place backup (its note with it)."""
 
-    kind: str  # "fork", "in-place" (a run's folder; "run" when its report does not say), or "backup"
+    kind: str  # "fork", "in-place" (a run's folder; "run" when its report does not say), "backup", or
+    # "pre-compaction" (what the live hooks kept of one compaction of the agent's own)
     path: Path
     agent: str
     session: str
@@ -49,14 +54,6 @@ class Entry:
                 "created": self.created.isoformat().replace("+00:00", "Z"), "bytes": self.bytes, "holds": self.holds}
 
 
-def state_root(env: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_STATE_HOME/tcompact``, else ``~/.local/state/tcompact``."""
-    env = os.environ if env is None else env
-    if env.get("XDG_STATE_HOME"):
-        return Path(env["XDG_STATE_HOME"]) / "tcompact"
-    return Path(env.get("HOME") or Path.home()) / ".local" / "state" / "tcompact"
-
-
 def tighten(root: Path) -> None:
     """tcompact's own folder is its user's only: one that an older version made wider is made 0700."""
     try:
@@ -69,6 +66,7 @@ def tighten(root: Path) -> None:
 def entries(stores: Stores, env: Mapping[str, str] | None = None) -> list[Entry]:
     """The runs in the state folder and the in-place backups in the stores, oldest first."""
     found = [_run(p) for p in _run_folders(state_root(env))]
+    found += [_live(p) for p in _live_folders(state_root(env))]
     found += [_backup(p) for p in _backups(stores)]
     return sorted((e for e in found if e is not None), key=lambda e: (e.created, str(e.path)))
 
@@ -114,6 +112,23 @@ def _run(folder: Path) -> Entry | None:
              f"{originals} offloaded original(s)" if originals else ""]
     return Entry(_mode(folder / "report.json"), folder, match.group(1), match.group(2), _when(match.group(3)),
                  _size(files), ", ".join(p for p in parts if p) or "nothing")
+
+
+def _live_folders(root: Path) -> list[Path]:
+    sessions = [p for p in (root / "live").iterdir() if p.is_dir()] if (root / "live").is_dir() else []
+    return sorted(p for s in sessions for p in s.iterdir() if p.is_dir() and _LIVE.match(p.name))
+
+
+def _live(folder: Path) -> Entry:
+    match = _LIVE.match(folder.name)
+    assert match is not None
+    agent, _, session = folder.parent.name.partition("-")
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    kept = [p for p in files if p.suffix == ".jsonl"]
+    parts = ["the transcript before the compaction" if kept else "",
+             "the handoff" if (folder / "handoff.md").exists() else ""]
+    return Entry("pre-compaction", folder, agent, session, _when(match.group(1)), _size(files),
+                 ", ".join(p for p in parts if p) or "nothing")
 
 
 def _mode(report: Path) -> str:

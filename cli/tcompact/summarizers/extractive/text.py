@@ -257,3 +257,20 @@ def classify_sentence(sentence: str) -> str:
     if _FINDING.search(sentence):
         return "finding"
     return "note"
+
+
+_PROMISE = re.compile(r"(?i)^(?:(?:now|next|then|so|ok(?:ay)?|first|right)[,:]?\s+)?(?:i['’]ll|i will|let me(?! know)|"
+                      r"i['’]m going to|i am going to)\s+(?!(?:wait|be\b|leave|stop|let you|keep an eye))")
+
+
+def promise(text: str) -> str:
+    """The sentence of a reply's last paragraph that promises work still to do ("I'll fix …", "Let me …"), or ''
+    — a reply that ends so has not done what it says."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+    if not paragraphs:
+        return ""
+    for line in prose_lines(paragraphs[-1]):
+        for sentence in split_sentences(line):
+            if _PROMISE.match(sentence.strip()):
+                return sentence.strip()
+    return ""

@@ -7,10 +7,10 @@ with their outcomes (:mod:`..tools`), the todo list and the lines of earlier che
 reruns that fixed them. :func:`todos`, :func:`in_progress` and :func:`next_step` read the plan.
 """
 
-from .checkpoints import carry, is_checkpoint
+from .checkpoints import carry, earlier_block, is_checkpoint
 from .extraction import CWD_PATTERNS, MAX_FILES, Scan
 from .files import FileState
 from .plan import in_progress, next_step, plan_of, todos
 
-__all__ = ["Scan", "FileState", "MAX_FILES", "CWD_PATTERNS", "carry", "is_checkpoint", "plan_of", "todos",
+__all__ = ["Scan", "FileState", "MAX_FILES", "CWD_PATTERNS", "carry", "earlier_block", "is_checkpoint", "plan_of", "todos",
            "in_progress", "next_step"]

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 
 from ....model import Message
-from ....markers import CHECKPOINT_PREFIXES
+from ....markers import CHECKPOINT_PREFIXES, CONTINUATION
 from ....rounds import INJECTED_PREFIXES
 from ..text import cut
 
@@ -29,8 +29,8 @@ _CARRY_MAP = (  # heading keywords -> category of a carried line, first match wi
 _STALE_LINE = re.compile(
     r"(?i)\(?(?:none\b|n/a\b|no (?:pending|open|further)|wait for|\+\d+ omitted for budget)|`?last request:|status:|"
     r"it replies to the assistant|\d+ failed attempt\(s\) were never fixed|latest test run|not verified:|"
-    r"no test run recorded|"
-    r"edited after the last test run|the latest request (?:has no|is not|was answered)|latest request\b|"
+    r"no test run recorded|\(\+\d+ more left out for the budget\)|"
+    r"edited after the last test run|the latest request (?:has no|is not|was answered)|latest request\b(?!: “)|"
     r"the user's messages are kept verbatim|the latest request is the last user message")
 _ANSWERED = re.compile(r"(?m)^(?:- )?Status: answered\.$|; answered: yes;")
 
@@ -122,3 +122,76 @@ def _deduplicated(found: Sequence[tuple[str, str, str]]) -> list[tuple[str, str]
             seen.add((category, line))
             out.append((category, line))
     return out
+
+
+_MEMORY_TAG = re.compile(r"(?m)^\s*</?memory_block\w*>\s*$\n?|\A\s*\[[A-Z_]+MEMORY_BLOCK\]\s*$\n?")
+_WRAPPED = re.compile(r"<summary>\n?(.*?)\n?</summary>", re.DOTALL)
+_SNAPSHOT = re.compile(r"<state_snapshot>\n?(.*?)\n?(?:</state_snapshot>|\Z)", re.DOTALL)
+_CLAUDE_SUMMARY = re.compile(r"(?m)^Summary:\s*$")
+_TRAILER = re.compile(r"\n*(?:Recent messages are preserved verbatim\.|Please continue the conversation from where we "
+                      r"left it off.*)\s*\Z", re.DOTALL)
+_SUPERSEDED_SECTIONS = ("resume", "current work", "next step", "immediate resume", "active state")
+_OPEN_SECTIONS = ("pending", "todo", "open work", "next")
+_ANSWER = "The work ended with this answer"
+
+
+def _unwrapped(text: str) -> str:
+    """The summary inside a checkpoint: a memory block's ``<summary>``, a ``<state_snapshot>``, or a Claude
+    Code summary from its ``Summary:`` line on (its ``Analysis:`` is scratch work), without the
+    continuation preamble and trailer."""
+    wrapped = _WRAPPED.search(text)
+    text = wrapped.group(1) if wrapped else _MEMORY_TAG.sub("", text)
+    snapshot = _SNAPSHOT.search(text)
+    if snapshot:
+        return snapshot.group(1).strip("\n")
+    claude = _CLAUDE_SUMMARY.search(text)
+    if claude:
+        text = text[claude.end():]
+    elif text.lstrip().startswith(CONTINUATION):
+        text = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    return _TRAILER.sub("", text).strip("\n")
+
+
+def _sections(body: str) -> list[tuple[str, list[str]]]:
+    """(heading title in lower case, lines) of a summary's numbered sections; text before the first heading
+    has the title ''."""
+    out: list[tuple[str, list[str]]] = [("", [])]
+    for line in body.split("\n"):
+        heading = _CHECKPOINT_HEADING.match(line)
+        if heading and len(heading.group(2).split()) <= 12 and not heading.group(2).endswith("."):
+            out.append((heading.group(2).lower(), [line]))
+        else:
+            out[-1][1].append(line)
+    return out
+
+
+def earlier_block(text: str, *, done: Sequence[str] = (), gone: Sequence[str] = (), continued: bool = True) -> str:
+    """An earlier compaction's summary as one block, line by line as it stood (code keeps its indentation),
+    without what is known to be superseded: its resume line, budget markers and empty markers; its current
+    work and next step when work went on after it (``continued``); open items now ``done`` (the todo list
+    says so); lines naming a path that is ``gone`` (deleted since). '' when nothing is left."""
+    done_keys = [d.lower() for d in done if d.strip()]
+    kept: list[str] = []
+    for title, lines in _sections(_unwrapped(text)):
+        if title:  # its heading marked as one, so it never reads as a heading of the summary that carries it
+            lines = ["### " + lines[0].lstrip(" #"), *lines[1:]]
+        if continued and any(word in title for word in _SUPERSEDED_SECTIONS):
+            answer = next((n for n, line in enumerate(lines) if line.startswith(_ANSWER)), None)
+            if answer is None:  # superseded; a final answer recorded there is a result, not the state of work
+                continue
+            lines = lines[:1] + lines[answer:]
+        open_items = any(word in title for word in _OPEN_SECTIONS)
+        section: list[str] = []
+        for line in lines:
+            bare = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line).removeprefix("[earlier] ")
+            if bare.strip() and (_STALE_LINE.match(bare) or bare.strip() in ("(none)", "</state_snapshot>")):
+                continue
+            if open_items and any(key in bare.lower() for key in done_keys):
+                continue
+            if any(path in line for path in gone):
+                continue
+            section.append(line)
+        if not title or any(line.strip() for line in section[1:]):  # a heading left without lines goes too
+            kept += section
+    block = "\n".join(kept).strip("\n")
+    return re.sub(r"\n{3,}", "\n\n", block)

@@ -13,20 +13,24 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from ....model import Message, ToolCall
-from ....rounds import is_real_user
-from ..tools import Action, classify
+from ....markers import RECOVERED_CONTEXT, STATE_REINJECTION
+from ....rounds import command_prompt, is_real_user
+from ....tool_names import kind_of
+from ..tools import Action, call_args, classify
 from .checkpoints import carry, is_checkpoint, says_answered
 from .files import FileState
+from .fixes import resolve_failures
 from ..tools import offloaded
 from .plan import plan_of
 from ..tools import record_result
-from ..text import cut, sentences, user_text, window
+from ..text import cut, promise, sentences, user_text, window
 
 _MAX_SENTENCES = 400  # assistant sentences kept (the newest)
 MAX_FILES = 300  # files listed; four times as many are tracked
 _BACKTICK = re.compile(r"`([^`\n]{2,60})`")
 CWD_PATTERNS = (re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"\(Current directory: ([^)]+)\)"))
 _OPEN_FILE = re.compile(r"\(Open file: ([^)]+)\)")
+_RUNNING = re.compile(r"Process running with session ID (\d+)")
 
 
 class Scan:
@@ -40,7 +44,8 @@ class Scan:
         self.actions: list[Action] = []
         self.files: dict[str, FileState] = {}
         self.terms: Counter[str] = Counter()
-        self.carried: dict[str, list[str]] = {}
+        self.carried: dict[str, list[str]] = {}  # lines of earlier checkpoints by category (round-level blocks)
+        self.checkpoints: list[tuple[int, str]] = []  # (index, text) of earlier summaries in the body
         self.critical: dict[str, None] = {}
         self.todos: list[tuple[str, str]] | None = None
         self.todo_explanation = ""
@@ -53,6 +58,7 @@ class Scan:
         self._assistant_text = ""
         self._open_file: str | None = None
         self._calls: dict[str, Action] = {}
+        self._sessions: dict[str, Action] = {}  # Codex session id -> the command still running in it
         self._carried_answered = False  # the newest checkpoint of the body records its request as answered
         self.prose: list[tuple[int, int, str]] = []  # (index, round, text) of the assistant texts, in order
         self._newest: list[tuple[int, int, str]] = []  # (index, round, sentence) read so far, newest first
@@ -61,7 +67,7 @@ class Scan:
         self._scan_body()
         self._unread = len(self.prose)  # prose texts not yet read for sentences (the oldest ones)
         self._gather_files()
-        _resolve_failures(self.actions)
+        resolve_failures(self.actions)
 
     # -- context ----------------------------------------------------------------------------
 
@@ -81,6 +87,9 @@ class Scan:
         """Track the latest real request, the assistant message before it and the substantive ones."""
         self._carried_answered = False
         text = user_text(message)
+        prompt = command_prompt(self.messages, index)
+        if prompt is not None:  # a slash command's request is its prompt (``/init`` + what /init asks for)
+            text = f"{text}\n{self.messages[prompt].text.strip()}"
         if len(text) >= 40:
             if not self.substantive or len(self.substantive) == 1:
                 self.substantive.append((index, text))
@@ -116,20 +125,22 @@ class Scan:
             if is_real_user(m):
                 self.round += 1
                 self._note_request(i, m)
-                self.requests.append((i, self.round, user_text(m)))
+                self.requests.append((i, self.round, self.last_request[1] if self.last_request else user_text(m)))
             else:
-                self._internal(m)
+                self._internal(i, m)
         elif role == "assistant":
             self._assistant(i, m)
         elif role in ("tool", "function"):
             self._result(i, m)
         elif role in ("system", "developer") and m.internal is False and i > 0:
-            self._internal(m)
+            self._internal(i, m)
 
-    def _internal(self, m: Message) -> None:
-        """An injected message: carry an earlier checkpoint's lines, note a working directory."""
+    def _internal(self, i: int, m: Message) -> None:
+        """An injected message: keep an earlier checkpoint (and its lines), note a working directory."""
         self._cwd(m.text[:4000])
         if is_checkpoint(m):
+            if not m.text.lstrip().startswith((RECOVERED_CONTEXT, STATE_REINJECTION)):  # re-injected state: no summary
+                self.checkpoints.append((i, m.text))
             for category, line in carry(m.text):
                 self.carried.setdefault(category, []).append(line)
             # a checkpoint after the latest request answers it when it says so (a compacted session again)
@@ -167,7 +178,14 @@ class Scan:
         return True
 
     def _call(self, i: int, call: ToolCall) -> None:
-        """Record a tool call as an action, with the working directory and open file it sets."""
+        """Record a tool call as an action, with the working directory and open file it sets; a poll of a
+        command still running (Codex ``write_stdin``) is that command's, and its result the command's outcome."""
+        if kind_of(call.name) == "poll":
+            running = self._sessions.get(str(call_args(call)[0].get("session_id")))
+            if running is not None:
+                running.answered = False
+                self._calls[call.id] = running
+                return
         action = classify(i, call, round_=self.round, open_file=self._open_file)
         if action is None:
             return
@@ -193,7 +211,13 @@ class Scan:
             self._open_file = match.group(1).strip()
         self._cwd(seen[-400:])
         if action is not None and not action.answered:
+            earlier = action.error_lines
             record_result(action, m.text, window=seen, is_error=m.is_error)
+            action.error_lines = tuple(dict.fromkeys(earlier + action.error_lines))
+            running = _RUNNING.search(seen[:400]) if action.command else None
+            if running:  # the command goes on in a session that later calls poll
+                self._sessions[running.group(1)] = action
+                action.outcome = f"still running (session {running.group(1)})"
 
     # -- after the pass ---------------------------------------------------------------------
 
@@ -236,9 +260,16 @@ class Scan:
         """The newest tool call of the body, if any."""
         return self.actions[-1] if self.actions else None
 
+    def promised(self) -> str:
+        """The sentence in which the last assistant text, ending the body without a call, promises work it has
+        not done (''): such a reply does not answer its request."""
+        last = self.last_assistant
+        return promise(last.text) if last is not None and not last.tool_calls and last.text.strip() else ""
+
     def answered(self) -> bool:
-        """Whether the last real user message is answered: by a final assistant text without tool calls, or
-        by a successful call of a tool that ends the task (submit) with nothing but its result after it."""
+        """Whether the last real user message is answered: by a final assistant text without tool calls that
+        does not end by promising work still to do, or by a successful call of a tool that ends the task
+        (submit) with nothing but its result after it."""
         if self.last_request is None:
             return False
         last = None
@@ -247,7 +278,7 @@ class Scan:
                 last = self.messages[i]
                 break
         if last is not None and bool(last.text.strip()) and not last.tool_calls:
-            return True
+            return not promise(last.text)
         if last is None and self._carried_answered:
             return True
         final = self.actions[-1] if self.actions else None
@@ -262,31 +293,3 @@ def _absolute(path: str, cwd: str) -> str:
     if cwd and not path.startswith(("/", "~")) and cwd.startswith(("/", "~")):
         path = posixpath.normpath(posixpath.join(cwd, path))
     return path
-
-
-def _resolve_failures(actions: Sequence[Action]) -> None:
-    """Mark failures fixed by a later successful rerun (same key, or a test run covering them)."""
-    pending: dict[tuple[str, str], list[Action]] = {}
-    tests: list[Action] = []
-    for action in actions:
-        if not action.answered:
-            continue
-        if action.failed:
-            for key in action.keys:
-                pending.setdefault(key, []).append(action)
-            if action.test is not None:
-                tests.append(action)
-            continue
-        for key in action.keys:
-            for failure in pending.pop(key, ()):
-                failure.resolved_by = failure.resolved_by or action.label
-        if action.test is not None:
-            for failure in tests:
-                if failure.resolved_by is None and failure.test and _covers(action.test, failure.test):
-                    failure.resolved_by = action.label
-
-
-def _covers(runs: Sequence[tuple[str, frozenset[str]]], failed: Sequence[tuple[str, frozenset[str]]]) -> bool:
-    """Whether passing test runs cover every failing one (same runner; whole suite or a superset of targets)."""
-    return all(any(runner == f_runner and (not targets or f_targets <= targets) for runner, targets in runs)
-               for f_runner, f_targets in failed)

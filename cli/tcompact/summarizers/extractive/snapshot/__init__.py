@@ -14,15 +14,15 @@ from collections.abc import Sequence
 
 from ....tokens import TokenCounter
 from ....user_messages import DEFAULT_BUDGET
-from ..scan import Scan, in_progress, next_step
+from ..scan import Scan, earlier_block, in_progress, next_step
 from ..text import resume_field
 from ..tools import describe
 from .fit import Item, fit, render
 from .layout import place
 from .preserve import instruction, preserved_items
 from .prose import answer_items, concept_items, statement_items
-from .users import active_items, carried_requests, constraint_items, user_items
-from .work import command_items, error_items, failure_items, file_items, round_items, state_items
+from .users import active_items, constraint_items, user_items
+from .work import command_items, edit_items, error_items, failure_items, file_items, round_items, state_items
 
 __all__ = ["write_snapshot", "instruction"]
 
@@ -30,8 +30,8 @@ __all__ = ["write_snapshot", "instruction"]
 #: the cap (beside the headings) — Codex's 20,000 tokens at most: chosen first, they and everything else fit in
 #: the cap, so a summary never exceeds it.
 USER_SHARE = 0.5
-_CARRIED = {"failed": ("failure", 1), "files": ("file_changed", 2), "pending": ("pending", 2),
-            "facts": ("finding", 2), "history": ("round", 3)}
+#: The final answer is kept whole on a budget of its own when it takes at most the cap divided by this.
+ANSWER_SHARE = 3
 
 
 def write_snapshot(x: Scan, contract: str, titles: Sequence[str], *, budget: int, counter: TokenCounter,
@@ -43,7 +43,8 @@ def write_snapshot(x: Scan, contract: str, titles: Sequence[str], *, budget: int
     cap = max(cap or 0, budget)
     room = cap - counter.count(render([(title, []) for title in titles]))  # beside the headings
     users = min(DEFAULT_BUDGET, max(cap - budget, int(room * USER_SHARE)))
-    items, left_out = _items(x, contract, counter, answered=answered, preserve=preserve, users=users)
+    items, left_out = _items(x, contract, counter, answered=answered, preserve=preserve, users=users,
+                             answer=cap // ANSWER_SHARE)
     items.append(Item("resume", resume_line(x, answered), 0, order=x.stop + 1, block=True,
                       shorter=tuple(resume_line(x, answered, n) for n in (100, 50, 24))))
     sections = place(contract, titles, items)
@@ -52,8 +53,8 @@ def write_snapshot(x: Scan, contract: str, titles: Sequence[str], *, budget: int
                cap=cap)
 
 
-def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, preserve: str | None, users: int
-           ) -> tuple[list[Item], int]:
+def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, preserve: str | None, users: int,
+           answer: int           ) -> tuple[list[Item], int]:
     items: list[Item] = []
     left_out = 0
     if contract == "full":  # the compressor keeps the user's messages as messages, before the summary
@@ -63,23 +64,38 @@ def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, pre
     else:
         quoted, left_out = user_items(x, counter, with_outcome=contract != "current", budget=users)
         items += quoted
-    items += carried_requests(x) + constraint_items(x, counter, budget=users)
+    items += earlier_items(x) + constraint_items(x, counter, budget=users)
     items += active_items(x, [i for i in items if i.kind == "user"],
                           kept_above=contract in ("full", "current")) if contract != "dialogue" else []
     items += preserved_items(x, preserve)
-    answers = answer_items(x) if contract != "dialogue" else []
+    answers = answer_items(x, counter, own=answer) if contract != "dialogue" else []
     items += answers
     shown = "\n".join(i.text for i in items if i.kind in ("answer", "user"))  # sentences already quoted there
     items += statement_items(x, shown=shown)
-    items += failure_items(x) + error_items(x) + file_items(x) + command_items(x)
+    items += failure_items(x) + error_items(x) + file_items(x) + edit_items(x) + command_items(x)
     items += state_items(x, answered=answered) + concept_items(x)
     items += round_items(x, sorted({r for _, r, _ in x.requests} | {a.round for a in x.actions}))
     if x.cwd:
         items.append(Item("cwd", f"working directory: {x.cwd}", 2, order=x.start))
     items += [Item("offload", text, 1, order=x.stop) for text in x.critical]
-    for category, (kind, priority) in _CARRIED.items():
-        items += [Item(kind, f"[earlier] {line}", priority, order=-1) for line in x.carried.get(category, [])]
     return items, left_out
+
+
+def earlier_items(x: Scan) -> list[Item]:
+    """Each earlier summary in the body as one block, as it stood, without what is known to be superseded
+    (:func:`~..scan.earlier_block`), whole."""
+    done = [content for content, status in x.todos or [] if status in ("completed", "done")]
+    gone = [info.path for info in x.files.values() if info.last_op == "deleted"]
+    out = []
+    for index, text in x.checkpoints:
+        block = earlier_block(text, done=done, gone=gone, continued=any(a.index > index for a in x.actions))
+        if block:  # never shortened: the summary's budget has a floor under it (prefix.summary_budget)
+            out.append(Item("earlier", _EARLIER.format(block), 0, order=-1, block=True))
+    return out
+
+
+_EARLIER = ("<earlier_summary>\nThe summary of an earlier compaction, as it stood (what follows it is newer and "
+            "overrides it):\n{}\n</earlier_summary>")
 
 
 def resume_line(x: Scan, answered: bool, limit: int = 200) -> str:

@@ -83,12 +83,30 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
     own = sum(item.cost for item in items if item.own)  # the user's messages, chosen first
     left = (budget if cap is None else min(budget, cap - own)) - skeleton
     marked = {title for title, n in (dropped or {}).items() if n}
-    left -= marker * len(marked)
+    _take(items, owner, left - marker * len(marked), most=budget // 2, marker=marker, marked=marked,
+          counter=counter)
+
+    def over() -> int:  # past the budget (without the own items), or past the cap (with them)
+        rest = _spent(sections, dropped, counter, own=False) - budget
+        return rest if cap is None else max(rest, _spent(sections, dropped, counter) - cap)
+
+    _within(items, over, counter)
+    if cap is not None:  # the cap holds the own items too (the user's messages): past it, the oldest go
+        _give_up(sorted((i for i in items if i.own), key=lambda i: i.order),
+                 lambda: _spent(sections, dropped, counter) - cap, counter)
+    return render(sections, dropped=dropped)
+
+
+def _take(items: Sequence[Item], owner: dict[int, str], left: int, *, most: int, marker: int, marked: set[str],
+          counter: TokenCounter) -> None:
+    """The first pass: items by priority, the newest first within one, kept while they fit ``left``; one with
+    shorter forms takes the first that fits (and never more than ``most``); a section that leaves one out pays
+    for its marker."""
     for item in sorted((i for i in items if not i.own), key=lambda i: (i.priority, -i.order)):
-        for text in item.shorter if item.cost > left else ():
+        for text in item.shorter if item.cost > min(left, most) else ():
             item.text = text
             item.cost = counter.count(item.line) + 1
-            if item.cost <= left:
+            if item.cost <= min(left, most):
                 break
         if item.cost <= left:
             item.keep = True
@@ -96,27 +114,46 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
         elif owner[id(item)] not in marked:  # the section will say that something was left out
             marked.add(owner[id(item)])
             left -= marker
-    def over() -> int:  # past the budget (without the user's messages), or past the cap (with them)
-        rest = _spent(sections, dropped, counter, own=False) - budget
-        return rest if cap is None else max(rest, _spent(sections, dropped, counter) - cap)
-
-    _give_up(sorted((i for i in items if i.keep and not i.own), key=lambda i: (-i.priority, i.order)), over)
-    if cap is not None:  # the cap holds the user's messages too: past it, the oldest go
-        _give_up(sorted((i for i in items if i.own), key=lambda i: i.order),
-                 lambda: _spent(sections, dropped, counter) - cap)
-    return render(sections, dropped=dropped)
 
 
-def _give_up(optional: list[Item], over: Callable[[], int]) -> None:
-    """Leave out items, in order, while the text is ``over`` its limit (the estimate was low: tokens merge
-    across lines)."""
+def _within(items: Sequence[Item], over: Callable[[], int], counter: TokenCounter) -> None:
+    """When the rendered snapshot is ``over`` its limit (the estimate was low: tokens merge across lines), give
+    up the least important kept items — an item with shorter forms takes its shortest first —, then take back
+    left-out ones that fit what that freed, and give up again if the estimate was low once more."""
+    def kept() -> list[Item]:
+        return sorted((i for i in items if i.keep and not i.own), key=lambda i: (-i.priority, i.order))
+
+    given_up, excess = _give_up(kept(), over, counter)
+    if not given_up and excess >= 0:
+        return
+    slack = -excess
+    for item in sorted((i for i in items if not i.keep and not i.own and i not in given_up),
+                       key=lambda i: (i.priority, -i.order)):
+        if item.cost <= slack:
+            item.keep = True
+            slack -= item.cost
+    _give_up(kept(), over, counter)
+
+
+def _give_up(optional: list[Item], over: Callable[[], int], counter: TokenCounter) -> tuple[list[Item], int]:
+    """Leave out items, in order, while the text is ``over`` its limit — an item with shorter forms takes its
+    shortest first; those left out, and by how much the text is then over (zero or less)."""
     excess = over()
+    given_up: list[Item] = []
     while excess > 0 and optional:
         item = optional.pop(0)
-        item.keep = False
-        excess -= item.cost
+        if item.shorter and item.text != item.shorter[-1]:  # its shortest form before nothing
+            item.text = item.shorter[-1]
+            cost, item.cost = item.cost, counter.count(item.line) + 1
+            excess -= cost - item.cost
+            optional.append(item)
+        else:
+            item.keep = False
+            given_up.append(item)
+            excess -= item.cost
         if excess <= 0:
             excess = over()
+    return given_up, excess
 
 
 def _spent(sections: Sequence[tuple[str, Sequence[Item]]], dropped: dict[str, int] | None,

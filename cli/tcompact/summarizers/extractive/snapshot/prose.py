@@ -7,12 +7,14 @@ out…), a *finding* states what was learnt (found, root cause, is caused by, co
 because…); any other informative sentence is a *note*, kept last. A correction replaces every
 earlier decision or finding about the same thing — the same identifier, path, number or quoted
 term —, so a summary never reports both the claim and its retraction. The final answer of the
-part is kept as its first paragraph and its code blocks, each block whole or not at all.
+part is kept whole, as written, when the budget holds it; else its first paragraph and its code
+blocks, each block whole or not at all.
 """
 
 from __future__ import annotations
 
 import re
+from ....tokens import TokenCounter
 from ..scan import Scan
 from ..text import classify_sentence, clean, cut, informative, prose_lines, split_sentences
 from .fit import Item
@@ -23,6 +25,7 @@ _SUBJECT = re.compile(r"`[^`\n]+`|[\w./-]*[/._][\w./-]+|\b[a-z]+[A-Z]\w*\b|\b\w*
 _FENCE = re.compile(r"(?ms)^[ \t]*(```|~~~)[^\n]*\n.*?^[ \t]*\1[ \t]*$")
 _ANSWER_CHARS = 800
 _CODE_CHARS = 3000  # a code block longer than this is left out whole
+_ANSWER_WHOLE_CHARS = 12000  # a final answer up to this is kept whole (on its own budget, or the summary's)
 
 
 def _subjects(sentence: str) -> set[str]:
@@ -71,24 +74,28 @@ def final_answer(x: Scan) -> int | None:
     return None
 
 
-def answer_items(x: Scan) -> list[Item]:
-    """The final answer: its first paragraph of prose and its code blocks, each whole."""
+def answer_items(x: Scan, counter: TokenCounter, *, own: int = 0) -> list[Item]:
+    """The final answer: whole and verbatim — headings, lists and ✅/❌ marks as written, so an item it lists as
+    removed never reads as current —, on a budget of its own when it takes at most ``own`` tokens (a third of
+    the summary's cap), else when the summary's budget holds it; else its first paragraph of prose with its code
+    blocks, each whole, or its first paragraph alone."""
     index = final_answer(x)
     if index is None:
         return []
-    text = x.messages[index].text
+    text = x.messages[index].text.strip()
     rnd = next(r for i, r, _ in x.prose if i == index)
-    out = []
     paragraph = next((p for p in re.split(r"\n\s*\n", _FENCE.sub("", text)) if p.strip()), "")
     prose = " ".join(prose_lines(paragraph)) or clean(paragraph)
-    if prose:
-        out.append(Item("answer", f"the work ended with this answer: {cut(prose, _ANSWER_CHARS)}", 1, order=index,
-                        round=rnd))
-    for block in _FENCE.finditer(text):
-        code = block.group(0).strip("\n")
-        if len(code) <= _CODE_CHARS:
-            out.append(Item("code", code, 2, order=index, round=rnd, block=True))
-    return out
+    opening = f"- the work ended with this answer: {cut(prose, _ANSWER_CHARS)}" if prose else ""
+    codes = [block.group(0).strip("\n") for block in _FENCE.finditer(text) if len(block.group(0)) <= _CODE_CHARS]
+    whole = f"The work ended with this answer (verbatim):\n{text}"
+    if len(text) <= _ANSWER_WHOLE_CHARS and counter.count(whole) <= own:  # like the user's words: own budget
+        return [Item("answer", whole, 1, order=index, round=rnd, block=True, own=True)]
+    if len(text) <= _ANSWER_WHOLE_CHARS:
+        shorter = tuple(form for form in ("\n".join([opening, *codes]).strip("\n"), opening) if form)
+        return [Item("answer", whole, 1, order=index, round=rnd, block=True, shorter=shorter)]
+    out = [Item("answer", opening[2:], 1, order=index, round=rnd)] if opening else []
+    return out + [Item("code", code, 2, order=index, round=rnd, block=True) for code in codes]
 
 
 def concept_items(x: Scan) -> list[Item]:

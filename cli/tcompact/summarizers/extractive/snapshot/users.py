@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from ....tokens import TokenCounter
 from ....user_messages import DEFAULT_BUDGET, select
 from ..scan import Scan
-from ..text import CONSTRAINT_CUES, USER_SPLIT, clean, cut, one_line, prose_lines, quote, word_count
+from ..text import CONSTRAINT_CUES, USER_SPLIT, clean, cut, one_line, promise, prose_lines, quote, word_count
 from .fit import Item
 
-__all__ = ["user_items", "constraint_items", "outcome"]
+__all__ = ["user_items", "constraint_items", "outcome", "active_items"]
 
 _OUTCOME_CHARS = 120  # of the answer that ended a request's round
 
@@ -30,6 +30,9 @@ def outcome(x: Scan, rnd: int) -> str:
     if last is None:
         return "no answer in this part"
     text, tools = last
+    said = promise(text) if not tools else ""
+    if said:
+        return f"promised, not done: {quote(cut(one_line(said), _OUTCOME_CHARS))}"
     first = next((ln for ln in prose_lines(text) if word_count(ln) >= 3), None) or clean(text)
     return f"{'answered' if not tools else 'in progress'}: {quote(cut(one_line(first), _OUTCOME_CHARS))}"
 
@@ -60,7 +63,7 @@ def user_items(x: Scan, counter: TokenCounter, *, with_outcome: bool = True,
 def constraint_items(x: Scan, counter: TokenCounter, *, quoted: bool = True,
                      budget: int = DEFAULT_BUDGET) -> list[Item]:
     """Constraint sentences of user messages that are not quoted whole (``quoted`` False: of every message
-    of the body, for a contract whose messages are kept outside the summary) and of an earlier checkpoint."""
+    of the body, for a contract whose messages are kept outside the summary)."""
     chosen = _chosen(x, counter, budget) if quoted else [None] * len(x.requests)
     seen: set[str] = set()
     out = []
@@ -73,13 +76,7 @@ def constraint_items(x: Scan, counter: TokenCounter, *, quoted: bool = True,
                     and (kept is None or part not in kept):
                 seen.add(part.lower())
                 out.append(Item("constraint", quote(one_line(part)), 1, order=index, round=rnd))
-    out += [Item("constraint", f"[earlier] {line}", 1, order=-1) for line in x.carried.get("constraints", [])]
     return out
-
-
-def carried_requests(x: Scan) -> list[Item]:
-    """User requests an earlier checkpoint in the body quoted (kept oldest, before this part's own)."""
-    return [Item("user", f"[earlier] {line}", 1, order=-1) for line in x.carried.get("requests", [])]
 
 
 def active_items(x: Scan, requests: Sequence[Item], *, kept_above: bool) -> list[Item]:
@@ -99,9 +96,12 @@ def active_items(x: Scan, requests: Sequence[Item], *, kept_above: bool) -> list
         out.append(Item("active", f"It replies to the assistant's previous message: "
                                   f"{reply_context(text, x.previous_text)}", 0, order=index))
     first = next(((i, t) for i, t in x.substantive if i != index), None)
-    if first is not None and len(text) < 80 and not any(item.order == first[0] for item in requests):
+    if first is not None and len(text) < 80 and not any(item.order == first[0] for item in requests) \
+            and not x.checkpoints:  # an earlier summary states the original task; the first request here is not it
         limit = 200 if kept_above else 600  # a reminder of a message kept above, else the task itself
         out.append(Item("active", f"Original task: {quote(cut(one_line(first[1]), limit))}", 0, order=first[0]))
-    state = "answered" if x.answered() else "not answered yet; the work is in progress"
+    promised = x.promised()
+    state = "answered" if x.answered() else ("not answered: the last reply promises work it has not done"
+                                             if promised else "not answered yet; the work is in progress")
     out.append(Item("active", f"Status: {state}.", 0, order=x.stop))
     return out

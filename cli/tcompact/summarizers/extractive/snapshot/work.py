@@ -18,12 +18,15 @@ from ..tools import command_groups, describe, failure_groups, test_coverage
 from ..text import cut, one_line, quote
 from .fit import Item
 
-__all__ = ["failure_items", "error_items", "file_items", "command_items", "state_items", "round_items"]
+__all__ = ["failure_items", "error_items", "file_items", "edit_items", "command_items", "state_items",
+           "round_items"]
 
 _CHANGES = ("created", "written", "edited", "deleted", "moved")
 _COMMAND_CHARS = 400  # a command line is shown whole up to this, else cut (a heredoc, a script)
 _OPEN = ("pending", "in_progress", "in-progress", "todo", "not_started", "active")
 _PYTEST_E = re.compile(r"^E\s+")  # pytest's mark before an error line (the key error is shown without it)
+_LAST_EDITS = 3  # the newest edits whose new text is shown
+_EDIT_CHARS = 1200  # of one edit's new text (a longer one keeps its head and tail)
 
 
 def _label(action: Action) -> str:
@@ -82,6 +85,25 @@ def file_items(x: Scan) -> list[Item]:
     return out
 
 
+def edit_items(x: Scan) -> list[Item]:
+    """The new text of the last edits (an edit's "→ ok" says nothing of what the file now says), the newest first
+    to be kept; each as the call gave it, a long one cut in its middle."""
+    edits = [a for a in x.actions if a.new_text.strip() and a.answered and not a.failed][-_LAST_EDITS:]
+    out = []
+    for a in reversed(edits):
+        text = a.new_text
+        if len(text) > _EDIT_CHARS:
+            half = _EDIT_CHARS // 2
+            text = f"{text[:half]}\n[… {len(text) - _EDIT_CHARS:,} characters of this edit left out …]\n{text[-half:]}"
+        if "\n" not in text and "`" not in text and len(text) <= 200:  # one short line: inline
+            shown = f"- last edits: {a.label} put in: `{text}`"
+        else:
+            fence = "~~~" if "```" in text else "```"
+            shown = f"- last edits: {a.label} put in:\n{fence}\n{text}\n{fence}"
+        out.append(Item("edit", shown, 3, order=a.index, round=a.round, block=True))
+    return out
+
+
 def command_items(x: Scan) -> list[Item]:
     """Each distinct command once with its last outcome and the output line that says how it ended (unfixed
     failures are listed with the failed attempts instead)."""
@@ -115,6 +137,10 @@ def state_items(x: Scan, *, answered: bool) -> list[Item]:
     current = in_progress(x)
     if current:
         out.append(Item("state", f"in progress (todo): {current}", 1, order=x.stop))
+    promised = x.promised()
+    if promised:
+        out.append(Item("state", f"the last reply promised, and the work stopped before it was done: "
+                                 f"{quote(cut(promised, 300))}", 0, order=x.stop))
     step = next_step(x)
     if step != "(none)" and not step.rstrip().endswith(":"):
         out.append(Item("next", f"next step: {step}", 1, order=x.stop))

@@ -63,6 +63,7 @@ class Action:
     error_lines: tuple[str, ...] = ()  # error statements anywhere in the result, verbatim
     outcome: str = ""  # the line of the result that says how it ended (commands)
     finishes: bool = False  # a tool that ends the task (submit)
+    new_text: str = ""  # the text an edit put in (new strings, a patch's added lines), as the call gave it
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +187,8 @@ def _patch_action(c: _Call, patch: str) -> Action:
     action = c.action("edit", label, paths=ops,
                       keys=tuple(("file", p) for p, _ in ops) or (("tool", c.name + " " + c.raw[:200]),))
     action.path_symbols = _patch_symbols(patch)
+    action.new_text = "\n".join(line for line in patch.splitlines() if line.startswith(("***", "@@", "+"))
+                                 and not line.startswith(("*** Begin Patch", "*** End Patch")))
     return action
 
 
@@ -247,6 +250,8 @@ def _file_action(c: _Call, path: str, *, kind: str, op: str) -> Action:
         action.symbols = tuple(_symbols(content))
         if op == "created":
             action.gist = _gist(content)
+        else:
+            action.new_text = content.strip("\n")
     if c.lname in ("open", "create"):
         action.opens = path
     return action

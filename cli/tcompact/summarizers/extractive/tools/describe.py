@@ -7,6 +7,7 @@ live here, next to the reading of the results.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..text import cut
@@ -16,6 +17,8 @@ __all__ = ["describe", "last_actions", "test_coverage", "fixes", "unfixed", "fai
            "commands", "command_groups", "command_line"]
 
 _MAX_COMMANDS = 300
+#: Documents and data: no test run verifies an edit of these.
+_NOT_TESTED = re.compile(r"(?i)\.(?:md|mdx|markdown|rst|txt|adoc|org|csv|tsv|log)$")
 
 
 def describe(action: Action) -> str:
@@ -44,17 +47,19 @@ def last_actions(actions: Sequence[Action], limit: int = 6) -> list[tuple[str, i
 
 
 def test_coverage(actions: Sequence[Action]) -> list[tuple[str, int]]:
-    """The latest test run and the edits made after it, or the edits no test run followed at all."""
+    """The latest test run and the edits made after it, or the edits no test run followed at all (edits of
+    documents and data files aside: no test verifies them)."""
     tests = [a for a in actions if a.test and a.answered]
     edits = [a for a in actions if a.kind == "edit" or any(op in ("edited", "created", "written")
                                                           for _, op in a.paths)]
     if not tests:
-        changed = sorted({p for a in edits for p, op in a.paths if op != "read"})
+        changed = sorted({p for a in edits for p, op in a.paths if op != "read" and not _NOT_TESTED.search(p)})
         return [("no test run recorded after editing: " + ", ".join(changed[:12]), 1)] if changed else []
     last = tests[-1]
     state = "latest test run" if not last.failed else "not verified: the latest test run failed"
     out = [(f"{state}: {describe(last)}", 1)]
-    later = sorted({p for a in edits if a.index > last.index for p, op in a.paths if op != "read"})
+    later = sorted({p for a in edits if a.index > last.index for p, op in a.paths
+                    if op != "read" and not _NOT_TESTED.search(p)})
     if later:
         out.append(("edited after the last test run (unverified): " + ", ".join(later[:12]), 0))
     return out

@@ -5,7 +5,8 @@ head-and-tail window the rest of the scan reads misses it. So every line of a co
 tested here — cheaply: a text without any error word is passed over whole — against patterns that
 mark a line as an error *statement* (an exception, an ``ERROR:``/``fatal:``/``error[E…]`` prefix,
 a shell's ``command not found``, make's ``*** … Error 2``, a log line at ERROR level), not a line
-that merely mentions errors ("0 errors", source code that raises one). Lines are returned exactly
+that merely mentions errors ("0 errors", source code that raises one, a markdown heading such as
+"Error Handling" in a document that was read). Lines are returned exactly
 as they stand (leading and trailing blanks stripped), so a summary can quote them byte for byte.
 """
 
@@ -37,14 +38,24 @@ _NOT_AN_ERROR = re.compile(r"(?i)\b(?:0|no|zero) (?:errors?|failures?|failed)\b|
 _MAX_LINE = 400  # longer lines are data (a minified file, a JSON blob), not error statements
 _CODE = re.compile(r"[,;{(\[]$|=>|\s\?\s|^(?:return|const|let|var|if|elif|else|case|def|function)\b|\|\|")
 _LINE_NUMBER = re.compile(r"^\d+(?:→|\t|:(?=\s))\s?")  # "12→", "12\t", "12: " of a file shown with numbers
+#: A markdown heading written without ``#``: "Error Handling", "Error Recovery and Retries" (no colon, no sentence).
+_TITLE = re.compile(r"^[A-Z][a-z]+(?: (?:[A-Z][\w'-]*|and|or|of|the|for|to|in|on|with|vs|a|an|&|—|-)){1,7}$")
+_SETEXT = re.compile(r"^(?:={3,}|-{3,})$")
 _OUTCOME_SKIP = re.compile(r"^(?:bash-\$|\$|>+|\(END\)|\[\d+\]\s*\+?\s*(?:Done|Exit))\s*$")
 
 
 def _candidates(text: str) -> Iterator[str]:
-    for raw in text.splitlines():
+    """The lines that could be error statements: not blank, not too long, not a markdown heading (a
+    title-case phrase, or a line a setext ``===``/``---`` rule underlines)."""
+    lines = text.splitlines()
+    for n, raw in enumerate(lines):
         line = raw.strip()
-        if line and len(line) <= _MAX_LINE:
-            yield line
+        if not line or len(line) > _MAX_LINE:
+            continue
+        below = _LINE_NUMBER.sub("", lines[n + 1].strip()) if n + 1 < len(lines) else ""
+        if _SETEXT.match(below) or _TITLE.match(_LINE_NUMBER.sub("", line)):
+            continue
+        yield line
 
 
 def _is_error(line: str) -> bool:

@@ -1,0 +1,101 @@
+"""``working-set``: the compaction that keeps what the agent goes on to use (the default chain).
+
+Measured by what real agents used after a cut (needed-token recall, issue 22), a handoff summary
+alone keeps about a fifth of it: the file just read and about to be edited, the ids and paths a
+listing returned. This is ``full`` — the user's messages verbatim within their budget, one handoff
+summary — with three changes, the hybrid the JetBrains study (arXiv 2508.21433) found best:
+
+* a **raw tail sized in tokens** (``keep_recent_tokens``), not messages, in which the outputs older
+  than the newest ``keep_recent_turns`` turns are **masked** (:mod:`.mask`): recent steps stay as
+  they were, older steps keep their calls and reasoning, and only what is older still is summarised;
+* the **working set** re-injected after the summary (:mod:`tcompact.working_set`): the files being
+  worked on by relevance to the open task, with their text as it now is, and an index of the exact
+  names, paths and values the hidden outputs held, with where each output is — within
+  ``working_set_ratio`` of the tokens replaced (at most ``working_set_max_tokens``);
+* the summary's budget never below an earlier summary in the part it replaces (the budget floor of
+  :func:`~tcompact.compressors.prefix.summary_budget`), so compacting again does not erode it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import Field
+
+from ..model import Message
+from ..spans import Span, adjust_keep_recent_for_tool_boundaries
+from ..tokens import TokenCounter
+from ..working_set import working_set
+from .base import Context, Settings
+from .full import Full, FullSettings
+from .mask import masked_text, mask_outputs, old_results
+from .reinjection import recovered_context
+
+__all__ = ["WorkingSetCompressor", "WorkingSetSettings"]
+
+
+class WorkingSetSettings(FullSettings):
+    """Full's settings plus the tail in tokens, its masking and the working set's budget."""
+
+    keep_recent_tokens: int = Field(8000, ge=0, le=1_000_000, description="Tokens of the newest messages kept "
+                                    "after the summary (old outputs in them counted as masked).")
+    keep_recent_share: float = Field(0.1, ge=0, le=1, description="The tail takes at most this share of the "
+                                     "transcript's tokens (a small session is not kept raw whole).")
+    keep_recent_turns: int = Field(5, ge=0, le=100_000, description="In that tail, outputs of older turns "
+                                   "(assistant messages with tool calls) are masked.")
+    working_set_ratio: float = Field(0.15, ge=0, le=1, description="Tokens of the re-injected working set (files "
+                                     "being worked on, index of names the tools returned), as a share of the "
+                                     "tokens replaced.")
+    working_set_max_tokens: int = Field(12000, ge=0, le=1_000_000, description="The working set's tokens at most.")
+
+
+class WorkingSetCompressor(Full):
+    """Full's handoff with a token-sized, masked raw tail and the working set re-injected."""
+
+    name = "working-set"
+    description = ("keep the working set: full's handoff + a raw tail sized in tokens with old outputs masked + "
+                   "the files being worked on and an index of what the tools returned")
+    settings_model = WorkingSetSettings
+    builders = ("plan", "skills", "todo")
+
+    def span(self, messages: Sequence[Message], settings: Settings) -> Span:
+        """The layout with the default token counter (``compress`` uses the run's)."""
+        return self.layout(messages, settings, TokenCounter())
+
+    def layout(self, messages: Sequence[Message], settings: Settings, counter: TokenCounter) -> Span:
+        """Everything after the leading system prompt but a tail of ``keep_recent_tokens`` (old outputs in it
+        counted as their placeholders), grown so no tool call loses its result."""
+        assert isinstance(settings, WorkingSetSettings)
+        start = next((i for i, m in enumerate(messages) if m.role not in ("system", "developer")), len(messages))
+        old = old_results(messages, settings.keep_recent_turns, start=start)
+        room = min(settings.keep_recent_tokens, int(counter.total(messages) * settings.keep_recent_share))
+        used, cut = 0, len(messages)
+        for i in range(len(messages) - 1, start - 1, -1):
+            m = messages[i]
+            cost = counter.count(masked_text(m.text, old[i], "the original transcript")) if i in old \
+                else counter.message(m).total
+            if used + cost > room:
+                break
+            used, cut = used + cost, i
+        keep = max(adjust_keep_recent_for_tool_boundaries(messages, len(messages) - cut),
+                   adjust_keep_recent_for_tool_boundaries(messages, settings.keep_recent_messages))
+        return Span.from_cuts(len(messages), start, max(start, len(messages) - keep))
+
+    def kept_tail(self, messages: Sequence[Message], span: Span, settings: Settings, ctx: Context) -> list[Message]:
+        """The tail with the outputs of older turns masked."""
+        assert isinstance(settings, WorkingSetSettings)
+        old = old_results(messages, settings.keep_recent_turns, start=span.tail.start)
+        out, _ = mask_outputs(messages, old, counter=ctx.counter, locator=ctx.locator)
+        return out[span.tail.start:]
+
+    def reinjected(self, messages: Sequence[Message], kept: Sequence[Message], span: Span, settings: Settings, *,
+                   ctx: Context, target: int) -> Message | None:
+        """Todo list, plan and skills as ``full`` has them, then the working set within its budget."""
+        assert isinstance(settings, WorkingSetSettings)
+        replaced = sum(ctx.counter.message(messages[i]).total for i in span.body)
+        budget = min(settings.working_set_max_tokens, int(replaced * settings.working_set_ratio))
+        visible = {id(m) for m in kept}
+        hidden = {i for i, m in enumerate(messages) if id(m) not in visible}
+        shown = "\n".join(m.text for m in kept)
+        found = working_set(messages, ctx.counter, budget, hidden=hidden, shown=shown, locator=ctx.locator)
+        return recovered_context(messages, kept, self.builders, sections={"working_set": found.text})

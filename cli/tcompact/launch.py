@@ -1,0 +1,44 @@
+"""The ``tcompact`` entry point: the commands an agent runs many times a session start without the CLI.
+
+``tcompact hook …`` (every compaction, and Claude Code's every prompt) and ``tcompact statusline``
+(every refresh of Claude Code's status line) must answer in a fraction of a second; importing the
+command line (typer, every command's options) alone takes about 0.3 s. So this looks at the
+arguments first: those two commands run straight from :mod:`tcompact.hooks` and end the process
+(``os._exit``, after flushing — nothing else is left to clean up, and a hook past its time limit is
+not waited for); everything else, ``--help`` of those two included, goes to :func:`tcompact.app.main`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["main"]
+
+
+def main() -> None:
+    """Run ``tcompact`` with the process's arguments."""
+    args = sys.argv[1:]
+    if args[:1] in (["hook"], ["statusline"]) and not {"-h", "--help"} & set(args):
+        _fast(args)
+    from .app import main as app_main
+
+    app_main()
+
+
+def _fast(args: list[str]) -> None:
+    if args[0] == "hook":
+        from .hooks.run import run_hook
+
+        run_hook(args[1:], stdin=sys.stdin.buffer, stdout=sys.stdout, stderr=sys.stderr)
+        code = 0
+    else:
+        from .hooks.statusline import run_statusline
+
+        code = run_statusline(args[1:], stdin=sys.stdin.buffer, stdout=sys.stdout, stderr=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
