@@ -38,6 +38,7 @@ CHAT, CLAUDE, CODEX = (f"samples/{f}" for f in SAMPLE_FILES)
 CODEMIE, CODEX_REAL, SWE = (f"shared/{SHARED[k]}" for k in ("codemie", "codex", "sweagent"))
 #: the samples' sessions in the stores (prefixes of their ids)
 CLAUDE_ID, CODEX_ID = "8d2f6c1e", "019c4e2a"
+CLAUDE_SESSION = "8d2f6c1e-4b7a-4e59-9c3d-5a1e7f0b2c64"
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def _short(path: str) -> str:
 
 def _hook(**fields: str) -> str:
     """A Claude Code hook payload about the sample session."""
-    payload = {"session_id": "golden-1", "transcript_path": CLAUDE, "cwd": "/home/dev/invoice-app", **fields}
+    payload = {"session_id": CLAUDE_SESSION, "transcript_path": CLAUDE, "cwd": "/home/dev/invoice-app", **fields}
     return json.dumps(payload)
 
 
@@ -231,6 +232,10 @@ CASES: list[Case] = [
          stdin=_hook(source="compact")),
     case("hooks/prompt-submit", "hook prompt-submit --agent claude", home="hook-run", dir="hooks-pre-compact",
          stdin=_hook(prompt="go on")),
+    case("hooks/pre-compaction", f"restore --session {CLAUDE_ID} --pre-compaction", home="hook-run",
+         dir="hooks-pre-compact"),
+    case("hooks/list", "restore --list", home="hook-run", dir="hooks-pre-compact", columns=200),
+    case("hooks/list-json", "restore --list --json", home="hook-run", dir="hooks-pre-compact"),
     case("hooks/session-start-bad", "hook session-start", home="hook-bad", stdin="not json"),
     case("hooks/statusline", "statusline", home="statusline", stdin='{"model": {"display_name": "Sonnet 4.5"}, "transcript_path": '
                                               '"samples/claude_code_session.jsonl", "cost": {"total_cost_usd": 1.5}}'),
