@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
+sys.path.insert(0, str(GOLDEN))  # the scripts import each other by name (_normalise, _tree), as when run by hand
 
 
 def _load(name: str):
@@ -86,6 +87,23 @@ def test_a_dump_name_of_the_same_millisecond_keeps_its_order():
     same = "a/1796167612345_full_s-1.json b/1796167612345_full_s-1-2.json"
     apart = "a/1796167612345_full_s-1.json b/1796167612399_full_s-1.json"
     assert _normalised({}, text=same) == _normalised({}, text=apart) == "a/<DUMP-1>_full_s-1.json b/<DUMP-2>_full_s-1.json"
+
+
+def test_an_input_id_after_an_escape_stays_and_a_new_one_goes():
+    text = f'"text": "line\\n{INPUT_ID}/141-2", "fork": "sessions/claude-{RUN_1["new"]}-x"'
+    owner = normalise.Normaliser(literals={}, window=(START, START), version="0.1.0",
+                                 known_uuids=frozenset(normalise.uuids_in(text.split(",")[0].encode())))
+    assert owner.case([text]).text(text) == f'"text": "line\\n{INPUT_ID}/141-2", "fork": "sessions/claude-<UUID-1>-x"'
+
+
+def test_a_batch_lists_its_totals_in_one_order():
+    terminal = "│ kind │\n│ role tool      │ 9 │\n│ role assistant │ 7 │\n│ role user      │ 2 │\n└──┘\n"
+    assert normalise.batch_order(terminal) == \
+        "│ kind │\n│ role assistant │ 7 │\n│ role tool      │ 9 │\n│ role user      │ 2 │\n└──┘\n"
+    doc = '{\n  "kind": "inspect",\n  "totals": {\n    "by_role": {\n      "tool": 9,\n      "assistant": 7\n    }\n  },\n' \
+          '  "z": [\n    2,\n    1\n  ]\n}\n'
+    assert normalise.batch_order(doc) == doc.replace('"tool": 9,\n      "assistant": 7', '"assistant": 7,\n      "tool": 9')
+    assert normalise.batch_order(doc.replace("  ", " ")) == doc.replace("  ", " ")  # not as tcompact prints: as it is
 
 
 def test_files_of_a_kind():

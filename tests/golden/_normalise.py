@@ -18,7 +18,9 @@ Every rule below was found by recording the same commit twice and diffing the tr
   the case, so that the links between lines stay visible; the 8-character short form of such an id
   in a view: ``<ID-k>``; likewise the ``message.id`` a compaction gives a re-chained reply
   (``msg_tc`` + hex, derived from those ids): ``<MSG-k>``;
-- the order of the lines of a batch's ``results.jsonl`` (the order tasks finished in): sorted;
+- what a batch lists in the order its tasks finished: the lines of ``results.jsonl`` (sorted), the
+  role rows of its terminal summary and the keys under ``totals`` of its ``--json`` (sorted:
+  :func:`batch_order`);
 - in an HTML page, the summariser calls' latency (its table column and its chart);
 - durations and rates: ``latency_s``, a batch's ``seconds`` and ``tasks_per_second`` and its
   terminal line, the latency column of ``replay --table``; the hashes of what holds a time: a
@@ -33,8 +35,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
-UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+import orjson
+
+#: not \b: in JSON text an id often follows an escape (``\n3f2a…``), a letter before it
+UUID = re.compile(r"(?<![0-9a-fA-F])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-fA-F])")
+_ANY_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _MESSAGE_ID = re.compile(r"\bmsg_tc[0-9a-f]{24}\b")
 _SHORT_ID = re.compile(r"(?<![0-9a-f-])[0-9a-f]{8}(?![0-9a-f-])")
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?")
@@ -47,6 +54,7 @@ _DAY = re.compile(r"\b(\d{4})/(\d{2})/(\d{2})\b")
 _DUMP = re.compile(r"(?<![\d<])(\d{13})_([A-Za-z0-9._-]+?)\.json\b")
 _EPOCH_S = re.compile(r"(?<![\d.])(\d{10})\.\d+")
 _EPOCH_MS = re.compile(r"(?<![\d.<])(\d{13})(?!\d)")
+_ROLE_ROWS = re.compile(r"(?:^│ role [^\n]*\n)+", re.M)
 _TABLE = re.compile(r"<table\b.*?</table>", re.S)
 _ROW = re.compile(r"<tr>.*?</tr>", re.S)
 _CELL = re.compile(r"<t[hd]\b.*?</t[hd]>", re.S)
@@ -222,5 +230,32 @@ def _version(text: str, version: str) -> str:
 
 
 def uuids_in(data: bytes) -> set[str]:
-    """The UUIDs a file holds (to tell the inputs' ids from new ones)."""
-    return set(UUID.findall(data.decode("utf-8", "replace")))
+    """The UUIDs a file holds, wherever they stand (to tell the inputs' ids from new ones)."""
+    return set(_ANY_UUID.findall(data.decode("utf-8", "replace")))
+
+
+def batch_order(stdout: str) -> str:
+    """What a ``batch`` command printed, with its totals in one order: the roles of the terminal
+    summary sorted, and every object under ``totals`` of its ``--json`` document with its keys sorted.
+    A batch adds each task's figures up in the order the tasks finished, which orders those keys
+    and rows; the document is rewritten only when re-printing it gives back the same text."""
+    try:
+        doc = orjson.loads(stdout)
+    except orjson.JSONDecodeError:
+        return _ROLE_ROWS.sub(lambda m: "".join(sorted(m.group(0).splitlines(keepends=True))), stdout)
+    if not isinstance(doc, dict) or "totals" not in doc or _printed(doc) != stdout:
+        return stdout
+    return _printed({**doc, "totals": _keys_sorted(doc["totals"])})
+
+
+def _printed(doc: Any) -> str:
+    """A document as tcompact prints one (render.print_json)."""
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def _keys_sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _keys_sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_keys_sorted(v) for v in value]
+    return value

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from _normalise import batch_order
 
 _SHOWN = 60
 
@@ -29,6 +30,8 @@ def write_case(folder: Path, case: Any, raw: Any, normaliser: Any) -> list[str]:
     if case.stdin is not None:
         command += f"stdin: {case.stdin}\n"
     stdout, stderr = _text(raw.stdout), _text(raw.stderr)
+    if stdout is not None and raw.argv[:1] == ["batch"]:
+        stdout = batch_order(stdout)
     n = normaliser.case([command, stdout or "", stderr or "", *raw.written, *(t for t in texts.values() if t)])
     folder.mkdir(parents=True)
     (folder / "command").write_text(n.text(command))
