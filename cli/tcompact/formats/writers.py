@@ -2,7 +2,7 @@
 
 Over a source file of the same format, an unchanged transcript gives back the file byte for
 byte (chat: every unchanged line keeps its bytes) and a changed one is written in place or as a
-compaction (:mod:`tcompact.formats.compacted`). Into another format, the lines are generated
+compaction (:mod:`tcompact.formats.write_back`). Into another format, the lines are generated
 (:mod:`~tcompact.formats.claude_write`, :mod:`~tcompact.formats.codex_write`). What the target cannot hold is reported, never dropped silently:
 ``losses`` are messages it cannot express (the caller refuses unless told to go on), ``notes``
 are file bookkeeping that has no place in the target.
@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..model import Message, SourceFile, Transcript
-from . import chat, compacted
+from . import chat, write_back
 from ._merge import join_lines
 from .claude_write import claude_session
 from .codex_write import codex_rollout
@@ -56,11 +56,11 @@ def serialize(transcript: Transcript, fmt: str, *, source: SourceFile | None = N
             return Rendered(join_lines([r.raw for r in source.records]))  # type: ignore[misc]
         if fmt == "claude-code":
             before = pre_tokens if pre_tokens is not None else _tokens(original)
-            lines, pruning = compacted.claude_lines(source, original, transcript, now=when, pre_tokens=before)
+            lines, pruning = write_back.claude_lines(source, original, transcript, now=when, pre_tokens=before)
             held = pruning.messages
             return Rendered(join_lines(lines), (), pruning.notes(),
                             None if held == transcript.messages else replace(transcript, messages=held))
-        return Rendered(join_lines(compacted.codex_lines(source, original, transcript, now=when)))
+        return Rendered(join_lines(write_back.codex_lines(source, original, transcript, now=when)))
     session = str(uuid.uuid5(_NAMESPACE, f"{source.path if source else ''}/{transcript.id}"))
     # a Claude Code thinking block needs a signature only the model's provider makes: no reasoning is written there
     unsigned = fmt == "claude-code"

@@ -7,7 +7,7 @@ Two layouts, chosen by what changed:
   other byte stays. ``tcompact restore`` can then give the original back byte for byte.
 * **compaction** — messages were replaced by a summary: the original lines all stay (as Claude
   Code and Codex keep them), and after them come, for Claude Code, a ``compact_boundary`` line
-  and the new context as a fresh chain (:mod:`tcompact.formats.claude_compact` says what the
+  and the new context as a fresh chain (:mod:`tcompact.formats.claude_write_compaction` says what the
   real clients need of it); for Codex, a ``compacted`` line whose ``replacement_history`` is
   the new context (original payloads reused, so encrypted reasoning survives), then a
   ``context_compacted`` event. Both files read back with our reader as the new messages.
@@ -21,7 +21,7 @@ from typing import Any
 
 from ..model import Message, Record, SourceFile, Transcript
 from .chat import dumps_line
-from .claude_compact import compaction_lines
+from .claude_write_compaction import compaction_lines
 from .claude_prune import Pruning, prune, reparent, strip_line
 from .claude_write import claude_result_content
 from .codex_write import codex_call_kinds, codex_items

@@ -1,4 +1,4 @@
-"""formats/claude_compact.py: the boundary and the new chain a compaction appends to a Claude Code session."""
+"""formats/claude_write_compaction.py: the boundary and the new chain a compaction appends to a Claude Code session."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcompact.formats import read_bytes
-from tcompact.formats.claude_compact import compaction_lines, is_summary
+from tcompact.formats.claude_write_compaction import compaction_lines, is_summary
 from tcompact.model import Message
 
 SUMMARY = Message(role="user", content="Summary: the parser test fails on empty input.", meta={"memory_block": True})

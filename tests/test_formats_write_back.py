@@ -1,4 +1,4 @@
-"""formats/compacted.py: a changed transcript written into its own Claude Code or Codex file — in place or as a
+"""formats/write_back.py: a changed transcript written into its own Claude Code or Codex file — in place or as a
 compaction — and read back as the new messages."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcompact.formats import read_bytes, serialize
-from tcompact.formats.compacted import SUMMARY_PREFIX, one_to_one
+from tcompact.formats.write_back import SUMMARY_PREFIX, one_to_one
 from tcompact.model import Message
 
 NOW = "2026-01-01T00:00:00.000Z"
