@@ -265,12 +265,15 @@ def test_inspect_without_spans_does_not_import_the_compressors():
 INSPECT_MODULES = {
     "tcompact", "tcompact.app", "tcompact.commands", "tcompact.commands._help", "tcompact.commands._options",
     "tcompact.commands._sessions", "tcompact.commands.inspect", "tcompact.encodings", "tcompact.errors",
-    "tcompact.format_names", "tcompact.formats", "tcompact.formats._merge", "tcompact.formats._source",
+    "tcompact.formats", "tcompact.formats._merge", "tcompact.formats._source", "tcompact.formats.family",
+    "tcompact.formats.family.base", "tcompact.formats.family.chat", "tcompact.formats.family.claude_code",
+    "tcompact.formats.family.codex", "tcompact.formats.family.trajectories",
     "tcompact.formats.chat", "tcompact.formats.claude_chain", "tcompact.formats.claude_code",
     "tcompact.formats.claude_messages", "tcompact.formats.codex", "tcompact.formats.codex_usage", "tcompact.formats.steps",
     "tcompact.formats.trajectories", "tcompact.growing", "tcompact.images", "tcompact.inspect_job",
     "tcompact.inspect_report", "tcompact.inspection", "tcompact.markers", "tcompact.model", "tcompact.render",
-    "tcompact.reportcache", "tcompact.rounds", "tcompact.tokencache", "tcompact.tokens", "tcompact.tokentable",
+    "tcompact.registry", "tcompact.reportcache", "tcompact.rounds", "tcompact.tokencache", "tcompact.tokens",
+    "tcompact.tokentable",
     "tcompact.windows",
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import UsageError
-from .formats import WRITABLE, ReadOptions, Rendered, read_file, serialize
+from .formats import ReadOptions, Rendered, read_file, serialize, writable
 
 __all__ = ["convert_file"]
 
@@ -13,8 +13,8 @@ __all__ = ["convert_file"]
 def convert_file(path: str | Path, to: str, *, read: ReadOptions | None = None, transcript: str | None = None,
                  lossy: bool = False, now: str | None = None) -> Rendered:
     """The converted bytes of one transcript of ``path``; refuses losses unless ``lossy``."""
-    if to not in WRITABLE:
-        raise UsageError(f"cannot convert to {to!r}", hint=f"use --to {', '.join(WRITABLE)}")
+    if to not in writable():
+        raise UsageError(f"cannot convert to {to!r}", hint=f"use --to {', '.join(writable())}")
     source = read_file(path, read or ReadOptions())
     chosen = source.transcript(transcript)
     result = serialize(chosen, to, source=source, now=now)

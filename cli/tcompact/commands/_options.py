@@ -8,11 +8,11 @@ from typing import Annotated
 
 import typer
 
-from ..format_names import FORMATS
+from ..formats.family import get, names, spoken, writable
 
 FormatOpt = Annotated[
     str | None,
-    typer.Option("--format", help=f"Read as this format instead of detecting it: {', '.join(FORMATS)}.",
+    typer.Option("--format", help=f"Read as this format instead of detecting it: {', '.join(names())}.",
                  show_default=False),
 ]
 FullHistoryOpt = Annotated[
@@ -45,7 +45,7 @@ ConfigOpt = Annotated[Path | None, typer.Option("--config", help="TOML or JSON f
                                                 "compressor.", show_default=False)]
 TriggerRatioOpt = Annotated[float | None, typer.Option("--trigger-ratio", help="Compact at this share of the window "
                                                        "(sets trigger_context_ratio).", show_default=False)]
-ToOpt = Annotated[str | None, typer.Option("--to", help="Output format: chat, claude-code or codex (default: the "
+ToOpt = Annotated[str | None, typer.Option("--to", help=f"Output format: {spoken(writable())} (default: the "
                                            "input's).", show_default=False)]
 PreserveOpt = Annotated[str | None, typer.Option("--preserve", help="What the summary must keep, in your words.",
                                                  show_default=False)]
@@ -137,11 +137,10 @@ NoCacheOpt = Annotated[
 
 def read_options(fmt: str | None, full_history: bool, skip_bad_lines: bool, *, keep_raw: bool):
     """ReadOptions from the shared options (validated here, at the boundary)."""
-    from ..errors import UsageError
     from ..formats import ReadOptions
 
-    if fmt is not None and fmt not in FORMATS:
-        raise UsageError(f"unknown format {fmt!r}", hint=f"use one of: {', '.join(FORMATS)}")
+    if fmt is not None:
+        get(fmt)  # an unknown name is an error listing the known ones
     return ReadOptions(format=fmt, full_history=full_history, skip_bad_lines=skip_bad_lines, keep_raw=keep_raw)
 
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from ..defaults import DEFAULT_CHAIN
+from ..formats.family import spoken, writable
 from ._help import Group
 from ._options import (ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, MaxRetriesOpt,
                        ModelOpt, NoCacheOpt, PreserveOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, api_key,
@@ -128,7 +129,7 @@ def batch_inspect(
 
 BatchChainOpt = Annotated[str, typer.Option("-c", "--compressor", help="A compressor or a chain: -c "
                                              "truncate,dialogue.")]
-BatchToOpt = Annotated[str | None, typer.Option("--to", help="Output format: chat, claude-code or codex (default: "
+BatchToOpt = Annotated[str | None, typer.Option("--to", help=f"Output format: {spoken(writable())} (default: "
                                                 "each input's).", show_default=False)]
 BatchBaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
                                                      "OPENAI_BASE_URL); the key comes from OPENAI_API_KEY.",

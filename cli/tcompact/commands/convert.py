@@ -7,12 +7,13 @@ from typing import Annotated
 
 import typer
 
+from ..formats.family import spoken, writable
 from ._options import FormatOpt, FullHistoryOpt, SkipBadLinesOpt, TranscriptOpt, read_options
 
 
 def convert(
     path: Annotated[Path, typer.Argument(help="The transcript to convert.", show_default=False)],
-    to: Annotated[str, typer.Option("--to", help="Target format: chat, claude-code or codex.", show_default=False)],
+    to: Annotated[str, typer.Option("--to", help=f"Target format: {spoken(writable())}.", show_default=False)],
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here (default: stdout).",
                                                    show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,

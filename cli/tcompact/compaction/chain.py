@@ -14,7 +14,7 @@ from ..compressors._summarize import TRIGGER_REASONS
 from ..compressors.base import CompressionResult, Compressor, Context, Settings
 from ..dump import DumpContext, iter_dumps, safe_name
 from ..errors import UsageError
-from ..formats import WRITABLE, Rendered, read_file, serialize
+from ..formats import Rendered, read_file, serialize, writable
 from ..formats.chat import message_to_dict
 from ..invariants import violations
 from ..model import Message, SourceFile, Transcript
@@ -82,7 +82,7 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
     chain, settings = resolve_chain(options)
     fmt = output_format(options)
     original = source.transcript(options.transcript)
-    fmt = fmt or (source.format if source.format in WRITABLE else "chat")
+    fmt = fmt or (source.format if source.format in writable() else "chat")
     counter = TokenCounter.for_model(options.model or original.model, encoding=options.encoding)
     recorded = (original.provider_usage or {}).get("model_context_window")
     window = resolve_window(context_window=options.context_window, model=options.model, file_model=original.model,

@@ -12,7 +12,7 @@ from ..compressors.base import Compressor, Settings
 from ..defaults import DEFAULT_CHAIN
 from ..encodings import ENCODINGS
 from ..errors import UsageError
-from ..formats import WRITABLE, ReadOptions
+from ..formats import ReadOptions, writable
 from ..summarizers import RunSettings
 
 __all__ = ["CompactOptions", "check_options", "resolve_chain", "output_format"]
@@ -69,6 +69,6 @@ def resolve_chain(options: CompactOptions) -> tuple[list[Compressor], list[Setti
 
 
 def output_format(options: CompactOptions) -> str | None:
-    if options.to is not None and options.to not in WRITABLE:
-        raise UsageError(f"cannot write {options.to!r}", hint=f"use --to {', '.join(WRITABLE)}")
+    if options.to is not None and options.to not in writable():
+        raise UsageError(f"cannot write {options.to!r}", hint=f"use --to {', '.join(writable())}")
     return options.to

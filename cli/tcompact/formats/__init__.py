@@ -3,6 +3,7 @@
 ``read_file`` reads one file into a :class:`~tcompact.model.SourceFile`, detecting the format
 from content (``ReadOptions.format`` overrides); ``find_files`` expands folders; ``serialize``
 writes a transcript in a chosen format, reusing the original bytes of everything unchanged.
+What differs by format is asked of the format's class in the registry (:mod:`.family`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotATranscriptError, UsageError
-from ..format_names import FORMATS, WRITABLE
 from ._source import CUT_OFF, ReadContext, ReadOptions, gc_paused, load_bytes, load_records
+from .family import REGISTRY, find, line_formats, names, spoken, suffixes, writable
 
 if TYPE_CHECKING:
     from ..model import Record, SourceFile, Transcript
@@ -26,6 +27,8 @@ __all__ = [
     "CUT_OFF",
     "FORMATS",
     "WRITABLE",
+    "REGISTRY",
+    "writable",
     "ReadOptions",
     "Rendered",
     "read_file",
@@ -38,9 +41,9 @@ __all__ = [
     "join_lines",
 ]
 
-_JSONL = ("chat", "claude-code", "codex")  # the JSON Lines readers, in the order they are asked to recognise a record
 _SNIFF_RECORDS = 50
-_TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
+#: Every format name and the formats tcompact writes, as the registry has them when this is imported.
+FORMATS, WRITABLE = names(), writable()
 
 
 def read_file(path: str | Path, options: ReadOptions | None = None, *, digest: Any = None) -> SourceFile:
@@ -85,8 +88,8 @@ def read_bytes(data: bytes, name: str, options: ReadOptions | None = None) -> So
 
 def _context(path: str, options: ReadOptions | None) -> ReadContext:
     options = options or ReadOptions()
-    if options.format is not None and options.format not in FORMATS:
-        raise UsageError(f"unknown format {options.format!r}", hint=f"use one of: {', '.join(FORMATS)}")
+    if options.format is not None and find(options.format) is None:
+        raise UsageError(f"unknown format {options.format!r}", hint=f"use one of: {', '.join(names())}")
     return ReadContext(path=path, options=options)
 
 
@@ -115,10 +118,31 @@ def _source_file(records: list[Record], document: bool, ctx: ReadContext) -> Sou
 
 
 def _read_document(record: Record, ctx: ReadContext) -> tuple[str, list[Transcript], dict, dict]:
-    from . import chat, trajectories
-
     value = record.data
-    fmt = ctx.options.format
+    _refuse_our_notes(value, ctx)
+    if ctx.options.format is None:
+        form = next((f for f in _document_order() if f.is_document(value)), None)
+        if form is None:
+            raise NotATranscriptError(
+                f"a JSON {'array' if isinstance(value, list) else 'object'} that is no transcript tcompact knows",
+                path=ctx.path,
+                hint="expected a chat message array, {\"messages\": [...]}, a SWE-agent .traj or tau-bench results",
+            )
+    else:
+        form = find(ctx.options.format)
+    if form is not None and form.is_document(value):
+        return form.name, form.read_document(record, ctx), {}, {}
+    raise InputError(f"this JSON document is not a {ctx.options.format} file", path=ctx.path,
+                     hint="leave --format out to detect the format")
+
+
+def _document_order() -> list:
+    """The formats in the order a document is matched with them: the loosest shapes last."""
+    return sorted(REGISTRY, key=lambda f: f.general)
+
+
+def _refuse_our_notes(value: object, ctx: ReadContext) -> None:
+    """What tcompact itself writes beside transcripts is named, not read."""
     if isinstance(value, dict) and "offload_handle" in value:  # what `compact -c offload` moved out
         raise NotATranscriptError("an original that `tcompact compact -c offload` moved out, not a transcript",
                                   path=ctx.path, hint="`tcompact restore` puts it back into its transcript")
@@ -126,48 +150,20 @@ def _read_document(record: Record, ctx: ReadContext) -> tuple[str, list[Transcri
         raise NotATranscriptError("tcompact's note of an in-place backup, not a transcript", path=ctx.path,
                                   hint=f"`tcompact restore --session {value.get('session')}` puts the session back; "
                                        "`tcompact restore --list` lists the backups")
-    if fmt is None:
-        if trajectories.is_swe_agent(value):
-            fmt = trajectories.SWE_AGENT
-        elif trajectories.is_tau_bench(value):
-            fmt = trajectories.TAU_BENCH
-        elif _is_chat_document(value):
-            fmt = chat.NAME
-        else:
-            raise NotATranscriptError(
-                f"a JSON {'array' if isinstance(value, list) else 'object'} that is no transcript tcompact knows",
-                path=ctx.path,
-                hint="expected a chat message array, {\"messages\": [...]}, a SWE-agent .traj or tau-bench results",
-            )
-    if fmt == trajectories.SWE_AGENT and trajectories.is_swe_agent(value):
-        return fmt, trajectories.read_swe_agent(record, ctx), {}, {}
-    if fmt == trajectories.TAU_BENCH and trajectories.is_tau_bench(value):
-        return fmt, trajectories.read_tau_bench(record, ctx), {}, {}
-    if fmt == chat.NAME and _is_chat_document(value):
-        return fmt, chat.read_document(record, ctx), {}, {}
-    raise InputError(f"this JSON document is not a {fmt} file", path=ctx.path,
-                     hint="leave --format out to detect the format")
-
-
-def _is_chat_document(value: object) -> bool:
-    items = value.get("messages") if isinstance(value, dict) else value
-    return isinstance(items, list) and all(isinstance(m, dict) and "role" in m for m in items)
 
 
 def _votes(records: Sequence[Record]) -> tuple[Counter[str], int]:
     """The formats the first records look like (one vote each, in the order first seen), and how many voted."""
-    from . import chat, claude_code, codex  # (what reads no file imports no reader)
-
-    readers = {"chat": chat, "claude-code": claude_code, "codex": codex}
+    readers = line_formats()
     votes: Counter[str] = Counter()
     seen = 0
     for rec in records:
         if rec.data is None:
             continue
         seen += 1
-        for name, module in readers.items():
-            if module.sniff(rec.data):
-                votes[name] += 1
+        for form in readers:
+            if form.sniff(rec.data):
+                votes[form.name] += 1
                 break
         if seen >= _SNIFF_RECORDS:
             break
@@ -186,7 +182,7 @@ def detected_for_good(records: Sequence[Record]) -> bool:
     left = _SNIFF_RECORDS - seen
     return all(votes[leader] > votes.get(f, 0) + left or (
         votes[leader] == votes.get(f, 0) + left and (f not in votes or order.index(leader) < order.index(f)))
-        for f in _JSONL if f != leader)
+        for f in (form.name for form in line_formats()) if f != leader)
 
 
 def detect_records(records: Sequence[Record], path: str) -> str:
@@ -202,7 +198,7 @@ def detect_records(records: Sequence[Record], path: str) -> str:
             f"cannot tell the format (first record has keys: {keys})",
             path=path,
             line=first.line if first is not None else None,
-            hint="pass --format chat, claude-code or codex",
+            hint=f"pass --format {spoken(tuple(f.name for f in line_formats()))}",
         )
     return votes.most_common(1)[0][0]
 
@@ -213,10 +209,11 @@ def find_files(paths: Iterable[str | Path]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in _TRANSCRIPT_SUFFIXES)
+            known = suffixes()
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in known)
             if not found:
                 raise InputError("no transcript files in this folder", path=str(raw),
-                                 hint=f"tcompact looks for {', '.join('*' + s for s in _TRANSCRIPT_SUFFIXES)}")
+                                 hint=f"tcompact looks for {', '.join('*' + s for s in known)}")
             out.extend(found)
         elif p.exists():
             out.append(p)
@@ -232,8 +229,9 @@ def serialize(transcript: Transcript, fmt: str, *, source: SourceFile | None = N
     ``Rendered.losses`` lists messages the target cannot hold (the caller decides whether to go
     on); ``Rendered.notes`` lists file bookkeeping that does not carry over to another format.
     """
-    if fmt not in WRITABLE:
-        raise UsageError(f"cannot write {fmt} files", hint=f"write one of: {', '.join(WRITABLE)}")
+    form = find(fmt)
+    if form is None or not form.writable:
+        raise UsageError(f"cannot write {fmt} files", hint=f"write one of: {', '.join(writable())}")
     from . import writers  # (what only reads never imports the writers)
 
     return writers.serialize(transcript, fmt, source=source, now=now, pre_tokens=pre_tokens)

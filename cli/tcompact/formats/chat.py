@@ -138,13 +138,23 @@ class Reading:
     (:meth:`state`) and fed the lines appended since: the messages made before are then not made again
     but kept by the caller (``offset`` of them)."""
 
+    LATE_STATE = False
+
     def __init__(self) -> None:
         self.offset = 0
+        self.taken = 0  # the messages made when the state was taken: what the caller keeps
         self.messages: list[Message] = []
         self.episodes: list[Transcript] = []
         self.unknown: dict[str, int] = {}
         self.usage = _Usage()
         self.compactions: list[Compaction] = []
+
+    def prepare(self, records: Sequence[Record]) -> None:
+        """Nothing: a chat line reads alone."""
+
+    def resumes(self, records: Sequence[Record]) -> bool:
+        """Always: appended chat lines never change what the lines before them read as."""
+        return True
 
     def feed(self, records: Sequence[Record], start: int, ctx: ReadContext) -> None:
         """Read ``records``, the records of the file from index ``start`` on."""
@@ -167,8 +177,10 @@ class Reading:
             except ShapeError as exc:
                 ctx.reject(rec, f"chat message: {exc}")
 
-    def finish(self, kept: Sequence[Any] = ()) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
+    def finish(self, records: Sequence[Record] = (), ctx: ReadContext | None = None, kept: Sequence[Any] | None = None
+               ) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
         """The transcripts: the ``kept`` messages (``offset`` of them) and those read since, and the episodes."""
+        kept = kept or ()
         new = self.messages
         self.usage.add(new)
         compactions = [*self.compactions, *(replace(c, index=c.index + self.offset) for c in memory_blocks(new))]
@@ -183,10 +195,15 @@ class Reading:
         taken before :meth:`finish`."""
         if self.episodes:
             return None
+        self.taken = self.offset + len(self.messages)
         usage = _Usage()
         usage.add(self.messages, base=self.usage)
         blocks = [*self.compactions, *(replace(c, index=c.index + self.offset) for c in memory_blocks(self.messages))]
         return self.offset + len(self.messages), self.unknown, astuple(usage), [astuple(c) for c in blocks]
+
+    def kept(self, messages: Sequence[Sequence[Any]]) -> list[Any]:
+        """What a later :meth:`finish` takes as ``kept``: the messages made when the state was taken."""
+        return list(messages[0][:self.taken])
 
     @classmethod
     def restore(cls, state: Any) -> Reading:

@@ -63,6 +63,8 @@ class Reading:
     between reads (:meth:`state`) and fed the lines appended since; its transcripts are then put
     together again from the lines, building only the messages of units not ``kept`` from before."""
 
+    LATE_STATE = True  # finishing leaves the state as it was: it is taken after, the records dropped
+
     def __init__(self) -> None:
         self.lines: dict[str, Line] = {}
         self.left: list[str] = []  # message lines that no chain can hold

@@ -49,8 +49,11 @@ class Reading:
     between reads (:meth:`state`) and fed the lines appended since, when :meth:`resumes` allows it: the
     messages made before are then not made again but kept by the caller (``offset`` of them)."""
 
+    LATE_STATE = False
+
     def __init__(self, ctx: ReadContext) -> None:
         self.ctx = ctx
+        self.taken = 0  # the messages made when the state was taken: what the caller keeps
         self.base: int | None = None  # the newest compacted line (see _active)
         self.legacy = False
         self.mirrored: set[str] = set()
@@ -72,7 +75,7 @@ class Reading:
         self.base, self.legacy = (None, False) if self.ctx.options.full_history else _base_index(records)
         self.mirrored = _user_texts(records)
 
-    def feed(self, records: Sequence[Record], start: int) -> None:
+    def feed(self, records: Sequence[Record], start: int, ctx: ReadContext | None = None) -> None:
         """Read ``records``, the records of the file from index ``start`` on."""
         for i, rec in enumerate(records, start):
             if rec.data is None:
@@ -87,11 +90,18 @@ class Reading:
             else:
                 getattr(self, f"_{kind}")(rec.data["payload"], i, rec)
 
-    def finish(self, kept: Sequence[Any] = ()) -> Transcript:
-        """The transcript: the ``kept`` messages (``offset`` of them), then those read since."""
+    def finish(self, records: Sequence[Record] = (), ctx: ReadContext | None = None, kept: Sequence[Any] | None = None
+               ) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
+        """The transcript: the ``kept`` messages (``offset`` of them), then those read since; the unknown
+        line types and the file's details."""
         self._flush()
-        return Transcript(id="main", kind="main", messages=(*kept, *self.messages), model=self.model,
-                          compactions=tuple(self.compactions), provider_usage=self.usage.report())
+        transcript = Transcript(id="main", kind="main", messages=(*(kept or ()), *self.messages), model=self.model,
+                                compactions=tuple(self.compactions), provider_usage=self.usage.report())
+        return [transcript], self.unknown, self.meta
+
+    def kept(self, messages: Sequence[Sequence[Any]]) -> list[Any]:
+        """What a later :meth:`finish` takes as ``kept``: the messages made when the state was taken."""
+        return list(messages[0][:self.taken])
 
     def resumes(self, records: Sequence[Record]) -> bool:
         """Whether appended ``records`` can be read on from here (then taken in as :meth:`prepare` would):
@@ -107,6 +117,7 @@ class Reading:
 
     def state(self) -> Any:
         """What a later read needs to go on from here (plain values); the messages made so far are the caller's."""
+        self.taken = self.offset + len(self.messages)
         p = self.pending
         pending = None if p is None else (p["parts"], [astuple(c) for c in p["calls"]],
                                           [astuple(r) for r in p["reasoning"]], p["source"], p["lines"])
@@ -265,7 +276,7 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
     reading = Reading(ctx)
     reading.prepare(records)
     reading.feed(records, 0)
-    return [reading.finish()], reading.unknown, reading.meta
+    return reading.finish()
 
 
 def _base_index(records: Sequence[Record]) -> tuple[int | None, bool]:

@@ -2,8 +2,8 @@
 
 A live session grows by whole lines at its end (Claude Code and Codex append to their files, and so
 does any chat log), and ``inspect`` — the hooks and the status line too — reads it again and again.
-Each JSONL reader is a ``Reading`` that can give its state as plain values and be fed the records of
-bytes appended later. What the three share is here: the format (detected once for good from the first
+Each JSON Lines format gives a ``Reading`` (:mod:`tcompact.formats.family.base` says what one does) that
+can give its state as plain values and be fed the records of bytes appended later. What they share is here: the format (detected once for good from the first
 records), how many records were read, the lines skipped, the records' own time stamps (inspect
 compares some), and where the last lines end — a unit of lines that straddles the old end (a reply
 that goes on) is built again from the bytes of those lines, which the caller hands over together
@@ -24,14 +24,13 @@ from typing import Any
 
 from ..errors import NotATranscriptError, UsageError
 from ..model import Record, Transcript
-from . import chat, claude_code, codex
 from ._source import ReadContext, load_appended, parse_json
+from .family import get, line_formats, spoken
 
 __all__ = ["Steps", "NotResumable", "begin", "resume", "STATE_VERSION"]
 
 STATE_VERSION = 1
 _KEEP_LINES = 256  # the last lines whose bytes a later read gets back, for units that straddle its start
-_READERS = {"chat": chat, "claude-code": claude_code, "codex": codex}
 
 
 class NotResumable(Exception):
@@ -50,7 +49,6 @@ class Steps:
     count: int = 0  # records (lines) read
     final: bool = False  # the format is known for good: forced, or no appended line can change it
     stamps: dict[int, str] = field(default_factory=dict)  # line -> the record's "timestamp"
-    taken: int = 0  # messages made when the state was taken (chat, codex)
     #: Where the last lines start and end: ``ends[0]`` is the start of record ``count - len(ends) + 1``,
     #: ``ends[k]`` the end of the k-th record from there; None when some line's length is not known.
     ends: list[int] | None = None
@@ -62,10 +60,7 @@ class Steps:
             d = rec.data
             if d is not None and isinstance(d.get("timestamp"), str):
                 stamps[rec.line] = d["timestamp"]
-        if self.format == "codex":
-            self.reading.feed(records, start)
-        else:
-            self.reading.feed(records, start, self.ctx)
+        self.reading.feed(records, start, self.ctx)
         self.count = start + len(records)
 
     def snapshot(self, end: int) -> dict[str, Any] | None:
@@ -74,12 +69,10 @@ class Steps:
         ends = self.ends
         if not self.final or not self.ctx.lines_by_first_line or ends is None or not self.ctx.ended:
             return None  # (a last line without its line break may go on: the state would end inside it)
-        # a Claude Code reading's state (its lines) does not change in finish: it is taken after it
-        state = self.reading.state() if self.format != "claude-code" else "lines"
+        # a reading whose state does not change in finish (Claude Code's lines) gives it after
+        state = "later" if self.reading.LATE_STATE else self.reading.state()
         if state is None:
             return None
-        if self.format != "claude-code":
-            self.taken = self.reading.offset + len(self.reading.messages)
         return {"version": STATE_VERSION, "format": self.format, "count": self.count, "end": end,
                 "skipped": list(self.ctx.skipped), "stamps": self.stamps,
                 "ends": ends[-(_KEEP_LINES + 1):], "reading": state}
@@ -88,19 +81,14 @@ class Steps:
         """``state`` (from :meth:`snapshot`) with what is taken last, once the records are no longer needed
         (they go first: a read's memory peaks here)."""
         self.records = ()
-        if state["reading"] == "lines":
+        if state["reading"] == "later":
             state["reading"] = self.reading.state()
         return state
 
     def finish(self, kept: Any = None) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
         """The transcripts, unknown record types and file details, as ``read_records`` gives them; the
         messages ``kept`` from an earlier step (as :meth:`kept` gave them) take the place of theirs."""
-        if self.format == "claude-code":
-            out = self.reading.finish(self.records, self.ctx, kept)
-        elif self.format == "codex":
-            out = [self.reading.finish(kept or ())], self.reading.unknown, self.reading.meta
-        else:
-            out = self.reading.finish(kept or ())
+        out = self.reading.finish(self.records, self.ctx, kept)
         if not any(t.messages for t in out[0]):
             raise NotATranscriptError(
                 f"no messages found in this {self.format} file", path=self.ctx.path,
@@ -110,9 +98,7 @@ class Steps:
     def kept(self, messages: Sequence[Sequence[Any]]) -> Any:
         """What a later :meth:`finish` takes as ``kept``, given each transcript's messages in the form the
         caller keeps them, in the order :meth:`finish` gave them (after :meth:`snapshot`)."""
-        if self.format == "claude-code":
-            return self.reading.kept(messages)
-        return list(messages[0][:self.taken])
+        return self.reading.kept(messages)
 
 
 def begin(records: Sequence[Record], ctx: ReadContext) -> Steps:
@@ -120,12 +106,12 @@ def begin(records: Sequence[Record], ctx: ReadContext) -> Steps:
     from . import detect_records, detected_for_good
 
     fmt = ctx.options.format or detect_records(records, ctx.path)
-    if fmt not in _READERS:
+    form = get(fmt)
+    if not form.lines:
         raise UsageError(f"{fmt} files are one JSON document, but {ctx.path} is JSON Lines",
-                         hint="pass --format chat, claude-code or codex, or leave --format out")
-    reading: Any = codex.Reading(ctx) if fmt == "codex" else _READERS[fmt].Reading()
-    if fmt != "chat":  # (what the Codex and Claude Code readers take from the whole file first)
-        reading.prepare(records)
+                         hint=f"pass --format {spoken(tuple(f.name for f in line_formats()))}, or leave --format out")
+    reading: Any = form.reading(ctx)
+    reading.prepare(records)  # (what a reader takes from the whole file first)
     steps = Steps(ctx, fmt, reading, records, final=ctx.options.format is not None or detected_for_good(records))
     steps.feed(records, 0)
     lines = ctx.line_ends
@@ -144,9 +130,8 @@ def resume(state: dict[str, Any], ctx: ReadContext, data: bytes) -> Steps:
     ctx.lines_by_first_line = True
     new = load_appended(data[old:], ctx, first_line=count + 1, start=end) if len(data) > old else []
     fmt = state["format"]
-    reading: Any = codex.Reading.restore(state["reading"], ctx) if fmt == "codex" else \
-        _READERS[fmt].Reading.restore(state["reading"])
-    if fmt != "chat" and not reading.resumes(new):
+    reading: Any = get(fmt).restore(state["reading"], ctx)
+    if not reading.resumes(new):
         raise NotResumable("the appended lines change what was read before")
     records = _Records(new, count, ends, data[:old])
     steps = Steps(ctx, fmt, reading, records, count=count, final=True, stamps=dict(state["stamps"]))

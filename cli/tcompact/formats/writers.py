@@ -1,9 +1,10 @@
-"""Writing transcripts as chat, Claude Code or Codex files.
+"""Writing transcripts in the formats tcompact writes (each format's class says how: :mod:`.family`).
 
 Over a source file of the same format, an unchanged transcript gives back the file byte for
 byte (chat: every unchanged line keeps its bytes) and a changed one is written in place or as a
 compaction (:mod:`tcompact.formats.write_back`). Into another format, the lines are generated
-(:mod:`~tcompact.formats.claude_write`, :mod:`~tcompact.formats.codex_write`). What the target cannot hold is reported, never dropped silently:
+(``Format.write``: :mod:`~tcompact.formats.claude_write`, :mod:`~tcompact.formats.codex_write`).
+What the target cannot hold is reported, never dropped silently:
 ``losses`` are messages it cannot express (the caller refuses unless told to go on), ``notes``
 are file bookkeeping that has no place in the target.
 """
@@ -19,10 +20,8 @@ from typing import Any
 
 from ..errors import UsageError
 from ..model import Message, SourceFile, Transcript
-from . import chat, write_back
 from ._merge import join_lines
-from .claude_write import claude_session
-from .codex_write import codex_rollout
+from .family import get
 
 __all__ = ["Rendered", "serialize"]
 
@@ -46,30 +45,16 @@ def serialize(transcript: Transcript, fmt: str, *, source: SourceFile | None = N
     """Write ``transcript`` as ``fmt`` (see the module docstring); ``pre_tokens`` is the size of the
     context before a compaction, recorded in a Claude Code compact boundary."""
     when = now or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    same = source is not None and source.format == fmt and not source.meta.get("document")
-    if same:
+    form = get(fmt)
+    if source is not None and source.format == fmt and not source.meta.get("document"):
         original = source.transcript(transcript.id)
         _need_raw(source)  # chat too: without the bytes of its lines, an unchanged file would come out empty
-        if fmt == "chat":
-            return Rendered(join_lines(chat.write(transcript, original, source.records)))
-        if transcript.messages == original.messages:
-            return Rendered(join_lines([r.raw for r in source.records]))  # type: ignore[misc]
-        if fmt == "claude-code":
-            before = pre_tokens if pre_tokens is not None else _tokens(original)
-            lines, pruning = write_back.claude_lines(source, original, transcript, now=when, pre_tokens=before)
-            held = pruning.messages
-            return Rendered(join_lines(lines), (), pruning.notes(),
-                            None if held == transcript.messages else replace(transcript, messages=held))
-        return Rendered(join_lines(write_back.codex_lines(source, original, transcript, now=when)))
+        return form.write_back(source, original, transcript, now=when, pre_tokens=pre_tokens)
     session = str(uuid.uuid5(_NAMESPACE, f"{source.path if source else ''}/{transcript.id}"))
-    # a Claude Code thinking block needs a signature only the model's provider makes: no reasoning is written there
-    unsigned = fmt == "claude-code"
+    unsigned = not form.writes_reasoning
     notes = tuple(_notes(transcript, source)) + _unwritten_reasoning(transcript, unsigned)
     written = _without_encrypted(transcript, text_too=unsigned)
-    if fmt == "chat":
-        return Rendered(join_lines(chat.write(transcript, None, None)), (), notes, written)
-    build = claude_session if fmt == "claude-code" else codex_rollout
-    lines, losses = build(transcript, now=when, session=session)
+    lines, losses = form.write(transcript, now=when, session=session)
     return Rendered(join_lines(lines), tuple(losses), notes, written)
 
 
@@ -98,12 +83,6 @@ def _need_raw(source: SourceFile) -> None:
     if any(r.raw is None for r in source.records):
         raise UsageError("this file was read without its raw bytes", path=source.path,
                          hint="read it with ReadOptions(keep_raw=True) to write it back")
-
-
-def _tokens(t: Transcript) -> int:
-    from ..tokens import TokenCounter
-
-    return TokenCounter.for_model(t.model).total(t.messages)
 
 
 def _notes(transcript: Transcript, source: SourceFile | None) -> list[str]:
