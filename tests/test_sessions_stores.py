@@ -9,7 +9,8 @@ import pytest
 from conftest import jsonl
 
 from tcompact.errors import InputError
-from tcompact.sessions.stores import Session, Stores, discover, parse_time, read_bytes, stores_from_env
+from tcompact.formats.requests import parse_time
+from tcompact.sessions.stores import Session, Stores, discover, read_bytes, stores_from_env
 
 UTC = timezone.utc
 

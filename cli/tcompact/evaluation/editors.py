@@ -1,9 +1,10 @@
 """Carrying out a planting plan on a file's own records, format by format, in memory.
 
 The copy must read as the same kind of session with the canaries in it, so each format is edited
-in its own terms: a chat line's ``content``, or the ``history`` (``messages``, ``traj``) list of a
-JSON document, here; Claude Code and Codex records in :mod:`.agents`. Unchanged records keep their
-bytes.
+in its own terms, the layout its class names (``Format.planting``): a chat line's ``content``, or
+the list of a JSON document that holds the messages (``Format.document_items``: a ``history``,
+``messages``, a ``traj``), here; Claude Code and Codex records in :mod:`.agents`. Unchanged records
+keep their bytes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ..formats.family import get
 from ..model import Message, SourceFile, Transcript
 from ..tool_names import kind_of
 from .planting import Plan, TextEdit, ToolStep
@@ -27,21 +29,19 @@ Edit = Callable[[str], str]
 
 def plant_records(source: SourceFile, transcript: Transcript, plan: Plan) -> bytes:
     """The bytes of a copy of ``source`` with the plan carried out on ``transcript``."""
-    from .agents import ClaudeEditor, CodexEditor  # they build on the base editor below
-
-    if source.format == "claude-code":
-        editor: Editor = ClaudeEditor(source, transcript)
-    elif source.format == "codex":
-        editor = CodexEditor(source, transcript)
-    elif source.meta.get("document"):
-        editor = _Document(source, transcript)
-    else:
-        editor = _ChatLines(source, transcript)
+    editor = _editors()[get(source.format).planting(source)](source, transcript)
     for e in plan.edits:
         editor.edit(e.message, _text_edit(e))
     for s in plan.steps:
         editor.step(s)
     return editor.render()
+
+
+def _editors() -> dict[str, type[Editor]]:
+    """The editor of each record layout a format can name (``Format.planting``)."""
+    from .agents import ClaudeEditor, CodexEditor  # they build on the base editor below
+
+    return {"chat-lines": _ChatLines, "document": _Document, "claude-code": ClaudeEditor, "codex": CodexEditor}
 
 
 def _text_edit(e: TextEdit) -> Edit:
@@ -186,13 +186,8 @@ class _ChatLines(Editor):
 def document_items(doc: Any, source: SourceFile, transcript: Transcript) -> list[Any]:
     """The list of ``doc`` (a copy of the document ``source`` was read from) that holds ``transcript``'s
     messages, each at its ``meta["item"]``: a SWE-agent ``history``, a tau-bench episode's ``traj``, the
-    messages of a chat document."""
-    if source.format == "swe-agent":
-        return doc["history"]
-    if source.format == "tau-bench":
-        episodes = [doc] if isinstance(doc, dict) else doc
-        return episodes[list(source.transcripts).index(transcript)]["traj"]
-    return doc if isinstance(doc, list) else doc["messages"]
+    messages of a chat document (the format's class knows which)."""
+    return get(source.format).document_items(doc, source, transcript)
 
 
 class _Document(Editor):

@@ -6,15 +6,19 @@ them, and so does :func:`usage_step`: an event whose running total did not chang
 before it and adds nothing; otherwise the request is ``last_token_usage``, or — an event without it
 — the growth of the total (a total that went down, as after a resume, starts again from zero).
 :class:`RolloutUsage` adds the requests up for the reader's ``provider_usage``;
-:mod:`tcompact.sessions.usage` makes each one a priced request.
+:func:`codex_requests` makes each one a priced request (:mod:`tcompact.formats.requests`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["USAGE_KEYS", "usage_step", "RolloutUsage"]
+if TYPE_CHECKING:
+    from ..model import Record
+    from .requests import Request
+
+__all__ = ["USAGE_KEYS", "usage_step", "RolloutUsage", "codex_requests"]
 
 #: The figures of a Codex token usage object.
 USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
@@ -91,6 +95,38 @@ class RolloutUsage:
         return {"source": "codex", "events": self.events, "requests": self.requests,
                 "total": self.total, "last": self.last, "model_context_window": self.window,
                 "last_context_tokens": self.last["input_tokens"] if self.last else None, "last_line": self.line}
+
+
+def codex_requests(records: Sequence[Record]) -> tuple[Request, ...]:
+    """Every request of a rollout, in file order, with the model of its turn and the session's provider."""
+    from .requests import OPENAI, Request, parse_time
+
+    out: list[Request] = []
+    model: str | None = None
+    provider: str | None = OPENAI
+    previous: dict[str, int] | None = None
+    for rec in records:
+        d = rec.data
+        p = d.get("payload") if isinstance(d, dict) else None
+        if not isinstance(p, dict):
+            continue
+        if d.get("type") == "session_meta":
+            provider = p.get("model_provider") if isinstance(p.get("model_provider"), str) else OPENAI
+        elif d.get("type") == "turn_context" and isinstance(p.get("model"), str) and p["model"]:
+            model = p["model"]
+        elif d.get("type") == "event_msg" and p.get("type") == "token_count" and isinstance(p.get("info"), dict):
+            step, previous = usage_step(p["info"], previous)
+            if step is not None:
+                cached = min(step["cached_input_tokens"], step["input_tokens"])
+                key = ("codex", str(d.get("timestamp")), *sorted((k, v) for k, v in (previous or step).items()
+                                                                 if k in _REQUEST_KEYS))
+                out.append(Request(key=key, model=model, provider=provider, at=parse_time(d.get("timestamp")),
+                                   input=step["input_tokens"] - cached, cache_read=cached,
+                                   output=step["output_tokens"]))
+    return tuple(out)
+
+
+_REQUEST_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")  # what tells two requests apart
 
 
 def _count(value: Any) -> int:

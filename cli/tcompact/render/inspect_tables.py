@@ -129,19 +129,10 @@ def usage_lines(out: Console, usage: Mapping[str, Any] | None, counted: int) -> 
 
 
 def _usage_head(usage: Mapping[str, Any]) -> str:
-    """The provider-reported usage of the file, as its format records it."""
-    src = usage["source"]
-    if src == "codex":
-        total, last = usage.get("total") or {}, usage.get("last") or {}
-        return (f"Provider usage (codex, {usage['requests']} requests from {usage['events']} token_count events): "
-                f"input {_n(total.get('input_tokens'))} (cached {_n(total.get('cached_input_tokens'))}), output "
-                f"{_n(total.get('output_tokens'))}; last request input {_n(last.get('input_tokens'))}")
-    if src == "claude-code":
-        return (f"Provider usage (claude-code, {usage['requests']} requests from {usage['lines']} lines): "
-                f"input {_n(usage['input_tokens'])}, cache read {_n(usage['cache_read_input_tokens'])}, "
-                f"cache creation {_n(usage['cache_creation_input_tokens'])}, output {_n(usage['output_tokens'])}")
-    return (f"Provider usage ({src}, {_n(usage.get('requests'))} requests): input "
-            f"{_n(usage.get('input_tokens'))}, output {_n(usage.get('output_tokens'))}")
+    """The provider-reported usage of the file, as its format records it (its class words it)."""
+    from ..formats.family import Format, find
+
+    return (find(usage["source"]) or Format()).usage_head(usage, _n)
 
 
 def _context_line(usage: Mapping[str, Any], counted: int) -> str | None:

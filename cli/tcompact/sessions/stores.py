@@ -21,13 +21,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-__all__ = ["Session", "Stores", "stores_from_env", "discover", "read_bytes", "parse_time", "CLAUDE", "CODEX", "AGENTS",
+__all__ = ["Session", "Stores", "stores_from_env", "discover", "read_bytes", "CLAUDE", "CODEX", "AGENTS",
            "FORMATS"]
 
 CLAUDE = "claude"
@@ -254,18 +254,9 @@ def _parse(line: bytes) -> dict[str, Any] | None:
 
 
 def _timestamp(rec: Mapping[str, Any]) -> datetime | None:
+    from ..formats.requests import parse_time  # (the hooks and the status line start without the readers)
+
     return parse_time(rec.get("timestamp"))
-
-
-def parse_time(value: Any) -> datetime | None:
-    """An ISO 8601 time as an aware datetime (UTC when it names no offset), or None."""
-    if not isinstance(value, str):
-        return None
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
 def _earliest(values: Iterator[datetime | None] | Any) -> datetime | None:
