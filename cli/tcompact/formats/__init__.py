@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotATranscriptError, UsageError
 from ._source import CUT_OFF, ReadContext, ReadOptions, gc_paused, load_bytes, load_records
-from .family import REGISTRY, find, line_formats, names, spoken, suffixes, writable
+from .family import document_order, find, line_formats, names, spoken, suffixes, writable
 
 if TYPE_CHECKING:
     from ..model import Record, SourceFile, Transcript
@@ -27,7 +27,6 @@ __all__ = [
     "CUT_OFF",
     "FORMATS",
     "WRITABLE",
-    "REGISTRY",
     "writable",
     "ReadOptions",
     "Rendered",
@@ -121,7 +120,7 @@ def _read_document(record: Record, ctx: ReadContext) -> tuple[str, list[Transcri
     value = record.data
     _refuse_our_notes(value, ctx)
     if ctx.options.format is None:
-        form = next((f for f in _document_order() if f.is_document(value)), None)
+        form = next((f for f in document_order() if f.is_document(value)), None)
         if form is None:
             raise NotATranscriptError(
                 f"a JSON {'array' if isinstance(value, list) else 'object'} that is no transcript tcompact knows",
@@ -134,11 +133,6 @@ def _read_document(record: Record, ctx: ReadContext) -> tuple[str, list[Transcri
         return form.name, form.read_document(record, ctx), {}, {}
     raise InputError(f"this JSON document is not a {ctx.options.format} file", path=ctx.path,
                      hint="leave --format out to detect the format")
-
-
-def _document_order() -> list:
-    """The formats in the order a document is matched with them: the loosest shapes last."""
-    return sorted(REGISTRY, key=lambda f: f.general)
 
 
 def _refuse_our_notes(value: object, ctx: ReadContext) -> None:

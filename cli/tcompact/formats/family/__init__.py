@@ -1,6 +1,7 @@
 """The registry of transcript formats: one class per format, in one explicit tuple.
 
-Every caller that depends on the format asks it here — detection (in registry order), reading,
+Every caller that depends on the format asks it here, through the functions below (which read
+:data:`REGISTRY` when called) — detection (in registry order), reading,
 writing, provider usage, planting for ``tcompact eval``, the help texts and the views — instead of
 comparing names. Adding a format is one module with its :class:`Format` class and one entry in
 :data:`REGISTRY`. The classes are light (their readers and writers are imported on first use), so
@@ -17,7 +18,8 @@ from .claude_code import ClaudeCode
 from .codex import Codex
 from .trajectories import SweAgent, TauBench
 
-__all__ = ["REGISTRY", "Format", "get", "find", "names", "writable", "line_formats", "spoken", "suffixes"]
+__all__ = ["REGISTRY", "Format", "get", "find", "names", "writable", "line_formats", "document_order", "spoken",
+           "suffixes"]
 
 #: Every format, in the order ``--format`` lists them and detection asks them.
 REGISTRY: tuple[Format, ...] = (Chat(), ClaudeCode(), Codex(), SweAgent(), TauBench())
@@ -40,6 +42,11 @@ def writable() -> tuple[str, ...]:
 def line_formats() -> tuple[Format, ...]:
     """The formats read as JSON Lines, in the order detection asks them."""
     return tuple(f for f in REGISTRY if f.lines)
+
+
+def document_order() -> tuple[Format, ...]:
+    """The formats in the order a JSON document is matched with them: the loosest shapes last."""
+    return tuple(sorted(REGISTRY, key=lambda f: f.general))
 
 
 def suffixes() -> tuple[str, ...]:
