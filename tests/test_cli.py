@@ -265,7 +265,8 @@ def test_inspect_without_spans_does_not_import_the_compressors():
 INSPECT_MODULES = {
     "tcompact", "tcompact.app", "tcompact.commands", "tcompact.commands._help", "tcompact.commands._options",
     "tcompact.commands._sessions", "tcompact.commands.inspect", "tcompact.encodings", "tcompact.errors",
-    "tcompact.formats", "tcompact.formats._merge", "tcompact.formats._source", "tcompact.formats.family",
+    "tcompact.formats", "tcompact.formats._digest", "tcompact.formats._lines", "tcompact.formats._merge",
+    "tcompact.formats._source", "tcompact.formats.family",
     "tcompact.formats.family.base", "tcompact.formats.family.chat", "tcompact.formats.family.claude_code",
     "tcompact.formats.family.codex", "tcompact.formats.family.trajectories",
     "tcompact.formats.chat", "tcompact.formats.claude_chain", "tcompact.formats.claude_code",
@@ -315,6 +316,7 @@ def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
     # a second look at an unchanged file finds its report without a reader, a message or a count
     assert set(runs["the report kept"][1]) == INSPECT_MODULES - {
         "tcompact.formats.chat", "tcompact.formats.claude_chain", "tcompact.formats.claude_code", "tcompact.images",
+        "tcompact.formats._lines",
         "tcompact.formats.claude_messages", "tcompact.formats.codex", "tcompact.formats.steps", "tcompact.model",
         "tcompact.formats.codex_usage",
         "tcompact.formats.trajectories", "tcompact.formats._merge", "tcompact.inspect_report", "tcompact.markers",

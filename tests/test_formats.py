@@ -125,7 +125,7 @@ def test_find_files_expands_folders_and_keeps_named_files(tmp_path):
     (tmp_path / "empty" / "readme.md").write_text("x")
     assert error(find_files, [tmp_path / "empty"]) == (
         "InputError", f"{tmp_path / 'empty'}: no transcript files in this folder — tcompact looks for *.jsonl, *.json, "
-                      "*.ndjson, *.traj")  # the JSON suffixes, then the formats' own (SWE-agent's .traj)
+                      "*.traj, *.ndjson")
     assert error(find_files, ["nothere.jsonl"]) == ("InputError", "nothere.jsonl: no such file or folder — check the "
                                                                   "path")
 

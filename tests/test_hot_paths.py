@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from tcompact.dump import content_hashes, digest
 from tcompact.formats import ReadOptions, read_file
-from tcompact.formats._source import _blank
+from tcompact.formats._source import blank as _blank
 from tcompact.inspection import preview
 
 _PIECES = ["a", "bc", " ", "  ", "\n", "\t", "\u3000", "word", "é", "日本", "\r\n", "x" * 50, " " * 40]

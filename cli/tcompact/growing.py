@@ -112,7 +112,7 @@ def inspect_grown(path: str | Path, options: InspectOptions, kept: Kept) -> dict
     its kept state when its first bytes are those the state was taken at, else made from the file read
     whole; the state after it is kept (when a later read can go on from it), and the report."""
     from . import reportcache
-    from .formats._source import digest_with_mark
+    from .formats._digest import digest_with_mark
 
     mark = kept.mark()
     scan = digest_with_mark(Path(path), *(mark[:2] if mark else (None, None)), keep_from=mark[2] if mark else 0)

@@ -59,7 +59,7 @@ def slot(path: str | Path, options: object) -> Slot | None:
     the file cannot be read (reading it will then say why)."""
     if not tokencache.enabled():
         return None
-    from .formats._source import file_digest
+    from .formats._digest import file_digest
 
     digest = file_digest(Path(path))
     return None if digest is None else slot_of(digest, options)

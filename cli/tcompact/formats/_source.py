@@ -19,21 +19,21 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import InputError, NotATranscriptError
+from ._digest import READ_BUFFER, Digesting
 
 if TYPE_CHECKING:
     from ..model import Record
 
 __all__ = ["ReadOptions", "ReadContext", "load_records", "load_bytes", "load_appended", "parse_json", "gc_paused",
-           "file_digest", "digest_with_mark", "MAX_LINE_BYTES", "CUT_OFF"]
+           "too_deep", "blank", "MAX_LINE_BYTES", "MAX_DEPTH", "CUT_OFF", "SKIP_HINT", "BOM", "UNPARSED"]
 
 MAX_LINE_BYTES = 256 * 1024 * 1024
-_BUFFER = 1 << 20  # read buffer: fewer, larger reads than the default 8 KiB
 #: Deepest nesting of a record tcompact reads: orjson writes at most 255 levels, and a message
 #: sits a few levels down in the dumps and reports (real records nest about 10 deep).
 MAX_DEPTH = 200
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
 _SPACE = b" \t\n\r\x0b\x0c"  # what bytes.strip() strips
-_SKIP_HINT = "fix or remove that line, or pass --skip-bad-lines to read on without it"
+SKIP_HINT = "fix or remove that line, or pass --skip-bad-lines to read on without it"
 #: Why a last line without its newline that is no whole JSON value was skipped: a file being written.
 CUT_OFF = "the last line is cut off (truncated JSON)"
 
@@ -76,7 +76,7 @@ class ReadContext:
         if self.options.skip_bad_lines and not self.document:
             self.skipped.append((record.line, what))
             return
-        hint = "fix the file, or pass --format if it is another format" if self.document else _SKIP_HINT
+        hint = "fix the file, or pass --format if it is another format" if self.document else SKIP_HINT
         raise InputError(what, path=self.path, line=None if self.document else record.line, hint=hint)
 
 
@@ -157,7 +157,7 @@ def load_records(path: Path, ctx: ReadContext) -> tuple[list[Record], bool]:
     """Read a file into records; the flag says whether it was one JSON document (not JSONL)."""
     shown = ctx.path
     try:
-        fh = path.open("rb", buffering=_BUFFER)
+        fh = path.open("rb", buffering=READ_BUFFER)
     except FileNotFoundError:
         raise InputError("no such file", path=shown, hint="check the path") from None
     except IsADirectoryError:
@@ -165,74 +165,7 @@ def load_records(path: Path, ctx: ReadContext) -> tuple[list[Record], bool]:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=shown, hint="check the permissions") from None
     with fh:
-        return _load(fh if ctx.digest is None else _Digesting(fh, ctx.digest), ctx)
-
-
-def file_digest(path: Path, name: str = "sha256") -> bytes | None:
-    """The digest of a file's bytes, or None when it cannot be read (reading it then says why)."""
-    import hashlib
-
-    try:
-        with path.open("rb", buffering=0) as fh:
-            return hashlib.file_digest(fh, name).digest()
-    except OSError:
-        return None
-
-
-class _Digesting:
-    """A binary file read through: each byte goes into ``digest`` the first time it is read."""
-
-    def __init__(self, fh: Any, digest: Any) -> None:
-        self._fh = fh
-        self._digest = digest
-        self._pos = self._fed = 0
-
-    def read(self, size: int = -1) -> bytes:
-        return self._feed(self._fh.read(size))
-
-    def readline(self, size: int = -1) -> bytes:
-        return self._feed(self._fh.readline(size))
-
-    def seek(self, pos: int, whence: int = 0) -> int:
-        self._pos = self._fh.seek(pos, whence)
-        return self._pos
-
-    def _feed(self, data: bytes) -> bytes:
-        start, end = self._pos, self._pos + len(data)
-        if end > self._fed:  # (bytes skipped unread would leave a digest that matches no whole file)
-            self._digest.update(memoryview(data)[self._fed - start:] if start < self._fed else data)
-            self._fed = end
-        self._pos = end
-        return data
-
-
-def digest_with_mark(path: Path, mark: int | None, expect: bytes | None, *, keep_from: int = 0
-                     ) -> tuple[bytes, bytes | None, bytes | None] | None:
-    """One pass over a file: the sha256 of its bytes, that of its first ``mark`` bytes (None when it is
-    shorter) and — when that is ``expect`` — its bytes from ``keep_from`` (at most ``mark``) to its end;
-    None when it cannot be read."""
-    import hashlib
-
-    whole = hashlib.sha256()
-    at_mark = None
-    parts: list[bytes] = []
-    seen = 0
-    try:
-        with path.open("rb", buffering=0) as fh:
-            while chunk := fh.read(_BUFFER):
-                end = seen + len(chunk)
-                if mark is not None and at_mark is None and end >= mark:
-                    whole.update(memoryview(chunk)[:mark - seen])
-                    at_mark = whole.copy().digest()
-                    whole.update(memoryview(chunk)[mark - seen:])
-                else:
-                    whole.update(chunk)
-                if mark is not None and end > keep_from and (at_mark is None or at_mark == expect):
-                    parts.append(chunk[max(0, keep_from - seen):])
-                seen = end
-    except OSError:
-        return None
-    return whole.digest(), at_mark, b"".join(parts) if at_mark is not None and at_mark == expect else None
+        return _load(fh if ctx.digest is None else Digesting(fh, ctx.digest), ctx)
 
 
 def load_bytes(data: bytes, ctx: ReadContext) -> tuple[list[Record], bool]:
@@ -247,10 +180,14 @@ def load_appended(data: bytes, ctx: ReadContext, *, first_line: int, start: int)
     before, ``start`` bytes (line numbers and offsets go on from there)."""
     import io
 
-    return _read_lines(io.BytesIO(data), ctx, first_line=first_line, start=start)
+    from ._lines import read_lines
+
+    return read_lines(io.BytesIO(data), ctx, first_line=first_line, start=start)
 
 
 def _load(fh: Any, ctx: ReadContext) -> tuple[list[Record], bool]:
+    from ._lines import read_lines
+
     shown = ctx.path
     _check_encoding(fh.read(4), shown)
     fh.seek(0)
@@ -260,16 +197,16 @@ def _load(fh: Any, ctx: ReadContext) -> tuple[list[Record], bool]:
     shape, value = _first_line_shape(head[-1])
     ctx.lines_by_first_line = shape in ("record", "other")
     if shape not in ("array", "partial", "document"):  # JSON Lines: read on, the first record parsed once
-        lines = [*((raw, _UNPARSED) for raw in head[:-1]), (head[-1], value)]
+        lines = [*((raw, UNPARSED) for raw in head[:-1]), (head[-1], value)]
         del head, value  # the lines are held by ``lines`` alone, which the reader empties
-        return _read_lines(fh, ctx, head=lines), False
+        return read_lines(fh, ctx, head=lines), False
     del head, value  # a document's first line may be all of it: let it go before reading the whole
     fh.seek(0)
     doc = _try_document(fh, ctx, strict=shape != "document")
     if doc is not None:
         return doc, True
     fh.seek(0)
-    return _read_lines(fh, ctx), False
+    return read_lines(fh, ctx), False
 
 
 def _check_encoding(head: bytes, shown: str) -> None:
@@ -287,15 +224,16 @@ def _first_content_line(fh: Any, ctx: ReadContext) -> list[bytes] | None:
     lines = []
     while line := fh.readline(ctx.options.max_line_bytes + 1):
         lines.append(line)
-        if not _blank(line.lstrip(_BOM)):
+        if not blank(line.lstrip(BOM)):
             return lines
     return None
 
 
-_UNPARSED = object()
+#: A line's value not parsed yet (``None`` is a value: JSON null).
+UNPARSED = object()
 
 
-def _blank(line: bytes) -> bool:
+def blank(line: bytes) -> bool:
     """``not line.strip()``, without copying the line."""
     return not line or line.isspace()
 
@@ -304,19 +242,19 @@ def _first_line_shape(line: bytes) -> tuple[str, Any]:
     """How the first line that is not blank starts — "array", "partial" (an object that goes on over
     more lines), "document" (one whole trajectory object), "record" (a JSONL record) or "other" — and
     its value when it was parsed to tell (the line is not copied: it may be the whole file)."""
-    body = line.lstrip(_BOM)
+    body = line.lstrip(BOM)
     start, end = len(body) - len(body.lstrip()), len(body)
     while end > start and body[end - 1] in _SPACE:  # as body.strip(), without the copy
         end -= 1
     first = body[start:start + 1]
     if first == b"[":
-        return "array", _UNPARSED
+        return "array", UNPARSED
     if first != b"{":
-        return "other", _UNPARSED
+        return "other", UNPARSED
     try:
         value = parse_json(memoryview(body)[start:end])
     except (orjson.JSONDecodeError, ValueError):
-        return "partial", _UNPARSED
+        return "partial", UNPARSED
     is_doc = isinstance(value, dict) and not ({"role", "type"} & value.keys())
     shape = "document" if is_doc and {"history", "messages", "traj", "trajectory"} & value.keys() else "record"
     return shape, value
@@ -325,7 +263,7 @@ def _first_line_shape(line: bytes) -> tuple[str, Any]:
 def _try_document(fh: Any, ctx: ReadContext, *, strict: bool) -> list[Record] | None:
     """The whole file as one JSON value; None when it is not one and ``strict`` is off."""
     data = fh.read()
-    body = data[len(_BOM) :] if data.startswith(_BOM) else data
+    body = data[len(BOM) :] if data.startswith(BOM) else data
     try:
         value = parse_json(body)
     except orjson.JSONDecodeError as exc:
@@ -334,7 +272,9 @@ def _try_document(fh: Any, ctx: ReadContext, *, strict: bool) -> list[Record] | 
             return None  # JSON Lines after all: the line reader reads (or reports) it
         ctx.document = True
         lines = body.count(b"\n") + (not body.endswith(b"\n"))  # orjson puts an end of data after the last newline
-        _raise_parse_error(exc, body, ctx, line=min(exc.lineno, lines), last=not body.rstrip().endswith((b"}", b"]")))
+        from ._lines import raise_parse_error
+
+        raise_parse_error(exc, body, ctx, line=min(exc.lineno, lines), last=not body.rstrip().endswith((b"}", b"]")))
     ctx.document = True
     from ..model import Record
 
@@ -342,133 +282,3 @@ def _try_document(fh: Any, ctx: ReadContext, *, strict: bool) -> list[Record] | 
         raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", path=ctx.path,
                          hint="this is no transcript tcompact can read; pass a transcript file")
     return [Record(line=1, data=value, raw=data if ctx.options.keep_raw else None)]
-
-
-def _read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | None = None, first_line: int = 1,
-                start: int = 0) -> list[Record]:
-    """The records of the lines of ``fh``; ``head`` holds the lines read already, with the value of
-    any that was parsed (the file goes on after them); it is emptied as they are taken. The first
-    line read is line ``first_line`` of the file and starts at byte ``start``."""
-    from ..model import Record
-
-    records: list[Record] = []
-    limit = ctx.options.max_line_bytes
-    keep_raw = ctx.options.keep_raw
-    skipped = ctx.skipped
-    ends, pos = ctx.line_ends, start
-    line_no = first_line - 1
-    ahead = head if head is not None else []
-    ahead.reverse()
-    while True:
-        raw, known = ahead.pop() if ahead else (fh.readline(limit + 1), _UNPARSED)
-        if not raw:
-            break
-        line_no += 1
-        ctx.ended = raw.endswith(b"\n")
-        if ends is not None:
-            pos += len(raw)
-            ends.append(pos)
-        if len(raw) > limit and not raw.endswith(b"\n"):
-            raw = _rest_of_line(fh, raw, keep=keep_raw and ctx.options.skip_bad_lines)
-            ends = ctx.line_ends = None  # its length is not known: no offsets after it
-            _bad_line(ctx, line_no, f"line is longer than {_size(limit)}", records, raw, keep_raw)
-            continue
-        body = raw[3:] if line_no == 1 and raw.startswith(_BOM) else raw
-        if _blank(body):
-            records.append(Record(line=line_no, data=None, raw=raw if keep_raw else None))
-            continue
-        try:
-            value = parse_json(body) if known is _UNPARSED else known
-        except orjson.JSONDecodeError as error:
-            exc = _on_its_line(error, body)
-            if not ctx.options.skip_bad_lines:
-                _raise_parse_error(exc, body, ctx, line=line_no, last=not raw.endswith(b"\n"))
-            skipped.append((line_no, _describe_parse_error(exc, body, last=not raw.endswith(b"\n"))))
-            records.append(Record(line=line_no, data=None, raw=raw if keep_raw else None))
-            continue
-        if not isinstance(value, dict):
-            _bad_line(ctx, line_no, f"expected a JSON object, got {_json_kind(value)}", records, raw, keep_raw)
-            continue
-        if too_deep(body, value):
-            _bad_line(ctx, line_no, f"JSON nested more than {MAX_DEPTH} levels deep", records, raw, keep_raw)
-            continue
-        records.append(Record(line=line_no, data=value, raw=raw if keep_raw else None))
-    return records
-
-
-def _on_its_line(exc: orjson.JSONDecodeError, body: bytes) -> orjson.JSONDecodeError:
-    """The error as of the line alone: orjson puts an end of data past the line's newline (line 2, column 1)."""
-    if exc.lineno == 1:
-        return exc
-    try:
-        orjson.loads(body.rstrip(b"\r\n"))
-    except orjson.JSONDecodeError as again:
-        return again
-    return exc
-
-
-def _rest_of_line(fh: Any, raw: bytes, *, keep: bool) -> bytes:
-    """Read past an over-long line; its bytes are kept only when they will be written back."""
-    parts = [raw]
-    while True:
-        chunk = fh.readline(1 << 20)
-        if keep:
-            parts.append(chunk)
-        if not chunk or chunk.endswith(b"\n"):
-            return b"".join(parts)
-
-
-def _size(n: int) -> str:
-    return f"{n // (1024 * 1024)} MiB" if n >= 1024 * 1024 else f"{n} bytes"
-
-
-def _bad_line(ctx: ReadContext, line: int, what: str, records: list[Record], raw: bytes, keep_raw: bool) -> None:
-    if not ctx.options.skip_bad_lines:
-        raise InputError(what, path=ctx.path, line=line, hint=_SKIP_HINT)
-    ctx.skipped.append((line, what))
-    from ..model import Record
-
-    records.append(Record(line=line, data=None, raw=raw if keep_raw else None))
-
-
-def _json_kind(value: Any) -> str:
-    return {list: "an array", str: "a string", bool: "true/false", type(None): "null"}.get(
-        type(value), "a number"
-    )
-
-
-def _describe_parse_error(exc: orjson.JSONDecodeError, body: bytes, *, last: bool) -> str:
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        if last and bad.reason == "unexpected end of data":  # cut inside a character
-            return CUT_OFF
-        if _looks_binary(body):
-            return "binary data, not JSON text"
-        return f"bytes that are not UTF-8 (0x{body[bad.start]:02x} at byte {bad.start + 1})"
-    if "depth limit" in exc.msg or "recursion" in exc.msg:
-        return f"JSON nested more than {MAX_DEPTH} levels deep"
-    if last and exc.msg.startswith(("unexpected end", "EOF")):
-        return CUT_OFF
-    return f"not valid JSON ({exc.msg} at column {exc.colno})"
-
-
-def _looks_binary(body: bytes) -> bool:
-    """NUL bytes, or many control bytes in the first KiB: not text in any encoding."""
-    head = body[:1024]
-    controls = sum(1 for b in head if b < 9 or 13 < b < 32)
-    return b"\x00" in head or controls * 10 > len(head)
-
-
-def _raise_parse_error(exc: orjson.JSONDecodeError, body: bytes, ctx: ReadContext, *, line: int, last: bool) -> None:
-    what = _describe_parse_error(exc, body, last=last)
-    if what.startswith("bytes that are not UTF-8"):
-        hint = "re-encode the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)"
-    elif what.startswith("binary"):
-        hint = "this does not look like a transcript; pass a JSONL or JSON file"
-    elif what.startswith("the last line"):  # a document is read whole: skipping lines cannot save it
-        hint = "the file may still be being written; " + (
-            "read it again once it is complete" if ctx.document else "pass --skip-bad-lines to read the complete lines")
-    else:
-        hint = _SKIP_HINT if not ctx.document else "fix the JSON document"
-    raise InputError(what, path=ctx.path, line=line, hint=hint)

@@ -26,7 +26,7 @@ REGISTRY: tuple[Format, ...] = (Chat(), ClaudeCode(), Codex(), SweAgent(), TauBe
 by_name(REGISTRY, "formats")  # a name given twice fails at import
 
 #: The JSON suffixes any format's files may have; a format's own come after them (``Format.suffixes``).
-_JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
+_JSON_SUFFIXES = (".jsonl", ".json")
 
 
 def names() -> tuple[str, ...]:
@@ -50,8 +50,9 @@ def document_order() -> tuple[Format, ...]:
 
 
 def suffixes() -> tuple[str, ...]:
-    """The suffixes of the files a folder is searched for."""
-    own = [s for f in REGISTRY for s in f.suffixes]
+    """The suffixes of the files a folder is searched for: the JSON ones, then the formats' own, in the order
+    the formats are matched with a document (the loosest shapes last)."""
+    own = [s for f in document_order() for s in f.suffixes]
     return tuple(dict.fromkeys((*_JSON_SUFFIXES, *own)))
 
 

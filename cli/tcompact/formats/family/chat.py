@@ -23,6 +23,7 @@ class Chat(Format):
     writable = True
     lines = True
     general = True
+    suffixes = (".ndjson",)  # newline-delimited JSON: chat logs and datasets
 
     def sniff(self, record: Mapping[str, Any]) -> bool:
         from .. import chat
