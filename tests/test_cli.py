@@ -270,7 +270,8 @@ INSPECT_MODULES = {
     "tcompact.formats.family.base", "tcompact.formats.family.chat", "tcompact.formats.family.claude_code",
     "tcompact.formats.family.codex", "tcompact.formats.family.trajectories",
     "tcompact.formats.chat", "tcompact.formats.claude_chain", "tcompact.formats.claude_code",
-    "tcompact.formats.claude_messages", "tcompact.formats.codex", "tcompact.formats.codex_usage", "tcompact.formats.steps",
+    "tcompact.formats.claude_messages", "tcompact.formats.codex", "tcompact.formats.codex_items",
+    "tcompact.formats.codex_usage", "tcompact.formats.steps",
     "tcompact.formats.trajectories", "tcompact.growing", "tcompact.images", "tcompact.inspect_job",
     "tcompact.inspect_report", "tcompact.inspection", "tcompact.markers", "tcompact.model", "tcompact.render",
     "tcompact.registry", "tcompact.reportcache", "tcompact.rounds", "tcompact.tokencache", "tcompact.tokens",
@@ -316,7 +317,7 @@ def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
     # a second look at an unchanged file finds its report without a reader, a message or a count
     assert set(runs["the report kept"][1]) == INSPECT_MODULES - {
         "tcompact.formats.chat", "tcompact.formats.claude_chain", "tcompact.formats.claude_code", "tcompact.images",
-        "tcompact.formats._lines",
+        "tcompact.formats._lines", "tcompact.formats.codex_items",
         "tcompact.formats.claude_messages", "tcompact.formats.codex", "tcompact.formats.steps", "tcompact.model",
         "tcompact.formats.codex_usage",
         "tcompact.formats.trajectories", "tcompact.formats._merge", "tcompact.inspect_report", "tcompact.markers",

@@ -330,7 +330,7 @@ def test_a_lone_surrogate_in_a_written_message_still_reads_back(target):
     # parse_json turns lone surrogates into U+FFFD, but a summariser's reply can hold one: the line written
     # must be UTF-8 that tcompact (and every JSON reader) can read again
     from tcompact.formats import read_bytes
-    from tcompact.formats.chat import dumps_line
+    from tcompact.formats.chat_write import dumps_line
     from tcompact.model import Message, Transcript
 
     assert dumps_line({"a\ud800": "café \udfff"}) == b'{"a\\ud800":"caf\xc3\xa9 \\udfff"}\n'

@@ -118,7 +118,7 @@ def test_legacy_compaction_keeps_the_user_requests_and_the_summary(tmp_path):
 
 
 def test_structured_outputs_and_exit_codes():
-    from tcompact.formats.codex import _failed
+    from tcompact.formats.codex_items import failed as _failed
 
     assert _failed('{"output":"boom","metadata":{"exit_code":2,"duration_seconds":0.1}}') is True
     assert _failed('{"output":"fine","metadata":{"exit_code":0}}') is False
@@ -220,7 +220,7 @@ def test_items_of_the_wrong_shape_name_the_line(tmp_path, record, error):
     ([{"type": "input_text", "text": "Process exited with code 1"}], False),
 ])
 def test_which_outputs_are_errors(output, failed):
-    from tcompact.formats.codex import _failed
+    from tcompact.formats.codex_items import failed as _failed
 
     assert _failed(output) is failed
 

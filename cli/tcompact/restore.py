@@ -16,7 +16,7 @@ import orjson
 
 from .errors import InputError
 from .formats import ReadOptions, join_lines, read_file
-from .formats.chat import dumps_line
+from .formats.chat_write import dumps_line
 from .markers import OFFLOAD_PATTERN
 
 __all__ = ["restore_file", "MARKER"]

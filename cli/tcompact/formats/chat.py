@@ -16,12 +16,10 @@ import orjson
 
 from ..model import Compaction, Message, Reasoning, Record, Transcript, ToolCall
 from ..rounds import memory_blocks
-from ._merge import merge_records
 from ._source import ReadContext
 
-__all__ = ["NAME", "sniff", "read_records", "read_document", "parse_message", "message_to_dict", "write"]
+__all__ = ["sniff", "read_records", "read_document", "parse_message", "message_to_dict", "episode_id"]
 
-NAME = "chat"
 _KNOWN = frozenset({"role", "content", "tool_calls", "tool_call_id", "tool_call_ids", "name", "reasoning_content"})
 
 
@@ -165,7 +163,7 @@ class Reading:
                 continue
             if "role" not in d:
                 if isinstance(d.get("messages"), list):
-                    self.episodes.append(_episode(d, d["messages"], rec, ctx, _episode_id(rec), line=rec.line))
+                    self.episodes.append(_episode(d, d["messages"], rec, ctx, episode_id(rec), line=rec.line))
                     continue
                 kind = d.get("type")
                 key = kind if isinstance(kind, str) and kind else "(record without role)" if not kind else \
@@ -223,7 +221,8 @@ def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Tran
     return reading.finish()
 
 
-def _episode_id(rec: Record) -> str:
+def episode_id(rec: Record) -> str:
+    """The id of the episode a ``{"messages": [...]}`` line holds."""
     return f"line-{rec.line}"
 
 
@@ -297,52 +296,3 @@ class _Usage:
             return None
         return {"source": "chat", "requests": self.requests, "input_tokens": self.inputs, "output_tokens": self.outputs,
                 "last_context_tokens": self.last_input, "last_line": self.last_line}
-
-
-def dumps_line(d: Any) -> bytes:
-    """One JSON line; falls back to the standard library for strings orjson refuses (lone surrogates),
-    written as ``\\udXXX`` escapes: UTF-8 cannot hold them, and the line must read back."""
-    try:
-        return orjson.dumps(d) + b"\n"
-    except TypeError:
-        import json
-
-        return json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace") + b"\n"
-
-
-def write(transcript: Transcript, original: Transcript | None, records: Sequence[Record] | None) -> list[bytes]:
-    """Chat JSONL lines; over a chat-JSONL source, unchanged messages and other records keep their bytes."""
-    def render(m: Message) -> list[bytes]:
-        return [dumps_line(message_to_dict(m))]
-
-    if original is None or not records:
-        return [line for m in transcript.messages for line in render(m)]
-    if original.kind == "episode":
-        return _write_episode(transcript, original, records)
-    return merge_records(records, original.messages, transcript.messages, render)
-
-
-def _write_episode(transcript: Transcript, original: Transcript, records: Sequence[Record]) -> list[bytes]:
-    """Every record as it was, the episode's own line holding the new messages (each unchanged
-    message as its original item) and every other key of that line."""
-    lines = [r.raw or b"" for r in records]
-    if transcript.messages == original.messages:
-        return lines
-    at = next(i for i, r in enumerate(records) if r.data is not None and _episode_id(r) == original.id)
-    items = records[at].data["messages"]
-    kept = {m.meta.get("item"): m for m in original.messages}
-
-    def item(m: Message) -> Any:
-        j = m.meta.get("item")
-        return items[j] if j is not None and kept.get(j) == m else message_to_dict(m)
-
-    skipped = [j for j in range(len(items)) if j not in kept]  # --skip-bad-lines items: kept where they were
-    out = []
-    for m in transcript.messages:
-        while skipped and m.meta.get("item") is not None and skipped[0] < m.meta["item"]:
-            out.append(items[skipped.pop(0)])
-        out.append(item(m))
-    out += [items[j] for j in skipped]
-    eol = b"\r\n" if lines[at].endswith(b"\r\n") else b"\n" if lines[at].endswith(b"\n") else b""
-    lines[at] = dumps_line({**records[at].data, "messages": out})[:-1] + eol
-    return lines

@@ -14,24 +14,28 @@ What the chain leaves out is either history before a compaction, an abandoned br
 tree segment the chain, or a compaction's history, runs through), or something else — a tree not
 connected to the chain, a repeated uuid, a message line without a uuid, a non-message record newer
 than the last message — and those are reported as notes (``inspect`` shows them), never dropped
-without a word.
+without a word. Each sub-agent's transcript is then linked to the Task call that started it
+(:func:`link_subagents`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from operator import attrgetter
 from sys import intern
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .claude_messages import line_facts
 
+if TYPE_CHECKING:
+    from ..model import Transcript
+
 __all__ = ["Line", "line_of", "line_state", "groups", "root", "leaf", "walk", "file_order", "outside_notes",
-           "MESSAGE_TYPES"]
+           "link_subagents", "MESSAGE_TYPES"]
 
 MESSAGE_TYPES = frozenset({"user", "assistant"})
 
@@ -269,3 +273,24 @@ def _connected_roots(chain: Sequence[Line], members: Sequence[Line], lines: Mapp
 def _listed(line_no: Mapping[int, int], found: Iterable[Line], limit: int = 10) -> str:
     numbers = sorted(line_no.get(ln.index, ln.index + 1) for ln in found)
     return ", ".join(map(str, numbers[:limit])) + (" …" if len(numbers) > limit else "")
+
+
+def link_subagents(transcripts: list[Transcript], units: Sequence[Sequence[tuple[tuple[int, ...], int]]],
+                    at: Mapping[int, Line]) -> list[Transcript]:
+    """Point each sub-agent at the main transcript's Task/Agent call whose prompt started it (the opening
+    text of its first user message); ``units`` are each transcript's units of lines, in order."""
+    main = next((n for n, t in enumerate(transcripts) if t.kind == "main"), None)
+    if main is None:
+        return transcripts
+    by_prompt: dict[bytes, str] = {}
+    for unit, _ in units[main]:
+        for i in unit:
+            for call_id, prompt in at[i].prompts:
+                by_prompt.setdefault(prompt, call_id)
+    out = []
+    for t, own in zip(transcripts, units):
+        opening = next((at[unit[0]].opening for unit, _ in own if at[unit[0]].opening is not None), None)
+        if t.kind == "subagent" and opening is not None and by_prompt.get(opening):
+            t = replace(t, parent_tool_call=by_prompt[opening])
+        out.append(t)
+    return out

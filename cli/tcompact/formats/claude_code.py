@@ -24,13 +24,12 @@ from typing import Any
 
 from ..model import Compaction, Record, Transcript
 from ._source import ReadContext
-from .claude_chain import (MESSAGE_TYPES, Line, file_order, groups, leaf, line_of, line_state, outside_notes, root,
-                           walk)
+from .claude_chain import (MESSAGE_TYPES, Line, file_order, groups, leaf, line_of, line_state, link_subagents,
+                           outside_notes, root, walk)
 from .claude_messages import assistant_message, compaction, model_of, provider_usage, user_messages
 
-__all__ = ["NAME", "sniff", "read_records"]
+__all__ = ["sniff", "read_records"]
 
-NAME = "claude-code"
 KNOWN_TYPES = MESSAGE_TYPES | {
     "system",
     "summary",
@@ -129,7 +128,7 @@ class Reading:
         if self.left and transcripts:  # told on the file's first transcript (the main one when there is one)
             transcripts[0] = replace(transcripts[0], notes=(*transcripts[0].notes, *self.left))
         meta = {"session_ids": list(self.session_ids)}
-        return _link_subagents(transcripts, self.units, at), dict(self.unknown), meta
+        return link_subagents(transcripts, self.units, at), dict(self.unknown), meta
 
     def state(self) -> Any:
         """What a later read needs to go on from here (plain values)."""
@@ -280,24 +279,3 @@ def _emission_order(chain: Sequence[Line], at: Mapping[int, Line], by_message_id
                 done.add(pick)
                 units.append([pick])
     return units
-
-
-def _link_subagents(transcripts: list[Transcript], units: Sequence[Sequence[tuple[tuple[int, ...], int]]],
-                    at: Mapping[int, Line]) -> list[Transcript]:
-    """Point each sub-agent at the main transcript's Task/Agent call whose prompt started it (the opening
-    text of its first user message); ``units`` are each transcript's units of lines, in order."""
-    main = next((n for n, t in enumerate(transcripts) if t.kind == "main"), None)
-    if main is None:
-        return transcripts
-    by_prompt: dict[bytes, str] = {}
-    for unit, _ in units[main]:
-        for i in unit:
-            for call_id, prompt in at[i].prompts:
-                by_prompt.setdefault(prompt, call_id)
-    out = []
-    for t, own in zip(transcripts, units):
-        opening = next((at[unit[0]].opening for unit, _ in own if at[unit[0]].opening is not None), None)
-        if t.kind == "subagent" and opening is not None and by_prompt.get(opening):
-            t = replace(t, parent_tool_call=by_prompt[opening])
-        out.append(t)
-    return out

@@ -10,7 +10,7 @@ import orjson
 
 from .. import __version__
 from ..model import Message, Transcript
-from .chat import dumps_line as _line
+from .chat_write import dumps_line as _line
 
 __all__ = ["claude_session", "claude_message_body", "claude_result_content", "json_object"]
 

@@ -37,7 +37,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..model import Message, Record, Transcript
-from .chat import dumps_line
+from .chat_write import dumps_line
 from .claude_prune import Pruning, prune, strip_line
 from .claude_write import claude_message_body
 

@@ -16,26 +16,22 @@ items after it, as Codex rebuilds it on resume; ``--full-history`` reads every i
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import astuple
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import orjson
-
 from ..model import Compaction, Message, Reasoning, Record, ToolCall, Transcript
 from ..rounds import is_real_user
 from ._source import ReadContext
+from .codex_items import assistant_item, failed, output_text, parts_of, text_of_parts
 from .codex_usage import RolloutUsage
 
-__all__ = ["NAME", "sniff", "read_records", "KNOWN_TYPES"]
+__all__ = ["sniff", "read_records", "KNOWN_TYPES"]
 
-NAME = "codex"
 KNOWN_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _ASSISTANT_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
 _OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 _SILENT_ITEMS = frozenset({"ghost_snapshot"})  # bookkeeping, never sent to the model
-_EXIT_CODE = re.compile(r"(?:Process exited with code|Exit code:?)\s+(-?\d+)")
 
 
 def sniff(record: Mapping[str, Any]) -> bool:
@@ -219,13 +215,13 @@ class Reading:
         if kind == "message":
             self._message(p, i, rec, meta)
         elif kind in _ASSISTANT_ITEMS:
-            _assistant_item(kind, p, self._assistant(i, rec.line))
+            assistant_item(kind, p, self._assistant(i, rec.line))
         elif kind in _OUTPUT_ITEMS:
             output = p.get("output")
             content = output if isinstance(output, str) else (
-                _parts(output) if isinstance(output, list) else _output_text(output))
+                parts_of(output) if isinstance(output, list) else output_text(output))
             self._add(Message(role="tool", content=content, tool_call_ids=(str(p.get("call_id") or ""),),
-                              is_error=_failed(output), source=(i,), meta=meta))
+                              is_error=failed(output), source=(i,), meta=meta))
         elif kind == "compaction":
             enc = p.get("encrypted_content")
             opaque = Reasoning(encrypted_chars=len(enc) if isinstance(enc, str) else 0, kind="compaction")
@@ -239,7 +235,7 @@ class Reading:
         if not isinstance(role, str) or not role or not isinstance(content, (list, str)):
             self.ctx.reject(rec, 'response_item message needs a "role" and a "content" list')
             return
-        parts = _parts(content) if isinstance(content, list) else ({"type": "text", "text": content},)
+        parts = parts_of(content) if isinstance(content, list) else ({"type": "text", "text": content},)
         if role == "assistant":
             self._assistant(i, rec.line)["parts"].extend(parts)
         else:
@@ -297,84 +293,5 @@ def _user_texts(records: Sequence[Record]) -> set[str]:
         if d and d.get("type") == "response_item" and isinstance(p, dict) and p.get("type") == "message" \
                 and p.get("role") == "user":
             content = p.get("content")
-            texts.add((content if isinstance(content, str) else _text(_parts(content))).strip())
+            texts.add((content if isinstance(content, str) else text_of_parts(parts_of(content))).strip())
     return texts
-
-
-def _assistant_item(kind: str, p: Mapping[str, Any], pending: dict[str, Any]) -> None:
-    if kind == "reasoning":
-        summary = "\n".join(_texts_of(p.get("summary")))
-        content = "\n".join(_texts_of(p.get("content")))
-        enc = p.get("encrypted_content")
-        pending["reasoning"].append(Reasoning(text="\n".join(t for t in (summary, content) if t),
-                                              encrypted_chars=len(enc) if isinstance(enc, str) else 0,
-                                              kind="summary" if summary else "reasoning"))
-        return
-    call_id = str(p.get("call_id") or p.get("id") or f"{kind}_{len(pending['calls'])}")
-    if kind == "function_call":
-        call = ToolCall(call_id, str(p.get("name") or ""), _args(p.get("arguments")))
-    elif kind == "custom_tool_call":
-        call = ToolCall(call_id, str(p.get("name") or ""), _args(p.get("input")), type="custom")
-    elif kind == "local_shell_call":
-        call = ToolCall(call_id, "local_shell", _args(p.get("action")), type="local_shell")
-    else:  # web_search_call: run by the provider, no output item follows
-        call = ToolCall(call_id, "web_search", _args(p.get("action")), type="server")
-    pending["calls"].append(call)
-
-
-def _texts_of(items: Any) -> list[str]:
-    """The ``text`` strings of a list of ``{"text": ...}`` objects (anything else is passed over)."""
-    if not isinstance(items, list):
-        return []
-    return [t for c in items if isinstance(c, dict) and isinstance(t := c.get("text"), str)]
-
-
-def _args(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return "" if value is None else orjson.dumps(value).decode()
-
-
-def _parts(content: Any) -> tuple[Mapping[str, Any], ...]:
-    parts = []
-    for c in content if isinstance(content, list) else []:
-        if not isinstance(c, dict):
-            continue
-        kind = c.get("type")
-        if kind in ("input_text", "output_text", "text") and isinstance(c.get("text"), str):
-            parts.append({"type": "text", "text": c["text"]})
-        elif kind == "input_image":
-            parts.append({"type": "image_url", "image_url": {"url": c.get("image_url", "")}})
-        else:
-            parts.append(c)
-    return tuple(parts)
-
-
-def _text(parts: Sequence[Mapping[str, Any]]) -> str:
-    return "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str))
-
-
-def _output_text(output: Any) -> str:
-    if output is None:
-        return ""
-    if isinstance(output, dict) and isinstance(output.get("content"), str):
-        return output["content"]
-    return orjson.dumps(output).decode()
-
-
-def _failed(output: Any) -> bool:
-    """A non-zero exit code in a shell output, or ``success: false`` in a structured one."""
-    if isinstance(output, dict):
-        return output.get("success") is False
-    if not isinstance(output, str):
-        return False
-    if output.startswith("{"):
-        try:
-            doc = orjson.loads(output)
-        except orjson.JSONDecodeError:
-            doc = None
-        if isinstance(doc, dict):
-            code = (doc.get("metadata") or {}).get("exit_code") if isinstance(doc.get("metadata"), dict) else None
-            return isinstance(code, int) and code != 0
-    match = _EXIT_CODE.search(output[:400])
-    return bool(match) and match.group(1) != "0"

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import __version__
 from ..model import Message, Transcript, index_tool_calls
-from .chat import dumps_line as _line
+from .chat_write import dumps_line as _line
 from .claude_write import json_object as _json_object
 
 __all__ = ["codex_rollout", "codex_items", "codex_call_kinds"]

@@ -25,10 +25,8 @@ from ..model import Message, Record, ToolCall, Transcript
 from ._source import ReadContext
 from .chat import parse_items, usage_of
 
-__all__ = ["SWE_AGENT", "TAU_BENCH", "is_swe_agent", "is_tau_bench", "read_swe_agent", "read_tau_bench"]
+__all__ = ["is_swe_agent", "is_tau_bench", "read_swe_agent", "read_tau_bench"]
 
-SWE_AGENT = "swe-agent"
-TAU_BENCH = "tau-bench"
 
 
 def is_swe_agent(value: Any) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import Message, Record, SourceFile, Transcript
-from .chat import dumps_line
+from .chat_write import dumps_line
 from .claude_write_compaction import compaction_lines
 from .claude_prune import Pruning, prune, reparent, strip_line
 from .claude_write import claude_result_content

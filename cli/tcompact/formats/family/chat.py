@@ -1,5 +1,5 @@
 """The chat format: OpenAI chat messages, one per line (or ``{"messages": [...]}`` episodes), or one JSON
-document holding them (:mod:`tcompact.formats.chat` reads and writes them)."""
+document holding them (:mod:`tcompact.formats.chat` reads them, :mod:`tcompact.formats.chat_write` writes them)."""
 
 from __future__ import annotations
 
@@ -50,14 +50,14 @@ class Chat(Format):
         return chat.read_document(record, ctx)
 
     def write(self, transcript: Transcript, *, now: str, session: str) -> tuple[list[bytes], list[str]]:
-        from .. import chat
+        from ..chat_write import write
 
-        return chat.write(transcript, None, None), []
+        return write(transcript, None, None), []
 
     def write_back(self, source: SourceFile, original: Transcript, transcript: Transcript, *, now: str,
                    pre_tokens: int | None) -> Rendered:
-        from .. import chat
         from .._merge import join_lines
+        from ..chat_write import write
         from ..writers import Rendered
 
-        return Rendered(join_lines(chat.write(transcript, original, source.records)))
+        return Rendered(join_lines(write(transcript, original, source.records)))
