@@ -29,12 +29,10 @@ def read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | Non
     from ..model import Record
 
     records: list[Record] = []
-    limit = ctx.options.max_line_bytes
-    keep_raw = ctx.options.keep_raw
-    ends, pos = ctx.line_ends, start
-    line_no = first_line - 1
+    limit, keep_raw = ctx.options.max_line_bytes, ctx.options.keep_raw
+    ends, pos, line_no = ctx.line_ends, start, first_line - 1
     ahead = head if head is not None else []
-    ahead.reverse()
+    ahead.reverse()  # (popped from its end: emptied as they are taken)
     while True:
         raw, known = ahead.pop() if ahead else (fh.readline(limit + 1), UNPARSED)
         if not raw:
@@ -58,11 +56,17 @@ def read_lines(fh: Any, ctx: ReadContext, *, head: list[tuple[bytes, Any]] | Non
             _unparsable(ctx, error, body, raw, line_no, records)
             continue
         if not isinstance(value, dict) or too_deep(body, value):
-            _bad_line(ctx, line_no, f"expected a JSON object, got {_json_kind(value)}" if not isinstance(value, dict)
-                      else f"JSON nested more than {MAX_DEPTH} levels deep", records, raw, keep_raw)
+            _bad_line(ctx, line_no, _not_a_record(value), records, raw, keep_raw)
             continue
         records.append(Record(line=line_no, data=value, raw=raw if keep_raw else None))
     return records
+
+
+def _not_a_record(value: Any) -> str:
+    """Why a line's JSON value is no record: not an object, or nested too deep."""
+    if not isinstance(value, dict):
+        return f"expected a JSON object, got {_json_kind(value)}"
+    return f"JSON nested more than {MAX_DEPTH} levels deep"
 
 
 def _too_long(fh: Any, ctx: ReadContext, raw: bytes, line_no: int, records: list[Record]) -> None:
