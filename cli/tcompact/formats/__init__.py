@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotATranscriptError, UsageError
-from ._source import CUT_OFF, ReadContext, ReadOptions, gc_paused, load_bytes, load_records
 from .family import document_order, find, line_formats, names, spoken, suffixes, writable
 
 if TYPE_CHECKING:
     from ..model import Record, SourceFile, Transcript
+    from ._source import CUT_OFF, ReadContext, ReadOptions
     from ._merge import join_lines
     from .steps import Steps
     from .writers import Rendered
@@ -49,6 +49,8 @@ def read_file(path: str | Path, options: ReadOptions | None = None, *, digest: A
     """Read one transcript file; raises InputError with file:line on bad input.
 
     ``digest`` (a hashlib object) is fed the bytes the records were read from, as they are read."""
+    from ._source import gc_paused, load_records
+
     ctx = _context(str(path), options)
     ctx.digest = digest
     with gc_paused():
@@ -58,6 +60,8 @@ def read_file(path: str | Path, options: ReadOptions | None = None, *, digest: A
 def read_steps(path: str | Path, options: ReadOptions | None = None, *, digest: Any = None) -> SourceFile | Steps:
     """Read one file as :func:`read_file` does, but a JSON Lines file as :class:`~tcompact.formats.steps.Steps`:
     to be finished, and to be kept for reading on from there once lines are appended to it."""
+    from ._source import gc_paused, load_records
+
     ctx = _context(str(path), options)
     ctx.digest = digest
     ctx.line_ends = []
@@ -73,6 +77,8 @@ def read_steps(path: str | Path, options: ReadOptions | None = None, *, digest: 
 def read_records(path: str | Path, options: ReadOptions | None = None) -> list[Record]:
     """The records of a file, read as :func:`read_file` reads them, without building transcripts: what
     the usage of a file that holds no message needs (a Codex rollout of token counts only)."""
+    from ._source import gc_paused, load_records
+
     ctx = _context(str(path), options)
     with gc_paused():
         return load_records(Path(path), ctx)[0]
@@ -80,12 +86,16 @@ def read_records(path: str | Path, options: ReadOptions | None = None) -> list[R
 
 def read_bytes(data: bytes, name: str, options: ReadOptions | None = None) -> SourceFile:
     """Read a transcript held in memory (``name`` stands for its path in errors), as :func:`read_file`."""
+    from ._source import gc_paused, load_bytes
+
     ctx = _context(name, options)
     with gc_paused():
         return _source_file(*load_bytes(data, ctx), ctx)
 
 
 def _context(path: str, options: ReadOptions | None) -> ReadContext:
+    from ._source import ReadContext, ReadOptions
+
     options = options or ReadOptions()
     if options.format is not None and find(options.format) is None:
         raise UsageError(f"unknown format {options.format!r}", hint=f"use one of: {', '.join(names())}")
@@ -233,7 +243,12 @@ def serialize(transcript: Transcript, fmt: str, *, source: SourceFile | None = N
 
 def __getattr__(name: str) -> Any:
     """``Rendered`` (the writers' result) and ``join_lines`` (what writing back joins), imported on first use:
-    reading needs neither."""
+    reading needs neither; ``ReadOptions``, ``ReadContext`` and ``CUT_OFF`` too (the command line names the formats before it
+    reads a file)."""
+    if name in ("ReadOptions", "ReadContext", "CUT_OFF"):
+        from . import _source
+
+        return {"ReadOptions": _source.ReadOptions, "ReadContext": _source.ReadContext, "CUT_OFF": _source.CUT_OFF}[name]
     if name == "Rendered":
         from .writers import Rendered
 
