@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from conftest import jsonl
+from conftest import SAMPLES, jsonl
 from typer.testing import CliRunner
 
 from tcompact.app import app
-from tcompact.formats import family, find_files, read_file
+from tcompact.errors import TcompactError
+from tcompact.formats import ReadOptions, family, find_files, read_bytes, read_file
 from tcompact.formats._merge import join_lines
+from tcompact.formats._source import ReadContext
 from tcompact.formats.family import Format
-from tcompact.model import Message, SourceFile, Transcript
+from tcompact.formats.requests import requests_of
+from tcompact.model import Message, Record, SourceFile, Transcript
 
 
 def test_the_registry_names_every_format_once_in_order():
@@ -62,6 +65,98 @@ def test_a_format_that_reads_no_json_lines_says_so():
     with pytest.raises(NotImplementedError, match="tcompact does not write swe-agent files"):
         swe.write(Transcript(id="main", kind="main", messages=()), now="", session="")
     assert swe.requests(()) == ()
+
+
+def _read(value, fmt=None):
+    return read_bytes(orjson.dumps(value), "doc.json", ReadOptions(format=fmt))
+
+
+def test_a_document_is_matched_with_the_specific_shapes_before_chat():
+    history = [{"role": "user", "content": "fix it"}, {"role": "assistant", "content": "done"}]
+    both = _read({"history": history, "messages": history[:1]})  # a SWE-agent history beside chat's key
+    assert (both.format, len(both.transcript().messages)) == ("swe-agent", 2)
+    episodes = _read([{"role": "user", "traj": history, "task_id": 7}])  # tau-bench episodes with a role key
+    assert (episodes.format, [t.id for t in episodes.transcripts]) == ("tau-bench", ["task-7"])
+    chat = _read({"messages": history})
+    assert (chat.format, len(chat.transcript().messages)) == ("chat", 2)
+
+
+def _error(fn, *args, **kw):
+    with pytest.raises(TcompactError) as caught:
+        fn(*args, **kw)
+    return type(caught.value).__name__, str(caught.value)
+
+
+def test_a_forced_format_the_file_is_not_is_an_error():
+    assert _error(_read, {"messages": [{"role": "user", "content": "x"}]}, "codex") == (
+        "InputError", "doc.json: this JSON document is not a codex file — leave --format out to detect the format")
+    lines = b'{"role": "user", "content": "x"}\n'
+    assert _error(read_bytes, lines, "s.jsonl", ReadOptions(format="tau-bench")) == (
+        "UsageError", "tau-bench files are one JSON document, but s.jsonl is JSON Lines — pass --format chat, "
+                      "claude-code or codex, or leave --format out")
+    assert _error(read_bytes, b'{"x": 1}\n', "s.jsonl") == (
+        "NotATranscriptError", "s.jsonl:1: cannot tell the format (first record has keys: x) — pass --format chat, "
+                               "claude-code or codex")
+
+
+def test_each_format_finds_the_messages_of_its_document():
+    history = [{"role": "user", "content": "a"}]
+    swe = _read({"history": history})
+    assert family.get("swe-agent").document_items({"history": ["h"]}, swe, swe.transcript()) == ["h"]
+    tau = _read([{"traj": history, "task_id": 1}, {"traj": history + history, "task_id": 2}])
+    second = tau.transcripts[1]
+    assert family.get("tau-bench").document_items([{"traj": ["t1"]}, {"traj": ["t2"]}], tau, second) == ["t2"]
+    chat = family.get("chat")
+    assert chat.document_items(["m"], swe, swe.transcript()) == ["m"]
+    assert chat.document_items({"messages": ["m2"]}, swe, swe.transcript()) == ["m2"]
+
+
+@pytest.mark.parametrize(("name", "layout"), [
+    ("chat_tool_session.jsonl", "chat-lines"), ("claude_code_session.jsonl", "claude-code"),
+    ("codex_rollout.jsonl", "codex")])
+def test_each_format_names_how_its_records_take_canaries(name, layout):
+    source = read_file(SAMPLES / name)
+    assert family.get(source.format).planting(source) == layout
+    document = _read([{"role": "user", "content": "a"}])
+    assert family.get("chat").planting(document) == "document"
+
+
+@pytest.mark.parametrize(("name", "late"), [
+    ("chat_tool_session.jsonl", False), ("claude_code_session.jsonl", True), ("codex_rollout.jsonl", False)])
+def test_every_reading_keeps_and_finishes_the_same_way(name, late):
+    """The protocol the steps of a JSON Lines read rely on, for every format that reads lines."""
+    whole = read_file(SAMPLES / name)
+    form = family.get(whole.format)
+    ctx = ReadContext(path=name, options=ReadOptions())
+    reading = form.reading(ctx)
+    assert reading.LATE_STATE is late
+    reading.prepare(whole.records)
+    reading.feed(whole.records, 0, ctx)
+    state = None if late else reading.state()
+    transcripts, unknown, _ = reading.finish(whole.records, ctx, None)
+    assert (transcripts, unknown) == (list(whole.transcripts), whole.unknown_types)
+    kept = reading.kept([t.messages for t in transcripts])
+    again = form.restore(reading.state() if late else state, ctx)
+    assert again.resumes([]) is True
+    assert again.finish(whole.records, ctx, kept)[0] == list(whole.transcripts)  # nothing read since: all kept
+
+
+@pytest.mark.parametrize("name", ["chat_tool_session.jsonl", "claude_code_session.jsonl", "codex_rollout.jsonl"])
+def test_an_unchanged_transcript_written_back_is_its_files_bytes(name):
+    source = read_file(SAMPLES / name, ReadOptions(keep_raw=True))
+    form = family.get(source.format)
+    rendered = form.write_back(source, source.transcript(), source.transcript(), now="2026-01-05T10:00:00.000Z",
+                               pre_tokens=None)
+    assert (rendered.data, rendered.losses, rendered.notes) == ((SAMPLES / name).read_bytes(), (), ())
+
+
+def test_only_the_formats_that_record_requests_give_them():
+    assert requests_of("chat", [Record(line=1, data={"role": "assistant", "usage": {"prompt_tokens": 5}})]) is None
+    assert requests_of("swe-agent", []) is None
+    claude = read_file(SAMPLES / "claude_code_session.jsonl")
+    assert len(requests_of("claude-code", claude.records)) == 16  # one per (message.id, requestId)
+    codex = read_file(SAMPLES / "codex_rollout.jsonl")
+    assert [r.input + r.cache_read for r in requests_of("codex", codex.records)][:2] == [11873, 12421]
 
 
 # ---- a new format, defined here as its own module would define it ----------------------------------

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from conftest import jsonl
 
 from tcompact.errors import InputError
-from tcompact.formats.requests import parse_time
 from tcompact.sessions.stores import Session, Stores, discover, read_bytes, stores_from_env
 
 UTC = timezone.utc
@@ -108,16 +107,6 @@ def test_only_the_head_and_the_tail_of_a_file_are_read(tmp_path):
 
 def test_stores_that_do_not_exist_give_no_sessions(tmp_path):
     assert discover(Stores(claude=(tmp_path / "a",), codex=(tmp_path / "b",))) == []
-
-
-@pytest.mark.parametrize(("value", "parsed"), [
-    ("2026-01-05T10:00:00.000Z", datetime(2026, 1, 5, 10, tzinfo=UTC)),
-    ("2026-01-05T10:00:00", datetime(2026, 1, 5, 10, tzinfo=UTC)),  # no offset: UTC
-    ("2026-01-05T12:00:00+02:00", datetime(2026, 1, 5, 12, tzinfo=timezone(timedelta(hours=2)))),
-    ("yesterday", None), (1767607200, None), (None, None),
-])
-def test_parse_time(value, parsed):
-    assert parse_time(value) == parsed
 
 
 def test_read_bytes_names_the_file_it_cannot_read(tmp_path):

@@ -246,9 +246,9 @@ def __getattr__(name: str) -> Any:
     reading needs neither; ``ReadOptions``, ``ReadContext`` and ``CUT_OFF`` too (the command line names the formats before it
     reads a file)."""
     if name in ("ReadOptions", "ReadContext", "CUT_OFF"):
-        from . import _source
+        from ._source import CUT_OFF, ReadContext, ReadOptions
 
-        return {"ReadOptions": _source.ReadOptions, "ReadContext": _source.ReadContext, "CUT_OFF": _source.CUT_OFF}[name]
+        return {"ReadOptions": ReadOptions, "ReadContext": ReadContext, "CUT_OFF": CUT_OFF}[name]
     if name == "Rendered":
         from .writers import Rendered
 

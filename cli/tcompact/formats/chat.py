@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -18,7 +18,10 @@ from ..model import Compaction, Message, Reasoning, Record, Transcript, ToolCall
 from ..rounds import memory_blocks
 from ._source import ReadContext
 
-__all__ = ["sniff", "read_records", "read_document", "parse_message", "message_to_dict", "episode_id"]
+if TYPE_CHECKING:
+    from .family.base import Finished
+
+__all__ = ["sniff", "read_document", "parse_message", "message_to_dict", "episode_id"]
 
 _KNOWN = frozenset({"role", "content", "tool_calls", "tool_call_id", "tool_call_ids", "name", "reasoning_content"})
 
@@ -176,7 +179,7 @@ class Reading:
                 ctx.reject(rec, f"chat message: {exc}")
 
     def finish(self, records: Sequence[Record] = (), ctx: ReadContext | None = None, kept: Sequence[Any] | None = None
-               ) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
+               ) -> Finished:
         """The transcripts: the ``kept`` messages (``offset`` of them) and those read since, and the episodes."""
         kept = kept or ()
         new = self.messages
@@ -212,13 +215,6 @@ class Reading:
         reading.usage = _Usage(*usage)
         reading.compactions = [Compaction(*c) for c in blocks]
         return reading
-
-
-def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
-    """Transcripts of a chat JSONL file: one, or one episode per ``{"messages": [...]}`` line."""
-    reading = Reading()
-    reading.feed(records, 0, ctx)
-    return reading.finish()
 
 
 def episode_id(rec: Record) -> str:

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import Compaction, Record, Transcript
 from ._source import ReadContext
@@ -28,7 +28,10 @@ from .claude_chain import (MESSAGE_TYPES, Line, file_order, groups, leaf, line_o
                            outside_notes, root, walk)
 from .claude_messages import assistant_message, compaction, model_of, provider_usage, user_messages
 
-__all__ = ["sniff", "read_records"]
+if TYPE_CHECKING:
+    from .family.base import Finished
+
+__all__ = ["sniff"]
 
 KNOWN_TYPES = MESSAGE_TYPES | {
     "system",
@@ -114,7 +117,7 @@ class Reading:
                 self.left.append(f"line {rec.line} ({kind}) {why} and is not read")
 
     def finish(self, records: Sequence[Record], ctx: ReadContext, kept: Mapping[tuple[int, ...], list] | None = None
-               ) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
+               ) -> Finished:
         """The transcripts: the main one and one per sub-agent. A unit of lines found in ``kept`` gives
         the messages kept for it (whatever they are); every other unit is built from ``records``."""
         self.units = []
@@ -157,14 +160,6 @@ class Reading:
                 out[unit] = list(items[at:at + n])
                 at += n
         return out
-
-
-def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
-    """Build the main transcript and one per sub-agent from the lines of a session file."""
-    reading = Reading()
-    reading.prepare(records)
-    reading.feed(records, 0, ctx)
-    return reading.finish(records, ctx)
 
 
 def _builder(records: Sequence[Record], kept: Mapping[tuple[int, ...], list] | None,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import astuple
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import Compaction, Message, Reasoning, Record, ToolCall, Transcript
 from ..rounds import is_real_user
@@ -26,7 +26,10 @@ from ._source import ReadContext
 from .codex_items import assistant_item, failed, output_text, parts_of, text_of_parts
 from .codex_usage import RolloutUsage
 
-__all__ = ["sniff", "read_records", "KNOWN_TYPES"]
+if TYPE_CHECKING:
+    from .family.base import Finished
+
+__all__ = ["sniff", "KNOWN_TYPES"]
 
 KNOWN_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _ASSISTANT_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
@@ -87,7 +90,7 @@ class Reading:
                 getattr(self, f"_{kind}")(rec.data["payload"], i, rec)
 
     def finish(self, records: Sequence[Record] = (), ctx: ReadContext | None = None, kept: Sequence[Any] | None = None
-               ) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
+               ) -> Finished:
         """The transcript: the ``kept`` messages (``offset`` of them), then those read since; the unknown
         line types and the file's details."""
         self._flush()
@@ -265,14 +268,6 @@ class Reading:
     def _add(self, message: Message) -> None:
         self._flush()
         self.messages.append(message)
-
-
-def read_records(records: Sequence[Record], ctx: ReadContext) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
-    """Build the transcript of a rollout."""
-    reading = Reading(ctx)
-    reading.prepare(records)
-    reading.feed(records, 0)
-    return reading.finish()
 
 
 def _base_index(records: Sequence[Record]) -> tuple[int | None, bool]:

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NotATranscriptError, UsageError
-from ..model import Record, Transcript
+from ..model import Record
 from ._source import ReadContext, load_appended, parse_json
 from .family import get, line_formats, spoken
+
+if TYPE_CHECKING:
+    from .family.base import Finished
 
 __all__ = ["Steps", "NotResumable", "begin", "resume", "STATE_VERSION"]
 
@@ -85,8 +88,8 @@ class Steps:
             state["reading"] = self.reading.state()
         return state
 
-    def finish(self, kept: Any = None) -> tuple[list[Transcript], dict[str, int], dict[str, Any]]:
-        """The transcripts, unknown record types and file details, as ``read_records`` gives them; the
+    def finish(self, kept: Any = None) -> Finished:
+        """The transcripts, unknown record types and file details, as a Reading's ``finish`` gives them; the
         messages ``kept`` from an earlier step (as :meth:`kept` gave them) take the place of theirs."""
         out = self.reading.finish(self.records, self.ctx, kept)
         if not any(t.messages for t in out[0]):

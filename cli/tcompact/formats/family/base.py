@@ -22,10 +22,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from ...model import Record, SourceFile, Transcript
     from .._source import ReadContext
     from ..requests import Request
     from ..writers import Rendered
+
+    #: what a Reading's ``finish`` gives: the transcripts, the unknown record types, the file's details
+    Finished: TypeAlias = tuple[list[Transcript], dict[str, int], dict[str, Any]]
 
 __all__ = ["Format"]
 
