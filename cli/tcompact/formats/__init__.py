@@ -243,8 +243,8 @@ def serialize(transcript: Transcript, fmt: str, *, source: SourceFile | None = N
 
 def __getattr__(name: str) -> Any:
     """``Rendered`` (the writers' result) and ``join_lines`` (what writing back joins), imported on first use:
-    reading needs neither; ``ReadOptions``, ``ReadContext`` and ``CUT_OFF`` too (the command line names the formats before it
-    reads a file)."""
+    reading needs neither; ``ReadOptions``, ``ReadContext`` and ``CUT_OFF`` too (the command line names the
+    formats before it reads a file)."""
     if name in ("ReadOptions", "ReadContext", "CUT_OFF"):
         from ._source import CUT_OFF, ReadContext, ReadOptions
 

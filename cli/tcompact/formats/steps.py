@@ -2,9 +2,9 @@
 
 A live session grows by whole lines at its end (Claude Code and Codex append to their files, and so
 does any chat log), and ``inspect`` — the hooks and the status line too — reads it again and again.
-Each JSON Lines format gives a ``Reading`` (:mod:`tcompact.formats.family.base` says what one does) that
-can give its state as plain values and be fed the records of bytes appended later. What they share is here: the format (detected once for good from the first
-records), how many records were read, the lines skipped, the records' own time stamps (inspect
+Each JSON Lines format gives a ``Reading`` (:mod:`tcompact.formats.family.base` says what one does)
+that can give its state as plain values and be fed the records of bytes appended later. What they
+share is here: the format (detected once for good from the first records), how many records were read, the lines skipped, the records' own time stamps (inspect
 compares some), and where the last lines end — a unit of lines that straddles the old end (a reply
 that goes on) is built again from the bytes of those lines, which the caller hands over together
 with the appended ones, read in the same pass as the digest that vouches for them.
