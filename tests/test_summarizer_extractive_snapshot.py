@@ -5,6 +5,7 @@ error lines, decisions and outcome lines without changing their JSON contract.""
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import orjson
@@ -151,6 +152,22 @@ def test_blocks_keep_error_lines_decisions_and_outcome_lines(summarizer):
     assert "- I decided to rebuild shard 7 first, because it is the smallest." in got
     assert "- `python reindex.py --shard 7` → ok: reindexed 42 documents" in got
     assert got.startswith("User Requirements:\n- “rebuild the index”\n\nFinal Result:\n- Done: shard 7 is rebuilt.")
+
+
+def test_one_wording_decides_how_both_summaries_list_the_errors_of_a_call_that_went_on(summarizer, monkeypatch):
+    messages = (user("rebuild the index"), assistant("", call("a", "Bash", {"command": "./build.sh"})),
+                result("a", "ERROR: could not connect to db-7.internal:5432\nbuild done"), assistant("Built."))
+    snapshot = run(summarizer, messages, contract="full", body=range(4))
+    assert "- `./build.sh` went on, but its output reported:\n  ERROR: could not connect to db-7.internal:5432\n" \
+        in snapshot
+    assert "- `./build.sh` went on, but its output reported: ERROR: could not connect to db-7.internal:5432\n" \
+        in blocks_answer(summarizer, messages)
+    wording = importlib.import_module("tcompact.summarizers.extractive.tools.describe")  # the module, not its function
+    monkeypatch.setattr(wording, "WENT_ON", "{label} printed errors and carried on:")  # the round-level path too
+    assert "- `./build.sh` printed errors and carried on:\n  ERROR: could not connect to db-7.internal:5432\n" \
+        in run(summarizer, messages, contract="full", body=range(4))
+    assert "- `./build.sh` printed errors and carried on: ERROR: could not connect to db-7.internal:5432\n" \
+        in blocks_answer(summarizer, messages)
 
 
 # -- the budget, on an invented session and on generated ones ---------------------------------------

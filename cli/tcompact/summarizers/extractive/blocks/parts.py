@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from ....model import Message
 from ....rounds import is_real_user
 from ..tools import last_actions as _last_actions
+from ..tools import reported_errors, went_on
 from ..tools import test_coverage as _test_coverage
 from .content import _Content
 from ..scan import Scan
@@ -240,8 +241,8 @@ def _work_done(x: Scan, c: _Content, answer: int | None, *, plan_changed: bool) 
     if x.actions:
         out.append((_round_work(x.actions), TIER_WORK))
     out += [(t, TIER_WORK + 0.1) for t, _ in c.fixes]
-    out += [(f"{a.label} went on, but its output reported: {line}", TIER_WORK + 0.05) for a in x.actions
-            if not a.failed for line in a.error_lines]
+    out += [(text, TIER_WORK + 0.05) for a in x.actions if reported_errors(a)
+            for text in went_on(a, one_per_line=True)]
     seen: set[str] = set()
     found, decided = [], []
     for index, _, sentence in x.newest_sentences():

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from ..scan import Scan, in_progress, next_step
 from ..tools import Action
-from ..tools import command_groups, describe, failure_groups, test_coverage
+from ..tools import command_groups, describe, failure_groups, failure_line, fixed_line, reported_errors, test_coverage
+from ..tools import went_on
 from ..text import cut, one_line, quote
 from .fit import Item
 
@@ -47,10 +48,7 @@ def failure_items(x: Scan) -> list[Item]:
     out = []
     for group in failure_groups(x.actions):
         last = group[-1]
-        times = f" ×{len(group)}" if len(group) > 1 else ""
-        code = f"exit {last.exit_code}: " if last.exit_code not in (None, 0) else ""
-        tool = f" ({last.name}{times})" if last.command else times
-        text = f"{_label(last)}{tool} → {code}{last.error}"
+        text = failure_line(group, _label(last))
         out.append(Item("failure", text + "".join(_also(last, text)), 1, order=last.index, round=last.round))
     return out
 
@@ -60,12 +58,10 @@ def error_items(x: Scan) -> list[Item]:
     out = []
     for a in x.actions:
         if a.failed and a.resolved_by is not None:
-            text = f"{_label(a)} failed ({a.error}); fixed by a later successful {cut(a.resolved_by, 160)}"
+            text = fixed_line(a, _label(a), fix_chars=160)
             out.append(Item("fix", text + "".join(_also(a, text)), 2, order=a.index, round=a.round))
-        elif not a.failed and a.error_lines:
-            lines = "".join(f"\n  {line}" for line in a.error_lines)
-            out.append(Item("error", f"{_label(a)} went on, but its output reported:{lines}", 1, order=a.index,
-                            round=a.round))
+        elif reported_errors(a):
+            out += [Item("error", text, 1, order=a.index, round=a.round) for text in went_on(a, _label(a))]
     return out
 
 
