@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from tcompact.formats import read_file
 from tcompact.summarizers.base import Block, SummaryRequest
 from tcompact.summarizers.contracts import SECTIONS
-from tcompact.summarizers.extractive.snapshot.fit import Item, fit, render
+from tcompact.summarizers.extractive.fitting import Item
+from tcompact.summarizers.extractive.snapshot.fit import fit, render
 from tcompact.summarizers.extractive.snapshot.layout import _LAYOUTS, place
 from tcompact.tokens import TokenCounter
 

@@ -16,8 +16,8 @@ an unfinished one, then (budget permitting) work done, failed attempts and the a
 
 A block's messages are split into parts (runs of raw messages, :mod:`.parts`; memory blocks,
 :mod:`.memory`), the parts merged, and the lines fitted to ``target_tokens`` (per block) with the
-same dropping and shortening as the state snapshots (:mod:`.budget`): artifact trail and work
-done go first, then failed attempts, then final result / open work; the user's requirements are
+engine as the state snapshots (:mod:`..fitting`, the blocks' order in :mod:`.fit`): artifact trail and
+work done go first, then failed attempts, then final result / open work; the user's requirements are
 only shortened, and dropped (oldest first, never the newest) as a last resort. Messages before a
 block are background only: one pass over them gives every block the request it continues, the
 text a terse first reply answers, the plan and the working directory.
@@ -35,9 +35,10 @@ from ....redact import redact
 from ....tokens import TokenCounter
 from ...base import Block, SummaryRequest
 from .background import backgrounds as find_backgrounds
-from .budget import _count_lines, _drop_until_fit, _Estimate, _Item, _render_lines, _shorten_until_fit
+from ..fitting import Item
+from .fit import Section, fit, render, render_lines
 from .memory import _is_ack, _is_memory, _memory_parts, _merge
-from .parts import TIER_FINAL, _Background, _Part, _raw_part
+from .parts import _Background, _Part, _raw_part
 from ..text import cut
 
 _REQUEST_CHARS = 6000  # a requirement is never quoted longer than this
@@ -70,7 +71,7 @@ def summarize_blocks(request: SummaryRequest, counter: TokenCounter) -> str:
     sections = [_sections(_merge(_parts(messages, block, found, backgrounds)), sized)
                 for block, found in zip(request.blocks, segments)]
     lines = [item for block in sections for _, items, _ in block for item in items]
-    _render_lines(lines)
+    render_lines(lines)
     counter.prime(item.line for item in lines)  # the lines of all blocks in one batch
     out = [{"block_id": block.block_id, "summary": _summary(found, budget, counter=counter)}
            for block, found in zip(request.blocks, sections)]
@@ -124,14 +125,14 @@ def _parts(messages: Sequence[Message], block: Block, segments: Sequence[_Segmen
 # -- fitting and rendering ----------------------------------------------------------------------
 
 
-def _summary(sections: list[tuple[str, list[_Item], bool]], budget: int, *, counter: TokenCounter) -> str:
+def _summary(sections: list[Section], budget: int, *, counter: TokenCounter) -> str:
     """The block summary of a part's sections (lines rendered), fitted to ``budget`` tokens (when positive)."""
     if budget <= 0:
-        return redact(_render(sections))
-    return _fit(sections, budget, counter=counter)
+        return redact(render(sections))
+    return fit(sections, budget, counter=counter)
 
 
-def _sections(part: _Part, budget: int) -> list[tuple[str, list[_Item], bool]]:
+def _sections(part: _Part, budget: int) -> list[Section]:
     """(title, items, always shown) of every section, lines cut to their share of the budget."""
     chars = budget * 4
     reqs = part.requirements
@@ -141,7 +142,7 @@ def _sections(part: _Part, budget: int) -> list[tuple[str, list[_Item], bool]]:
         newest = pos == len(reqs) - 1
         rank = (len(reqs) + 1) if r.continued else (0 if pos == 0 else len(reqs) - pos)
         variants = tuple("- " + r.render(n) for n in (600, 300, 120)) if newest else ()
-        requirements.append(_Item(text="- " + r.render(limit), tier=0.0, rank=rank, raw=True, variants=variants))
+        requirements.append(Item("", "- " + r.render(limit), 0.0, order=rank, block=True, keep=True, shorter=variants))
     used = sum(len(item.text) for item in requirements)
     final_chars = max(chars * 0.3, chars * 0.75 - used)
     final_limit = max(200, min(_FINAL_CHARS, int(final_chars / max(len(part.final), 1))))
@@ -157,87 +158,7 @@ def _sections(part: _Part, budget: int) -> list[tuple[str, list[_Item], bool]]:
     ]
 
 
-def prose_lines(lines: Sequence[tuple[str, float]], limit: int) -> list[_Item]:
+def prose_lines(lines: Sequence[tuple[str, float]], limit: int) -> list[Item]:
     """Items of section lines, cut to ``limit`` characters; later lines of a tier go first."""
-    return [_Item(text="- " + cut(" ".join(text.split()) if "\n" in text else text, limit), tier=tier, rank=n,
-                  raw=True) for n, (text, tier) in enumerate(lines)]
-
-
-def _render(sections: Sequence[tuple[str, Sequence[_Item], bool]], *, skeleton: bool = False) -> str:
-    """The summary: each shown section's heading, its kept lines and a marker of what was left out."""
-    out: list[str] = []
-    for title, items, always in sections:
-        kept = [item.line for item in items if item.keep] if not skeleton else []
-        dropped = sum(1 for item in items if not item.keep) if not skeleton else 0
-        if not kept and not always and not (skeleton and items):
-            continue
-        out.append(f"{title}:")
-        out += kept
-        if dropped:
-            out.append(f"- (+{dropped} omitted for budget)")
-        elif not kept:
-            out.append("- (none)")
-        out.append("")
-    return "\n".join(out).rstrip()
-
-
-def _fit(sections: list[tuple[str, list[_Item], bool]], budget: int, *, counter: TokenCounter) -> str:
-    """The rendered summary with lines dropped and then shortened until it fits ``budget`` tokens."""
-    everything = [item for _, items, _ in sections for item in items]
-    _count_lines(everything, counter)
-    base = counter.count(_render(sections, skeleton=True))
-    marker = counter.count("- (+99 omitted for budget)") + 1 - counter.count("- (none)")
-    plain = [(title, items) for title, items, _ in sections]
-    goal = budget
-    text = ""
-    for _ in range(4):  # the estimate can be off (tokens merge across lines): retry with a lower goal
-        _fit_lines(plain, goal, base=base, marker=marker, counter=counter)
-        text = redact(_render(sections))
-        total = counter.count(text)
-        if total <= budget:
-            return text
-        goal -= (total - goal) + max(8, budget // 50)
-        for item in everything:
-            item.keep = True
-    return _hard_cut(text, budget, counter)
-
-
-def _fit_lines(sections: list[tuple[str, list[_Item]]], goal: int, *, base: int, marker: int,
-               counter: TokenCounter) -> None:
-    """Decide which lines stay so the estimate fits ``goal``.
-
-    Artifact trail, work done and failed attempts are dropped first; then final result and open
-    work lines are shortened and dropped, except the key lines of the newest part (its final
-    answer; the open work's status and last action), which go only after the requirements have
-    been shortened (the newest only through its shorter forms); the requirements go last of all.
-    """
-    estimate = _Estimate(sections, goal, base=base, marker=marker, counter=counter)
-    everything = [item for _, items in sections for item in items]
-    _drop_until_fit(estimate, sorted((item for item in everything if item.tier >= 2.0),
-                                     key=lambda item: (-item.tier, -item.rank)))
-    middle = [item for item in everything if 0.0 < item.tier < 2.0]
-    for limit in (800, 400, 200, 120):
-        for item in sorted(middle, key=lambda item: -item.cost):
-            if estimate.fits():
-                return
-            if len(item.text) > limit:
-                estimate.shorten(item, limit)
-    essential = [item for item in everything if item.tier == 0.0]
-    shorter = [item for item in essential if item.variants]
-    key = [item for item in middle if item.tier <= TIER_FINAL]
-    _drop_until_fit(estimate, sorted((item for item in middle if item.tier > TIER_FINAL),
-                                     key=lambda item: (-item.tier, -item.rank)))
-    _shorten_until_fit(estimate, essential, shorter=shorter)
-    _drop_until_fit(estimate, sorted(key, key=lambda item: -item.rank))
-    _drop_until_fit(estimate, sorted((item for item in essential if not item.variants), key=lambda item: -item.rank))
-    for level in (1, 2):
-        if estimate.fits():
-            return
-        estimate.use_variant(shorter, level)
-
-
-def _hard_cut(text: str, budget: int, counter: TokenCounter) -> str:
-    """Last resort for a budget too small for the headings and the newest requirement: cut the text."""
-    while text and counter.count(text) > budget:
-        text = text[:len(text) * 9 // 10].rstrip()
-    return text
+    return [Item("", "- " + cut(" ".join(text.split()) if "\n" in text else text, limit), tier, order=n, block=True,
+                 keep=True) for n, (text, tier) in enumerate(lines)]

@@ -17,7 +17,8 @@ from ....user_messages import DEFAULT_BUDGET
 from ..scan import Scan, earlier_block, in_progress, next_step
 from ..text import resume_field
 from ..tools import describe
-from .fit import Item, fit, render
+from ..fitting import Item
+from .fit import fit, render
 from .layout import place
 from .preserve import instruction, preserved_items
 from .prose import answer_items, concept_items, statement_items

@@ -17,7 +17,7 @@ import re
 from ....tokens import TokenCounter
 from ..scan import Scan
 from ..text import classify_sentence, clean, cut, informative, prose_lines, split_sentences
-from .fit import Item
+from ..fitting import Item
 
 __all__ = ["statement_items", "answer_items", "concept_items", "final_answer"]
 

@@ -17,7 +17,7 @@ from ....tokens import TokenCounter
 from ....user_messages import DEFAULT_BUDGET, select
 from ..scan import Scan
 from ..text import CONSTRAINT_CUES, USER_SPLIT, clean, cut, one_line, promise, prose_lines, quote, word_count
-from .fit import Item
+from ..fitting import Item
 
 __all__ = ["user_items", "constraint_items", "outcome", "active_items"]
 

@@ -17,7 +17,7 @@ from ..tools import Action
 from ..tools import command_groups, describe, failure_groups, failure_line, fixed_line, reported_errors, test_coverage
 from ..tools import went_on
 from ..text import cut, one_line, quote
-from .fit import Item
+from ..fitting import Item
 
 __all__ = ["failure_items", "error_items", "file_items", "edit_items", "command_items", "state_items",
            "round_items"]
