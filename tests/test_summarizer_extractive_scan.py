@@ -10,8 +10,8 @@ import pytest
 from tcompact.model import Message
 from tcompact.summarizers.extractive.scan import Scan, carry, in_progress, next_step, todos
 from tcompact.summarizers.extractive.tools import classify
-from tcompact.summarizers.extractive.tools.outputs import _exit_code, _gist, _key_error, _symbols, _test_summary
-from tcompact.summarizers.extractive.tools.shell import _normalise_command, _pathish, _segments, _test_run, _words
+from tcompact.summarizers.extractive.tools.outputs import exit_code_of, gist_of, key_error, symbols_of, summary_line_of
+from tcompact.summarizers.extractive.tools.shell import normalise_command, _pathish, shell_segments, ran_tests, _words
 
 from test_summarizer_extractive import assistant, call, result, user
 
@@ -62,28 +62,28 @@ def test_patches_edit_every_file_they_name():
 
 def test_shell_lines_are_read_without_running_them():
     assert _words("echo 'a b' \"c\\\"d\" e\\ f # comment") == ["echo", "a b", 'c"d', "e f"]
-    assert _segments("cd /r && bash -lc 'ls x; cat y' | wc -l") == [["cd", "/r"], ["ls", "x"], ["cat", "y"],
+    assert shell_segments("cd /r && bash -lc 'ls x; cat y' | wc -l") == [["cd", "/r"], ["ls", "x"], ["cat", "y"],
                                                                     ["wc", "-l"]]
-    assert _test_run(_segments("npm run test:unit && go test ./... && make check")) == (
+    assert ran_tests(shell_segments("npm run test:unit && go test ./... && make check")) == (
         ("npm run", frozenset()), ("go test", frozenset({"./..."})), ("make check", frozenset()))
-    assert _normalise_command("cd /r && ls  -la 2>/dev/null | head -5") == "ls -la"
+    assert normalise_command("cd /r && ls  -la 2>/dev/null | head -5") == "ls -la"
     assert [t for t in ("src/a.py", "Makefile", "-v", "$HOME", "1,20p", ".payload.type", "https://x", "a*b")
             if _pathish(t)] == ["src/a.py", "Makefile"]
 
 
 def test_results_are_read_for_exit_code_summary_error_gist_and_symbols():
-    assert _exit_code("Exit code 2\nboom") == 2
-    assert _exit_code("Chunk ID: 1\nProcess exited with code 0\nOutput:\nok") == 0
-    assert _exit_code('{"output": "x", "metadata": {"exit_code": 3}}') == 3
-    assert _exit_code("no code here") is None
-    assert _test_summary("....\n===== 2 failed, 15 passed in 0.63s =====\n") == "2 failed, 15 passed in 0.63s"
-    assert _test_summary("test result: ok. 29 passed; 0 failed; 0 ignored") == "test result: ok. 29 passed"
-    assert _key_error("Traceback (most recent call last):\n  File x\nKeyError: 'a'\nValueError: b") == "ValueError: b"
-    assert _key_error("<tool_use_error>File does not exist.</tool_use_error>") == "File does not exist."
-    assert _gist('"""CSV export of the member roster."""\nimport csv') == "CSV export of the member roster."
-    assert _gist("# Copyright 2024 Acme\n# Licensed under MIT\nimport os\n# Parses the config files.\nx = 1") == (
+    assert exit_code_of("Exit code 2\nboom") == 2
+    assert exit_code_of("Chunk ID: 1\nProcess exited with code 0\nOutput:\nok") == 0
+    assert exit_code_of('{"output": "x", "metadata": {"exit_code": 3}}') == 3
+    assert exit_code_of("no code here") is None
+    assert summary_line_of("....\n===== 2 failed, 15 passed in 0.63s =====\n") == "2 failed, 15 passed in 0.63s"
+    assert summary_line_of("test result: ok. 29 passed; 0 failed; 0 ignored") == "test result: ok. 29 passed"
+    assert key_error("Traceback (most recent call last):\n  File x\nKeyError: 'a'\nValueError: b") == "ValueError: b"
+    assert key_error("<tool_use_error>File does not exist.</tool_use_error>") == "File does not exist."
+    assert gist_of('"""CSV export of the member roster."""\nimport csv') == "CSV export of the member roster."
+    assert gist_of("# Copyright 2024 Acme\n# Licensed under MIT\nimport os\n# Parses the config files.\nx = 1") == (
         "Parses the config files.")
-    assert _symbols("def a():\n    pass\nclass B:\n    def test_c(self): pass\npub fn d() {}") == [
+    assert symbols_of("def a():\n    pass\nclass B:\n    def test_c(self): pass\npub fn d() {}") == [
         "a", "B", "d", "test_c"]
 
 

@@ -1,6 +1,6 @@
 """The outcome lines a block's raw run shares between its sections: failures, fixes, commands, where it stopped.
 
-:class:`_Content` computes them once per run (the descriptions themselves come from
+:class:`Content` computes them once per run (the descriptions themselves come from
 :mod:`..tools.describe`, shared with the state snapshot).
 """
 
@@ -14,7 +14,7 @@ from ..tools import fixes as _fixes
 from ..tools import unfixed as _unfixed
 
 
-class _Content:
+class Content:
     """Failures, fixes and commands of a scanned run, and the point where it stopped."""
 
     def __init__(self, x: Scan) -> None:

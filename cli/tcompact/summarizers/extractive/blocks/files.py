@@ -33,7 +33,7 @@ def _ranked_files(x: Scan, rounds: set[int] | None = None, *, searched: bool = T
     return files[:MAX_FILES]
 
 
-def _file_lines(x: Scan, rounds: set[int] | None = None, *, exclude: set[str] | frozenset[str] = frozenset()
+def file_lines(x: Scan, rounds: set[int] | None = None, *, exclude: set[str] | frozenset[str] = frozenset()
                 ) -> list[tuple[str, int]]:
     """One Artifact Trail line per file: its path and what was done to it."""
     files = [f for f in _ranked_files(x, rounds) if f.path not in exclude]

@@ -16,7 +16,7 @@ _WORK_OPS = ("created", "written", "edited", "deleted", "read", "searched")
 
 
 
-def _round_work(actions: Sequence[Action]) -> str:
+def round_work(actions: Sequence[Action]) -> str:
     """The files a round touched by operation, the commands it ran and its failed calls."""
     files: dict[str, Counter] = {}
     for a in actions:
@@ -45,7 +45,7 @@ def _file_parts(files: Mapping[str, Counter]) -> list[str]:
 
 
 
-def _critical(x: Scan) -> list[tuple[str, int]]:
+def critical_lines(x: Scan) -> list[tuple[str, int]]:
     """The working directory and where offloaded or cleared tool output can be recovered."""
     out = []
     if x.cwd:

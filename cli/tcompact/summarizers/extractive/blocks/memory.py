@@ -22,7 +22,7 @@ from ....markers import ROUND_LEVEL_ACK, ROUND_LEVEL_MARKER
 from ....model import Message
 from ....rounds import is_internal_text
 from .parts import (
-    _CONTINUES,
+    CONTINUES,
     TIER_COMMANDS,
     TIER_FAILED,
     TIER_FILES,
@@ -30,8 +30,8 @@ from .parts import (
     TIER_OPEN,
     TIER_WORK,
     Line,
-    _Part,
-    _Req,
+    Part,
+    Req,
 )
 
 MARKER, ACK = ROUND_LEVEL_MARKER, ROUND_LEVEL_ACK
@@ -62,7 +62,7 @@ _COMMAND_LINE = re.compile(r"^(?P<cmd>`[^`]+`)(?: ×(?P<n>\d+))? → (?P<outcome
 _STATUS_OPS = ("created", "written", "edited", "deleted", "moved", "read", "searched")
 
 
-def _is_memory(m: Message) -> bool:
+def is_memory(m: Message) -> bool:
     """A round-level memory block: a user message starting with the marker (or with its header lines)."""
     if m.role != "user":
         return False
@@ -70,7 +70,7 @@ def _is_memory(m: Message) -> bool:
     return head.startswith(MARKER) or "\nprocessor: RoundLevelCompressor\n" in head
 
 
-def _is_ack(m: Message) -> bool:
+def is_ack(m: Message) -> bool:
     """The assistant acknowledgement that may follow a memory block."""
     return m.role == "assistant" and not m.tool_calls and m.text.strip() == ACK
 
@@ -78,7 +78,7 @@ def _is_ack(m: Message) -> bool:
 # -- reading a memory block ---------------------------------------------------------------------
 
 
-def _memory_parts(text: str) -> list[_Part]:
+def memory_parts(text: str) -> list[Part]:
     """The parts a memory block holds: one, or one per entry when its summary is a raw JSON answer."""
     scope, summary = _split_header(text)
     parts = _json_parts(summary)
@@ -96,7 +96,7 @@ def _split_header(text: str) -> tuple[str, str]:
     return (scope.group(1) if scope else ""), text[head_end + len("\nSummary:\n"):]
 
 
-def _json_parts(summary: str) -> list[_Part]:
+def _json_parts(summary: str) -> list[Part]:
     """Parts of a summary that is itself a ``{"blocks": [...]}`` answer (the pipeline's raw fallback)."""
     text = summary.strip()
     if text.startswith("```"):
@@ -167,16 +167,16 @@ def _items(summary: str) -> tuple[list[tuple[str, str]], bool]:
     return items, headings
 
 
-def _parse_summary(summary: str, scope: str) -> _Part:
+def _parse_summary(summary: str, scope: str) -> Part:
     """A memory block's summary as a part, section by section."""
     items, headings = _items(summary)
     if not headings:
         return _loose_part(summary, scope)
-    part = _Part()
+    part = Part()
     open_lines = 0
     for section, text in items:
         if section == "requirements":
-            part.requirements.append(_Req(text, quoted=False, continued=text.startswith(_CONTINUES)))
+            part.requirements.append(Req(text, quoted=False, continued=text.startswith(CONTINUES)))
         elif section == "final":
             part.final.append((text, TIER_FINAL))
         elif section == "open":
@@ -192,9 +192,9 @@ def _parse_summary(summary: str, scope: str) -> _Part:
     return part
 
 
-def _loose_part(summary: str, scope: str) -> _Part:
+def _loose_part(summary: str, scope: str) -> Part:
     """A summary without known headings: serialised user messages are requirements, the rest is history."""
-    part = _Part(ongoing=scope == "ongoing_react")
+    part = Part(ongoing=scope == "ongoing_react")
     entries: list[list[str]] = []
     for line in summary.splitlines()[:_MAX_LINES]:
         match = _SERIALIZED.match(line)
@@ -208,7 +208,7 @@ def _loose_part(summary: str, scope: str) -> _Part:
     for role, *lines in entries:
         text = "\n".join(lines).strip()
         if role == "user" and text and not is_internal_text(text) and not text.startswith(MARKER):
-            part.requirements.append(_Req(text))
+            part.requirements.append(Req(text))
         elif role == "assistant" and text and len(part.work) < _MAX_LOOSE:
             part.work.append((text, TIER_WORK))
     return part
@@ -217,13 +217,13 @@ def _loose_part(summary: str, scope: str) -> _Part:
 # -- merging parts ------------------------------------------------------------------------------
 
 
-def _merge(parts: Sequence[_Part]) -> _Part:
+def merge_parts(parts: Sequence[Part]) -> Part:
     """One part from several, oldest first (see the module docstring for the rules)."""
-    parts = [p for p in parts if not p.empty()] or list(parts[-1:]) or [_Part()]
+    parts = [p for p in parts if not p.empty()] or list(parts[-1:]) or [Part()]
     if len(parts) == 1:
         return parts[0]
     n = len(parts)
-    out = _Part(ongoing=parts[-1].ongoing)
+    out = Part(ongoing=parts[-1].ongoing)
     out.requirements = _union_requirements(r for p in parts for r in p.requirements)
     failed, fixed = _union_failed(parts)
     for k, p in enumerate(parts):
@@ -241,7 +241,7 @@ def _merge(parts: Sequence[_Part]) -> _Part:
     return out
 
 
-def _req_key(r: _Req) -> tuple[str, bool]:
+def _req_key(r: Req) -> tuple[str, bool]:
     """The normalised text a requirement is recognised by, and whether it is only the start of one."""
     text = re.sub(r"^(?:\(continues an earlier request\)\s*|\[earlier\]\s*)+", "", r.body + r.suffix)
     mark = _CUT_MARK.search(text)
@@ -252,9 +252,9 @@ def _req_key(r: _Req) -> tuple[str, bool]:
     return text[:300], cut
 
 
-def _union_requirements(reqs: Iterable[_Req]) -> list[_Req]:
+def _union_requirements(reqs: Iterable[Req]) -> list[Req]:
     """Requirements without repeats, in order; a cut or continued copy of a listed one is left out."""
-    out: list[_Req] = []
+    out: list[Req] = []
     where: dict[str, int] = {}
     partial: list[tuple[str, int]] = []  # keys of cut requirements (a fuller copy may follow)
     for r in reqs:
@@ -281,7 +281,7 @@ def _failure_key(text: str) -> str:
     return re.sub(r"(?:\s+\([^()]*\)|\s+×\d+)+$", "", label).strip()
 
 
-def _union_failed(parts: Sequence[_Part]) -> tuple[list[Line], list[Line]]:
+def _union_failed(parts: Sequence[Part]) -> tuple[list[Line], list[Line]]:
     """(failed attempts not fixed by a later part, newest first; history lines of those fixed later)."""
     ok_in: dict[str, int] = {}
     for k, p in enumerate(parts):
@@ -307,7 +307,7 @@ def _union_failed(parts: Sequence[_Part]) -> tuple[list[Line], list[Line]]:
     return failed, fixed
 
 
-def _union_artifacts(parts: Sequence[_Part]) -> list[Line]:
+def _union_artifacts(parts: Sequence[Part]) -> list[Line]:
     """Artifact lines of all parts, newest first, one per file (operations added up) and per command."""
     n = len(parts)
     entries: dict[str, list] = {}  # key -> [kind, text or (path, Counter) or (cmd, count, outcome), tier]

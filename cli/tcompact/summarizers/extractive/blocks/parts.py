@@ -1,7 +1,7 @@
 """One source of a round-level block summary: a run of raw messages turned into section lines.
 
 A "blocks" summary (the round-level pipeline, openjiuwen-spec §8.1.4) is built from *parts*: a
-run of raw messages, or an earlier memory block (:mod:`.memory`). A :class:`_Part` holds the
+run of raw messages, or an earlier memory block (:mod:`.memory`). A :class:`Part` holds the
 lines of every section — the user's requirements in their own words, the final result of a
 finished block or the open work of an unfinished one, the work done, failed attempts and the
 artifact trail — each with a drop tier (lower tiers are kept longer). Raw runs are scanned with
@@ -20,10 +20,10 @@ from ....rounds import is_real_user
 from ..tools import last_actions as _last_actions
 from ..tools import reported_errors, went_on
 from ..tools import test_coverage as _test_coverage
-from .content import _Content
+from .content import Content
 from ..scan import Scan
-from .files import _file_lines
-from .history import _critical, _round_work
+from .files import file_lines
+from .history import critical_lines, round_work
 from ..scan import in_progress, next_step, plan_of
 from ..text import CONSTRAINT_CUES, USER_SPLIT, classify_sentence, clean, cut, cut_marked, prose_lines, one_line, quote, reply_context, user_text, word_count
 
@@ -32,13 +32,13 @@ TIER_FINAL, TIER_OPEN, TIER_FAILED, TIER_WORK, TIER_FILES, TIER_COMMANDS = 1.0, 
 _TERSE = 40  # a request shorter than this is shown with what it replies to
 _MAX_DECISIONS = 10
 _ANSWER_CHARS = 20000  # characters of a final answer looked at
-_CONTINUES = "(continues an earlier request) "
+CONTINUES = "(continues an earlier request) "
 
 Line = tuple[str, float]  # (text, drop tier)
 
 
 @dataclass(slots=True)
-class _Req:
+class Req:
     """A user requirement: the user's words (``quoted``), or a line carried as it was written."""
 
     body: str
@@ -55,10 +55,10 @@ class _Req:
 
 
 @dataclass(slots=True)
-class _Part:
+class Part:
     """The section lines of one part, each section in display order."""
 
-    requirements: list[_Req] = field(default_factory=list)
+    requirements: list[Req] = field(default_factory=list)
     final: list[Line] = field(default_factory=list)
     open: list[Line] = field(default_factory=list)
     work: list[Line] = field(default_factory=list)
@@ -72,7 +72,7 @@ class _Part:
 
 
 @dataclass(frozen=True, slots=True)
-class _Background:
+class Background:
     """What a run continues from the messages before it: request, assistant text, plan, directory."""
 
     request: Message | None = None  # the last real user message before the run
@@ -119,18 +119,18 @@ def _answer_text(text: str) -> str:
     return one_line(prose) if len(prose) >= 20 else clean(text)
 
 
-def _raw_part(messages: Sequence[Message], start: int, end: int, background: _Background,
-              completed: bool | None) -> _Part:
+def raw_part(messages: Sequence[Message], start: int, end: int, background: Background,
+              completed: bool | None) -> Part:
     """The part of raw messages ``start..end`` (inclusive); ``completed`` None means: decide from the messages."""
     context = background.context()
     seq = context + tuple(messages[start:end + 1])
     body = range(len(context), len(seq))
     x = Scan(seq, body)
-    c = _Content(x)
+    c = Content(x)
     answer = _final_answer(seq, body)
     if completed is None:
         completed = answer is not None and answer == _last_turn(seq, body)
-    part = _Part(ongoing=not completed)
+    part = Part(ongoing=not completed)
     part.requirements = _requirements(seq, body, background, x)
     if completed:
         part.final = _final(seq, answer, c)
@@ -139,8 +139,8 @@ def _raw_part(messages: Sequence[Message], start: int, end: int, background: _Ba
     plan_changed = background.plan is None or x.todos is None or _plan_items(background.plan) != x.todos
     part.work = _work_done(x, c, answer, plan_changed=plan_changed)
     part.failed = [(t, TIER_FAILED) for t, _ in c.failed] + _carried(x, "failed", TIER_FAILED + 0.5)
-    part.artifacts = ([(t, TIER_FILES) for t, _ in _file_lines(x)] + [(t, TIER_COMMANDS) for t, _ in c.commands]
-                      + [(t, TIER_COMMANDS + 0.1) for t, _ in _critical(x)]
+    part.artifacts = ([(t, TIER_FILES) for t, _ in file_lines(x)] + [(t, TIER_COMMANDS) for t, _ in c.commands]
+                      + [(t, TIER_COMMANDS + 0.1) for t, _ in critical_lines(x)]
                       + _carried(x, "files", TIER_COMMANDS + 0.4))
     return part
 
@@ -169,9 +169,9 @@ def _last_turn(seq: Sequence[Message], body: range) -> int | None:
     return None
 
 
-def _requirements(seq: Sequence[Message], body: range, background: _Background, x: Scan) -> list[_Req]:
+def _requirements(seq: Sequence[Message], body: range, background: Background, x: Scan) -> list[Req]:
     """The user's words: carried earlier requirements, the continued request, the run's requests verbatim."""
-    out = [_Req(line, quoted=False) for category in ("requests", "constraints")
+    out = [Req(line, quoted=False) for category in ("requests", "constraints")
            for line in (f"[earlier] {t}" for t in x.carried.get(category, []))]
     own = []
     previous = background.reply_to
@@ -186,15 +186,15 @@ def _requirements(seq: Sequence[Message], body: range, background: _Background, 
             suffix = ""
             if len(text) < _TERSE and previous:
                 suffix = f" (reply to the assistant's previous message: {reply_context(text, previous)})"
-            own.append(_Req(text, suffix=suffix))
+            own.append(Req(text, suffix=suffix))
     if not own and background.request is not None:
         text = user_text(background.request)
         if text:
-            out.append(_Req(cut_marked(text, 1500), prefix=_CONTINUES, continued=True))
+            out.append(Req(cut_marked(text, 1500), prefix=CONTINUES, continued=True))
     return out + own
 
 
-def _final(seq: Sequence[Message], answer: int | None, c: _Content) -> list[Line]:
+def _final(seq: Sequence[Message], answer: int | None, c: Content) -> list[Line]:
     """The final answer of a finished block, then the state of its verification."""
     if answer is None:
         out = [("(no final answer text in this block)", TIER_FINAL)]
@@ -204,7 +204,7 @@ def _final(seq: Sequence[Message], answer: int | None, c: _Content) -> list[Line
     return out
 
 
-def _open_work(x: Scan, c: _Content) -> list[Line]:
+def _open_work(x: Scan, c: Content) -> list[Line]:
     """What an unfinished block leaves open: state, last action and result, the agent's last words, next steps."""
     out: list[Line] = [("status: unfinished — the block ends before a final answer; continue from the last action",
                         TIER_OPEN)]
@@ -232,14 +232,14 @@ def _open_work(x: Scan, c: _Content) -> list[Line]:
     return out
 
 
-def _work_done(x: Scan, c: _Content, answer: int | None, *, plan_changed: bool) -> list[Line]:
+def _work_done(x: Scan, c: Content, answer: int | None, *, plan_changed: bool) -> list[Line]:
     """What the run did: completed plan items, the files and commands in one line, fixes, the agent's findings."""
     out: list[Line] = []
     if plan_changed:
         out += [(f"[{status}] {content}", TIER_WORK) for content, status in x.todos or []
                 if status in ("completed", "done")]
     if x.actions:
-        out.append((_round_work(x.actions), TIER_WORK))
+        out.append((round_work(x.actions), TIER_WORK))
     out += [(t, TIER_WORK + 0.1) for t, _ in c.fixes]
     out += [(text, TIER_WORK + 0.05) for a in x.actions if reported_errors(a)
             for text in went_on(a, one_per_line=True)]

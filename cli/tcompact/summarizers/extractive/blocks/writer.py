@@ -37,8 +37,8 @@ from ...base import Block, SummaryRequest
 from .background import backgrounds as find_backgrounds
 from ..fitting import Item
 from .fit import Section, fit, render, render_lines
-from .memory import _is_ack, _is_memory, _memory_parts, _merge
-from .parts import _Background, _Part, _raw_part
+from .memory import is_ack, is_memory, memory_parts, merge_parts
+from .parts import Background, Part, raw_part
 from ..text import cut
 
 _REQUEST_CHARS = 6000  # a requirement is never quoted longer than this
@@ -68,7 +68,7 @@ def summarize_blocks(request: SummaryRequest, counter: TokenCounter) -> str:
     backgrounds = find_backgrounds(messages, starts)
     budget = request.target_tokens
     sized = budget if budget > 0 else _DEFAULT_BUDGET
-    sections = [_sections(_merge(_parts(messages, block, found, backgrounds)), sized)
+    sections = [_sections(merge_parts(_parts(messages, block, found, backgrounds)), sized)
                 for block, found in zip(request.blocks, segments)]
     lines = [item for block in sections for _, items, _ in block for item in items]
     render_lines(lines)
@@ -96,11 +96,11 @@ def _segments(messages: Sequence[Message], block: Block) -> list[_Segment]:
     run = None
     for i in range(start, end + 1):
         m = messages[i]
-        if _is_memory(m) or _is_ack(m):
+        if is_memory(m) or is_ack(m):
             if run is not None:
                 out.append(_Segment(run, i - 1, False))
                 run = None
-            if not _is_ack(m):
+            if not is_ack(m):
                 out.append(_Segment(i, i, True))
         elif run is None:
             run = i
@@ -110,16 +110,16 @@ def _segments(messages: Sequence[Message], block: Block) -> list[_Segment]:
 
 
 def _parts(messages: Sequence[Message], block: Block, segments: Sequence[_Segment],
-           backgrounds: dict[int, _Background]) -> list[_Part]:
+           backgrounds: dict[int, Background]) -> list[Part]:
     """The parts of a block, oldest first; the scope decides whether a lone raw run is finished."""
-    parts: list[_Part] = []
+    parts: list[Part] = []
     for n, segment in enumerate(segments):
         if segment.memory:
-            parts += _memory_parts(messages[segment.start].text)
+            parts += memory_parts(messages[segment.start].text)
         else:
             completed = _COMPLETED.get(block.scope) if n == len(segments) - 1 else None
-            parts.append(_raw_part(messages, segment.start, segment.end, backgrounds[segment.start], completed))
-    return parts or [_Part(ongoing=block.scope == "ongoing_react")]
+            parts.append(raw_part(messages, segment.start, segment.end, backgrounds[segment.start], completed))
+    return parts or [Part(ongoing=block.scope == "ongoing_react")]
 
 
 # -- fitting and rendering ----------------------------------------------------------------------
@@ -132,7 +132,7 @@ def _summary(sections: list[Section], budget: int, *, counter: TokenCounter) -> 
     return fit(sections, budget, counter=counter)
 
 
-def _sections(part: _Part, budget: int) -> list[Section]:
+def _sections(part: Part, budget: int) -> list[Section]:
     """(title, items, always shown) of every section, lines cut to their share of the budget."""
     chars = budget * 4
     reqs = part.requirements

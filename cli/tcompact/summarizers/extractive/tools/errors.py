@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 
 from ..text import words_in
-from .outputs import _HEADER_LINE
+from .outputs import HEADER_LINE
 
 __all__ = ["error_lines", "outcome_line"]
 
@@ -111,7 +111,7 @@ def outcome_line(text: str, limit: int = 240) -> str:
     tail = text[-20000:]
     for raw in reversed(tail.splitlines()):
         line = raw.strip()
-        if not line or not line.strip("=-_─━.·*#") or _HEADER_LINE.match(line) or _OUTCOME_SKIP.match(line):
+        if not line or not line.strip("=-_─━.·*#") or HEADER_LINE.match(line) or _OUTCOME_SKIP.match(line):
             continue
         if line.startswith(("(Open file:", "(Current directory:")):
             continue

@@ -19,7 +19,7 @@ _EXIT_PATTERNS = (  # looked for in the first 300 characters only (never inside 
     re.compile(r"Process exited with code (-?\d+)"),  # Codex exec_command / shell
     re.compile(r"(?i)^(?:exit(?:ed)?|returned)(?: with)? (?:status|code)[: =]+(-?\d+)", re.MULTILINE),
 )
-_HEADER_LINE = re.compile(
+HEADER_LINE = re.compile(
     r"^(?:Exit code -?\d+|Chunk ID: \S+|Wall time: .*|Process exited with code -?\d+|Original token count: \d+|"
     r"Output:|Total output lines: \d+|\$ .*|\(Open file: .*\)|\(Current directory: .*\)|bash-\$)\s*$")
 _TEST_SUMMARY = re.compile(
@@ -54,7 +54,7 @@ _COMMENT_MARK = re.compile(r"^(?:/\*\*?|\*/?|//+|#+|<!--|\"\"\"|\'\'\'|--|;+|%+)
 _LICENSE = re.compile(r"(?i)copyright|licen[cs]e|spdx|apache\.org|all rights reserved|applicable law|warrant")
 
 
-def _exit_code(text: str) -> int | None:
+def exit_code_of(text: str) -> int | None:
     """The exit code a tool result reports in its header or JSON envelope, if any."""
     start = text[:300]
     for pattern in _EXIT_PATTERNS:
@@ -77,12 +77,12 @@ def _envelope_exit_code(text: str) -> int | None:
     return code if isinstance(code, int) else None
 
 
-def _first_lines(text: str, limit: int = 3) -> list[str]:
+def first_lines(text: str, limit: int = 3) -> list[str]:
     """The first informative lines of a tool result (headers such as 'Exit code 1' skipped)."""
     out = []
     for line in text.splitlines():
         line = line.strip()
-        if not line or not line.strip("=-_─━.·") or _HEADER_LINE.match(line):  # empty, a rule or a header
+        if not line or not line.strip("=-_─━.·") or HEADER_LINE.match(line):  # empty, a rule or a header
             continue
         out.append(line)
         if len(out) >= limit:
@@ -115,7 +115,7 @@ def _error_score(line: str) -> int:
     return 0
 
 
-def _key_error(text: str) -> str:
+def key_error(text: str) -> str:
     """The line of a failed result that says what went wrong."""
     inner = _TOOL_ERROR.search(text[:4000])
     if inner:
@@ -131,10 +131,10 @@ def _key_error(text: str) -> str:
     if best:
         best = re.sub(r"^E\s+", "", best)
         return cut(best, 220)
-    return cut(" ⏎ ".join(_first_lines(text)), 220)
+    return cut(" ⏎ ".join(first_lines(text)), 220)
 
 
-def _test_summary(text: str) -> str:
+def summary_line_of(text: str) -> str:
     """The last test-summary line of a result ("2 failed, 15 passed in 0.63s"), or ''."""
     found = ""
     words = words_in(text, _SUMMARY_WORDS)
@@ -175,11 +175,11 @@ _CODE_STARTS = ("import ", "from ", "use ", "package ", "require")
 
 def _skipped_head_line(line: str) -> bool:
     """Whether a line of a file's head says nothing about the file (empty, header, shebang, import)."""
-    return not line or bool(_HEADER_LINE.match(line)) or line.startswith((
+    return not line or bool(HEADER_LINE.match(line)) or line.startswith((
         "[File:", "#!", "import ", "from ", "use ", "package ", "require", "'use strict'"))
 
 
-def _gist(text: str) -> str:
+def gist_of(text: str) -> str:
     """A descriptive line of a file's content: a doc comment or heading, else the first code line.
 
     License headers, imports, shebangs and line-number prefixes are skipped."""
@@ -208,14 +208,14 @@ def _gist(text: str) -> str:
     return ""
 
 
-def _symbols(text: str) -> list[str]:
+def symbols_of(text: str) -> list[str]:
     """Names a piece of code defines (functions, classes, types), tests last, at most eight."""
     found = list(dict.fromkeys(m.group(1) for m in _SYMBOL.finditer(text[:20000])))
     found.sort(key=lambda name: name.lower().startswith("test"))
     return found[:8]
 
 
-def _command_failed(window: str, summary: str) -> bool:
+def command_failed(window: str, summary: str) -> bool:
     """Whether a command's output reads as failed although it reports no exit code."""
     return bool(_FAIL_COUNT.search(summary)) or "Traceback (most recent call last)" in window \
         or ("FAIL" in window and _GO_FAIL.search(window) is not None) \
@@ -223,9 +223,9 @@ def _command_failed(window: str, summary: str) -> bool:
                           window[:600]))
 
 
-def _tool_failed(head: str, *, refusable: bool) -> bool:
+def tool_failed(head: str, *, refusable: bool) -> bool:
     """Whether a tool result opens with an error, or (``refusable``) with a refusal."""
-    start = "\n".join(_first_lines(head[:1500], 2))
+    start = "\n".join(first_lines(head[:1500], 2))
     refused = refusable and _REFUSED.search(start[:300]) is not None
     return refused or re.match(r"(?i)\W*(?:error|failed|failure|exception|fatal)\b", start) is not None
 
