@@ -37,7 +37,8 @@ from ...base import Block, SummaryRequest
 from .background import backgrounds as find_backgrounds
 from ..fitting import Item
 from .fit import Section, fit, render, render_lines
-from .memory import is_ack, is_memory, memory_parts, merge_parts
+from .memory import is_ack, is_memory, memory_parts
+from .merge import merge_parts
 from .parts import Background, Part, raw_part
 from ..text import cut
 
