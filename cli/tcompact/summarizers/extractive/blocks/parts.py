@@ -5,7 +5,7 @@ run of raw messages, or an earlier memory block (:mod:`.memory`). A :class:`Part
 lines of every section — the user's requirements in their own words, the final result of a
 finished block or the open work of an unfinished one, the work done, failed attempts and the
 artifact trail — each with a drop tier (lower tiers are kept longer). Raw runs are scanned with
-the same :class:`~.extraction._Extraction` as the state snapshots; only a small synthetic
+the same :class:`~..scan.Scan` as the state snapshots; only a small synthetic
 context (the request the run continues, the plan, the working directory) stands in for the
 messages before it, so the cost stays linear in the size of the run.
 """

@@ -1,7 +1,7 @@
 """The "blocks" contract: one summary per target of the round-level pipeline, as JSON.
 
 The round-level compressor (openjiuwen-spec §8.1.4-8.1.5; prompts B) sends its targets as
-:class:`~..base.Block` s — raw round blocks (``completed_react``, ``ongoing_react``) or runs of
+:class:`~...base.Block` s — raw round blocks (``completed_react``, ``ongoing_react``) or runs of
 earlier memory blocks to merge (``recursive_merge``, ``existing_round_level_block``,
 ``mixed_context``) — and expects ``{"blocks": [{"block_id", "summary"}]}`` with exactly one
 summary per target, in order. Each summary follows the legacy output contract: the user's
