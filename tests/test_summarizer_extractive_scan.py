@@ -99,9 +99,9 @@ def test_the_scan_follows_the_working_directory_and_the_open_file():
         result("b", "Text replaced."),
     )
     x = Scan(messages, range(1, len(messages)))
-    assert x.cwd == "/testbed"
-    assert sorted(x.files) == ["/home/dev/app/src/m.py", "/testbed/src/m.py"]
-    assert x.files["/testbed/src/m.py"].status() == "edited"
+    assert x.work.cwd == "/testbed"
+    assert sorted(x.work.files) == ["/home/dev/app/src/m.py", "/testbed/src/m.py"]
+    assert x.work.files["/testbed/src/m.py"].status() == "edited"
 
 
 def test_the_plan_is_the_latest_and_gives_the_next_step():
@@ -126,7 +126,7 @@ def test_failures_are_fixed_by_the_same_command_or_a_covering_test_run():
         assistant("", call("c", "Bash", {"command": "pytest -q"})), result("c", "42 passed in 1.0s"),
     )
     x = Scan(messages, range(len(messages)))
-    assert [(a.label, a.failed, a.resolved_by) for a in x.actions] == [
+    assert [(a.label, a.failed, a.resolved_by) for a in x.work.actions] == [
         ("`pytest -q tests/test_x.py`", True, "`pytest -q`"), ("`make lint`", True, None), ("`pytest -q`", False, None)]
 
 
@@ -207,10 +207,10 @@ def test_the_scan_tracks_rounds_the_request_it_answers_and_the_working_directory
                 result("c", "x=1"), assistant("", call("d", "Bash", {"command": "cat ../etc/b.cfg"})),
                 result("d", "y=2"))
     x = Scan(messages, range(2, len(messages)))
-    assert (x.round, x.last_request, x.previous_text, x.cwd) == (2, (2, "a.py"), "Which file?", "/srv")
-    assert x.substantive == [(0, "first request that is long enough to be substantive, yes.")]
-    assert x.requests == [(2, 2, "a.py")]  # the prefix is context only
-    assert sorted(x.files) == ["/etc/b.cfg", "/srv/a.py"]  # relative paths made absolute against the workdir
+    assert (x.user.round, x.user.last, x.user.previous_text, x.work.cwd) == (2, (2, "a.py"), "Which file?", "/srv")
+    assert x.user.substantive == [(0, "first request that is long enough to be substantive, yes.")]
+    assert x.user.requests == [(2, 2, "a.py")]  # the prefix is context only
+    assert sorted(x.work.files) == ["/etc/b.cfg", "/srv/a.py"]  # relative paths made absolute against the workdir
 
 
 def test_a_file_state_says_every_operation_and_what_it_now_is():
@@ -225,7 +225,7 @@ def test_a_file_state_says_every_operation_and_what_it_now_is():
                 result("c", "File does not exist.", error=True),
                 assistant("", call("d", "Bash", {"command": "rm /r/a.py"})), result("d", ""))
     x = Scan(messages, range(len(messages)))
-    a, b = x.files["/r/a.py"], x.files["/r/b.py"]
+    a, b = x.work.files["/r/a.py"], x.work.files["/r/b.py"]
     assert (a.status(), a.status(latest=True), a.symbols) == ("created, deleted, edited failed",
                                                               "now deleted (earlier: created, deleted, edited failed)",
                                                               ["one"])
@@ -240,5 +240,5 @@ def test_a_passing_run_fixes_only_failures_it_covers():
                 assistant("", call("c", "Bash", {"command": "pytest tests/b.py"})), result("c", "1 passed"),
                 assistant("", call("d", "Bash", {"command": "pytest tests/a.py tests/b.py"})), result("d", "2 passed"))
     x = Scan(messages, range(len(messages)))
-    assert [(a.label, a.failed, a.resolved_by) for a in x.actions][0] == (
+    assert [(a.label, a.failed, a.resolved_by) for a in x.work.actions][0] == (
         "`pytest -q tests/a.py`", True, "`pytest tests/a.py tests/b.py`")  # not cargo's run, nor one of b.py alone

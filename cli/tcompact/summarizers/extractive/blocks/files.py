@@ -27,7 +27,7 @@ def _weight(info: FileState) -> int:
 
 def _ranked_files(x: Scan, rounds: set[int] | None = None, *, searched: bool = True) -> list[FileState]:
     """Files by importance: changed ones first, then read, then only searched; newest first."""
-    files = [f for f in x.files.values()
+    files = [f for f in x.work.files.values()
              if (rounds is None or f.rounds & rounds) and (searched or set(f.ops) - {"searched"} or f.failed)]
     files.sort(key=lambda f: (_weight(f), -f.last))
     return files[:MAX_FILES]

@@ -48,8 +48,8 @@ def _file_parts(files: Mapping[str, Counter]) -> list[str]:
 def critical_lines(x: Scan) -> list[tuple[str, int]]:
     """The working directory and where offloaded or cleared tool output can be recovered."""
     out = []
-    if x.cwd:
-        out.append((f"working directory: {x.cwd}", 0))
-    for n, text in enumerate(x.critical):
+    if x.work.cwd:
+        out.append((f"working directory: {x.work.cwd}", 0))
+    for n, text in enumerate(x.work.critical):
         out.append((text, n + 1))
     return out

@@ -136,7 +136,7 @@ def raw_part(messages: Sequence[Message], start: int, end: int, background: Back
         part.final = _final(seq, answer, c)
     else:
         part.open = _open_work(x, c)
-    plan_changed = background.plan is None or x.todos is None or _plan_items(background.plan) != x.todos
+    plan_changed = background.plan is None or x.plan.todos is None or _plan_items(background.plan) != x.plan.todos
     part.work = _work_done(x, c, answer, plan_changed=plan_changed)
     part.failed = [(t, TIER_FAILED) for t, _ in c.failed] + _carried(x, "failed", TIER_FAILED + 0.5)
     part.artifacts = ([(t, TIER_FILES) for t, _ in file_lines(x)] + [(t, TIER_COMMANDS) for t, _ in c.commands]
@@ -172,7 +172,7 @@ def _last_turn(seq: Sequence[Message], body: range) -> int | None:
 def _requirements(seq: Sequence[Message], body: range, background: Background, x: Scan) -> list[Req]:
     """The user's words: carried earlier requirements, the continued request, the run's requests verbatim."""
     out = [Req(line, quoted=False) for category in ("requests", "constraints")
-           for line in (f"[earlier] {t}" for t in x.carried.get(category, []))]
+           for line in (f"[earlier] {t}" for t in x.earlier.carried.get(category, []))]
     own = []
     previous = background.reply_to
     for i in body:
@@ -200,7 +200,7 @@ def _final(seq: Sequence[Message], answer: int | None, c: Content) -> list[Line]
         out = [("(no final answer text in this block)", TIER_FINAL)]
     else:
         out = [(_answer_text(seq[answer].text), TIER_FINAL)]
-    out += [(t, TIER_FINAL + 0.3) for t, _ in _test_coverage(c.x.actions) if not t.startswith("no test run")]
+    out += [(t, TIER_FINAL + 0.3) for t, _ in _test_coverage(c.x.work.actions) if not t.startswith("no test run")]
     return out
 
 
@@ -214,20 +214,20 @@ def _open_work(x: Scan, c: Content) -> list[Line]:
     points = c.resume_point()
     if points and points[0][0].startswith("last action:"):
         out.append((points[0][0], TIER_OPEN))
-    last = x.last_assistant
+    last = x.said.last
     said = clean(last.text[-4000:]) if last is not None else ""
     if said:
         out.append((f"last assistant message: {quote(cut(said, 300))}", TIER_OPEN + 0.1))
     step = next_step(x)
     if step != "(none)" and step.rstrip("…") not in said[-320:]:
         out.append((f"next step: {step}", TIER_OPEN + 0.1))
-    for content, status in x.todos or []:
+    for content, status in x.plan.todos or []:
         if status not in ("completed", "done") and content != current and content != step:
             out.append((f"[{status}] {content}", TIER_OPEN + 0.3))
     # the latest test run is told by the last action line when it was the last action
-    repeated = ("latest test run", "not verified") if x.actions and x.actions[-1].test else ("latest test run",)
-    out += [(t, TIER_OPEN + 0.4) for t, _ in _test_coverage(x.actions) if not t.startswith(repeated)]
-    out += [("recent: " + t, TIER_OPEN + 0.5) for t, _ in _last_actions(x.actions)[1:]]
+    repeated = ("latest test run", "not verified") if x.work.actions and x.work.actions[-1].test else ("latest test run",)
+    out += [(t, TIER_OPEN + 0.4) for t, _ in _test_coverage(x.work.actions) if not t.startswith(repeated)]
+    out += [("recent: " + t, TIER_OPEN + 0.5) for t, _ in _last_actions(x.work.actions)[1:]]
     out += _carried(x, "pending", TIER_OPEN + 0.6)
     return out
 
@@ -236,16 +236,16 @@ def _work_done(x: Scan, c: Content, answer: int | None, *, plan_changed: bool) -
     """What the run did: completed plan items, the files and commands in one line, fixes, the agent's findings."""
     out: list[Line] = []
     if plan_changed:
-        out += [(f"[{status}] {content}", TIER_WORK) for content, status in x.todos or []
+        out += [(f"[{status}] {content}", TIER_WORK) for content, status in x.plan.todos or []
                 if status in ("completed", "done")]
-    if x.actions:
-        out.append((round_work(x.actions), TIER_WORK))
+    if x.work.actions:
+        out.append((round_work(x.work.actions), TIER_WORK))
     out += [(t, TIER_WORK + 0.1) for t, _ in c.fixes]
-    out += [(text, TIER_WORK + 0.05) for a in x.actions if reported_errors(a)
+    out += [(text, TIER_WORK + 0.05) for a in x.work.actions if reported_errors(a)
             for text in went_on(a, one_per_line=True)]
     seen: set[str] = set()
     found, decided = [], []
-    for index, _, sentence in x.newest_sentences():
+    for index, _, sentence in x.said.newest_sentences():
         key = sentence.lower()
         if index == answer or key in seen:
             continue
@@ -260,5 +260,5 @@ def _work_done(x: Scan, c: Content, answer: int | None, *, plan_changed: bool) -
 
 def _carried(x: Scan, category: str, tier: float) -> list[Line]:
     """Lines of an earlier checkpoint inside the run, of one category."""
-    return [(f"[earlier] {line}", tier) for line in x.carried.get(category, [])]
+    return [(f"[earlier] {line}", tier) for line in x.earlier.carried.get(category, [])]
 

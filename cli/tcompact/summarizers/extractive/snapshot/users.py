@@ -26,7 +26,7 @@ _OUTCOME_CHARS = 120  # of the answer that ended a request's round
 
 def outcome(x: Scan, rnd: int) -> str:
     """What came of a round: answered or still in progress, with the first line of its last text."""
-    last = x.round_text.get(rnd)
+    last = x.said.round_text.get(rnd)
     if last is None:
         return "no answer in this part"
     text, tools = last
@@ -38,7 +38,7 @@ def outcome(x: Scan, rnd: int) -> str:
 
 
 def _chosen(x: Scan, counter: TokenCounter, budget: int) -> list[str | None]:
-    texts = [text for _, _, text in x.requests]
+    texts = [text for _, _, text in x.user.requests]
     return select(texts, budget, cost=lambda t: counter.count(t) + 12, counter=counter, by="extractive")
 
 
@@ -47,7 +47,7 @@ def user_items(x: Scan, counter: TokenCounter, *, with_outcome: bool = True,
     """The body's real user messages as items (own ``budget``), and how many the budget left out."""
     out = []
     chosen = _chosen(x, counter, budget)
-    for (index, rnd, _), text in zip(x.requests, chosen, strict=True):
+    for (index, rnd, _), text in zip(x.user.requests, chosen, strict=True):
         if text is None:
             continue
         if "\n" in text.strip() or "”" in text:  # several lines: a block, the text between the tags as it is
@@ -64,10 +64,10 @@ def constraint_items(x: Scan, counter: TokenCounter, *, quoted: bool = True,
                      budget: int = DEFAULT_BUDGET) -> list[Item]:
     """Constraint sentences of user messages that are not quoted whole (``quoted`` False: of every message
     of the body, for a contract whose messages are kept outside the summary)."""
-    chosen = _chosen(x, counter, budget) if quoted else [None] * len(x.requests)
+    chosen = _chosen(x, counter, budget) if quoted else [None] * len(x.user.requests)
     seen: set[str] = set()
     out = []
-    for (index, rnd, text), kept in zip(x.requests, chosen, strict=True):
+    for (index, rnd, text), kept in zip(x.user.requests, chosen, strict=True):
         if kept == text:
             continue
         for part in USER_SPLIT.split(text[:200_000]):
@@ -81,9 +81,9 @@ def constraint_items(x: Scan, counter: TokenCounter, *, quoted: bool = True,
 
 def active_items(x: Scan, requests: Sequence[Item], *, kept_above: bool) -> list[Item]:
     """Where the latest request is, what a terse one replies to, the original task, and its status."""
-    if x.last_request is None:
+    if x.user.last is None:
         return []
-    index, text = x.last_request
+    index, text = x.user.last
     out = []
     if index < x.start or (kept_above and not any(item.order == index for item in requests)):
         out.append(Item("active", "The latest request is the last user message before this summary; it is "
@@ -92,12 +92,12 @@ def active_items(x: Scan, requests: Sequence[Item], *, kept_above: bool) -> list
         out.append(Item("active", f"Latest request: {quote(text)}", 0, order=index))
     from ..text import reply_context
 
-    if len(text) < 40 and x.previous_text:
+    if len(text) < 40 and x.user.previous_text:
         out.append(Item("active", f"It replies to the assistant's previous message: "
-                                  f"{reply_context(text, x.previous_text)}", 0, order=index))
-    first = next(((i, t) for i, t in x.substantive if i != index), None)
+                                  f"{reply_context(text, x.user.previous_text)}", 0, order=index))
+    first = next(((i, t) for i, t in x.user.substantive if i != index), None)
     if first is not None and len(text) < 80 and not any(item.order == first[0] for item in requests) \
-            and not x.checkpoints:  # an earlier summary states the original task; the first request here is not it
+            and not x.earlier.checkpoints:  # an earlier summary states the original task; the first request here is not it
         limit = 200 if kept_above else 600  # a reminder of a message kept above, else the task itself
         out.append(Item("active", f"Original task: {quote(cut(one_line(first[1]), limit))}", 0, order=first[0]))
     promised = x.promised()
