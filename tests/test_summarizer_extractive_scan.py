@@ -110,8 +110,8 @@ def test_the_plan_is_the_latest_and_gives_the_next_step():
     messages = (user("port it"), assistant("", call("t", "TodoWrite", {"todos": [{"content": "x", "status": "pending"}]})),
                 result("t", "ok"), assistant("", call("u", "TodoWrite", plan)), result("u", "ok"))
     x = Scan(messages, range(len(messages)))
-    assert (in_progress(x), next_step(x)) == ("Port b", "Port c")
-    assert todos(x, ("pending",)) == [("[pending] Port c", 2)]
+    assert (in_progress(x.plan), next_step(x)) == ("Port b", "Port c")
+    assert todos(x.plan, ("pending",)) == [("[pending] Port c", 2)]
     said = (user("go"), assistant("Done with the parser.\n\nNext steps:\n1. **Run the benchmarks** on main\n2. Tag"))
     assert next_step(Scan(said, range(2))) == "Run the benchmarks on main"
 

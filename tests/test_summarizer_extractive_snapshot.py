@@ -284,7 +284,7 @@ def test_each_round_of_the_user_says_how_it_ended_and_the_resume_line_where_it_s
     messages = (user("fix"), assistant("Looking.", call("a", "Bash", {"command": "ls"})), result("a", "x"),
                 user("now"), assistant("Done with it, all good."), user("more"))
     x = Scan(messages, range(6))
-    assert [outcome(x, r) for r in (1, 2, 3)] == ["in progress: “Looking.”", "answered: “Done with it, all good.”",
+    assert [outcome(x.said, r) for r in (1, 2, 3)] == ["in progress: “Looking.”", "answered: “Done with it, all good.”",
                                                   "no answer in this part"]
     assert resume_line(x, x.answered()) == "last request: more; answered: no; active: last action: `ls` → ok; " \
                                            "next: (none)"

@@ -21,7 +21,7 @@ from ..tools import last_actions as _last_actions
 from ..tools import reported_errors, went_on
 from ..tools import test_coverage as _test_coverage
 from .content import Content
-from ..scan import Scan
+from ..scan import Earlier, Scan
 from .files import file_lines
 from .history import critical_lines, round_work
 from ..scan import in_progress, next_step, plan_of
@@ -138,10 +138,10 @@ def raw_part(messages: Sequence[Message], start: int, end: int, background: Back
         part.open = _open_work(x, c)
     plan_changed = background.plan is None or x.plan.todos is None or _plan_items(background.plan) != x.plan.todos
     part.work = _work_done(x, c, answer, plan_changed=plan_changed)
-    part.failed = [(t, TIER_FAILED) for t, _ in c.failed] + _carried(x, "failed", TIER_FAILED + 0.5)
+    part.failed = [(t, TIER_FAILED) for t, _ in c.failed] + _carried(x.earlier, "failed", TIER_FAILED + 0.5)
     part.artifacts = ([(t, TIER_FILES) for t, _ in file_lines(x)] + [(t, TIER_COMMANDS) for t, _ in c.commands]
-                      + [(t, TIER_COMMANDS + 0.1) for t, _ in critical_lines(x)]
-                      + _carried(x, "files", TIER_COMMANDS + 0.4))
+                      + [(t, TIER_COMMANDS + 0.1) for t, _ in critical_lines(x.work)]
+                      + _carried(x.earlier, "files", TIER_COMMANDS + 0.4))
     return part
 
 
@@ -208,7 +208,7 @@ def _open_work(x: Scan, c: Content) -> list[Line]:
     """What an unfinished block leaves open: state, last action and result, the agent's last words, next steps."""
     out: list[Line] = [("status: unfinished — the block ends before a final answer; continue from the last action",
                         TIER_OPEN)]
-    current = in_progress(x)
+    current = in_progress(x.plan)
     if current:
         out.append((f"in progress (todo): {current}", TIER_OPEN))
     points = c.resume_point()
@@ -228,7 +228,7 @@ def _open_work(x: Scan, c: Content) -> list[Line]:
     repeated = ("latest test run", "not verified") if x.work.actions and x.work.actions[-1].test else ("latest test run",)
     out += [(t, TIER_OPEN + 0.4) for t, _ in _test_coverage(x.work.actions) if not t.startswith(repeated)]
     out += [("recent: " + t, TIER_OPEN + 0.5) for t, _ in _last_actions(x.work.actions)[1:]]
-    out += _carried(x, "pending", TIER_OPEN + 0.6)
+    out += _carried(x.earlier, "pending", TIER_OPEN + 0.6)
     return out
 
 
@@ -255,10 +255,10 @@ def _work_done(x: Scan, c: Content, answer: int | None, *, plan_changed: bool) -
         elif len(found) < _MAX_DECISIONS:
             found.append((cut(sentence, 300), TIER_WORK + 0.6))
     out += decided[::-1] + found
-    return out + _carried(x, "history", TIER_WORK + 0.8) + _carried(x, "facts", TIER_WORK + 0.8)
+    return out + _carried(x.earlier, "history", TIER_WORK + 0.8) + _carried(x.earlier, "facts", TIER_WORK + 0.8)
 
 
-def _carried(x: Scan, category: str, tier: float) -> list[Line]:
+def _carried(earlier: Earlier, category: str, tier: float) -> list[Line]:
     """Lines of an earlier checkpoint inside the run, of one category."""
-    return [(f"[earlier] {line}", tier) for line in x.earlier.carried.get(category, [])]
+    return [(f"[earlier] {line}", tier) for line in earlier.carried.get(category, [])]
 

@@ -72,8 +72,8 @@ def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, pre
     answers = answer_items(x, counter, own=answer) if contract != "dialogue" else []
     items += answers
     shown = "\n".join(i.text for i in items if i.kind in ("answer", "user"))  # sentences already quoted there
-    items += statement_items(x, shown=shown)
-    items += failure_items(x) + error_items(x) + file_items(x) + edit_items(x) + command_items(x)
+    items += statement_items(x.said, shown=shown)
+    items += failure_items(x.work) + error_items(x.work) + file_items(x.work) + edit_items(x.work) + command_items(x.work)
     items += state_items(x, answered=answered) + concept_items(x)
     items += round_items(x, sorted({r for _, r, _ in x.user.requests} | {a.round for a in x.work.actions}))
     if x.work.cwd:
@@ -102,7 +102,7 @@ _EARLIER = ("<earlier_summary>\nThe summary of an earlier compaction, as it stoo
 def resume_line(x: Scan, answered: bool, limit: int = 200) -> str:
     """``last request: …; answered: yes|no; active: …; next: …`` (each field on one line, cut)."""
     request = resume_field(x.user.last[1], limit) if x.user.last else "(none)"
-    current = in_progress(x)
+    current = in_progress(x.plan)
     last = x.work.last_action()
     active = f"in_progress todo: {current}" if current else (f"last action: {describe(last)}" if last else "(none)")
     step = next_step(x)

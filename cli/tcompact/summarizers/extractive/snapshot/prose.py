@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from ....tokens import TokenCounter
-from ..scan import Scan
+from ..scan import Said, Scan
 from ..text import classify_sentence, clean, cut, informative, prose_lines, split_sentences
 from ..fitting import Item
 
@@ -35,13 +35,13 @@ def _subjects(sentence: str) -> set[str]:
 _PRIORITY = {"decision": 1, "correction": 1, "finding": 2, "note": 3}
 
 
-def statement_items(x: Scan, *, shown: str = "") -> list[Item]:
+def statement_items(said: Said, *, shown: str = "") -> list[Item]:
     """The assistant's sentences of the body as items, once each, corrections replacing what they correct;
     sentences standing in ``shown`` (the final answer's opening, the outcome of a request) are left out."""
     seen: set[str] = set()
     out: list[Item] = []
     subjects: list[set[str]] = []
-    for index, rnd, text in x.said.texts:
+    for index, rnd, text in said.texts:
         for line in prose_lines(text[:20000]):
             if line.startswith("["):  # menu options
                 continue

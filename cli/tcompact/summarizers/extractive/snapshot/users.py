@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ....tokens import TokenCounter
 from ....user_messages import DEFAULT_BUDGET, select
-from ..scan import Scan
+from ..scan import Requests, Said, Scan
 from ..text import CONSTRAINT_CUES, USER_SPLIT, clean, cut, one_line, promise, prose_lines, quote, word_count
 from ..fitting import Item
 
@@ -24,9 +24,9 @@ __all__ = ["user_items", "constraint_items", "outcome", "active_items"]
 _OUTCOME_CHARS = 120  # of the answer that ended a request's round
 
 
-def outcome(x: Scan, rnd: int) -> str:
+def outcome(said: Said, rnd: int) -> str:
     """What came of a round: answered or still in progress, with the first line of its last text."""
-    last = x.said.round_text.get(rnd)
+    last = said.round_text.get(rnd)
     if last is None:
         return "no answer in this part"
     text, tools = last
@@ -37,8 +37,8 @@ def outcome(x: Scan, rnd: int) -> str:
     return f"{'answered' if not tools else 'in progress'}: {quote(cut(one_line(first), _OUTCOME_CHARS))}"
 
 
-def _chosen(x: Scan, counter: TokenCounter, budget: int) -> list[str | None]:
-    texts = [text for _, _, text in x.user.requests]
+def _chosen(user: Requests, counter: TokenCounter, budget: int) -> list[str | None]:
+    texts = [text for _, _, text in user.requests]
     return select(texts, budget, cost=lambda t: counter.count(t) + 12, counter=counter, by="extractive")
 
 
@@ -46,7 +46,7 @@ def user_items(x: Scan, counter: TokenCounter, *, with_outcome: bool = True,
                budget: int = DEFAULT_BUDGET) -> tuple[list[Item], int]:
     """The body's real user messages as items (own ``budget``), and how many the budget left out."""
     out = []
-    chosen = _chosen(x, counter, budget)
+    chosen = _chosen(x.user, counter, budget)
     for (index, rnd, _), text in zip(x.user.requests, chosen, strict=True):
         if text is None:
             continue
@@ -55,7 +55,7 @@ def user_items(x: Scan, counter: TokenCounter, *, with_outcome: bool = True,
         else:
             body = f"- [round {rnd}] “{text.strip()}”"
         if with_outcome:
-            body += f"\n  → {outcome(x, rnd)}"
+            body += f"\n  → {outcome(x.said, rnd)}"
         out.append(Item("user", body, 0, order=index, round=rnd, block=True, own=True))
     return out, sum(1 for text in chosen if text is None)
 
@@ -64,7 +64,7 @@ def constraint_items(x: Scan, counter: TokenCounter, *, quoted: bool = True,
                      budget: int = DEFAULT_BUDGET) -> list[Item]:
     """Constraint sentences of user messages that are not quoted whole (``quoted`` False: of every message
     of the body, for a contract whose messages are kept outside the summary)."""
-    chosen = _chosen(x, counter, budget) if quoted else [None] * len(x.user.requests)
+    chosen = _chosen(x.user, counter, budget) if quoted else [None] * len(x.user.requests)
     seen: set[str] = set()
     out = []
     for (index, rnd, text), kept in zip(x.user.requests, chosen, strict=True):

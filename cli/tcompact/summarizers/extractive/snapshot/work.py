@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..scan import Scan, in_progress, next_step
+from ..scan import Scan, Work, in_progress, next_step
 from ..tools import Action
 from ..tools import command_groups, describe, failure_groups, failure_line, fixed_line, reported_errors, test_coverage
 from ..tools import went_on
@@ -43,20 +43,20 @@ def _also(action: Action, shown: str) -> list[str]:
     return [f"\n  {line}" for line in action.error_lines if _PYTEST_E.sub("", line) not in shown]
 
 
-def failure_items(x: Scan) -> list[Item]:
+def failure_items(work: Work) -> list[Item]:
     """Failed attempts never fixed: the last attempt, how often, exit code, key error and every error line."""
     out = []
-    for group in failure_groups(x.work.actions):
+    for group in failure_groups(work.actions):
         last = group[-1]
         text = failure_line(group, _label(last))
         out.append(Item("failure", text + "".join(_also(last, text)), 1, order=last.index, round=last.round))
     return out
 
 
-def error_items(x: Scan) -> list[Item]:
+def error_items(work: Work) -> list[Item]:
     """Error lines of outputs whose call did not fail (or failed and was fixed), with the command, and fixes."""
     out = []
-    for a in x.work.actions:
+    for a in work.actions:
         if a.failed and a.resolved_by is not None:
             text = fixed_line(a, _label(a), fix_chars=160)
             out.append(Item("fix", text + "".join(_also(a, text)), 2, order=a.index, round=a.round))
@@ -65,10 +65,10 @@ def error_items(x: Scan) -> list[Item]:
     return out
 
 
-def file_items(x: Scan) -> list[Item]:
+def file_items(work: Work) -> list[Item]:
     """Every file once: changed ones (priority 1), read ones (2), only searched (3), with gist and symbols."""
     out = []
-    for info in x.work.files.values():
+    for info in work.files.values():
         text = f"{info.path} — {info.status(latest=True)}"
         if info.gist:
             text += f": {quote(info.gist)}"
@@ -81,10 +81,10 @@ def file_items(x: Scan) -> list[Item]:
     return out
 
 
-def edit_items(x: Scan) -> list[Item]:
+def edit_items(work: Work) -> list[Item]:
     """The new text of the last edits (an edit's "→ ok" says nothing of what the file now says), the newest first
     to be kept; each as the call gave it, a long one cut in its middle."""
-    edits = [a for a in x.work.actions if a.new_text.strip() and a.answered and not a.failed][-_LAST_EDITS:]
+    edits = [a for a in work.actions if a.new_text.strip() and a.answered and not a.failed][-_LAST_EDITS:]
     out = []
     for a in reversed(edits):
         text = a.new_text
@@ -100,11 +100,11 @@ def edit_items(x: Scan) -> list[Item]:
     return out
 
 
-def command_items(x: Scan) -> list[Item]:
+def command_items(work: Work) -> list[Item]:
     """Each distinct command once with its last outcome and the output line that says how it ended (unfixed
     failures are listed with the failed attempts instead)."""
     out = []
-    for group in command_groups(x.work.actions):
+    for group in command_groups(work.actions):
         last = group[-1]
         if last.failed:  # listed with the failed attempts, or with the fix that followed
             continue
@@ -130,7 +130,7 @@ def state_items(x: Scan, *, answered: bool) -> list[Item]:
             if status in _OPEN]
     if x.plan.explanation:
         out.append(Item("pending", f"plan note: {cut(x.plan.explanation, 300)}", 2, order=x.stop))
-    current = in_progress(x)
+    current = in_progress(x.plan)
     if current:
         out.append(Item("state", f"in progress (todo): {current}", 1, order=x.stop))
     promised = x.promised()
