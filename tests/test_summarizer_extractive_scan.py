@@ -10,7 +10,8 @@ import pytest
 from tcompact.model import Message
 from tcompact.summarizers.extractive.scan import Scan, carry, in_progress, next_step, todos
 from tcompact.summarizers.extractive.tools import classify
-from tcompact.summarizers.extractive.tools.outputs import exit_code_of, gist_of, key_error, symbols_of, summary_line_of
+from tcompact.summarizers.extractive.tools.errors import key_error
+from tcompact.summarizers.extractive.tools.outputs import exit_code_of, gist_of, symbols_of, summary_line_of
 from tcompact.summarizers.extractive.tools.shell import normalise_command, _pathish, shell_segments, ran_tests, _words
 
 from test_summarizer_extractive import assistant, call, result, user

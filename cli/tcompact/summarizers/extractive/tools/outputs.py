@@ -1,7 +1,8 @@
-"""What a tool result or a file's content says: exit code, key error, test summary, offloaded output, gist, symbols.
+"""What a tool result or a file's content says: exit code, test summary, offloaded output, gist, symbols.
 
 Results are read as text, whatever tool produced them, so the patterns that recognise a failure,
-a test summary line or the description of a file are collected here.
+a test summary line or the description of a file are collected here (its error lines and key error
+are read in :mod:`.errors`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import orjson
 
 from ....markers import OFFLOAD_PATTERN
-from ..text import cut, lowered, one_line, words_in
+from ..text import cut, lowered, words_in
 
 _EXIT_PATTERNS = (  # looked for in the first 300 characters only (never inside the output itself)
     re.compile(r"^Exit code (-?\d+)", re.MULTILINE),  # Claude Code Bash error results
@@ -35,17 +36,10 @@ _OFFLOAD = (
 )
 _SAVED_TO = re.compile(r"(?i)(?:full output|output) (?:saved|written) to:?\s+(\S+)")  # slow: only tried …
 _SAVED_TO_WORDS = ("output saved", "output written")  # … when the text has these words
-_EXCEPTION_LINE = re.compile(r"^(?:E\s+)?(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failure|Interrupt)\b(?::|$)")
-_ERROR_LINE = re.compile(
-    r"(?i)^(?:E\s+)?(?:error\b|fatal\b|failed\b|failure\b|panic\b|FAIL\b)|"
-    r"\b(?:no such file or directory|command not found|permission denied|not permitted|does not exist|"
-    r"not found|cannot|can't|could not|couldn't|failed to|is not defined|invalid|refused|rejected|timed out|"
-    r"traceback \(most recent call last\))")
 _FAIL_COUNT = re.compile(r"(?i)\b([1-9]\d*) (?:failed|errors?)\b|test result: FAILED")
 _GO_FAIL = re.compile(r"(?m)^(?:--- FAIL: \S|FAIL(?:\t\S+\t[\d.]+s)?$)")  # go test's failed test or package
 _REFUSED = re.compile(r"(?i)\b(?:error|exception|failed|failure|rejected|denied|not allowed|not permitted|"
                       r"forbidden|blocked|timed out|unauthori[sz]ed)\b")
-_TOOL_ERROR = re.compile(r"<tool_use_error>(.*?)(?:</tool_use_error>|$)", re.DOTALL)
 _SYMBOL = re.compile(
     r"^[+\s]*(?:export\s+|pub(?:\(\w+\))?\s+|async\s+|static\s+|public\s+|private\s+|protected\s+)*"
     r"(?:def|class|function|fn|func|interface|struct|enum|trait|impl|type|module)\s+([A-Za-z_][\w]*)", re.MULTILINE)
@@ -88,50 +82,6 @@ def first_lines(text: str, limit: int = 3) -> list[str]:
         if len(out) >= limit:
             break
     return out
-
-
-def _json_text(line: str) -> str:
-    """The text inside a JSON-wrapped tool output line (``[{"type":"text","text":"…"}]``), else the line."""
-    if line[:1] in "[{" and '"text"' in line[:200]:
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            return line
-        parts = value if isinstance(value, list) else [value]
-        texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        if texts:
-            return " ".join(texts)
-    return line
-
-
-def _error_score(line: str) -> int:
-    """How surely a line states the error: 4 an exception, 3 an error prefix, 2 or 1 an error phrase, 0 none."""
-    if _EXCEPTION_LINE.match(line) and ":" in line:
-        return 4
-    if line.startswith(("FAILED ", "ERROR ", "error[", "error:", "Error:", "fatal:", "panic")):
-        return 3
-    if _ERROR_LINE.search(line):
-        return 2 if not line.lower().startswith("traceback") else 1
-    return 0
-
-
-def key_error(text: str) -> str:
-    """The line of a failed result that says what went wrong."""
-    inner = _TOOL_ERROR.search(text[:4000])
-    if inner:
-        return cut(one_line(inner.group(1)), 220)
-    best, best_score = "", 0
-    for line in text.splitlines():
-        line = _json_text(line.strip())
-        if not line or len(line) > 600:
-            continue
-        score = _error_score(line)
-        if score and (score > best_score or (score == best_score == 4)):  # the last exception line is the real one
-            best, best_score = line, score
-    if best:
-        best = re.sub(r"^E\s+", "", best)
-        return cut(best, 220)
-    return cut(" ⏎ ".join(first_lines(text)), 220)
 
 
 def summary_line_of(text: str) -> str:

@@ -10,8 +10,8 @@ import re
 
 from ....tool_names import AGENT, kind_of
 from .calls import Action
-from .errors import error_lines, outcome_line
-from .outputs import command_failed, exit_code_of, first_lines, gist_of, key_error, symbols_of, summary_line_of, tool_failed
+from .errors import error_lines, key_error, outcome_line
+from .outputs import command_failed, exit_code_of, first_lines, gist_of, symbols_of, summary_line_of, tool_failed
 from ..text import cut
 
 _DATA_FILES = re.compile(r"(?i)\.(?:jsonl?|csv|tsv|log|lock|vtt|srt|svg|xml|min\.js|map|bin|txt|out|ndjson)$")
