@@ -10,8 +10,9 @@ import pytest
 from tcompact.model import Message
 from tcompact.summarizers.extractive.scan import Scan, carry, in_progress, next_step, todos
 from tcompact.summarizers.extractive.tools import classify
-from tcompact.summarizers.extractive.tools.outputs import _exit_code, _gist, _key_error, _symbols, _test_summary
-from tcompact.summarizers.extractive.tools.shell import _normalise_command, _pathish, _segments, _test_run, _words
+from tcompact.summarizers.extractive.tools.errors import key_error
+from tcompact.summarizers.extractive.tools.outputs import exit_code_of, gist_of, symbols_of, summary_line_of
+from tcompact.summarizers.extractive.tools.shell import normalise_command, _pathish, shell_segments, ran_tests, _words
 
 from test_summarizer_extractive import assistant, call, result, user
 
@@ -62,28 +63,28 @@ def test_patches_edit_every_file_they_name():
 
 def test_shell_lines_are_read_without_running_them():
     assert _words("echo 'a b' \"c\\\"d\" e\\ f # comment") == ["echo", "a b", 'c"d', "e f"]
-    assert _segments("cd /r && bash -lc 'ls x; cat y' | wc -l") == [["cd", "/r"], ["ls", "x"], ["cat", "y"],
+    assert shell_segments("cd /r && bash -lc 'ls x; cat y' | wc -l") == [["cd", "/r"], ["ls", "x"], ["cat", "y"],
                                                                     ["wc", "-l"]]
-    assert _test_run(_segments("npm run test:unit && go test ./... && make check")) == (
+    assert ran_tests(shell_segments("npm run test:unit && go test ./... && make check")) == (
         ("npm run", frozenset()), ("go test", frozenset({"./..."})), ("make check", frozenset()))
-    assert _normalise_command("cd /r && ls  -la 2>/dev/null | head -5") == "ls -la"
+    assert normalise_command("cd /r && ls  -la 2>/dev/null | head -5") == "ls -la"
     assert [t for t in ("src/a.py", "Makefile", "-v", "$HOME", "1,20p", ".payload.type", "https://x", "a*b")
             if _pathish(t)] == ["src/a.py", "Makefile"]
 
 
 def test_results_are_read_for_exit_code_summary_error_gist_and_symbols():
-    assert _exit_code("Exit code 2\nboom") == 2
-    assert _exit_code("Chunk ID: 1\nProcess exited with code 0\nOutput:\nok") == 0
-    assert _exit_code('{"output": "x", "metadata": {"exit_code": 3}}') == 3
-    assert _exit_code("no code here") is None
-    assert _test_summary("....\n===== 2 failed, 15 passed in 0.63s =====\n") == "2 failed, 15 passed in 0.63s"
-    assert _test_summary("test result: ok. 29 passed; 0 failed; 0 ignored") == "test result: ok. 29 passed"
-    assert _key_error("Traceback (most recent call last):\n  File x\nKeyError: 'a'\nValueError: b") == "ValueError: b"
-    assert _key_error("<tool_use_error>File does not exist.</tool_use_error>") == "File does not exist."
-    assert _gist('"""CSV export of the member roster."""\nimport csv') == "CSV export of the member roster."
-    assert _gist("# Copyright 2024 Acme\n# Licensed under MIT\nimport os\n# Parses the config files.\nx = 1") == (
+    assert exit_code_of("Exit code 2\nboom") == 2
+    assert exit_code_of("Chunk ID: 1\nProcess exited with code 0\nOutput:\nok") == 0
+    assert exit_code_of('{"output": "x", "metadata": {"exit_code": 3}}') == 3
+    assert exit_code_of("no code here") is None
+    assert summary_line_of("....\n===== 2 failed, 15 passed in 0.63s =====\n") == "2 failed, 15 passed in 0.63s"
+    assert summary_line_of("test result: ok. 29 passed; 0 failed; 0 ignored") == "test result: ok. 29 passed"
+    assert key_error("Traceback (most recent call last):\n  File x\nKeyError: 'a'\nValueError: b") == "ValueError: b"
+    assert key_error("<tool_use_error>File does not exist.</tool_use_error>") == "File does not exist."
+    assert gist_of('"""CSV export of the member roster."""\nimport csv') == "CSV export of the member roster."
+    assert gist_of("# Copyright 2024 Acme\n# Licensed under MIT\nimport os\n# Parses the config files.\nx = 1") == (
         "Parses the config files.")
-    assert _symbols("def a():\n    pass\nclass B:\n    def test_c(self): pass\npub fn d() {}") == [
+    assert symbols_of("def a():\n    pass\nclass B:\n    def test_c(self): pass\npub fn d() {}") == [
         "a", "B", "d", "test_c"]
 
 
@@ -99,9 +100,9 @@ def test_the_scan_follows_the_working_directory_and_the_open_file():
         result("b", "Text replaced."),
     )
     x = Scan(messages, range(1, len(messages)))
-    assert x.cwd == "/testbed"
-    assert sorted(x.files) == ["/home/dev/app/src/m.py", "/testbed/src/m.py"]
-    assert x.files["/testbed/src/m.py"].status() == "edited"
+    assert x.work.cwd == "/testbed"
+    assert sorted(x.work.files) == ["/home/dev/app/src/m.py", "/testbed/src/m.py"]
+    assert x.work.files["/testbed/src/m.py"].status() == "edited"
 
 
 def test_the_plan_is_the_latest_and_gives_the_next_step():
@@ -110,8 +111,8 @@ def test_the_plan_is_the_latest_and_gives_the_next_step():
     messages = (user("port it"), assistant("", call("t", "TodoWrite", {"todos": [{"content": "x", "status": "pending"}]})),
                 result("t", "ok"), assistant("", call("u", "TodoWrite", plan)), result("u", "ok"))
     x = Scan(messages, range(len(messages)))
-    assert (in_progress(x), next_step(x)) == ("Port b", "Port c")
-    assert todos(x, ("pending",)) == [("[pending] Port c", 2)]
+    assert (in_progress(x.plan), next_step(x)) == ("Port b", "Port c")
+    assert todos(x.plan, ("pending",)) == [("[pending] Port c", 2)]
     said = (user("go"), assistant("Done with the parser.\n\nNext steps:\n1. **Run the benchmarks** on main\n2. Tag"))
     assert next_step(Scan(said, range(2))) == "Run the benchmarks on main"
 
@@ -126,7 +127,7 @@ def test_failures_are_fixed_by_the_same_command_or_a_covering_test_run():
         assistant("", call("c", "Bash", {"command": "pytest -q"})), result("c", "42 passed in 1.0s"),
     )
     x = Scan(messages, range(len(messages)))
-    assert [(a.label, a.failed, a.resolved_by) for a in x.actions] == [
+    assert [(a.label, a.failed, a.resolved_by) for a in x.work.actions] == [
         ("`pytest -q tests/test_x.py`", True, "`pytest -q`"), ("`make lint`", True, None), ("`pytest -q`", False, None)]
 
 
@@ -207,10 +208,10 @@ def test_the_scan_tracks_rounds_the_request_it_answers_and_the_working_directory
                 result("c", "x=1"), assistant("", call("d", "Bash", {"command": "cat ../etc/b.cfg"})),
                 result("d", "y=2"))
     x = Scan(messages, range(2, len(messages)))
-    assert (x.round, x.last_request, x.previous_text, x.cwd) == (2, (2, "a.py"), "Which file?", "/srv")
-    assert x.substantive == [(0, "first request that is long enough to be substantive, yes.")]
-    assert x.requests == [(2, 2, "a.py")]  # the prefix is context only
-    assert sorted(x.files) == ["/etc/b.cfg", "/srv/a.py"]  # relative paths made absolute against the workdir
+    assert (x.user.round, x.user.last, x.user.previous_text, x.work.cwd) == (2, (2, "a.py"), "Which file?", "/srv")
+    assert x.user.substantive == [(0, "first request that is long enough to be substantive, yes.")]
+    assert x.user.requests == [(2, 2, "a.py")]  # the prefix is context only
+    assert sorted(x.work.files) == ["/etc/b.cfg", "/srv/a.py"]  # relative paths made absolute against the workdir
 
 
 def test_a_file_state_says_every_operation_and_what_it_now_is():
@@ -225,7 +226,7 @@ def test_a_file_state_says_every_operation_and_what_it_now_is():
                 result("c", "File does not exist.", error=True),
                 assistant("", call("d", "Bash", {"command": "rm /r/a.py"})), result("d", ""))
     x = Scan(messages, range(len(messages)))
-    a, b = x.files["/r/a.py"], x.files["/r/b.py"]
+    a, b = x.work.files["/r/a.py"], x.work.files["/r/b.py"]
     assert (a.status(), a.status(latest=True), a.symbols) == ("created, deleted, edited failed",
                                                               "now deleted (earlier: created, deleted, edited failed)",
                                                               ["one"])
@@ -240,5 +241,5 @@ def test_a_passing_run_fixes_only_failures_it_covers():
                 assistant("", call("c", "Bash", {"command": "pytest tests/b.py"})), result("c", "1 passed"),
                 assistant("", call("d", "Bash", {"command": "pytest tests/a.py tests/b.py"})), result("d", "2 passed"))
     x = Scan(messages, range(len(messages)))
-    assert [(a.label, a.failed, a.resolved_by) for a in x.actions][0] == (
+    assert [(a.label, a.failed, a.resolved_by) for a in x.work.actions][0] == (
         "`pytest -q tests/a.py`", True, "`pytest tests/a.py tests/b.py`")  # not cargo's run, nor one of b.py alone

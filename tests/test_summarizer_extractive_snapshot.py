@@ -5,6 +5,7 @@ error lines, decisions and outcome lines without changing their JSON contract.""
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import orjson
@@ -17,7 +18,8 @@ from hypothesis import strategies as st
 from tcompact.formats import read_file
 from tcompact.summarizers.base import Block, SummaryRequest
 from tcompact.summarizers.contracts import SECTIONS
-from tcompact.summarizers.extractive.snapshot.fit import Item, fit, render
+from tcompact.summarizers.extractive.fitting import Item
+from tcompact.summarizers.extractive.snapshot.fit import fit, render
 from tcompact.summarizers.extractive.snapshot.layout import _LAYOUTS, place
 from tcompact.tokens import TokenCounter
 
@@ -153,6 +155,22 @@ def test_blocks_keep_error_lines_decisions_and_outcome_lines(summarizer):
     assert got.startswith("User Requirements:\n- “rebuild the index”\n\nFinal Result:\n- Done: shard 7 is rebuilt.")
 
 
+def test_one_wording_decides_how_both_summaries_list_the_errors_of_a_call_that_went_on(summarizer, monkeypatch):
+    messages = (user("rebuild the index"), assistant("", call("a", "Bash", {"command": "./build.sh"})),
+                result("a", "ERROR: could not connect to db-7.internal:5432\nbuild done"), assistant("Built."))
+    snapshot = run(summarizer, messages, contract="full", body=range(4))
+    assert "- `./build.sh` went on, but its output reported:\n  ERROR: could not connect to db-7.internal:5432\n" \
+        in snapshot
+    assert "- `./build.sh` went on, but its output reported: ERROR: could not connect to db-7.internal:5432\n" \
+        in blocks_answer(summarizer, messages)
+    wording = importlib.import_module("tcompact.summarizers.extractive.tools.describe")  # the module, not its function
+    monkeypatch.setattr(wording, "WENT_ON", "{label} printed errors and carried on:")  # the round-level path too
+    assert "- `./build.sh` printed errors and carried on:\n  ERROR: could not connect to db-7.internal:5432\n" \
+        in run(summarizer, messages, contract="full", body=range(4))
+    assert "- `./build.sh` printed errors and carried on: ERROR: could not connect to db-7.internal:5432\n" \
+        in blocks_answer(summarizer, messages)
+
+
 # -- the budget, on an invented session and on generated ones ---------------------------------------
 
 _USERS = re.compile(r'(?ms)^(?:- \[round \d+\] “.*?”|<user_message round="\d+">\n.*?\n</user_message>)\n'
@@ -266,7 +284,7 @@ def test_each_round_of_the_user_says_how_it_ended_and_the_resume_line_where_it_s
     messages = (user("fix"), assistant("Looking.", call("a", "Bash", {"command": "ls"})), result("a", "x"),
                 user("now"), assistant("Done with it, all good."), user("more"))
     x = Scan(messages, range(6))
-    assert [outcome(x, r) for r in (1, 2, 3)] == ["in progress: “Looking.”", "answered: “Done with it, all good.”",
+    assert [outcome(x.said, r) for r in (1, 2, 3)] == ["in progress: “Looking.”", "answered: “Done with it, all good.”",
                                                   "no answer in this part"]
     assert resume_line(x, x.answered()) == "last request: more; answered: no; active: last action: `ls` → ok; " \
                                            "next: (none)"

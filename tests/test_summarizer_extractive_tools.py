@@ -102,11 +102,11 @@ def test_describing_outcomes_and_grouping_repeats():
         result("c", "nothing to commit"),
     )
     x = Scan(messages, range(len(messages)))
-    (group,) = failure_groups(x.actions)
+    (group,) = failure_groups(x.work.actions)
     assert failure_line(group) == "`make deploy` (Bash ×2) → exit 2: make: *** [Makefile:9: deploy] Error 2"
-    assert [len(g) for g in command_groups(x.actions)] == [1, 2]
-    assert describe(x.actions[-1]) == "`git status` → ok"
-    assert describe(x.actions[0]) == "`make deploy` → failed (exit 2: make: *** [Makefile:9: deploy] Error 2)"
+    assert [len(g) for g in command_groups(x.work.actions)] == [1, 2]
+    assert describe(x.work.actions[-1]) == "`git status` → ok"
+    assert describe(x.work.actions[0]) == "`make deploy` → failed (exit 2: make: *** [Makefile:9: deploy] Error 2)"
 
 
 def test_sentences_split_outside_quotes_brackets_and_code():
@@ -300,12 +300,12 @@ def test_the_last_actions_count_repeats_and_tests_say_what_was_verified():
                  assistant("", call("e", "Edit", {"file_path": "/r/a.py", "old_string": "1", "new_string": "2"})),
                  result("e", "ok")]
     x = Scan(messages, range(len(messages)))
-    assert last_actions(x.actions) == [("Edit /r/a.py → ok", 0), ("`pytest -q` → ok (4 passed in 0.1s)", 1),
+    assert last_actions(x.work.actions) == [("Edit /r/a.py → ok", 0), ("`pytest -q` → ok (4 passed in 0.1s)", 1),
                                        ("`make poll` → ok (×3 in a row)", 2)]
-    assert test_coverage(x.actions) == [("latest test run: `pytest -q` → ok (4 passed in 0.1s)", 1),
+    assert test_coverage(x.work.actions) == [("latest test run: `pytest -q` → ok (4 passed in 0.1s)", 1),
                                         ("edited after the last test run (unverified): /r/a.py", 0)]
     untested = Scan(messages[:1] + messages[-2:], range(3))
-    assert test_coverage(untested.actions) == [("no test run recorded after editing: /r/a.py", 1)]
+    assert test_coverage(untested.work.actions) == [("no test run recorded after editing: /r/a.py", 1)]
 
 
 def test_commands_list_failures_then_tests_then_the_rest():
@@ -320,9 +320,9 @@ def test_commands_list_failures_then_tests_then_the_rest():
                                                                                      error=True),
                 assistant("", call("e", "Bash", {"command": "pytest -q"})), result("e", "3 passed in 0.2s"))
     x = Scan(messages, range(len(messages)))
-    assert commands(x.actions) == [("`npm run lint` → failed (exit 2)", 0), ("`pytest -q` ×2 → ok, 3 passed in 0.2s", 1),
+    assert commands(x.work.actions) == [("`npm run lint` → failed (exit 2)", 0), ("`pytest -q` ×2 → ok, 3 passed in 0.2s", 1),
                                    ("`make build` → ok: built", 2), ("`ls src` → ok", 3)]  # a listing says no outcome
-    assert fixes(x.actions) == [("`pytest -q` failed (1 failed); fixed by a later successful `pytest -q`", 0)]
+    assert fixes(x.work.actions) == [("`pytest -q` failed (1 failed); fixed by a later successful `pytest -q`", 0)]
 
 
 @pytest.mark.parametrize(("command", "text", "failed", "summary", "outcome"), [
@@ -355,7 +355,7 @@ def test_an_unanswered_call_and_a_repeated_failure_are_described_as_such():
                      result(f"d{n}", f"Exit code 2\nattempt {n}: no credentials", error=True)]
     messages += [assistant("", call("w", "WebFetch", {"url": "https://x.y"})), result("w", "Error: 403 forbidden")]
     x = Scan(messages, range(len(messages)))
-    groups = failure_groups(x.actions)
+    groups = failure_groups(x.work.actions)
     assert [len(g) for g in groups] == [1, 3]  # the newest group first; one key per command, blanks collapsed
     assert [failure_line(g) for g in groups] == ["WebFetch: https://x.y → Error: 403 forbidden",
                                                  "`make deploy` (Bash ×3) → exit 2: attempt 2: no credentials"]

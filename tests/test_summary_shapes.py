@@ -163,7 +163,7 @@ def test_a_slash_command_with_its_instructions_is_the_request():
     msgs = messages(INIT)
     assert [i for i, m in enumerate(msgs) if is_real_user(m)] == [0]
     scan = Scan(msgs, range(0, len(msgs)))
-    assert scan.requests[0][2].startswith("/init\nPlease analyze this codebase and create a CLAUDE.md file")
+    assert scan.user.requests[0][2].startswith("/init\nPlease analyze this codebase and create a CLAUDE.md file")
     kept = compacted(INIT)
     assert kept[0].text == msgs[0].text  # the command line
     assert kept[1].text == msgs[1].text  # and its instructions, verbatim

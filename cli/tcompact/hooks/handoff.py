@@ -81,7 +81,7 @@ def _tests(scan: Any, room: int) -> str:
     the snapshot may leave it out for its budget."""
     from ..summarizers.extractive.tools import test_coverage
 
-    lines = [line for line, _ in test_coverage(scan.actions)] or ["no test or build run recorded"]
+    lines = [line for line, _ in test_coverage(scan.work.actions)] or ["no test or build run recorded"]
     return _head(f"Tests and builds: {'; '.join(lines)}", room - 2).rstrip() + "\n\n"
 
 

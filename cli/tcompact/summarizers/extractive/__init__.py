@@ -2,26 +2,38 @@
 
 ``ExtractiveSummarizer`` fills the numbered sections of a contract (:data:`contracts.SECTIONS`)
 from what the messages already say: the user's requests and constraints in their own words, the
-todo/plan state, what the assistant concluded, which files were read, edited or created, which
-commands ran and how they ended, which attempts failed and were never fixed, and a one-line resume
-point. Only ``messages[body]`` is summarised; the preserved prefix before it is read for context
-(the active request, the round numbers, the plan). Internal messages in the body that hold an
-earlier checkpoint (``<memory_block_…>``, a Claude compact summary) have their lines carried over.
+todo/plan state, what the assistant decided and found, which files were read, edited or created,
+which commands ran and how they ended, which attempts failed and were never fixed, and a one-line
+resume point. Only ``messages[body]`` is summarised; the preserved prefix before it is read for
+context (the active request, the round numbers, the plan). Internal messages in the body that hold
+an earlier checkpoint (``<memory_block_…>``, a Claude compact summary) are carried as one block.
 
 The output is deterministic (same request, same text) and fitted to ``target_tokens``: every item
-is tokenised once, and the least important items are dropped first (see ``sections._TIERS``), then
-long items are shortened; section headings always stay. Large tool results are only looked at
-through a head and a tail window, so the cost is linear in the size of the body.
+is tokenised once and the least important are left out first. Large tool results are only looked
+at through a head and a tail window (their error lines excepted), so the cost is linear in the
+size of the body.
 
-The work is split in stages, one module each: :mod:`.extraction` scans the messages (with
-:mod:`.calls`, :mod:`.shell`, :mod:`.results`, :mod:`.outputs`, :mod:`.plan` and
-:mod:`.checkpoints`), :mod:`.content`, :mod:`.files` and :mod:`.history` turn the scan into section
-lines, :mod:`.sections` assigns them to a contract's sections, and :mod:`.budget` fits and renders.
+The work is split by what it does, one package each:
 
-The "blocks" contract of the round-level pipeline (:mod:`.blocks`) answers with JSON instead: one
-summary per requested block (User Requirements, Final Result or Open Work, Work Done, Failed
-Attempts, Artifact Trail), built from runs of raw messages (:mod:`.parts`) and earlier memory
-blocks (:mod:`.memory`), each fitted to ``target_tokens``.
+- :mod:`.tools` reads what a tool call did: :mod:`~.tools.calls` classifies it (with
+  :mod:`~.tools.shell` for command lines), :mod:`~.tools.results` and :mod:`~.tools.outputs` read
+  its result, :mod:`~.tools.errors` finds the error lines of any output (the one detector), and
+  :mod:`~.tools.describe` states outcomes — the one wording of failures, fixes and error lines both
+  summaries use;
+- :mod:`.scan` is the one pass over a transcript (:class:`~.scan.Scan`: requests, texts, actions,
+  files, the plan, earlier checkpoints);
+- :mod:`.snapshot` writes the ``<state_snapshot>`` of a contract: items from the user's messages
+  (:mod:`~.snapshot.users`), the tools (:mod:`~.snapshot.work`), the assistant's prose
+  (:mod:`~.snapshot.prose`) and ``--preserve`` (:mod:`~.snapshot.preserve`), placed in sections
+  (:mod:`~.snapshot.layout`) and fitted (:mod:`~.snapshot.fit`);
+- :mod:`.blocks` answers the round-level pipeline's "blocks" contract with JSON, one summary per
+  block: raw runs (:mod:`~.blocks.parts`, with :mod:`~.blocks.background`, :mod:`~.blocks.content`,
+  :mod:`~.blocks.files`, :mod:`~.blocks.history`) and earlier memory blocks (:mod:`~.blocks.memory`)
+  become parts, merged (:mod:`~.blocks.merge`) and fitted (:mod:`~.blocks.fit`) by
+  :mod:`~.blocks.writer`;
+- :mod:`.fitting` is the one fitting engine both writers use (items, counting, the running
+  estimate, leaving out until it fits), and :mod:`.text` the text helpers (cutting, quoting,
+  sentences).
 """
 
 from __future__ import annotations

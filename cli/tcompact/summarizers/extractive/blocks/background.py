@@ -21,8 +21,8 @@ from ....model import Message
 from ....rounds import is_real_user
 from ....tool_names import is_plan_tool
 from ..scan import CWD_PATTERNS, plan_of
-from .memory import _is_ack, _is_memory
-from .parts import _Background
+from .memory import is_ack, is_memory
+from .parts import Background
 
 #: (index, request, reply_to, plan, cwd): the pass's state before messages[index].
 _State = tuple[int, "Message | None", str, "Message | None", str]
@@ -31,9 +31,9 @@ _LOCK = threading.Lock()  # the calls of a stage run on several threads
 _kept: list = [None, [_START]]  # the messages of the last pass, its states by index
 
 
-def backgrounds(messages: Sequence[Message], starts: Sequence[int]) -> dict[int, _Background]:
+def backgrounds(messages: Sequence[Message], starts: Sequence[int]) -> dict[int, Background]:
     """For every start index (ascending), the background the messages before it leave."""
-    out: dict[int, _Background] = {}
+    out: dict[int, Background] = {}
     with _LOCK:
         if not isinstance(messages, tuple):  # a list may change between requests: nothing kept
             states: list[_State] = [_START]
@@ -48,7 +48,7 @@ def backgrounds(messages: Sequence[Message], starts: Sequence[int]) -> dict[int,
             if state[0] != states[k][0]:
                 states.insert(k + 1, state)
             _, request, reply_to, plan, cwd = state
-            out[start] = _Background(request=request, reply_to=reply_to, plan=plan, cwd=cwd)
+            out[start] = Background(request=request, reply_to=reply_to, plan=plan, cwd=cwd)
     return out
 
 
@@ -60,10 +60,10 @@ def _advance(messages: Sequence[Message], state: _State, stop: int) -> _State:
         if m.role == "user":
             if is_real_user(m):
                 request = m
-            elif not _is_memory(m):
+            elif not is_memory(m):
                 cwd = _cwd(m.text[:2000]) or cwd
         elif m.role == "assistant":
-            if m.text.strip() and not _is_ack(m):
+            if m.text.strip() and not is_ack(m):
                 reply_to = m.text
             if m.tool_calls and _sets_plan(m):
                 plan = m

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..scan import MAX_FILES, FileState
 
 if TYPE_CHECKING:
-    from ..scan import Scan
+    from ..scan import Scan, Work
 
 
 
@@ -25,16 +25,16 @@ def _weight(info: FileState) -> int:
     return 2 if not info.failed else 1
 
 
-def _ranked_files(x: Scan, rounds: set[int] | None = None, *, searched: bool = True) -> list[FileState]:
+def _ranked_files(work: Work, rounds: set[int] | None = None, *, searched: bool = True) -> list[FileState]:
     """Files by importance: changed ones first, then read, then only searched; newest first."""
-    files = [f for f in x.files.values()
+    files = [f for f in work.files.values()
              if (rounds is None or f.rounds & rounds) and (searched or set(f.ops) - {"searched"} or f.failed)]
     files.sort(key=lambda f: (_weight(f), -f.last))
     return files[:MAX_FILES]
 
 
-def _file_lines(x: Scan, rounds: set[int] | None = None, *, exclude: set[str] | frozenset[str] = frozenset()
+def file_lines(x: Scan, rounds: set[int] | None = None, *, exclude: set[str] | frozenset[str] = frozenset()
                 ) -> list[tuple[str, int]]:
     """One Artifact Trail line per file: its path and what was done to it."""
-    files = [f for f in _ranked_files(x, rounds) if f.path not in exclude]
+    files = [f for f in _ranked_files(x.work, rounds) if f.path not in exclude]
     return [(f"{f.path} — {f.status()}", rank) for rank, f in enumerate(files)]

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..tools import Action
-    from ..scan import Scan
+    from ..scan import Work
 
 _WORK_OPS = ("created", "written", "edited", "deleted", "read", "searched")
 
 
 
-def _round_work(actions: Sequence[Action]) -> str:
+def round_work(actions: Sequence[Action]) -> str:
     """The files a round touched by operation, the commands it ran and its failed calls."""
     files: dict[str, Counter] = {}
     for a in actions:
@@ -45,11 +45,11 @@ def _file_parts(files: Mapping[str, Counter]) -> list[str]:
 
 
 
-def _critical(x: Scan) -> list[tuple[str, int]]:
+def critical_lines(work: Work) -> list[tuple[str, int]]:
     """The working directory and where offloaded or cleared tool output can be recovered."""
     out = []
-    if x.cwd:
-        out.append((f"working directory: {x.cwd}", 0))
-    for n, text in enumerate(x.critical):
+    if work.cwd:
+        out.append((f"working directory: {work.cwd}", 0))
+    for n, text in enumerate(work.critical):
         out.append((text, n + 1))
     return out

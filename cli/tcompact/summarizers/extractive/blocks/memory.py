@@ -1,20 +1,16 @@
-"""Earlier round-level memory blocks read back as parts, and parts merged into one block summary.
+"""Earlier round-level memory blocks read back as parts (merged into one block summary by :mod:`.merge`).
 
 A merge target (scopes ``recursive_merge``, ``existing_round_level_block``, ``mixed_context``;
 openjiuwen-spec §8.1.4) holds memory blocks (§8.1.7: the marker, header lines, ``Summary:`` and
 the summary) and possibly raw messages. Each memory block's summary is split back into its
 sections — by the headings this summariser writes (``User Requirements:``, …) or the usual
-variants a model writes (``## Final Result``, ``**Open Work**``, ``1. Requirements``) — and the
-parts are merged: the user's requirements united in order, every final result kept oldest
-first, only the newest part's open work kept open (older open work becomes history), failed
-attempts and the artifact trail deduplicated by command and file.
+variants a model writes (``## Final Result``, ``**Open Work**``, ``1. Requirements``); the parts
+are then merged by :mod:`.merge`.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
 
 import orjson
 
@@ -22,17 +18,17 @@ from ....markers import ROUND_LEVEL_ACK, ROUND_LEVEL_MARKER
 from ....model import Message
 from ....rounds import is_internal_text
 from .parts import (
-    _CONTINUES,
+    CONTINUES,
     TIER_COMMANDS,
     TIER_FAILED,
     TIER_FILES,
     TIER_FINAL,
     TIER_OPEN,
     TIER_WORK,
-    Line,
-    _Part,
-    _Req,
+    Part,
+    Req,
 )
+from .merge import FILE_LINE
 
 MARKER, ACK = ROUND_LEVEL_MARKER, ROUND_LEVEL_ACK
 _MAX_LINES = 4000  # summary lines read of one memory block
@@ -56,13 +52,9 @@ _SECTION_ALIASES = (  # (start of a heading, section); first match wins
 )
 _EMPTY_ITEM = re.compile(r"^\(?(?:none|omitted|n/a|\+\d+ omitted for budget)\)?\.?$", re.IGNORECASE)
 _SERIALIZED = re.compile(r"^\[(\d+)\] role=(\w+)(.*)$")
-_CUT_MARK = re.compile(r"\s*\[(?:…[\d,]+ more chars cut|[\d,]+ chars cut|…)\]")
-_FILE_LINE = re.compile(r"^(?P<path>\S.*?) — (?P<status>[a-z][a-z ×\d,]*)$")
-_COMMAND_LINE = re.compile(r"^(?P<cmd>`[^`]+`)(?: ×(?P<n>\d+))? → (?P<outcome>.+)$", re.DOTALL)
-_STATUS_OPS = ("created", "written", "edited", "deleted", "moved", "read", "searched")
 
 
-def _is_memory(m: Message) -> bool:
+def is_memory(m: Message) -> bool:
     """A round-level memory block: a user message starting with the marker (or with its header lines)."""
     if m.role != "user":
         return False
@@ -70,7 +62,7 @@ def _is_memory(m: Message) -> bool:
     return head.startswith(MARKER) or "\nprocessor: RoundLevelCompressor\n" in head
 
 
-def _is_ack(m: Message) -> bool:
+def is_ack(m: Message) -> bool:
     """The assistant acknowledgement that may follow a memory block."""
     return m.role == "assistant" and not m.tool_calls and m.text.strip() == ACK
 
@@ -78,7 +70,7 @@ def _is_ack(m: Message) -> bool:
 # -- reading a memory block ---------------------------------------------------------------------
 
 
-def _memory_parts(text: str) -> list[_Part]:
+def memory_parts(text: str) -> list[Part]:
     """The parts a memory block holds: one, or one per entry when its summary is a raw JSON answer."""
     scope, summary = _split_header(text)
     parts = _json_parts(summary)
@@ -96,7 +88,7 @@ def _split_header(text: str) -> tuple[str, str]:
     return (scope.group(1) if scope else ""), text[head_end + len("\nSummary:\n"):]
 
 
-def _json_parts(summary: str) -> list[_Part]:
+def _json_parts(summary: str) -> list[Part]:
     """Parts of a summary that is itself a ``{"blocks": [...]}`` answer (the pipeline's raw fallback)."""
     text = summary.strip()
     if text.startswith("```"):
@@ -167,16 +159,16 @@ def _items(summary: str) -> tuple[list[tuple[str, str]], bool]:
     return items, headings
 
 
-def _parse_summary(summary: str, scope: str) -> _Part:
+def _parse_summary(summary: str, scope: str) -> Part:
     """A memory block's summary as a part, section by section."""
     items, headings = _items(summary)
     if not headings:
         return _loose_part(summary, scope)
-    part = _Part()
+    part = Part()
     open_lines = 0
     for section, text in items:
         if section == "requirements":
-            part.requirements.append(_Req(text, quoted=False, continued=text.startswith(_CONTINUES)))
+            part.requirements.append(Req(text, quoted=False, continued=text.startswith(CONTINUES)))
         elif section == "final":
             part.final.append((text, TIER_FINAL))
         elif section == "open":
@@ -185,16 +177,16 @@ def _parse_summary(summary: str, scope: str) -> _Part:
         elif section == "failed":
             part.failed.append((text, TIER_FAILED))
         elif section == "artifacts":
-            part.artifacts.append((text, TIER_FILES if _FILE_LINE.match(text) else TIER_COMMANDS))
+            part.artifacts.append((text, TIER_FILES if FILE_LINE.match(text) else TIER_COMMANDS))
         else:
             part.work.append((text, TIER_WORK))
     part.ongoing = bool(part.open) or scope == "ongoing_react"
     return part
 
 
-def _loose_part(summary: str, scope: str) -> _Part:
+def _loose_part(summary: str, scope: str) -> Part:
     """A summary without known headings: serialised user messages are requirements, the rest is history."""
-    part = _Part(ongoing=scope == "ongoing_react")
+    part = Part(ongoing=scope == "ongoing_react")
     entries: list[list[str]] = []
     for line in summary.splitlines()[:_MAX_LINES]:
         match = _SERIALIZED.match(line)
@@ -208,153 +200,7 @@ def _loose_part(summary: str, scope: str) -> _Part:
     for role, *lines in entries:
         text = "\n".join(lines).strip()
         if role == "user" and text and not is_internal_text(text) and not text.startswith(MARKER):
-            part.requirements.append(_Req(text))
+            part.requirements.append(Req(text))
         elif role == "assistant" and text and len(part.work) < _MAX_LOOSE:
             part.work.append((text, TIER_WORK))
     return part
-
-
-# -- merging parts ------------------------------------------------------------------------------
-
-
-def _merge(parts: Sequence[_Part]) -> _Part:
-    """One part from several, oldest first (see the module docstring for the rules)."""
-    parts = [p for p in parts if not p.empty()] or list(parts[-1:]) or [_Part()]
-    if len(parts) == 1:
-        return parts[0]
-    n = len(parts)
-    out = _Part(ongoing=parts[-1].ongoing)
-    out.requirements = _union_requirements(r for p in parts for r in p.requirements)
-    failed, fixed = _union_failed(parts)
-    for k, p in enumerate(parts):
-        age = min(n - 1 - k, 9) * 0.01  # older parts' lines go first within a tier
-        out.final += [(t, tier + age) for t, tier in p.final]
-        if k == n - 1:
-            out.open = list(p.open)
-        else:
-            history = [t for t, _ in p.open if not t.startswith("status:")][:3]
-            out.work += [(f"earlier open work (continued later): {t}", TIER_WORK + 0.7 + age) for t in history]
-        out.work += [(t, tier + age) for t, tier in p.work]
-    out.work += fixed
-    out.failed = failed
-    out.artifacts = _union_artifacts(parts)
-    return out
-
-
-def _req_key(r: _Req) -> tuple[str, bool]:
-    """The normalised text a requirement is recognised by, and whether it is only the start of one."""
-    text = re.sub(r"^(?:\(continues an earlier request\)\s*|\[earlier\]\s*)+", "", r.body + r.suffix)
-    mark = _CUT_MARK.search(text)
-    cut = mark is not None or r.continued or text.rstrip().rstrip("”").endswith("…")
-    if mark is not None:
-        text = text[:mark.start()]
-    text = " ".join(text.replace("“", "").replace("”", "").split()).lower().rstrip("… ")
-    return text[:300], cut
-
-
-def _union_requirements(reqs: Iterable[_Req]) -> list[_Req]:
-    """Requirements without repeats, in order; a cut or continued copy of a listed one is left out."""
-    out: list[_Req] = []
-    where: dict[str, int] = {}
-    partial: list[tuple[str, int]] = []  # keys of cut requirements (a fuller copy may follow)
-    for r in reqs:
-        key, cut = _req_key(r)
-        if not key or key in where:
-            continue
-        if cut and any(k.startswith(key) for k in where):
-            continue
-        fuller = next((n for k, n in partial if key.startswith(k)), None)
-        if fuller is not None and not cut:
-            out[fuller] = r  # the full text replaces a cut copy, in its place
-            where[key] = fuller
-            continue
-        where[key] = len(out)
-        if cut:
-            partial.append((key, len(out)))
-        out.append(r)
-    return out
-
-
-def _failure_key(text: str) -> str:
-    """What a failed attempt tried: its label without the tool name and repeat count."""
-    label = text.removeprefix("[earlier] ").split(" → ", 1)[0]
-    return re.sub(r"(?:\s+\([^()]*\)|\s+×\d+)+$", "", label).strip()
-
-
-def _union_failed(parts: Sequence[_Part]) -> tuple[list[Line], list[Line]]:
-    """(failed attempts not fixed by a later part, newest first; history lines of those fixed later)."""
-    ok_in: dict[str, int] = {}
-    for k, p in enumerate(parts):
-        for text, _ in p.artifacts:
-            match = _COMMAND_LINE.match(text)
-            if match and match.group("outcome").startswith("ok"):
-                ok_in[match.group("cmd")] = k
-    n = len(parts)
-    failed: list[Line] = []
-    fixed: list[Line] = []
-    seen: set[str] = set()
-    for k in range(n - 1, -1, -1):
-        age = min(n - 1 - k, 9) * 0.01
-        for text, tier in parts[k].failed:
-            key = _failure_key(text)
-            if key in seen:
-                continue
-            seen.add(key)
-            if ok_in.get(key, -1) > k:
-                fixed.append((f"failed earlier, later ran ok: {text}", TIER_WORK + 0.1 + age))
-            else:
-                failed.append((text, tier + age))
-    return failed, fixed
-
-
-def _union_artifacts(parts: Sequence[_Part]) -> list[Line]:
-    """Artifact lines of all parts, newest first, one per file (operations added up) and per command."""
-    n = len(parts)
-    entries: dict[str, list] = {}  # key -> [kind, text or (path, Counter) or (cmd, count, outcome), tier]
-    for k in range(n - 1, -1, -1):
-        age = min(n - 1 - k, 9) * 0.01
-        for text, tier in parts[k].artifacts:
-            file = _FILE_LINE.match(text)
-            command = None if file else _COMMAND_LINE.match(text)
-            if file:
-                key = "file:" + file.group("path")
-                ops = _ops(file.group("status"))
-                if key in entries:
-                    entries[key][1][1].update(ops)
-                else:
-                    entries[key] = ["file", (file.group("path"), ops), tier + age]
-            elif command:
-                key = "cmd:" + command.group("cmd")
-                times = int(command.group("n") or 1)
-                if key in entries:
-                    cmd, count, outcome = entries[key][1]
-                    entries[key][1] = (cmd, count + times, outcome)
-                else:
-                    entries[key] = ["cmd", (command.group("cmd"), times, command.group("outcome")), tier + age]
-            elif "text:" + text not in entries:
-                entries["text:" + text] = ["text", text, tier + age]
-    return [(_artifact_text(kind, value), tier) for kind, value, tier in entries.values()]
-
-
-def _ops(status: str) -> Counter:
-    """A file status ('created, edited ×3, read failed') as counts per operation."""
-    ops: Counter = Counter()
-    for token in status.split(","):
-        name, _, times = token.strip().partition(" ×")
-        if name:
-            ops[name] += int(times) if times.isdigit() else 1
-    return ops
-
-
-def _artifact_text(kind: str, value) -> str:
-    """An artifact line again after merging."""
-    if kind == "file":
-        path, ops = value
-        parts = [op + (f" ×{ops[op]}" if ops[op] > 1 else "") for op in _STATUS_OPS if ops.get(op)]
-        parts += [name + (f" ×{n}" if n > 1 else "") for name, n in ops.items()
-                  if name not in _STATUS_OPS and not (name.endswith(" failed") and ops.get(name[:-7]))]
-        return f"{path} — {', '.join(parts) or 'touched'}"
-    if kind == "cmd":
-        cmd, count, outcome = value
-        return f"{cmd}{f' ×{count}' if count > 1 else ''} → {outcome}"
-    return value

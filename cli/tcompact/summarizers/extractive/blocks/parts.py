@@ -1,11 +1,11 @@
 """One source of a round-level block summary: a run of raw messages turned into section lines.
 
 A "blocks" summary (the round-level pipeline, openjiuwen-spec §8.1.4) is built from *parts*: a
-run of raw messages, or an earlier memory block (:mod:`.memory`). A :class:`_Part` holds the
+run of raw messages, or an earlier memory block (:mod:`.memory`). A :class:`Part` holds the
 lines of every section — the user's requirements in their own words, the final result of a
 finished block or the open work of an unfinished one, the work done, failed attempts and the
 artifact trail — each with a drop tier (lower tiers are kept longer). Raw runs are scanned with
-the same :class:`~.extraction._Extraction` as the state snapshots; only a small synthetic
+the same :class:`~..scan.Scan` as the state snapshots; only a small synthetic
 context (the request the run continues, the plan, the working directory) stands in for the
 messages before it, so the cost stays linear in the size of the run.
 """
@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from ....model import Message
 from ....rounds import is_real_user
 from ..tools import last_actions as _last_actions
+from ..tools import reported_errors, went_on
 from ..tools import test_coverage as _test_coverage
-from .content import _Content
-from ..scan import Scan
-from .files import _file_lines
-from .history import _critical, _round_work
+from .content import Content
+from ..scan import Earlier, Scan
+from .files import file_lines
+from .history import critical_lines, round_work
 from ..scan import in_progress, next_step, plan_of
 from ..text import CONSTRAINT_CUES, USER_SPLIT, classify_sentence, clean, cut, cut_marked, prose_lines, one_line, quote, reply_context, user_text, word_count
 
@@ -31,13 +32,13 @@ TIER_FINAL, TIER_OPEN, TIER_FAILED, TIER_WORK, TIER_FILES, TIER_COMMANDS = 1.0, 
 _TERSE = 40  # a request shorter than this is shown with what it replies to
 _MAX_DECISIONS = 10
 _ANSWER_CHARS = 20000  # characters of a final answer looked at
-_CONTINUES = "(continues an earlier request) "
+CONTINUES = "(continues an earlier request) "
 
 Line = tuple[str, float]  # (text, drop tier)
 
 
 @dataclass(slots=True)
-class _Req:
+class Req:
     """A user requirement: the user's words (``quoted``), or a line carried as it was written."""
 
     body: str
@@ -54,10 +55,10 @@ class _Req:
 
 
 @dataclass(slots=True)
-class _Part:
+class Part:
     """The section lines of one part, each section in display order."""
 
-    requirements: list[_Req] = field(default_factory=list)
+    requirements: list[Req] = field(default_factory=list)
     final: list[Line] = field(default_factory=list)
     open: list[Line] = field(default_factory=list)
     work: list[Line] = field(default_factory=list)
@@ -71,7 +72,7 @@ class _Part:
 
 
 @dataclass(frozen=True, slots=True)
-class _Background:
+class Background:
     """What a run continues from the messages before it: request, assistant text, plan, directory."""
 
     request: Message | None = None  # the last real user message before the run
@@ -118,29 +119,29 @@ def _answer_text(text: str) -> str:
     return one_line(prose) if len(prose) >= 20 else clean(text)
 
 
-def _raw_part(messages: Sequence[Message], start: int, end: int, background: _Background,
-              completed: bool | None) -> _Part:
+def raw_part(messages: Sequence[Message], start: int, end: int, background: Background,
+              completed: bool | None) -> Part:
     """The part of raw messages ``start..end`` (inclusive); ``completed`` None means: decide from the messages."""
     context = background.context()
     seq = context + tuple(messages[start:end + 1])
     body = range(len(context), len(seq))
     x = Scan(seq, body)
-    c = _Content(x)
+    c = Content(x)
     answer = _final_answer(seq, body)
     if completed is None:
         completed = answer is not None and answer == _last_turn(seq, body)
-    part = _Part(ongoing=not completed)
+    part = Part(ongoing=not completed)
     part.requirements = _requirements(seq, body, background, x)
     if completed:
         part.final = _final(seq, answer, c)
     else:
         part.open = _open_work(x, c)
-    plan_changed = background.plan is None or x.todos is None or _plan_items(background.plan) != x.todos
+    plan_changed = background.plan is None or x.plan.todos is None or _plan_items(background.plan) != x.plan.todos
     part.work = _work_done(x, c, answer, plan_changed=plan_changed)
-    part.failed = [(t, TIER_FAILED) for t, _ in c.failed] + _carried(x, "failed", TIER_FAILED + 0.5)
-    part.artifacts = ([(t, TIER_FILES) for t, _ in _file_lines(x)] + [(t, TIER_COMMANDS) for t, _ in c.commands]
-                      + [(t, TIER_COMMANDS + 0.1) for t, _ in _critical(x)]
-                      + _carried(x, "files", TIER_COMMANDS + 0.4))
+    part.failed = [(t, TIER_FAILED) for t, _ in c.failed] + _carried(x.earlier, "failed", TIER_FAILED + 0.5)
+    part.artifacts = ([(t, TIER_FILES) for t, _ in file_lines(x)] + [(t, TIER_COMMANDS) for t, _ in c.commands]
+                      + [(t, TIER_COMMANDS + 0.1) for t, _ in critical_lines(x.work)]
+                      + _carried(x.earlier, "files", TIER_COMMANDS + 0.4))
     return part
 
 
@@ -168,10 +169,10 @@ def _last_turn(seq: Sequence[Message], body: range) -> int | None:
     return None
 
 
-def _requirements(seq: Sequence[Message], body: range, background: _Background, x: Scan) -> list[_Req]:
+def _requirements(seq: Sequence[Message], body: range, background: Background, x: Scan) -> list[Req]:
     """The user's words: carried earlier requirements, the continued request, the run's requests verbatim."""
-    out = [_Req(line, quoted=False) for category in ("requests", "constraints")
-           for line in (f"[earlier] {t}" for t in x.carried.get(category, []))]
+    out = [Req(line, quoted=False) for category in ("requests", "constraints")
+           for line in (f"[earlier] {t}" for t in x.earlier.carried.get(category, []))]
     own = []
     previous = background.reply_to
     for i in body:
@@ -185,66 +186,66 @@ def _requirements(seq: Sequence[Message], body: range, background: _Background, 
             suffix = ""
             if len(text) < _TERSE and previous:
                 suffix = f" (reply to the assistant's previous message: {reply_context(text, previous)})"
-            own.append(_Req(text, suffix=suffix))
+            own.append(Req(text, suffix=suffix))
     if not own and background.request is not None:
         text = user_text(background.request)
         if text:
-            out.append(_Req(cut_marked(text, 1500), prefix=_CONTINUES, continued=True))
+            out.append(Req(cut_marked(text, 1500), prefix=CONTINUES, continued=True))
     return out + own
 
 
-def _final(seq: Sequence[Message], answer: int | None, c: _Content) -> list[Line]:
+def _final(seq: Sequence[Message], answer: int | None, c: Content) -> list[Line]:
     """The final answer of a finished block, then the state of its verification."""
     if answer is None:
         out = [("(no final answer text in this block)", TIER_FINAL)]
     else:
         out = [(_answer_text(seq[answer].text), TIER_FINAL)]
-    out += [(t, TIER_FINAL + 0.3) for t, _ in _test_coverage(c.x.actions) if not t.startswith("no test run")]
+    out += [(t, TIER_FINAL + 0.3) for t, _ in _test_coverage(c.x.work.actions) if not t.startswith("no test run")]
     return out
 
 
-def _open_work(x: Scan, c: _Content) -> list[Line]:
+def _open_work(x: Scan, c: Content) -> list[Line]:
     """What an unfinished block leaves open: state, last action and result, the agent's last words, next steps."""
     out: list[Line] = [("status: unfinished — the block ends before a final answer; continue from the last action",
                         TIER_OPEN)]
-    current = in_progress(x)
+    current = in_progress(x.plan)
     if current:
         out.append((f"in progress (todo): {current}", TIER_OPEN))
     points = c.resume_point()
     if points and points[0][0].startswith("last action:"):
         out.append((points[0][0], TIER_OPEN))
-    last = x.last_assistant
+    last = x.said.last
     said = clean(last.text[-4000:]) if last is not None else ""
     if said:
         out.append((f"last assistant message: {quote(cut(said, 300))}", TIER_OPEN + 0.1))
     step = next_step(x)
     if step != "(none)" and step.rstrip("…") not in said[-320:]:
         out.append((f"next step: {step}", TIER_OPEN + 0.1))
-    for content, status in x.todos or []:
+    for content, status in x.plan.todos or []:
         if status not in ("completed", "done") and content != current and content != step:
             out.append((f"[{status}] {content}", TIER_OPEN + 0.3))
     # the latest test run is told by the last action line when it was the last action
-    repeated = ("latest test run", "not verified") if x.actions and x.actions[-1].test else ("latest test run",)
-    out += [(t, TIER_OPEN + 0.4) for t, _ in _test_coverage(x.actions) if not t.startswith(repeated)]
-    out += [("recent: " + t, TIER_OPEN + 0.5) for t, _ in _last_actions(x.actions)[1:]]
-    out += _carried(x, "pending", TIER_OPEN + 0.6)
+    repeated = ("latest test run", "not verified") if x.work.actions and x.work.actions[-1].test else ("latest test run",)
+    out += [(t, TIER_OPEN + 0.4) for t, _ in _test_coverage(x.work.actions) if not t.startswith(repeated)]
+    out += [("recent: " + t, TIER_OPEN + 0.5) for t, _ in _last_actions(x.work.actions)[1:]]
+    out += _carried(x.earlier, "pending", TIER_OPEN + 0.6)
     return out
 
 
-def _work_done(x: Scan, c: _Content, answer: int | None, *, plan_changed: bool) -> list[Line]:
+def _work_done(x: Scan, c: Content, answer: int | None, *, plan_changed: bool) -> list[Line]:
     """What the run did: completed plan items, the files and commands in one line, fixes, the agent's findings."""
     out: list[Line] = []
     if plan_changed:
-        out += [(f"[{status}] {content}", TIER_WORK) for content, status in x.todos or []
+        out += [(f"[{status}] {content}", TIER_WORK) for content, status in x.plan.todos or []
                 if status in ("completed", "done")]
-    if x.actions:
-        out.append((_round_work(x.actions), TIER_WORK))
+    if x.work.actions:
+        out.append((round_work(x.work.actions), TIER_WORK))
     out += [(t, TIER_WORK + 0.1) for t, _ in c.fixes]
-    out += [(f"{a.label} went on, but its output reported: {line}", TIER_WORK + 0.05) for a in x.actions
-            if not a.failed for line in a.error_lines]
+    out += [(text, TIER_WORK + 0.05) for a in x.work.actions if reported_errors(a)
+            for text in went_on(a, one_per_line=True)]
     seen: set[str] = set()
     found, decided = [], []
-    for index, _, sentence in x.newest_sentences():
+    for index, _, sentence in x.said.newest_sentences():
         key = sentence.lower()
         if index == answer or key in seen:
             continue
@@ -254,10 +255,10 @@ def _work_done(x: Scan, c: _Content, answer: int | None, *, plan_changed: bool) 
         elif len(found) < _MAX_DECISIONS:
             found.append((cut(sentence, 300), TIER_WORK + 0.6))
     out += decided[::-1] + found
-    return out + _carried(x, "history", TIER_WORK + 0.8) + _carried(x, "facts", TIER_WORK + 0.8)
+    return out + _carried(x.earlier, "history", TIER_WORK + 0.8) + _carried(x.earlier, "facts", TIER_WORK + 0.8)
 
 
-def _carried(x: Scan, category: str, tier: float) -> list[Line]:
+def _carried(earlier: Earlier, category: str, tier: float) -> list[Line]:
     """Lines of an earlier checkpoint inside the run, of one category."""
-    return [(f"[earlier] {line}", tier) for line in x.carried.get(category, [])]
+    return [(f"[earlier] {line}", tier) for line in earlier.carried.get(category, [])]
 

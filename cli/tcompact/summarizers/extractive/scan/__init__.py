@@ -11,6 +11,7 @@ from .checkpoints import carry, earlier_block, is_checkpoint
 from .extraction import CWD_PATTERNS, MAX_FILES, Scan
 from .files import FileState
 from .plan import in_progress, next_step, plan_of, todos
+from .values import Earlier, Plan, Requests, Said, Work
 
 __all__ = ["Scan", "FileState", "MAX_FILES", "CWD_PATTERNS", "carry", "earlier_block", "is_checkpoint", "plan_of", "todos",
-           "in_progress", "next_step"]
+           "in_progress", "next_step", "Requests", "Plan", "Work", "Said", "Earlier"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ....model import Message, ToolCall
 from ....markers import RECOVERED_CONTEXT, STATE_REINJECTION
@@ -22,10 +22,10 @@ from .files import FileState
 from .fixes import resolve_failures
 from ..tools import offloaded
 from .plan import plan_of
+from .values import Earlier, Plan, Requests, Said, Work
 from ..tools import record_result
-from ..text import cut, promise, sentences, user_text, window
+from ..text import cut, promise, user_text, window
 
-_MAX_SENTENCES = 400  # assistant sentences kept (the newest)
 MAX_FILES = 300  # files listed; four times as many are tracked
 _BACKTICK = re.compile(r"`([^`\n]{2,60})`")
 CWD_PATTERNS = (re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"\(Current directory: ([^)]+)\)"))
@@ -33,41 +33,35 @@ _OPEN_FILE = re.compile(r"\(Open file: ([^)]+)\)")
 _RUNNING = re.compile(r"Process running with session ID (\d+)")
 
 
+@dataclass(slots=True)
+class _Pass:
+    """The state of the pass alone: what the values are built with, gone once it ends."""
+
+    assistant_text: str = ""  # the last assistant text (before the next request)
+    open_file: str | None = None
+    calls: dict[str, Action] = field(default_factory=dict)
+    sessions: dict[str, Action] = field(default_factory=dict)  # Codex session id -> the command running in it
+
+
 class Scan:
-    """One pass over the messages: everything the sections are built from."""
+    """One pass over the messages: what the sections are built from, as small typed values (:mod:`.values`) —
+    ``user``, ``plan``, ``work``, ``said``, ``earlier`` — beside the messages and the body's bounds."""
 
     def __init__(self, messages: Sequence[Message], body: range) -> None:
         self.messages = messages
         start, stop = max(body.start, 0), min(body.stop, len(messages))
         self.start, self.stop = start, max(stop, start)
-        self.requests: list[tuple[int, int, str]] = []  # (index, round, text) in the body
-        self.actions: list[Action] = []
-        self.files: dict[str, FileState] = {}
-        self.terms: Counter[str] = Counter()
-        self.carried: dict[str, list[str]] = {}  # lines of earlier checkpoints by category (round-level blocks)
-        self.checkpoints: list[tuple[int, str]] = []  # (index, text) of earlier summaries in the body
-        self.critical: dict[str, None] = {}
-        self.todos: list[tuple[str, str]] | None = None
-        self.todo_explanation = ""
-        self.round_text: dict[int, tuple[str, bool]] = {}  # round -> (last assistant text, had tool calls)
-        self.last_assistant: Message | None = None
-        self.last_request: tuple[int, str] | None = None  # (index, text) of the last real user message
-        self.previous_text = ""  # the last assistant text before that request
-        self.substantive: list[tuple[int, str]] = []  # the first and the latest request of 40+ characters
-        self.cwd = ""
-        self._assistant_text = ""
-        self._open_file: str | None = None
-        self._calls: dict[str, Action] = {}
-        self._sessions: dict[str, Action] = {}  # Codex session id -> the command still running in it
-        self._carried_answered = False  # the newest checkpoint of the body records its request as answered
-        self.prose: list[tuple[int, int, str]] = []  # (index, round, text) of the assistant texts, in order
-        self._newest: list[tuple[int, int, str]] = []  # (index, round, sentence) read so far, newest first
-        self.round = 0  # real user messages so far; after the scan, the current round
+        self.user = Requests()
+        self.plan = Plan()
+        self.work = Work()
+        self.said = Said()
+        self.earlier = Earlier()
+        self._pass = _Pass()
         self._scan_context()
         self._scan_body()
-        self._unread = len(self.prose)  # prose texts not yet read for sentences (the oldest ones)
+        del self._pass
         self._gather_files()
-        resolve_failures(self.actions)
+        resolve_failures(self.work.actions)
 
     # -- context ----------------------------------------------------------------------------
 
@@ -76,35 +70,35 @@ class Scan:
         for i in range(self.start):
             m = self.messages[i]
             if m.role == "user" and is_real_user(m):
-                self.round += 1
+                self.user.round += 1
                 self._note_request(i, m)
             elif m.role == "assistant" and m.text.strip():
-                self._assistant_text = m.text
+                self._pass.assistant_text = m.text
             elif m.role == "user":
                 self._cwd(m.text[:2000])
 
     def _note_request(self, index: int, message: Message) -> None:
         """Track the latest real request, the assistant message before it and the substantive ones."""
-        self._carried_answered = False
+        self.earlier.answered = False
         text = user_text(message)
         prompt = command_prompt(self.messages, index)
         if prompt is not None:  # a slash command's request is its prompt (``/init`` + what /init asks for)
             text = f"{text}\n{self.messages[prompt].text.strip()}"
         if len(text) >= 40:
-            if not self.substantive or len(self.substantive) == 1:
-                self.substantive.append((index, text))
+            if not self.user.substantive or len(self.user.substantive) == 1:
+                self.user.substantive.append((index, text))
             else:
-                self.substantive[-1] = (index, text)
-        self.last_request = (index, text)
-        self.previous_text = self._assistant_text
-        self._assistant_text = ""
+                self.user.substantive[-1] = (index, text)
+        self.user.last = (index, text)
+        self.user.previous_text = self._pass.assistant_text
+        self._pass.assistant_text = ""
 
     def _cwd(self, text: str) -> None:
         """Remember a working directory a message states (Codex ``<cwd>``, SWE-agent's prompt line)."""
         for pattern in CWD_PATTERNS:
             match = pattern.search(text)
             if match:
-                self.cwd = match.group(1).strip()
+                self.work.cwd = match.group(1).strip()
 
     # -- body -------------------------------------------------------------------------------
 
@@ -112,7 +106,7 @@ class Scan:
         """Requests, assistant prose, tool calls and their results of the body, in order."""
         for i in range(self.start, self.stop):
             self._message(i, self.messages[i])
-        if self.todos is None:  # the plan may sit in the preserved prefix
+        if self.plan.todos is None:  # the plan may sit in the preserved prefix
             for i in range(self.start - 1, -1, -1):
                 m = self.messages[i]
                 if m.role == "assistant" and m.tool_calls and self._todo_calls(m.tool_calls):
@@ -123,9 +117,9 @@ class Scan:
         role = m.role
         if role == "user":
             if is_real_user(m):
-                self.round += 1
+                self.user.round += 1
                 self._note_request(i, m)
-                self.requests.append((i, self.round, self.last_request[1] if self.last_request else user_text(m)))
+                self.user.requests.append((i, self.user.round, self.user.last[1] if self.user.last else user_text(m)))
             else:
                 self._internal(i, m)
         elif role == "assistant":
@@ -140,21 +134,21 @@ class Scan:
         self._cwd(m.text[:4000])
         if is_checkpoint(m):
             if not m.text.lstrip().startswith((RECOVERED_CONTEXT, STATE_REINJECTION)):  # re-injected state: no summary
-                self.checkpoints.append((i, m.text))
+                self.earlier.checkpoints.append((i, m.text))
             for category, line in carry(m.text):
-                self.carried.setdefault(category, []).append(line)
+                self.earlier.carried.setdefault(category, []).append(line)
             # a checkpoint after the latest request answers it when it says so (a compacted session again)
-            self._carried_answered = self._carried_answered or says_answered(m.text)
+            self.earlier.answered = self.earlier.answered or says_answered(m.text)
 
     def _assistant(self, i: int, m: Message) -> None:
         """Sentences, backticked terms, the plan and the tool calls of an assistant message."""
-        self.last_assistant = m
+        self.said.last = m
         if m.text.strip():
             self._prose(i, m)
         elif m.tool_calls:
-            prior = self.round_text.get(self.round)
+            prior = self.said.round_text.get(self.user.round)
             if prior is not None:
-                self.round_text[self.round] = (prior[0], True)
+                self.said.round_text[self.user.round] = (prior[0], True)
         if m.tool_calls:
             self._todo_calls(m.tool_calls)
             for call in m.tool_calls:
@@ -163,52 +157,52 @@ class Scan:
     def _prose(self, i: int, m: Message) -> None:
         """An assistant text: kept for its sentences (read on demand), its backticked terms counted."""
         text = m.text.strip()
-        self._assistant_text = text
-        self.round_text[self.round] = (text, bool(m.tool_calls))
-        self.prose.append((i, self.round, text))
+        self._pass.assistant_text = text
+        self.said.round_text[self.user.round] = (text, bool(m.tool_calls))
+        self.said.texts.append((i, self.user.round, text))
         for term in _BACKTICK.findall(text[:20000]):
-            self.terms[term.strip()] += 1
+            self.said.terms[term.strip()] += 1
 
     def _todo_calls(self, calls: Sequence[ToolCall]) -> bool:
         """Take the plan from TodoWrite / update_plan calls (the latest wins); True if there was one."""
         plan = plan_of(calls)
         if plan is None:
             return False
-        self.todos, self.todo_explanation = plan
+        self.plan.todos, self.plan.explanation = plan
         return True
 
     def _call(self, i: int, call: ToolCall) -> None:
         """Record a tool call as an action, with the working directory and open file it sets; a poll of a
         command still running (Codex ``write_stdin``) is that command's, and its result the command's outcome."""
         if kind_of(call.name) == "poll":
-            running = self._sessions.get(str(call_args(call)[0].get("session_id")))
+            running = self._pass.sessions.get(str(call_args(call)[0].get("session_id")))
             if running is not None:
                 running.answered = False
-                self._calls[call.id] = running
+                self._pass.calls[call.id] = running
                 return
-        action = classify(i, call, round_=self.round, open_file=self._open_file)
+        action = classify(i, call, round_=self.user.round, open_file=self._pass.open_file)
         if action is None:
             return
         if action.workdir:
-            self.cwd = action.workdir
+            self.work.cwd = action.workdir
         if action.opens:
-            self._open_file = action.opens
-        action.cwd = self.cwd
-        self.actions.append(action)
-        self._calls[call.id] = action
+            self._pass.open_file = action.opens
+        action.cwd = self.work.cwd
+        self.work.actions.append(action)
+        self._pass.calls[call.id] = action
 
     def _result(self, i: int, m: Message) -> None:
         """Outcome of the call a tool result answers, and the context the result reveals."""
         action = None
         for cid in m.tool_call_ids:
-            action = self._calls.get(cid) or action
+            action = self._pass.calls.get(cid) or action
         seen = window(m.text)
         if len(seen) > 200:
             for where in offloaded(seen):
-                self.critical[f"offloaded content: {cut(where.strip(), 200)}"] = None
+                self.work.critical[f"offloaded content: {cut(where.strip(), 200)}"] = None
         match = _OPEN_FILE.search(seen[-400:])
         if match:
-            self._open_file = match.group(1).strip()
+            self._pass.open_file = match.group(1).strip()
         self._cwd(seen[-400:])
         if action is not None and not action.answered:
             earlier = action.error_lines
@@ -216,73 +210,50 @@ class Scan:
             action.error_lines = tuple(dict.fromkeys(earlier + action.error_lines))
             running = _RUNNING.search(seen[:400]) if action.command else None
             if running:  # the command goes on in a session that later calls poll
-                self._sessions[running.group(1)] = action
+                self._pass.sessions[running.group(1)] = action
                 action.outcome = f"still running (session {running.group(1)})"
 
     # -- after the pass ---------------------------------------------------------------------
 
     def _gather_files(self) -> None:
         """Make the actions' paths absolute and note every operation under its file."""
-        for action in self.actions:
+        for action in self.work.actions:
             if action.cwd:
                 action.paths = [(_absolute(p, action.cwd), op) for p, op in action.paths]
                 action.path_symbols = {_absolute(p, action.cwd): v for p, v in action.path_symbols.items()}
             for path, op in action.paths:
-                info = self.files.get(path)
+                info = self.work.files.get(path)
                 if info is None:
-                    if len(self.files) >= MAX_FILES * 4:
+                    if len(self.work.files) >= MAX_FILES * 4:
                         continue
-                    info = self.files[path] = FileState(path=path, first=action.index)
+                    info = self.work.files[path] = FileState(path=path, first=action.index)
                 info.note(action, op)
 
     # -- derived views ----------------------------------------------------------------------
 
-    def newest_sentences(self) -> Iterator[tuple[int, int, str]]:
-        """(index, round, sentence) of the newest informative sentences of the prose, newest first; at most
-        ``_MAX_SENTENCES``, and the texts are only read as far as the caller iterates."""
-        n = 0
-        while n < len(self._newest) or self._read_older():
-            yield self._newest[n]
-            n += 1
-
-    def _read_older(self) -> bool:
-        """Add the sentences of the next older prose text that has some; False when none is left or there are enough."""
-        while self._unread and len(self._newest) < _MAX_SENTENCES:
-            self._unread -= 1
-            i, rnd, text = self.prose[self._unread]
-            found = [(i, rnd, s) for s in sentences(window(text) if len(text) > 20000 else text)]
-            if found:
-                self._newest += reversed(found[len(self._newest) - _MAX_SENTENCES:])
-                return True
-        return False
-
-    def last_action(self) -> Action | None:
-        """The newest tool call of the body, if any."""
-        return self.actions[-1] if self.actions else None
-
     def promised(self) -> str:
         """The sentence in which the last assistant text, ending the body without a call, promises work it has
         not done (''): such a reply does not answer its request."""
-        last = self.last_assistant
+        last = self.said.last
         return promise(last.text) if last is not None and not last.tool_calls and last.text.strip() else ""
 
     def answered(self) -> bool:
         """Whether the last real user message is answered: by a final assistant text without tool calls that
         does not end by promising work still to do, or by a successful call of a tool that ends the task
         (submit) with nothing but its result after it."""
-        if self.last_request is None:
+        if self.user.last is None:
             return False
         last = None
-        for i in range(self.stop - 1, self.last_request[0], -1):
+        for i in range(self.stop - 1, self.user.last[0], -1):
             if self.messages[i].role == "assistant":
                 last = self.messages[i]
                 break
         if last is not None and bool(last.text.strip()) and not last.tool_calls:
             return not promise(last.text)
-        if last is None and self._carried_answered:
+        if last is None and self.earlier.answered:
             return True
-        final = self.actions[-1] if self.actions else None
-        return final is not None and final.finishes and final.index > self.last_request[0] and \
+        final = self.work.actions[-1] if self.work.actions else None
+        return final is not None and final.finishes and final.index > self.user.last[0] and \
             not any(self.messages[i].role == "assistant" for i in range(final.index + 1, self.stop))
 
 

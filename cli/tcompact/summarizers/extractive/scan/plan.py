@@ -17,6 +17,7 @@ from ..text import MD_NOISE, clean, cut, one_line, prose_lines, split_sentences
 
 if TYPE_CHECKING:
     from .extraction import Scan
+    from .values import Plan
 
 _NEXT_CUES = re.compile(
     r"(?i)\b(?:next step|next,|next i|next we|i'll|i will|let me|let's|now i|then i|remaining|still need|"
@@ -50,19 +51,19 @@ def _todo_items(items: Sequence[Any]) -> list[tuple[str, str]]:
     return todos
 
 
-def todos(x: Scan, statuses: tuple[str, ...] | None = None) -> list[tuple[str, int]]:
+def todos(plan: Plan, statuses: tuple[str, ...] | None = None) -> list[tuple[str, int]]:
     """The latest plan's items with their status (optionally only some statuses)."""
-    items = x.todos or []
+    items = plan.todos or []
     out = [(f"[{status}] {content}", n) for n, (content, status) in enumerate(items)
            if statuses is None or status in statuses]
-    if statuses is None and x.todo_explanation:
-        out.insert(0, (f"plan note: {cut(x.todo_explanation, 200)}", 0))
+    if statuses is None and plan.explanation:
+        out.insert(0, (f"plan note: {cut(plan.explanation, 200)}", 0))
     return out
 
 
-def in_progress(x: Scan) -> str | None:
+def in_progress(plan: Plan) -> str | None:
     """The plan item in progress, if any."""
-    for content, status in x.todos or []:
+    for content, status in plan.todos or []:
         if status in ("in_progress", "in-progress", "active"):
             return content
     return None
@@ -70,11 +71,11 @@ def in_progress(x: Scan) -> str | None:
 
 def next_step(x: Scan) -> str:
     """The first pending todo, else the next step the last assistant message states, else '(none)'."""
-    for content, status in x.todos or []:
+    for content, status in x.plan.todos or []:
         if status in ("pending", "todo", "not_started"):
             return content
-    last = x.last_assistant
-    if last is None or x.last_request is None or not last.text.strip():
+    last = x.said.last
+    if last is None or x.user.last is None or not last.text.strip():
         return "(none)"
     text = last.text[-6000:]
     listed = _listed_next_step(text)

@@ -17,7 +17,8 @@ from ....user_messages import DEFAULT_BUDGET
 from ..scan import Scan, earlier_block, in_progress, next_step
 from ..text import resume_field
 from ..tools import describe
-from .fit import Item, fit, render
+from ..fitting import Item
+from .fit import fit, render
 from .layout import place
 from .preserve import instruction, preserved_items
 from .prose import answer_items, concept_items, statement_items
@@ -71,24 +72,24 @@ def _items(x: Scan, contract: str, counter: TokenCounter, *, answered: bool, pre
     answers = answer_items(x, counter, own=answer) if contract != "dialogue" else []
     items += answers
     shown = "\n".join(i.text for i in items if i.kind in ("answer", "user"))  # sentences already quoted there
-    items += statement_items(x, shown=shown)
-    items += failure_items(x) + error_items(x) + file_items(x) + edit_items(x) + command_items(x)
+    items += statement_items(x.said, shown=shown)
+    items += failure_items(x.work) + error_items(x.work) + file_items(x.work) + edit_items(x.work) + command_items(x.work)
     items += state_items(x, answered=answered) + concept_items(x)
-    items += round_items(x, sorted({r for _, r, _ in x.requests} | {a.round for a in x.actions}))
-    if x.cwd:
-        items.append(Item("cwd", f"working directory: {x.cwd}", 2, order=x.start))
-    items += [Item("offload", text, 1, order=x.stop) for text in x.critical]
+    items += round_items(x, sorted({r for _, r, _ in x.user.requests} | {a.round for a in x.work.actions}))
+    if x.work.cwd:
+        items.append(Item("cwd", f"working directory: {x.work.cwd}", 2, order=x.start))
+    items += [Item("offload", text, 1, order=x.stop) for text in x.work.critical]
     return items, left_out
 
 
 def earlier_items(x: Scan) -> list[Item]:
     """Each earlier summary in the body as one block, as it stood, without what is known to be superseded
     (:func:`~..scan.earlier_block`), whole."""
-    done = [content for content, status in x.todos or [] if status in ("completed", "done")]
-    gone = [info.path for info in x.files.values() if info.last_op == "deleted"]
+    done = [content for content, status in x.plan.todos or [] if status in ("completed", "done")]
+    gone = [info.path for info in x.work.files.values() if info.last_op == "deleted"]
     out = []
-    for index, text in x.checkpoints:
-        block = earlier_block(text, done=done, gone=gone, continued=any(a.index > index for a in x.actions))
+    for index, text in x.earlier.checkpoints:
+        block = earlier_block(text, done=done, gone=gone, continued=any(a.index > index for a in x.work.actions))
         if block:  # never shortened: the summary's budget has a floor under it (prefix.summary_budget)
             out.append(Item("earlier", _EARLIER.format(block), 0, order=-1, block=True))
     return out
@@ -100,9 +101,9 @@ _EARLIER = ("<earlier_summary>\nThe summary of an earlier compaction, as it stoo
 
 def resume_line(x: Scan, answered: bool, limit: int = 200) -> str:
     """``last request: …; answered: yes|no; active: …; next: …`` (each field on one line, cut)."""
-    request = resume_field(x.last_request[1], limit) if x.last_request else "(none)"
-    current = in_progress(x)
-    last = x.last_action()
+    request = resume_field(x.user.last[1], limit) if x.user.last else "(none)"
+    current = in_progress(x.plan)
+    last = x.work.last_action()
     active = f"in_progress todo: {current}" if current else (f"last action: {describe(last)}" if last else "(none)")
     step = next_step(x)
     step = "(none)" if step.rstrip().endswith(":") else step

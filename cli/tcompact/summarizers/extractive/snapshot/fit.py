@@ -12,39 +12,15 @@ own (they are chosen in :mod:`.users`); the whole snapshot stays within the summ
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ....redact import redact
 from ....tokens import TokenCounter
+from ..fitting import Estimate, Item, by_priority, count_lines, give_up, sections_of
 
-__all__ = ["Item", "render", "fit"]
+__all__ = ["render", "fit"]
 
 _DROPPED = "- (+{n} more left out for the budget)"
 _ALL_DROPPED = "- ({n} left out for the budget)"  # nothing of the section shown: no "more"
-
-
-@dataclass(slots=True)
-class Item:
-    """One fact: its section ``kind``, text, ``priority`` (0 first), ``order`` (message index) and round.
-
-    ``block`` items are rendered as they are (several lines); others as one ``- `` bullet. ``own``
-    items are paid from their own budget (the user's messages), within the summary's cap."""
-
-    kind: str
-    text: str
-    priority: int
-    order: int = 0
-    round: int = 0
-    block: bool = False
-    own: bool = False
-    keep: bool = False
-    cost: int = 0
-    shorter: tuple[str, ...] = ()  # shorter forms of the text, tried in turn when the item does not fit
-
-    @property
-    def line(self) -> str:
-        """The rendered text of the item."""
-        return self.text if self.block else f"- {self.text}"
 
 
 def render(sections: Sequence[tuple[str, Sequence[Item]]], *, dropped: dict[str, int] | None = None) -> str:
@@ -71,20 +47,17 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
     ``budget`` tokens — and with a ``cap``, the whole within it: when it would not be, the least important
     items are left out, then the oldest ``own`` ones."""
     items = [item for _, entries in sections for item in entries]
-    owner = {id(item): title for title, entries in sections for item in entries}
     for item in items:
         item.text = redact(item.text)
-    counter.prime(item.line for item in items)
-    for item in items:
-        item.cost = counter.count(item.line) + 1
         item.keep = item.own
+    count_lines(items, counter)
     marker = counter.count(_DROPPED.format(n=99)) + 1
     skeleton = counter.count(render([(title, []) for title, _ in sections]))
     own = sum(item.cost for item in items if item.own)  # the user's messages, chosen first
     left = (budget if cap is None else min(budget, cap - own)) - skeleton
     marked = {title for title, n in (dropped or {}).items() if n}
-    _take(items, owner, left - marker * len(marked), most=budget // 2, marker=marker, marked=marked,
-          counter=counter)
+    _take(items, Estimate(marker * len(marked), left, marker=marker, owner=sections_of(sections), marked=marked),
+          most=budget // 2, counter=counter)
 
     def over() -> int:  # past the budget (without the own items), or past the cap (with them)
         rest = _spent(sections, dropped, counter, own=False) - budget
@@ -92,28 +65,26 @@ def fit(sections: Sequence[tuple[str, Sequence[Item]]], budget: int, *, counter:
 
     _within(items, over, counter)
     if cap is not None:  # the cap holds the own items too (the user's messages): past it, the oldest go
-        _give_up(sorted((i for i in items if i.own), key=lambda i: i.order),
+        give_up(sorted((i for i in items if i.own), key=lambda i: i.order),
                  lambda: _spent(sections, dropped, counter) - cap, counter)
     return render(sections, dropped=dropped)
 
 
-def _take(items: Sequence[Item], owner: dict[int, str], left: int, *, most: int, marker: int, marked: set[str],
-          counter: TokenCounter) -> None:
-    """The first pass: items by priority, the newest first within one, kept while they fit ``left``; one with
-    shorter forms takes the first that fits (and never more than ``most``); a section that leaves one out pays
-    for its marker."""
-    for item in sorted((i for i in items if not i.own), key=lambda i: (i.priority, -i.order)):
+def _take(items: Sequence[Item], estimate: Estimate, *, most: int, counter: TokenCounter) -> None:
+    """The first pass: items by priority, the newest first within one, kept while they fit the ``estimate``; one
+    with shorter forms takes the first that fits (and never more than ``most``); a section that leaves one out
+    pays for its marker."""
+    for item in by_priority(i for i in items if not i.own):
+        left = estimate.left
         for text in item.shorter if item.cost > min(left, most) else ():
             item.text = text
             item.cost = counter.count(item.line) + 1
             if item.cost <= min(left, most):
                 break
         if item.cost <= left:
-            item.keep = True
-            left -= item.cost
-        elif owner[id(item)] not in marked:  # the section will say that something was left out
-            marked.add(owner[id(item)])
-            left -= marker
+            estimate.take(item)
+        else:
+            estimate.leave(item)
 
 
 def _within(items: Sequence[Item], over: Callable[[], int], counter: TokenCounter) -> None:
@@ -123,37 +94,15 @@ def _within(items: Sequence[Item], over: Callable[[], int], counter: TokenCounte
     def kept() -> list[Item]:
         return sorted((i for i in items if i.keep and not i.own), key=lambda i: (-i.priority, i.order))
 
-    given_up, excess = _give_up(kept(), over, counter)
+    given_up, excess = give_up(kept(), over, counter)
     if not given_up and excess >= 0:
         return
     slack = -excess
-    for item in sorted((i for i in items if not i.keep and not i.own and i not in given_up),
-                       key=lambda i: (i.priority, -i.order)):
+    for item in by_priority(i for i in items if not i.keep and not i.own and i not in given_up):
         if item.cost <= slack:
             item.keep = True
             slack -= item.cost
-    _give_up(kept(), over, counter)
-
-
-def _give_up(optional: list[Item], over: Callable[[], int], counter: TokenCounter) -> tuple[list[Item], int]:
-    """Leave out items, in order, while the text is ``over`` its limit — an item with shorter forms takes its
-    shortest first; those left out, and by how much the text is then over (zero or less)."""
-    excess = over()
-    given_up: list[Item] = []
-    while excess > 0 and optional:
-        item = optional.pop(0)
-        if item.shorter and item.text != item.shorter[-1]:  # its shortest form before nothing
-            item.text = item.shorter[-1]
-            cost, item.cost = item.cost, counter.count(item.line) + 1
-            excess -= cost - item.cost
-            optional.append(item)
-        else:
-            item.keep = False
-            given_up.append(item)
-            excess -= item.cost
-        if excess <= 0:
-            excess = over()
-    return given_up, excess
+    give_up(kept(), over, counter)
 
 
 def _spent(sections: Sequence[tuple[str, Sequence[Item]]], dropped: dict[str, int] | None,

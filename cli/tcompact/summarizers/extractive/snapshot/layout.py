@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .fit import Item
+from ..fitting import Item
 
 __all__ = ["place"]
 

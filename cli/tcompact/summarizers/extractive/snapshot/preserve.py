@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from ...contracts import prompt_text
 from ..scan import Scan
 from ..text import cut, one_line, split_sentences
-from .fit import Item
+from ..fitting import Item
 
 __all__ = ["instruction", "keywords", "preserved_items"]
 

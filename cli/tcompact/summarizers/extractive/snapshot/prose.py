@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 from ....tokens import TokenCounter
-from ..scan import Scan
+from ..scan import Said, Scan
 from ..text import classify_sentence, clean, cut, informative, prose_lines, split_sentences
-from .fit import Item
+from ..fitting import Item
 
 __all__ = ["statement_items", "answer_items", "concept_items", "final_answer"]
 
@@ -35,13 +35,13 @@ def _subjects(sentence: str) -> set[str]:
 _PRIORITY = {"decision": 1, "correction": 1, "finding": 2, "note": 3}
 
 
-def statement_items(x: Scan, *, shown: str = "") -> list[Item]:
+def statement_items(said: Said, *, shown: str = "") -> list[Item]:
     """The assistant's sentences of the body as items, once each, corrections replacing what they correct;
     sentences standing in ``shown`` (the final answer's opening, the outcome of a request) are left out."""
     seen: set[str] = set()
     out: list[Item] = []
     subjects: list[set[str]] = []
-    for index, rnd, text in x.prose:
+    for index, rnd, text in said.texts:
         for line in prose_lines(text[:20000]):
             if line.startswith("["):  # menu options
                 continue
@@ -66,9 +66,9 @@ def statement_items(x: Scan, *, shown: str = "") -> list[Item]:
 def final_answer(x: Scan) -> int | None:
     """Index of the body's final answer: its last assistant text without tool calls, when nothing but
     results follow it and the latest request is answered."""
-    if not x.answered() or x.last_assistant is None:
+    if not x.answered() or x.said.last is None:
         return None
-    for index, _, _ in reversed(x.prose):
+    for index, _, _ in reversed(x.said.texts):
         m = x.messages[index]
         return index if not m.tool_calls else None
     return None
@@ -83,7 +83,7 @@ def answer_items(x: Scan, counter: TokenCounter, *, own: int = 0) -> list[Item]:
     if index is None:
         return []
     text = x.messages[index].text.strip()
-    rnd = next(r for i, r, _ in x.prose if i == index)
+    rnd = next(r for i, r, _ in x.said.texts if i == index)
     paragraph = next((p for p in re.split(r"\n\s*\n", _FENCE.sub("", text)) if p.strip()), "")
     prose = " ".join(prose_lines(paragraph)) or clean(paragraph)
     opening = f"- the work ended with this answer: {cut(prose, _ANSWER_CHARS)}" if prose else ""
@@ -100,7 +100,7 @@ def answer_items(x: Scan, counter: TokenCounter, *, own: int = 0) -> list[Item]:
 
 def concept_items(x: Scan) -> list[Item]:
     """The terms the assistant put in backticks most often (at least twice, or all of few)."""
-    terms = [t for t, n in x.terms.most_common(40) if n >= 2 or len(x.terms) < 15][:24]
+    terms = [t for t, n in x.said.terms.most_common(40) if n >= 2 or len(x.said.terms) < 15][:24]
     if not terms:
         return []
     return [Item("concept", "terms the assistant relied on: " + ", ".join(f"`{t}`" for t in terms), 3,

@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..scan import Scan, in_progress, next_step
+from ..scan import Scan, Work, in_progress, next_step
 from ..tools import Action
-from ..tools import command_groups, describe, failure_groups, test_coverage
+from ..tools import command_groups, describe, failure_groups, failure_line, fixed_line, reported_errors, test_coverage
+from ..tools import went_on
 from ..text import cut, one_line, quote
-from .fit import Item
+from ..fitting import Item
 
 __all__ = ["failure_items", "error_items", "file_items", "edit_items", "command_items", "state_items",
            "round_items"]
@@ -42,37 +43,32 @@ def _also(action: Action, shown: str) -> list[str]:
     return [f"\n  {line}" for line in action.error_lines if _PYTEST_E.sub("", line) not in shown]
 
 
-def failure_items(x: Scan) -> list[Item]:
+def failure_items(work: Work) -> list[Item]:
     """Failed attempts never fixed: the last attempt, how often, exit code, key error and every error line."""
     out = []
-    for group in failure_groups(x.actions):
+    for group in failure_groups(work.actions):
         last = group[-1]
-        times = f" ×{len(group)}" if len(group) > 1 else ""
-        code = f"exit {last.exit_code}: " if last.exit_code not in (None, 0) else ""
-        tool = f" ({last.name}{times})" if last.command else times
-        text = f"{_label(last)}{tool} → {code}{last.error}"
+        text = failure_line(group, _label(last))
         out.append(Item("failure", text + "".join(_also(last, text)), 1, order=last.index, round=last.round))
     return out
 
 
-def error_items(x: Scan) -> list[Item]:
+def error_items(work: Work) -> list[Item]:
     """Error lines of outputs whose call did not fail (or failed and was fixed), with the command, and fixes."""
     out = []
-    for a in x.actions:
+    for a in work.actions:
         if a.failed and a.resolved_by is not None:
-            text = f"{_label(a)} failed ({a.error}); fixed by a later successful {cut(a.resolved_by, 160)}"
+            text = fixed_line(a, _label(a), fix_chars=160)
             out.append(Item("fix", text + "".join(_also(a, text)), 2, order=a.index, round=a.round))
-        elif not a.failed and a.error_lines:
-            lines = "".join(f"\n  {line}" for line in a.error_lines)
-            out.append(Item("error", f"{_label(a)} went on, but its output reported:{lines}", 1, order=a.index,
-                            round=a.round))
+        elif reported_errors(a):
+            out += [Item("error", text, 1, order=a.index, round=a.round) for text in went_on(a, _label(a))]
     return out
 
 
-def file_items(x: Scan) -> list[Item]:
+def file_items(work: Work) -> list[Item]:
     """Every file once: changed ones (priority 1), read ones (2), only searched (3), with gist and symbols."""
     out = []
-    for info in x.files.values():
+    for info in work.files.values():
         text = f"{info.path} — {info.status(latest=True)}"
         if info.gist:
             text += f": {quote(info.gist)}"
@@ -85,10 +81,10 @@ def file_items(x: Scan) -> list[Item]:
     return out
 
 
-def edit_items(x: Scan) -> list[Item]:
+def edit_items(work: Work) -> list[Item]:
     """The new text of the last edits (an edit's "→ ok" says nothing of what the file now says), the newest first
     to be kept; each as the call gave it, a long one cut in its middle."""
-    edits = [a for a in x.actions if a.new_text.strip() and a.answered and not a.failed][-_LAST_EDITS:]
+    edits = [a for a in work.actions if a.new_text.strip() and a.answered and not a.failed][-_LAST_EDITS:]
     out = []
     for a in reversed(edits):
         text = a.new_text
@@ -104,11 +100,11 @@ def edit_items(x: Scan) -> list[Item]:
     return out
 
 
-def command_items(x: Scan) -> list[Item]:
+def command_items(work: Work) -> list[Item]:
     """Each distinct command once with its last outcome and the output line that says how it ended (unfixed
     failures are listed with the failed attempts instead)."""
     out = []
-    for group in command_groups(x.actions):
+    for group in command_groups(work.actions):
         last = group[-1]
         if last.failed:  # listed with the failed attempts, or with the fix that followed
             continue
@@ -128,13 +124,13 @@ def command_items(x: Scan) -> list[Item]:
 
 def state_items(x: Scan, *, answered: bool) -> list[Item]:
     """Where the work stands: the plan, the todo in progress, the next step, the last action and tests."""
-    out = [Item("done", f"[{status}] {content}", 2, order=x.stop) for content, status in x.todos or []
+    out = [Item("done", f"[{status}] {content}", 2, order=x.stop) for content, status in x.plan.todos or []
            if status in ("completed", "done")]
-    out += [Item("pending", f"[{status}] {content}", 1, order=x.stop) for content, status in x.todos or []
+    out += [Item("pending", f"[{status}] {content}", 1, order=x.stop) for content, status in x.plan.todos or []
             if status in _OPEN]
-    if x.todo_explanation:
-        out.append(Item("pending", f"plan note: {cut(x.todo_explanation, 300)}", 2, order=x.stop))
-    current = in_progress(x)
+    if x.plan.explanation:
+        out.append(Item("pending", f"plan note: {cut(x.plan.explanation, 300)}", 2, order=x.stop))
+    current = in_progress(x.plan)
     if current:
         out.append(Item("state", f"in progress (todo): {current}", 1, order=x.stop))
     promised = x.promised()
@@ -144,15 +140,15 @@ def state_items(x: Scan, *, answered: bool) -> list[Item]:
     step = next_step(x)
     if step != "(none)" and not step.rstrip().endswith(":"):
         out.append(Item("next", f"next step: {step}", 1, order=x.stop))
-    last = x.last_action()
+    last = x.work.last_action()
     if last is not None:
         text = f"last action: {describe(last)}"
         if last.outcome and not last.summary:
             text += f"; its output ended with: {quote(last.outcome)}"
         out.append(Item("resume_point", text, 1, order=last.index, round=last.round))
-    out += [Item("test", line, 2, order=x.stop) for line, _ in test_coverage(x.actions)
+    out += [Item("test", line, 2, order=x.stop) for line, _ in test_coverage(x.work.actions)
             if not (last is not None and last.test and line.startswith("latest test run"))]  # the last action says it
-    if not answered and x.last_request is not None:
+    if not answered and x.user.last is not None:
         out.append(Item("test", "the latest request has no final answer yet", 2, order=x.stop))
     return out
 
@@ -161,7 +157,7 @@ def round_items(x: Scan, rounds: Sequence[int]) -> list[Item]:
     """One line per round: how much it changed and ran, and how it ended (the files and commands themselves
     are listed once, in their own sections)."""
     by_round: dict[int, list[Action]] = {}
-    for action in x.actions:
+    for action in x.work.actions:
         by_round.setdefault(action.round, []).append(action)
     out = []
     for rnd in sorted(set(rounds)):
@@ -176,7 +172,7 @@ def round_items(x: Scan, rounds: Sequence[int]) -> list[Item]:
         parts += [f"{len(read)} read"] if read else []
         parts += [f"{len(commands)} command(s) run"] if commands else []
         parts += [f"{failed} call(s) failed"] if failed else []
-        ended = "answered" if rnd in x.round_text and not x.round_text[rnd][1] else "no final answer"
+        ended = "answered" if rnd in x.said.round_text and not x.said.round_text[rnd][1] else "no final answer"
         out.append(Item("round", f"round {rnd}: {', '.join(parts) or 'no tool calls'}; {ended}", 3,
                         order=min((a.index for a in actions), default=0), round=rnd))
     return out

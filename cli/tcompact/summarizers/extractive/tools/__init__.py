@@ -16,10 +16,13 @@ from .describe import (
     describe,
     failure_groups,
     failure_line,
+    fixed_line,
     fixes,
     last_actions,
+    reported_errors,
     test_coverage,
     unfixed,
+    went_on,
 )
 from .errors import error_lines, outcome_line
 from .outputs import offloaded
@@ -27,4 +30,4 @@ from .results import record_result
 
 __all__ = ["Action", "classify", "call_args", "record_result", "error_lines", "outcome_line", "offloaded",
            "describe", "last_actions", "test_coverage", "fixes", "unfixed", "failure_groups", "failure_line",
-           "commands", "command_groups"]
+           "commands", "command_groups", "fixed_line", "went_on", "reported_errors"]

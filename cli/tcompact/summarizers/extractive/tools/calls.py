@@ -16,8 +16,8 @@ import orjson
 
 from ....model import ToolCall
 from ....tool_names import EDIT, EDITOR, READ, SEARCH, SHELL, WRITE, is_plan_tool
-from .outputs import _gist, _symbols
-from .shell import _command_label, _file_ops, _normalise_command, _segments, _test_run
+from .outputs import gist_of, symbols_of
+from .shell import command_label, file_ops, normalise_command, shell_segments, ran_tests
 from ..text import cut, one_line
 
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "target_file", "filepath")
@@ -132,12 +132,12 @@ def classify(index: int, call: ToolCall, *, round_: int, open_file: str | None) 
 
 def _command_action(c: _Call, command: str) -> Action:
     """A shell command: the files it touches, the tests it runs, whether it reads only part of a file."""
-    segments = _segments(command)
-    ops, quiet = _file_ops(segments)
-    test = _test_run(segments)
+    segments = shell_segments(command)
+    ops, quiet = file_ops(segments)
+    test = ran_tests(segments)
     partial = bool(_PARTIAL_READ.search(command))
-    action = c.action("command", f"`{_command_label(command)}`", command=command, paths=ops,
-                      keys=(("cmd", _normalise_command(command)),), test=test, quiet=quiet and test is None,
+    action = c.action("command", f"`{command_label(command)}`", command=command, paths=ops,
+                      keys=(("cmd", normalise_command(command)),), test=test, quiet=quiet and test is None,
                       partial=partial)
     workdir = c.args.get("workdir")
     if isinstance(workdir, str) and workdir.strip():
@@ -177,7 +177,7 @@ def _patch_symbols(patch: str) -> dict[str, tuple[str, ...]]:
             current = out.setdefault(match.group(2) or match.group(3), [])
         elif current is not None and line.startswith("+"):
             current.append(line[1:])
-    return {path: tuple(_symbols("\n".join(lines))) for path, lines in out.items()}
+    return {path: tuple(symbols_of("\n".join(lines))) for path, lines in out.items()}
 
 
 def _patch_action(c: _Call, patch: str) -> Action:
@@ -247,9 +247,9 @@ def _file_action(c: _Call, path: str, *, kind: str, op: str) -> Action:
     action = c.action(kind, f"{c.name} {path}", paths=[(path, op)], keys=keys, partial=partial)
     if op != "read":
         content = _written_content(args)
-        action.symbols = tuple(_symbols(content))
+        action.symbols = tuple(symbols_of(content))
         if op == "created":
-            action.gist = _gist(content)
+            action.gist = gist_of(content)
         else:
             action.new_text = content.strip("\n")
     if c.lname in ("open", "create"):

@@ -14,9 +14,14 @@ from ..text import cut
 from .calls import Action
 
 __all__ = ["describe", "last_actions", "test_coverage", "fixes", "unfixed", "failure_groups", "failure_line",
-           "commands", "command_groups", "command_line"]
+           "commands", "command_groups", "command_line", "fixed_line", "went_on", "reported_errors", "WENT_ON",
+           "FIXED"]
 
 _MAX_COMMANDS = 300
+#: How both summaries state a call whose output reported error lines although it went on (the lines follow), …
+WENT_ON = "{label} went on, but its output reported:"
+#: … and a failure a later call fixed.
+FIXED = "{label} failed ({error}); fixed by a later successful {fix}"
 #: Documents and data: no test run verifies an edit of these.
 _NOT_TESTED = re.compile(r"(?i)\.(?:md|mdx|markdown|rst|txt|adoc|org|csv|tsv|log)$")
 
@@ -67,9 +72,29 @@ def test_coverage(actions: Sequence[Action]) -> list[tuple[str, int]]:
 
 def fixes(actions: Sequence[Action]) -> list[tuple[str, int]]:
     """Failures a later successful call fixed, each with that fix (the newest ranked to stay)."""
-    fixes = [f"{a.label} failed ({a.error}); fixed by a later successful {cut(a.resolved_by, 120)}"
-             for a in actions if a.failed and a.resolved_by is not None]
+    fixes = [fixed_line(a) for a in actions if a.failed and a.resolved_by is not None]
     return [(text, len(fixes) - 1 - n) for n, text in enumerate(fixes)]
+
+
+def fixed_line(action: Action, label: str | None = None, *, fix_chars: int = 120) -> str:
+    """A failure a later call fixed (``action.resolved_by``), with that fix cut to ``fix_chars``."""
+    return FIXED.format(label=action.label if label is None else label, error=action.error,
+                        fix=cut(action.resolved_by or "", fix_chars))
+
+
+def reported_errors(action: Action) -> bool:
+    """Whether the call went on (did not fail) although its output reported error lines: the one test of both
+    summaries for listing them with :func:`went_on`."""
+    return not action.failed and bool(action.error_lines)
+
+
+def went_on(action: Action, label: str | None = None, *, one_per_line: bool = False) -> list[str]:
+    """The error lines of a call that went on (:func:`reported_errors`), stated the one way: all under the call
+    (the state snapshot), or one line each (the round-level blocks)."""
+    head = WENT_ON.format(label=action.label if label is None else label)
+    if one_per_line:
+        return [f"{head} {line}" for line in action.error_lines]
+    return [head + "".join(f"\n  {line}" for line in action.error_lines)]
 
 
 def unfixed(actions: Sequence[Action]) -> list[tuple[str, int]]:
@@ -96,13 +121,14 @@ def command_groups(actions: Sequence[Action]) -> list[list[Action]]:
     return sorted(seen.values(), key=lambda group: group[-1].index, reverse=True)
 
 
-def failure_line(group: Sequence[Action]) -> str:
-    """A repeated failure as one line: the last attempt, how often, its exit code and error."""
+def failure_line(group: Sequence[Action], label: str | None = None) -> str:
+    """A repeated failure as one line: the last attempt (as ``label`` when given), how often, its exit code and
+    error."""
     last = group[-1]
     times = f" ×{len(group)}" if len(group) > 1 else ""
     code = f"exit {last.exit_code}: " if last.exit_code not in (None, 0) else ""
     tool = f" ({last.name}{times})" if last.command else times
-    return f"{last.label}{tool} → {code}{last.error}"
+    return f"{last.label if label is None else label}{tool} → {code}{last.error}"
 
 
 def commands(actions: Sequence[Action]) -> list[tuple[str, int]]:

@@ -1,4 +1,6 @@
-"""Error lines anywhere in a tool output, and the one line that says how a command ended.
+"""What is an error line: every error statement of a tool output, the key error of a failed result, and the
+one line that says how a command ended — the one place that decides (both summaries, the mask and the
+benefit check read error lines through it).
 
 Agents lose most often the error that appeared in the middle of a long output (LESSONS.md): the
 head-and-tail window the rest of the scan reads misses it. So every line of a command's output is
@@ -8,6 +10,8 @@ a shell's ``command not found``, make's ``*** … Error 2``, a log line at ERROR
 that merely mentions errors ("0 errors", source code that raises one, a markdown heading such as
 "Error Handling" in a document that was read). Lines are returned exactly
 as they stand (leading and trailing blanks stripped), so a summary can quote them byte for byte.
+The key error of a failed result (:func:`key_error`) is the line that states it most surely: an
+exception, then an error prefix, then an error phrase — or the tool's own ``<tool_use_error>``.
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ import re
 import threading
 from collections.abc import Iterator
 
-from ..text import words_in
-from .outputs import _HEADER_LINE
+import orjson
 
-__all__ = ["error_lines", "outcome_line"]
+from ..text import cut, one_line, words_in
+from .outputs import HEADER_LINE, first_lines
+
+__all__ = ["error_lines", "outcome_line", "key_error"]
 
 _WORDS = ("error", "fatal", "fail", "panic", "exception", "traceback", "not found", "denied", "err!", "cannot",
           "no such file", "not permitted", "*** ")
@@ -43,6 +49,13 @@ _LINE_NUMBER = re.compile(r"^\d+(?:→|\t|:(?=\s))\s?")  # "12→", "12\t", "12:
 #: A markdown heading written without ``#``: "Error Handling", "Error Recovery and Retries" (no colon, no sentence).
 _TITLE = re.compile(r"^[A-Z][a-z]+(?: (?:[A-Z][\w'-]*|and|or|of|the|for|to|in|on|with|vs|a|an|&|—|-)){1,7}$")
 _SETEXT = re.compile(r"^(?:={3,}|-{3,})$")
+_EXCEPTION_LINE = re.compile(r"^(?:E\s+)?(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failure|Interrupt)\b(?::|$)")
+_ERROR_LINE = re.compile(
+    r"(?i)^(?:E\s+)?(?:error\b|fatal\b|failed\b|failure\b|panic\b|FAIL\b)|"
+    r"\b(?:no such file or directory|command not found|permission denied|not permitted|does not exist|"
+    r"not found|cannot|can't|could not|couldn't|failed to|is not defined|invalid|refused|rejected|timed out|"
+    r"traceback \(most recent call last\))")
+_TOOL_ERROR = re.compile(r"<tool_use_error>(.*?)(?:</tool_use_error>|$)", re.DOTALL)
 _OUTCOME_SKIP = re.compile(r"^(?:bash-\$|\$|>+|\(END\)|\[\d+\]\s*\+?\s*(?:Done|Exit))\s*$")
 
 
@@ -111,9 +124,56 @@ def outcome_line(text: str, limit: int = 240) -> str:
     tail = text[-20000:]
     for raw in reversed(tail.splitlines()):
         line = raw.strip()
-        if not line or not line.strip("=-_─━.·*#") or _HEADER_LINE.match(line) or _OUTCOME_SKIP.match(line):
+        if not line or not line.strip("=-_─━.·*#") or HEADER_LINE.match(line) or _OUTCOME_SKIP.match(line):
             continue
         if line.startswith(("(Open file:", "(Current directory:")):
             continue
         return line if len(line) <= limit else ""
     return ""
+
+
+# -- the key error of a failed result ------------------------------------------------------------
+
+
+def _json_text(line: str) -> str:
+    """The text inside a JSON-wrapped tool output line (``[{"type":"text","text":"…"}]``), else the line."""
+    if line[:1] in "[{" and '"text"' in line[:200]:
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return line
+        parts = value if isinstance(value, list) else [value]
+        texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        if texts:
+            return " ".join(texts)
+    return line
+
+
+def _error_score(line: str) -> int:
+    """How surely a line states the error: 4 an exception, 3 an error prefix, 2 or 1 an error phrase, 0 none."""
+    if _EXCEPTION_LINE.match(line) and ":" in line:
+        return 4
+    if line.startswith(("FAILED ", "ERROR ", "error[", "error:", "Error:", "fatal:", "panic")):
+        return 3
+    if _ERROR_LINE.search(line):
+        return 2 if not line.lower().startswith("traceback") else 1
+    return 0
+
+
+def key_error(text: str) -> str:
+    """The line of a failed result that says what went wrong."""
+    inner = _TOOL_ERROR.search(text[:4000])
+    if inner:
+        return cut(one_line(inner.group(1)), 220)
+    best, best_score = "", 0
+    for line in text.splitlines():
+        line = _json_text(line.strip())
+        if not line or len(line) > 600:
+            continue
+        score = _error_score(line)
+        if score and (score > best_score or (score == best_score == 4)):  # the last exception line is the real one
+            best, best_score = line, score
+    if best:
+        best = re.sub(r"^E\s+", "", best)
+        return cut(best, 220)
+    return cut(" ⏎ ".join(first_lines(text)), 220)

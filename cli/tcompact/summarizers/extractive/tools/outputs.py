@@ -1,7 +1,8 @@
-"""What a tool result or a file's content says: exit code, key error, test summary, offloaded output, gist, symbols.
+"""What a tool result or a file's content says: exit code, test summary, offloaded output, gist, symbols.
 
 Results are read as text, whatever tool produced them, so the patterns that recognise a failure,
-a test summary line or the description of a file are collected here.
+a test summary line or the description of a file are collected here (its error lines and key error
+are read in :mod:`.errors`).
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from collections.abc import Iterable, Iterator, Sequence
 import orjson
 
 from ....markers import OFFLOAD_PATTERN
-from ..text import cut, lowered, one_line, words_in
+from ..text import cut, lowered, words_in
 
 _EXIT_PATTERNS = (  # looked for in the first 300 characters only (never inside the output itself)
     re.compile(r"^Exit code (-?\d+)", re.MULTILINE),  # Claude Code Bash error results
     re.compile(r"Process exited with code (-?\d+)"),  # Codex exec_command / shell
     re.compile(r"(?i)^(?:exit(?:ed)?|returned)(?: with)? (?:status|code)[: =]+(-?\d+)", re.MULTILINE),
 )
-_HEADER_LINE = re.compile(
+HEADER_LINE = re.compile(
     r"^(?:Exit code -?\d+|Chunk ID: \S+|Wall time: .*|Process exited with code -?\d+|Original token count: \d+|"
     r"Output:|Total output lines: \d+|\$ .*|\(Open file: .*\)|\(Current directory: .*\)|bash-\$)\s*$")
 _TEST_SUMMARY = re.compile(
@@ -35,17 +36,10 @@ _OFFLOAD = (
 )
 _SAVED_TO = re.compile(r"(?i)(?:full output|output) (?:saved|written) to:?\s+(\S+)")  # slow: only tried …
 _SAVED_TO_WORDS = ("output saved", "output written")  # … when the text has these words
-_EXCEPTION_LINE = re.compile(r"^(?:E\s+)?(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failure|Interrupt)\b(?::|$)")
-_ERROR_LINE = re.compile(
-    r"(?i)^(?:E\s+)?(?:error\b|fatal\b|failed\b|failure\b|panic\b|FAIL\b)|"
-    r"\b(?:no such file or directory|command not found|permission denied|not permitted|does not exist|"
-    r"not found|cannot|can't|could not|couldn't|failed to|is not defined|invalid|refused|rejected|timed out|"
-    r"traceback \(most recent call last\))")
 _FAIL_COUNT = re.compile(r"(?i)\b([1-9]\d*) (?:failed|errors?)\b|test result: FAILED")
 _GO_FAIL = re.compile(r"(?m)^(?:--- FAIL: \S|FAIL(?:\t\S+\t[\d.]+s)?$)")  # go test's failed test or package
 _REFUSED = re.compile(r"(?i)\b(?:error|exception|failed|failure|rejected|denied|not allowed|not permitted|"
                       r"forbidden|blocked|timed out|unauthori[sz]ed)\b")
-_TOOL_ERROR = re.compile(r"<tool_use_error>(.*?)(?:</tool_use_error>|$)", re.DOTALL)
 _SYMBOL = re.compile(
     r"^[+\s]*(?:export\s+|pub(?:\(\w+\))?\s+|async\s+|static\s+|public\s+|private\s+|protected\s+)*"
     r"(?:def|class|function|fn|func|interface|struct|enum|trait|impl|type|module)\s+([A-Za-z_][\w]*)", re.MULTILINE)
@@ -54,7 +48,7 @@ _COMMENT_MARK = re.compile(r"^(?:/\*\*?|\*/?|//+|#+|<!--|\"\"\"|\'\'\'|--|;+|%+)
 _LICENSE = re.compile(r"(?i)copyright|licen[cs]e|spdx|apache\.org|all rights reserved|applicable law|warrant")
 
 
-def _exit_code(text: str) -> int | None:
+def exit_code_of(text: str) -> int | None:
     """The exit code a tool result reports in its header or JSON envelope, if any."""
     start = text[:300]
     for pattern in _EXIT_PATTERNS:
@@ -77,12 +71,12 @@ def _envelope_exit_code(text: str) -> int | None:
     return code if isinstance(code, int) else None
 
 
-def _first_lines(text: str, limit: int = 3) -> list[str]:
+def first_lines(text: str, limit: int = 3) -> list[str]:
     """The first informative lines of a tool result (headers such as 'Exit code 1' skipped)."""
     out = []
     for line in text.splitlines():
         line = line.strip()
-        if not line or not line.strip("=-_─━.·") or _HEADER_LINE.match(line):  # empty, a rule or a header
+        if not line or not line.strip("=-_─━.·") or HEADER_LINE.match(line):  # empty, a rule or a header
             continue
         out.append(line)
         if len(out) >= limit:
@@ -90,51 +84,7 @@ def _first_lines(text: str, limit: int = 3) -> list[str]:
     return out
 
 
-def _json_text(line: str) -> str:
-    """The text inside a JSON-wrapped tool output line (``[{"type":"text","text":"…"}]``), else the line."""
-    if line[:1] in "[{" and '"text"' in line[:200]:
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            return line
-        parts = value if isinstance(value, list) else [value]
-        texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        if texts:
-            return " ".join(texts)
-    return line
-
-
-def _error_score(line: str) -> int:
-    """How surely a line states the error: 4 an exception, 3 an error prefix, 2 or 1 an error phrase, 0 none."""
-    if _EXCEPTION_LINE.match(line) and ":" in line:
-        return 4
-    if line.startswith(("FAILED ", "ERROR ", "error[", "error:", "Error:", "fatal:", "panic")):
-        return 3
-    if _ERROR_LINE.search(line):
-        return 2 if not line.lower().startswith("traceback") else 1
-    return 0
-
-
-def _key_error(text: str) -> str:
-    """The line of a failed result that says what went wrong."""
-    inner = _TOOL_ERROR.search(text[:4000])
-    if inner:
-        return cut(one_line(inner.group(1)), 220)
-    best, best_score = "", 0
-    for line in text.splitlines():
-        line = _json_text(line.strip())
-        if not line or len(line) > 600:
-            continue
-        score = _error_score(line)
-        if score and (score > best_score or (score == best_score == 4)):  # the last exception line is the real one
-            best, best_score = line, score
-    if best:
-        best = re.sub(r"^E\s+", "", best)
-        return cut(best, 220)
-    return cut(" ⏎ ".join(_first_lines(text)), 220)
-
-
-def _test_summary(text: str) -> str:
+def summary_line_of(text: str) -> str:
     """The last test-summary line of a result ("2 failed, 15 passed in 0.63s"), or ''."""
     found = ""
     words = words_in(text, _SUMMARY_WORDS)
@@ -175,11 +125,11 @@ _CODE_STARTS = ("import ", "from ", "use ", "package ", "require")
 
 def _skipped_head_line(line: str) -> bool:
     """Whether a line of a file's head says nothing about the file (empty, header, shebang, import)."""
-    return not line or bool(_HEADER_LINE.match(line)) or line.startswith((
+    return not line or bool(HEADER_LINE.match(line)) or line.startswith((
         "[File:", "#!", "import ", "from ", "use ", "package ", "require", "'use strict'"))
 
 
-def _gist(text: str) -> str:
+def gist_of(text: str) -> str:
     """A descriptive line of a file's content: a doc comment or heading, else the first code line.
 
     License headers, imports, shebangs and line-number prefixes are skipped."""
@@ -208,14 +158,14 @@ def _gist(text: str) -> str:
     return ""
 
 
-def _symbols(text: str) -> list[str]:
+def symbols_of(text: str) -> list[str]:
     """Names a piece of code defines (functions, classes, types), tests last, at most eight."""
     found = list(dict.fromkeys(m.group(1) for m in _SYMBOL.finditer(text[:20000])))
     found.sort(key=lambda name: name.lower().startswith("test"))
     return found[:8]
 
 
-def _command_failed(window: str, summary: str) -> bool:
+def command_failed(window: str, summary: str) -> bool:
     """Whether a command's output reads as failed although it reports no exit code."""
     return bool(_FAIL_COUNT.search(summary)) or "Traceback (most recent call last)" in window \
         or ("FAIL" in window and _GO_FAIL.search(window) is not None) \
@@ -223,9 +173,9 @@ def _command_failed(window: str, summary: str) -> bool:
                           window[:600]))
 
 
-def _tool_failed(head: str, *, refusable: bool) -> bool:
+def tool_failed(head: str, *, refusable: bool) -> bool:
     """Whether a tool result opens with an error, or (``refusable``) with a refusal."""
-    start = "\n".join(_first_lines(head[:1500], 2))
+    start = "\n".join(first_lines(head[:1500], 2))
     refused = refusable and _REFUSED.search(start[:300]) is not None
     return refused or re.match(r"(?i)\W*(?:error|failed|failure|exception|fatal)\b", start) is not None
 

@@ -10,8 +10,8 @@ import re
 
 from ....tool_names import AGENT, kind_of
 from .calls import Action
-from .errors import error_lines, outcome_line
-from .outputs import _command_failed, _exit_code, _first_lines, _gist, _key_error, _symbols, _test_summary, _tool_failed
+from .errors import error_lines, key_error, outcome_line
+from .outputs import command_failed, exit_code_of, first_lines, gist_of, symbols_of, summary_line_of, tool_failed
 from ..text import cut
 
 _DATA_FILES = re.compile(r"(?i)\.(?:jsonl?|csv|tsv|log|lock|vtt|srt|svg|xml|min\.js|map|bin|txt|out|ndjson)$")
@@ -22,17 +22,17 @@ def record_result(action: Action, text: str, *, window: str, is_error: bool) -> 
     """Outcome of the call a tool result answers: failed or not, exit code, key error, test summary."""
     action.answered = True
     head = window[:4000]
-    exit_code = _exit_code(text)
+    exit_code = exit_code_of(text)
     failed = is_error or (exit_code is not None and exit_code != 0) or "<tool_use_error>" in head
-    summary = _test_summary(window) if action.kind == "command" else ""
+    summary = summary_line_of(window) if action.kind == "command" else ""
     if not failed and exit_code is None:
         failed = _silent_failure(action, window, summary=summary)
     action.failed = failed
     action.exit_code = exit_code
     action.summary = summary
-    action.first_line = cut(" ⏎ ".join(_first_lines(head)), 200)
+    action.first_line = cut(" ⏎ ".join(first_lines(head)), 200)
     if failed:
-        action.error = _key_error(window)
+        action.error = key_error(window)
     elif not action.gist and action.partial is False:
         _note_read(action, head)
     action.error_lines = tuple(error_lines(text))
@@ -45,18 +45,18 @@ def record_result(action: Action, text: str, *, window: str, is_error: bool) -> 
 def _silent_failure(action: Action, window: str, *, summary: str) -> bool:
     """Whether a result without error flag or exit code still says the call failed."""
     if action.kind == "command" and not action.quiet:
-        return _command_failed(window, summary)
+        return command_failed(window, summary)
     if action.name.lower() in AGENT:  # a sub-agent's answer is a report, whatever its first word
         return False
-    return _tool_failed(window[:4000], refusable=action.kind == "other")
+    return tool_failed(window[:4000], refusable=action.kind == "other")
 
 
 def _note_read(action: Action, head: str) -> None:
     """The gist and symbols of the one source file a successful whole-file read showed."""
     reads = [p for p, op in action.paths if op == "read"]
     if len(reads) == 1 and not _DATA_FILES.search(reads[0]):
-        action.gist = _gist(head)
-        action.symbols = tuple(_symbols(_LINE_NUMBERS.sub("", head)))
+        action.gist = gist_of(head)
+        action.symbols = tuple(symbols_of(_LINE_NUMBERS.sub("", head)))
 
 
 def _created_or_updated(action: Action, head: str) -> None:

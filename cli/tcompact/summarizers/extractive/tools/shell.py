@@ -55,7 +55,7 @@ _DURATION = re.compile(r"[\d.]+[smhd]?")
 _RUNNER_PREFIXES = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye", "npx", "bunx", "pnpx"})
 
 
-def _normalise_command(command: str) -> str:
+def normalise_command(command: str) -> str:
     """A command with whitespace collapsed and stderr redirections / trailing head|tail pipes dropped."""
     text = one_line(command)
     text = _STDERR.sub("", text)
@@ -64,7 +64,7 @@ def _normalise_command(command: str) -> str:
     return text.strip()
 
 
-def _command_label(command: str) -> str:
+def command_label(command: str) -> str:
     """A command as shown: one line, a leading ``cd dir &&`` dropped, cut."""
     text = _CD.sub("", one_line(command))
     return cut(text, 160)
@@ -137,14 +137,14 @@ def _split_operators(words: Sequence[str]) -> list[list[str]]:
     return out
 
 
-def _segments(command: str) -> list[list[str]]:
+def shell_segments(command: str) -> list[list[str]]:
     """The simple commands of a shell line as word lists (split at | && || ; & and newlines; heredoc
     bodies dropped; ``bash -c "…"`` opened up)."""
     expanded: list[list[str]] = []
     for seg in _split_operators(_command_words(command)):
         program, rest = _program(seg)
         if program in ("bash", "sh", "zsh") and len(rest) >= 2 and rest[0].startswith("-") and "c" in rest[0]:
-            expanded += _segments(rest[1])
+            expanded += shell_segments(rest[1])
         else:
             expanded.append(seg)
     return expanded
@@ -208,7 +208,7 @@ def _runner(program: str, rest: list[str]) -> tuple[str | None, list[str]]:
     return runner, rest
 
 
-def _test_run(segments: Sequence[Sequence[str]]) -> tuple[tuple[str, frozenset[str]], ...] | None:
+def ran_tests(segments: Sequence[Sequence[str]]) -> tuple[tuple[str, frozenset[str]], ...] | None:
     """(runner, targets) of every test run in a shell line; no targets means the whole suite."""
     runs = []
     for segment in segments:
@@ -283,7 +283,7 @@ def _program_ops(program: str, rest: Sequence[str]) -> tuple[list[tuple[str, str
     return [], True  # an unknown program may change anything
 
 
-def _file_ops(segments: Sequence[Sequence[str]]) -> tuple[list[tuple[str, str]], bool]:
+def file_ops(segments: Sequence[Sequence[str]]) -> tuple[list[tuple[str, str]], bool]:
     """Files a shell line reads, searches, writes or deletes; and whether it only reads/searches."""
     ops: list[tuple[str, str]] = []
     quiet = True
