@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from ..model import Message
 from ..spans import Span
 from ..summarizers import narrative
-from ..summarizers.base import ModelWindow, SummaryRequest, SummaryResponse, SummarizerError, model_window
+from ..summarizers.base import ModelWindow, Summarizer, SummaryRequest, SummaryResponse, SummarizerError, model_window
 from ..summarizers.contracts import extract_snapshot
 from ..summarizers.validity import cut_problem, text_problem
 from ._pieces import plan_pieces
@@ -55,10 +55,10 @@ class Written:
     error: SummarizerError | None
 
 
-def writes_with_model(summarizer: object) -> bool:
+def writes_with_model(summarizer: Summarizer | None) -> bool:
     """Whether the summariser is a model that writes the narrative beside the extractive facts (``narrates``:
     the openai backend, and the replay of dumps it recorded so)."""
-    return bool(getattr(summarizer, "narrates", False))
+    return summarizer is not None and summarizer.narrates
 
 
 def answer_budget(target: int, window: ModelWindow | None) -> int:

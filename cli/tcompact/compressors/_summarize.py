@@ -38,7 +38,6 @@ from ..summarizers.base import (
     SummaryResponse,
     SummarizerError,
     model_window,
-    prepared,
 )
 from ..summarizers.validity import snapshot_problem
 from ..windows import ratio_threshold
@@ -164,13 +163,13 @@ class _Attempts:
             # a seed per attempt: each retry differs from the last, and a re-run gets the same answers back
             request = replace(request, parameters={**request.parameters, "temperature": RESAMPLE_TEMPERATURE,
                                                    "seed": len(self.calls)})
-        request = prepared(self.ctx.summarizer, replace(request, window=self.window))
+        request = self.ctx.summarizer.prepare(replace(request, window=self.window))
         started = self.ctx.clock()
         try:
             response = self.ctx.summarizer.summarize(request)
         except SummarizerError as exc:
             return None, exc, request, started
-        trusted = getattr(self.ctx.summarizer, "trusted", False)
+        trusted = self.ctx.summarizer.trusted
         problem = check(request, response) if check is not None and not trusted else None
         if problem:
             return response, SummarizerError("invalid_response", f"not a usable summary: {problem}",

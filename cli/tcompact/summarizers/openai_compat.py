@@ -51,9 +51,10 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from pydantic import Field
+
 from ..errors import UsageError
-from . import MODES
-from .base import ModelWindow, SummarizerError, SummaryRequest, SummaryResponse
+from .base import BackendSettings, ModelWindow, Summarizer, SummarizerError, SummaryRequest, SummaryResponse
 from .classify import classify, describe, hint, overflow_figures
 from .deadline import WHOLE_ANSWER, deadline_client_class
 from .serialized import role_framing, serialize_conversation, transcript_note, wire_text
@@ -62,8 +63,11 @@ from .progress import CallProgress, Speed, Streamed, is_local, read_stream, tick
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["OFFICIAL_BASE_URL", "PLACEHOLDER_KEY", "OpenAISummarizer", "classify", "get_client",
-           "serialize_conversation"]
+__all__ = ["OFFICIAL_BASE_URL", "PLACEHOLDER_KEY", "MODES", "OpenAISettings", "OpenAISummarizer", "classify",
+           "get_client", "serialize_conversation"]
+
+#: How the openai backend sends a conversation: as chat messages, or as one serialised text.
+MODES = ("conversation", "serialized")
 
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 #: Sent as the key to servers that need none (vLLM, Ollama, llama.cpp accept any key).
@@ -125,10 +129,31 @@ def _safe_url(url: str) -> str:
 # ----------------------------------------------------------------------------------- summariser
 
 
-class OpenAISummarizer:
+class OpenAISettings(BackendSettings):
+    """The openai backend's settings: the model (needed), the endpoint and key, how calls are sent and timed."""
+
+    model: str = Field(min_length=1, json_schema_extra={
+        "option": "--model", "hint": "e.g. --model gpt-4o-mini or your vLLM model"})
+    request_mode: str | None = Field(None, json_schema_extra={"option": "--request-mode", "own": True})
+    base_url: str | None = Field(None, json_schema_extra={"option": "--base-url", "own": True})
+    summarizer_window: int | None = Field(None, json_schema_extra={"option": "--summarizer-window", "own": True})
+    api_key: str | None = Field(None, repr=False)
+    timeout: float | None = None
+
+    @classmethod
+    def given(cls, options: Any) -> dict[str, Any]:
+        run = options.run
+        return {"model": options.model, "request_mode": run.request_mode, "base_url": options.base_url,
+                "summarizer_window": run.summarizer_window, "api_key": options.api_key, "timeout": run.timeout}
+
+
+class OpenAISummarizer(Summarizer):
     """A summariser backed by an OpenAI-compatible chat-completions endpoint."""
 
     name = "openai"
+    description = "any OpenAI-compatible chat-completions endpoint"
+    settings_model = OpenAISettings
+    calls_model = reruns = reads_prompt = True
     #: it writes the narrative beside the extractive facts (compressors/_model.py), not a whole snapshot
     narrates = True
 
@@ -155,6 +180,12 @@ class OpenAISummarizer:
         self._lock = threading.Lock()
         #: replies are constrained to a request's JSON schema (``response_format``) until the server refuses one
         self.structured = True
+
+    @classmethod
+    def build(cls, settings: OpenAISettings, *, counter: Any, progress: Any = None) -> OpenAISummarizer:
+        return cls(model=settings.model, base_url=settings.base_url, api_key=settings.api_key,
+                   timeout=settings.timeout, context_window=settings.summarizer_window, counter=counter,
+                   progress=progress, mode=settings.request_mode or "conversation")
 
     def close(self) -> None:
         """Close the client's connections."""
