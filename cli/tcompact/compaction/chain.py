@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import summarizers
-from ..compressors._summarize import TRIGGER_REASONS
+from ..compressors.trigger import TRIGGER_REASONS
 from ..compressors.base import CompressionResult, Compressor, Context, Settings
 from ..dump import DumpContext, iter_dumps, safe_name
 from ..errors import UsageError

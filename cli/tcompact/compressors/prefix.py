@@ -26,7 +26,8 @@ from ..summarizers.base import SummaryRequest
 from ..summarizers.contracts import extract_snapshot, prompt_text
 from ..tokens import TokenCounter
 from ..windows import MIN_TARGET_RATIO, TRIGGER_RATIO
-from ._summarize import refusal, summarize, trigger_figures, trigger_reason
+from ..summarizers.calls import summarize
+from .trigger import refusal, trigger_figures, trigger_reason
 from ._benefit import benefit
 from ._model import model_summary, writes_with_model
 from .base import CompressionResult, Compressor, Context, Settings, Trigger, unchanged

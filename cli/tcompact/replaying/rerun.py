@@ -50,7 +50,7 @@ class PromptOverride(Summarizer):
         return self.inner.context_window()
 
     def _override(self, request: SummaryRequest) -> SummaryRequest:
-        from ..compressors._summarize import state_budget
+        from ..summarizers.fitting import state_budget
 
         if self.prompt is None:
             return request
