@@ -9,8 +9,8 @@ compressor of the prefix family works in three steps:
    the next step (:mod:`tcompact.summarizers.narrative`: fields sized to the answer's budget, a JSON
    schema, the facts' resume line as grounding) — over the body, in pieces that fit its window
    (:mod:`._pieces`) and then merged (groups of partial answers that fit, again until one is left).
-   Every call goes through :func:`tcompact.summarizers.calls.summarize`: retries by error kind, refused replies
-   resampled, a reply cut at its limit asked again once for less; an overflow refusal that names
+   Every call goes through :func:`tcompact.summarizers.calls.summarize`: retries by error kind,
+   refused replies resampled, a reply cut at its limit asked again once for less; an overflow refusal that names
    the server's window plans the calls again for it (twice at most).
 3. **The summary**: the model's fields under a heading that says they are the model's, then the
    facts. A part whose every reply was refused contributes nothing (a note says so); a merge whose
@@ -30,11 +30,11 @@ from ..model import Message
 from ..spans import Span
 from ..summarizers import narrative
 from ..summarizers.base import ModelWindow, Summarizer, SummaryRequest, SummaryResponse, SummarizerError, model_window
+from ..summarizers.calls import Summary, summarize
 from ..summarizers.contracts import extract_snapshot
+from ..summarizers.fitting import FIT_MARGIN, OVERFLOW_BUDGETS, TOKEN_RATIO, output_budget, prompt_room
 from ..summarizers.validity import cut_problem, text_problem
 from ._pieces import plan_pieces
-from ..summarizers.calls import Summary, summarize
-from ..summarizers.fitting import FIT_MARGIN, OVERFLOW_BUDGETS, TOKEN_RATIO, output_budget, prompt_room
 from .base import CallRecord, Context
 
 __all__ = ["Written", "model_summary", "writes_with_model", "answer_budget"]

@@ -13,9 +13,9 @@ the summariser's window, not the transcript's, and dumps record what was really 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -180,15 +180,16 @@ class BackendSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     @classmethod
-    def given(cls, options: Any) -> dict[str, Any]:
-        """The value of each field as ``options`` give it (None: not given); a backend with options overrides it."""
+    def given(cls, options: Any) -> dict[str, object]:
+        """The value of each field as ``options`` give it (None: not given; pydantic checks the rest); a backend
+        with options overrides it."""
         return {}
 
     @classmethod
     def own_given(cls, options: Any) -> list[str]:
         """The backend's own options that ``options`` give, by option name, in field order."""
         values = cls.given(options)
-        return [_meta(cls, name)["option"] for name in cls.model_fields
+        return [str(_meta(cls, name)["option"]) for name in cls.model_fields
                 if _meta(cls, name).get("own") and values.get(name) is not None]
 
     @classmethod
@@ -198,12 +199,15 @@ class BackendSettings(BaseModel):
             return cls(**{k: v for k, v in cls.given(options).items() if v is not None})
         except ValidationError as exc:
             meta = _meta(cls, str(exc.errors()[0]["loc"][0]))
-            raise UsageError(f"--summarizer {backend} needs {meta['option']}", hint=meta.get("hint")) from None
+            hint = meta.get("hint")
+            raise UsageError(f"--summarizer {backend} needs {meta['option']}",
+                             hint=hint if isinstance(hint, str) else None) from None
 
 
-def _meta(model: type[BaseModel], name: str) -> dict[str, Any]:
+def _meta(model: type[BaseModel], name: str) -> dict[str, str | bool]:
+    """What a settings field declares about its option (``option``, ``own``, ``hint``)."""
     extra = model.model_fields[name].json_schema_extra
-    return extra if isinstance(extra, dict) else {}
+    return {k: v for k, v in extra.items() if isinstance(v, (str, bool))} if isinstance(extra, dict) else {}
 
 
 class Summarizer(ABC):

@@ -99,7 +99,7 @@ class OpenAISettings(BackendSettings):
     timeout: float | None = None
 
     @classmethod
-    def given(cls, options: Any) -> dict[str, Any]:
+    def given(cls, options: Any) -> dict[str, object]:
         run = options.run
         return {"model": options.model, "request_mode": run.request_mode, "base_url": options.base_url,
                 "summarizer_window": run.summarizer_window, "api_key": options.api_key, "timeout": run.timeout}

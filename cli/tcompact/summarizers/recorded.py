@@ -57,7 +57,7 @@ class ReplaySettings(BackendSettings):
                                                 "hint": "point it at a folder of dumps"})
 
     @classmethod
-    def given(cls, options: Any) -> dict[str, Any]:
+    def given(cls, options: Any) -> dict[str, object]:
         return {"replay_dir": options.replay_dir}
 
 
