@@ -10,6 +10,8 @@ from typing import Any
 import orjson
 import pytest
 
+from tcompact.summarizers.base import Summarizer
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_transcripts"
 SHARED = Path(os.environ.get("TCOMPACT_SHARED_DIR", REPO.parent / "shared")) / "transcripts"
@@ -154,7 +156,7 @@ def ntok(encoding):
     return lambda text: len(encoding.encode_ordinary(text))
 
 
-class FakeSummarizer:
+class FakeSummarizer(Summarizer):
     """A summariser that answers from a queue and records every request it was sent."""
 
     name = "fake"

@@ -8,7 +8,7 @@ import pytest
 from conftest import FakeSummarizer, call, msg
 
 from tcompact.compressors import get
-from tcompact.compressors._summarize import state_budget
+from tcompact.summarizers.fitting import state_budget
 from tcompact.compressors.base import Context
 from tcompact.compressors.full import SUMMARY_INTRO
 from tcompact.compressors.prefix import wrap_memory

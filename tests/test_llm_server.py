@@ -37,7 +37,7 @@ from llm_server import MODEL_ALIAS, REQUIRED, LlamaServer, missing_components
 from typer.testing import CliRunner
 
 from tcompact.app import app
-from tcompact.compressors._summarize import refusal_hint
+from tcompact.summarizers.calls import refusal_hint
 from tcompact.summarizers.narrative import words
 from tcompact.formats import read_file
 from tcompact.spans import legal_cut_points

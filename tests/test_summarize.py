@@ -1,5 +1,6 @@
-"""compressors/_summarize.py on its own: the trigger's reasons with their figures, what a refusal teaches,
-the Retry-After delay, a refused reply resampled, and shrinking a span only at legal cuts."""
+"""compressors/trigger.py and summarizers/calls.py + fitting.py on their own: the trigger's reasons with their
+figures, what a refusal teaches, the Retry-After delay, a refused reply resampled, and shrinking a span only at
+legal cuts."""
 
 from __future__ import annotations
 
@@ -10,15 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tcompact.compressors import get
-from tcompact.compressors._summarize import (
-    OVERFLOW_BUDGETS,
-    RESAMPLE_TEMPERATURE,
-    TRIGGER_REASONS,
-    learned,
-    refusal_hint,
-    shrink_span,
-    trigger_reason,
-)
+from tcompact.compressors.trigger import TRIGGER_REASONS, Outcome, decide, trigger_figures, trigger_reason
+from tcompact.summarizers.calls import RESAMPLE_TEMPERATURE, refusal_hint
+from tcompact.summarizers.fitting import OVERFLOW_BUDGETS, learned, shrink_span
 from tcompact.compressors.base import Context
 from tcompact.formats.chat import parse_message
 from tcompact.model import Message
@@ -43,6 +38,19 @@ def test_trigger_reason_says_why_with_its_figures(total, body, force, empty, rea
     got = trigger_reason(total, body, window=10_000, trigger_ratio=0.8, min_target_ratio=0.1, force=force, empty=empty)
     assert got == reason
     assert got is None or got == "no compressible span" or got.startswith(TRIGGER_REASONS)
+
+
+@pytest.mark.parametrize(("total", "body", "force", "empty", "outcome"), [
+    (7999, 5000, False, False, Outcome.BELOW_THRESHOLD),
+    (9000, 999, False, False, Outcome.BELOW_MINIMUM),
+    (8000, 1000, False, False, Outcome.ACTS),
+    (10, 0, True, False, Outcome.ACTS),
+    (9000, 5000, True, True, Outcome.NO_SPAN),
+])
+def test_the_trigger_decides_a_named_outcome(total, body, force, empty, outcome):
+    figures = trigger_figures(total, body, window=10_000, trigger_ratio=0.8, min_target_ratio=0.1, force=force)
+    assert decide(figures, empty=empty) is outcome
+    assert TRIGGER_REASONS == ("below the threshold", "the compressible part is below the minimum target")
 
 
 def test_a_refusal_with_figures_teaches_the_window_and_the_token_ratio():

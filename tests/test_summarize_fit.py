@@ -1,4 +1,4 @@
-"""Fitting a summariser call to the summariser's own window (compressors/_summarize.py, round_level/phase.py).
+"""Fitting a summariser call to the summariser's own window (summarizers/fitting.py and calls.py, round_level/phase.py).
 
 A fake summariser that knows its window (``context_window()``) and refuses requests the way real
 servers do (a SummarizerError carrying the server's window and the prompt's size), so every
@@ -10,7 +10,7 @@ from __future__ import annotations
 from conftest import FakeSummarizer, call, msg
 
 from tcompact.compressors import get
-from tcompact.compressors._summarize import FIT_MARGIN, TOKEN_RATIO, output_budget, prompt_room, state_budget
+from tcompact.summarizers.fitting import FIT_MARGIN, TOKEN_RATIO, output_budget, prompt_room, state_budget
 from tcompact.compressors.base import Context
 from tcompact.formats.chat import parse_message
 from tcompact.model import Message

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import summarizers
-from ..compressors._summarize import TRIGGER_REASONS
+from ..compressors.trigger import TRIGGER_REASONS
 from ..compressors.base import CompressionResult, Compressor, Context, Settings
 from ..dump import DumpContext, iter_dumps, safe_name
 from ..errors import UsageError
@@ -88,7 +88,9 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
     window = resolve_window(context_window=options.context_window, model=options.model, file_model=original.model,
                             recorded=recorded if isinstance(recorded, int) else None).tokens
     if summarizer is None and any(c.uses_summarizer for c in chain):
-        summarizer = summarizers.build(options, counter)
+        chosen = summarizers.check(options, used=True)  # the backend's typed settings
+        assert chosen is not None
+        summarizer = summarizers.build(chosen, counter=counter, progress=options.progress)
     ctx = Context(counter=counter, window=window, summarizer=summarizer, force=options.now,
                   preserve=options.preserve, offload_dir=options.offload_dir, locator=lambda m: locate(source, m),
                   transient_retries=options.run.retries, concurrency=options.run.concurrency)

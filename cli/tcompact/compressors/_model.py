@@ -9,8 +9,8 @@ compressor of the prefix family works in three steps:
    the next step (:mod:`tcompact.summarizers.narrative`: fields sized to the answer's budget, a JSON
    schema, the facts' resume line as grounding) — over the body, in pieces that fit its window
    (:mod:`._pieces`) and then merged (groups of partial answers that fit, again until one is left).
-   Every call goes through :func:`~._summarize.summarize`: retries by error kind, refused replies
-   resampled, a reply cut at its limit asked again once for less; an overflow refusal that names
+   Every call goes through :func:`tcompact.summarizers.calls.summarize`: retries by error kind,
+   refused replies resampled, a reply cut at its limit asked again once for less; an overflow refusal that names
    the server's window plans the calls again for it (twice at most).
 3. **The summary**: the model's fields under a heading that says they are the model's, then the
    facts. A part whose every reply was refused contributes nothing (a note says so); a merge whose
@@ -29,11 +29,12 @@ from dataclasses import dataclass, replace
 from ..model import Message
 from ..spans import Span
 from ..summarizers import narrative
-from ..summarizers.base import ModelWindow, SummaryRequest, SummaryResponse, SummarizerError, model_window
+from ..summarizers.base import ModelWindow, Summarizer, SummaryRequest, SummaryResponse, SummarizerError, model_window
+from ..summarizers.calls import Summary, summarize
 from ..summarizers.contracts import extract_snapshot
+from ..summarizers.fitting import FIT_MARGIN, OVERFLOW_BUDGETS, TOKEN_RATIO, output_budget, prompt_room
 from ..summarizers.validity import cut_problem, text_problem
 from ._pieces import plan_pieces
-from ._summarize import FIT_MARGIN, OVERFLOW_BUDGETS, TOKEN_RATIO, Summary, output_budget, prompt_room, summarize
 from .base import CallRecord, Context
 
 __all__ = ["Written", "model_summary", "writes_with_model", "answer_budget"]
@@ -55,10 +56,10 @@ class Written:
     error: SummarizerError | None
 
 
-def writes_with_model(summarizer: object) -> bool:
+def writes_with_model(summarizer: Summarizer | None) -> bool:
     """Whether the summariser is a model that writes the narrative beside the extractive facts (``narrates``:
     the openai backend, and the replay of dumps it recorded so)."""
-    return bool(getattr(summarizer, "narrates", False))
+    return summarizer is not None and summarizer.narrates
 
 
 def answer_budget(target: int, window: ModelWindow | None) -> int:

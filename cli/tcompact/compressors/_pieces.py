@@ -9,7 +9,7 @@ the last real user request before the body cut to an eighth. A run that cannot b
 enough (one tool call and its results over the room) has its messages' texts and arguments cut in
 their middle to fit, with a marker saying so. The partial answers are then merged
 (:mod:`._model`). Everything here is counted in our tokens; the room is what
-:func:`~._summarize.prompt_room` leaves beside the answer.
+:func:`tcompact.summarizers.fitting.prompt_room` leaves beside the answer.
 """
 
 from __future__ import annotations

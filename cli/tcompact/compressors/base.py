@@ -17,13 +17,14 @@ from pydantic import BaseModel, ConfigDict
 
 from ..model import Message
 from ..spans import Span
-from ..summarizers.base import SummaryRequest, SummaryResponse, Summarizer, SummarizerError
+from ..summarizers.base import Summarizer
+from ..summarizers.calls import CallRecord
 from ..tokens import TokenCounter
 
 __all__ = [
     "Settings",
     "Context",
-    "CallRecord",
+    "CallRecord",  # (the summarisers' record of a call, kept here for the compressors that make them)
     "OffloadBlob",
     "Trigger",
     "CompressionResult",
@@ -58,20 +59,6 @@ class Context:
     clock: Callable[[], float] = time.time
     transient_retries: int = 2
     concurrency: int = 4
-
-
-@dataclass(frozen=True)
-class CallRecord:
-    """One summariser call: the request, the response or error, and what came of it."""
-
-    request: SummaryRequest
-    response: SummaryResponse | None
-    error: SummarizerError | None
-    attempt: int
-    started: float
-    span: Span
-    retried: bool = False
-    reason: str = ""
 
 
 @dataclass(frozen=True)

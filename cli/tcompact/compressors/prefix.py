@@ -23,13 +23,14 @@ from ..model import Message
 from ..redact import redact
 from ..spans import Span
 from ..summarizers.base import SummaryRequest
+from ..summarizers.calls import summarize
 from ..summarizers.contracts import extract_snapshot, prompt_text
 from ..tokens import TokenCounter
 from ..windows import MIN_TARGET_RATIO, TRIGGER_RATIO
-from ._summarize import refusal, summarize, trigger_figures, trigger_reason
 from ._benefit import benefit
 from ._model import model_summary, writes_with_model
 from .base import CompressionResult, Compressor, Context, Settings, Trigger, unchanged
+from .trigger import refusal, trigger_figures, trigger_reason
 from .reinjection import recovered_context
 
 __all__ = ["PrefixSettings", "PrefixCompressor", "wrap_memory", "preserve_appendix", "pinned", "summary_budget",

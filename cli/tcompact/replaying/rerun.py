@@ -15,7 +15,7 @@ from ..compressors.base import CompressionResult
 from ..dump import Dump, DumpContext, build_dumps, messages_of
 from ..errors import UsageError, WorkFailed
 from ..redact import redact
-from ..summarizers.base import Summarizer, SummaryRequest, SummaryResponse, model_window, prepared
+from ..summarizers.base import ModelWindow, Summarizer, SummaryRequest, SummaryResponse
 from ..summarizers.contracts import extract_snapshot
 from .rebuild import rebuild, run_context
 
@@ -33,24 +33,24 @@ class Rerun:
     new_summary: str
 
 
-class PromptOverride:
+class PromptOverride(Summarizer):
     """A summariser seen through another prompt (the system prompt of a "blocks" request)."""
 
     def __init__(self, inner: Summarizer, prompt: str | None) -> None:
         self.inner, self.prompt, self.name = inner, prompt, inner.name
-        self.narrates = getattr(inner, "narrates", False)
+        self.narrates = inner.narrates
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         return self.inner.summarize(self._override(request))
 
     def prepare(self, request: SummaryRequest) -> SummaryRequest:
-        return prepared(self.inner, self._override(request))
+        return self.inner.prepare(self._override(request))
 
-    def context_window(self):
-        return model_window(self.inner)
+    def context_window(self) -> ModelWindow | None:
+        return self.inner.context_window()
 
     def _override(self, request: SummaryRequest) -> SummaryRequest:
-        from ..compressors._summarize import state_budget
+        from ..summarizers.fitting import state_budget
 
         if self.prompt is None:
             return request
@@ -98,7 +98,7 @@ def check_rerun_options(summarizer: str | None, *, model: str | None, base_url: 
     if not backend.reads_prompt and prompt is not None:
         raise UsageError(f"--prompt does not apply to the {summarizer} summariser, which builds its summary from the "
                          "transcript and reads no prompt", hint="re-run with --summarizer openai to try a prompt")
-    if not summarizers.calls_model(backend.name) and (model is not None or base_url is not None):
+    if not backend.calls_model and (model is not None or base_url is not None):
         raise UsageError(f"{'--model' if model is not None else '--base-url'} is an option of the openai summariser",
                          hint="add --summarizer openai, or leave it out")
 
@@ -122,16 +122,19 @@ def rerun_dump(dumps: Sequence[Dump], options: Any, *, prompt: str | None, dump_
     (dump,) = dumps
     request = dump.doc["request"]
     backend = summarizers.get(options.summarizer)
-    recorded = request.get("model") if summarizers.calls_model(backend.name) else None
+    recorded = request.get("model") if backend.calls_model else None
     mode = request.get("mode")
-    # the recorded request mode, for a backend that has one (the extractive summariser refuses the option)
+    # the recorded request mode, for a backend that sends the conversation to a model (the extractive summariser
+    # refuses the option)
     run = options.run.model_copy(update={"request_mode": mode if mode in summarizers.MODES else "conversation"}) \
-        if any(attribute == "request_mode" for attribute, _ in backend.options) else options.run
+        if backend.calls_model else options.run
     options = replace(options, model=options.model or (recorded if isinstance(recorded, str) else None), run=run)
-    summarizers.check(options, used=True)
+    settings = summarizers.check(options, used=True)
+    assert settings is not None  # a backend that is used has its settings
     from ..tokens import TokenCounter
 
-    result = rerun(dump, summarizers.build(options, TokenCounter(dump.doc["encoding"]["name"])), prompt=prompt)
+    built = summarizers.build(settings, counter=TokenCounter(dump.doc["encoding"]["name"]), progress=options.progress)
+    result = rerun(dump, built, prompt=prompt)
     folder = dump_dir or dump.path.parent / "replays"
     written = [write_json(folder / name, doc, sync=False, inputs=(dump.path,)) for name, doc in result.dumps]
     failure = WorkFailed(f"the re-run failed: {result.result.reason}", hint=f"its dumps are in {folder}") \

@@ -12,7 +12,7 @@ from ..compressors.base import CompressionResult
 from ..differences import first_difference
 from ..dump import Dump, RunIndex, load_dumps, message_dict, read_dump, sibling_dump
 from ..errors import InputError
-from ..summarizers.base import Summarizer, SummaryRequest, SummaryResponse, model_window
+from ..summarizers.base import ModelWindow, Summarizer, SummaryRequest, SummaryResponse
 from ..summarizers.contracts import extract_snapshot
 from ..summarizers.recorded import ReplaySummarizer, fingerprint, without_token_figures
 from .rebuild import rebuild
@@ -96,7 +96,7 @@ def _verify_run(run: Sequence[Dump], folders: RunIndex) -> list[Check]:
     return [_check(d, result, recorder.requests, redacted=redacted) for d in run]
 
 
-class _Recorder:
+class _Recorder(Summarizer):
     """Passes requests to another summariser and remembers them."""
 
     name = "replay"
@@ -104,14 +104,14 @@ class _Recorder:
     def __init__(self, inner: Summarizer) -> None:
         self.inner = inner
         self.requests: list[SummaryRequest] = []
-        self.narrates = getattr(inner, "narrates", False)
+        self.narrates = inner.narrates
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         self.requests.append(request)
         return self.inner.summarize(request)
 
-    def context_window(self):
-        return model_window(self.inner)
+    def context_window(self) -> ModelWindow | None:
+        return self.inner.context_window()
 
 
 def _check(dump: Dump, result: CompressionResult, requests: Sequence[SummaryRequest], *, redacted: bool) -> Check:

@@ -1,18 +1,17 @@
 """The registry of summariser backends, beside the compressors' one: extractive (offline, the default),
 openai (any OpenAI-compatible endpoint) and replay (answers recorded in dumps).
 
-A backend is a few declarations: its name (the ``--summarizer`` choice and the dump label), which
-options are its own (refused with another backend), what it needs when a compressor of the chain
-calls it, and how it is built; the backend modules are imported only when one is built. The
-registry is an explicit tuple, a duplicate name fails at import, and an unknown name is an error
-listing the known ones. :class:`RunSettings` is how summariser calls are made (deadline, retries,
-concurrency, request mode, the model's window): validated once, where a command builds it.
+A backend is one class of the family (:class:`~tcompact.summarizers.base.Summarizer`): its name (the
+``--summarizer`` choice and the dump label), its capabilities, its settings (a pydantic model whose
+fields say which options are its own, refused with another backend, and what it needs when a
+compressor of the chain calls it) and how it is built. The registry is an explicit tuple, a
+duplicate name fails at import, and an unknown name is an error listing the known ones.
+:class:`RunSettings` is how summariser calls are made (deadline, retries, concurrency, request mode,
+the model's window): validated once, where a command builds it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,13 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..errors import UsageError
 from ..registry import by_name
-from .base import Summarizer
+from .base import BackendSettings, Summarizer
+from .extractive import ExtractiveSummarizer
+from .openai_compat import MODES, OpenAISummarizer
+from .recorded import ReplaySummarizer
 
-__all__ = ["RunSettings", "Backend", "REGISTRY", "names", "get", "check", "build", "SummarizerOptions", "MODES",
-           "calls_model"]
-
-#: How the openai backend sends a conversation: as chat messages, or as one serialised text.
-MODES = ("conversation", "serialized")
+__all__ = ["RunSettings", "REGISTRY", "names", "get", "check", "build", "by_settings", "SummarizerOptions",
+           "MODES", "calls_model"]
 
 
 class RunSettings(BaseModel):
@@ -69,7 +68,7 @@ class RunSettings(BaseModel):
 
 
 class SummarizerOptions(Protocol):
-    """What building a backend reads (:class:`tcompact.compaction.CompactOptions` is one)."""
+    """What a backend's settings are made of (:class:`tcompact.compaction.CompactOptions` is one)."""
 
     summarizer: str
     model: str | None
@@ -79,60 +78,19 @@ class SummarizerOptions(Protocol):
     run: RunSettings
 
 
-@dataclass(frozen=True)
-class Backend:
-    """One summariser backend.
-
-    ``options``: its own options, as (attribute of the options or of their run settings, the option's
-    name); ``needs``: what it must be given when a compressor calls it, as (attribute, option, hint);
-    ``build``: the backend for these options; ``reruns``: it can answer a dump's request again
-    (``replay --summarizer``); ``reads_prompt``: it follows the instruction prompt (a model does)."""
-
-    name: str
-    description: str
-    build: Callable[[SummarizerOptions, Any], Summarizer]
-    options: tuple[tuple[str, str], ...] = ()
-    needs: tuple[tuple[str, str, str], ...] = ()
-    reruns: bool = False
-    reads_prompt: bool = False
+#: Every backend, in the order of ``--summarizer``'s help; a new backend is one module and one entry here.
+REGISTRY: tuple[type[Summarizer], ...] = (ExtractiveSummarizer, OpenAISummarizer, ReplaySummarizer)
 
 
-def _extractive(options: SummarizerOptions, counter: Any) -> Summarizer:
-    from .extractive import ExtractiveSummarizer
-
-    return ExtractiveSummarizer(counter)
-
-
-def _openai(options: SummarizerOptions, counter: Any) -> Summarizer:
-    from .openai_compat import OpenAISummarizer
-
-    run = options.run
-    mode = {"mode": run.request_mode} if run.request_mode else {}
-    return OpenAISummarizer(model=str(options.model), base_url=options.base_url, api_key=options.api_key,
-                            timeout=run.timeout, context_window=run.summarizer_window, counter=counter,
-                            progress=getattr(options, "progress", None), **mode)
+def by_settings(registry: tuple[type[Summarizer], ...]) -> dict[type[BackendSettings], type[Summarizer]]:
+    """Each backend by its settings model; a model shared by two backends is an error (at import for REGISTRY)."""
+    index = {b.settings_model: b for b in registry}
+    if len(index) != len(registry):
+        raise RuntimeError("two summarisers share a settings model")
+    return index
 
 
-def _replay(options: SummarizerOptions, counter: Any) -> Summarizer:
-    from ..dump import dumps_of  # the one dump reader (dumps are written and read there)
-    from .recorded import ReplaySummarizer
-
-    return ReplaySummarizer([d.doc for d in dumps_of(str(options.replay_dir))], origin=str(options.replay_dir))
-
-
-REGISTRY: tuple[Backend, ...] = (
-    Backend("extractive", "offline: a state snapshot built from the transcript itself, no model", _extractive,
-            reruns=True),
-    Backend("openai", "any OpenAI-compatible chat-completions endpoint", _openai,
-            options=(("request_mode", "--request-mode"), ("base_url", "--base-url"),
-                     ("summarizer_window", "--summarizer-window")),
-            needs=(("model", "--model", "e.g. --model gpt-4o-mini or your vLLM model"),), reruns=True,
-            reads_prompt=True),
-    Backend("replay", "answers recorded in compression dumps, offline", _replay,
-            options=(("replay_dir", "--replay-dir"),), needs=(("replay_dir", "--replay-dir",
-                                                              "point it at a folder of dumps"),)),
-)
-_BY_NAME: dict[str, Backend] = by_name(REGISTRY, "summarisers")
+by_name(REGISTRY, "summarisers"), by_settings(REGISTRY)  # a name or a settings model given twice fails here
 
 
 def names() -> list[str]:
@@ -140,9 +98,9 @@ def names() -> list[str]:
     return [b.name for b in REGISTRY]
 
 
-def get(name: str) -> Backend:
+def get(name: str) -> type[Summarizer]:
     """The backend called ``name``; an unknown name is an error listing the known ones."""
-    backend = _BY_NAME.get(name)
+    backend = by_name(REGISTRY, "summarisers").get(name)
     if backend is None:
         known = names()
         raise UsageError(f"unknown summariser {name!r}", hint=f"use {', '.join(known[:-1])} or {known[-1]}")
@@ -150,28 +108,22 @@ def get(name: str) -> Backend:
 
 
 def calls_model(name: str) -> bool:
-    """Whether the backend called ``name`` calls a model (``--model`` names it), as its entry says."""
-    return any(attribute == "model" for attribute, _, _ in get(name).needs)
+    """Whether the backend called ``name`` calls a model (``--model`` names it), as its class declares."""
+    return get(name).calls_model
 
 
-def _given(options: SummarizerOptions, attribute: str) -> Any:
-    return getattr(options.run if attribute in RunSettings.model_fields else options, attribute)
-
-
-def check(options: SummarizerOptions, *, used: bool) -> None:
-    """The backend is known, no other backend's option is given, and — when a compressor of the chain
-    calls it (``used``) — it has what it needs."""
+def check(options: SummarizerOptions, *, used: bool) -> BackendSettings | None:
+    """The chosen backend's validated settings: the backend is known, no other backend's option is given,
+    and — when a compressor of the chain calls it (``used``) — it has what it needs (None when not used)."""
     chosen = get(options.summarizer)
     for owner in REGISTRY:
-        for attribute, option in owner.options:
-            if owner is not chosen and _given(options, attribute) is not None:
-                raise UsageError(f"{option} is an option of the {owner.name} summariser, and the summariser is "
-                                 f"{chosen.name}", hint=f"add --summarizer {owner.name}, or leave {option} out")
-    for attribute, option, hint in chosen.needs if used else ():
-        if not _given(options, attribute):
-            raise UsageError(f"--summarizer {chosen.name} needs {option}", hint=hint)
+        given = owner.settings_model.own_given(options) if owner is not chosen else []
+        if given:
+            raise UsageError(f"{given[0]} is an option of the {owner.name} summariser, and the summariser is "
+                             f"{chosen.name}", hint=f"add --summarizer {owner.name}, or leave {given[0]} out")
+    return chosen.settings_model.of(options, chosen.name) if used else None
 
 
-def build(options: SummarizerOptions, counter: Any) -> Summarizer:
-    """The backend the options name, built (its options were checked where they were given: :func:`check`)."""
-    return get(options.summarizer).build(options, counter)
+def build(settings: BackendSettings, *, counter: Any, progress: Any = None) -> Summarizer:
+    """The backend whose settings these are (:func:`check` made them), built."""
+    return by_settings(REGISTRY)[type(settings)].build(settings, counter=counter, progress=progress)

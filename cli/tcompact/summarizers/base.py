@@ -6,18 +6,21 @@ and a backend (extractive, openai, replay) turns it into a :class:`SummaryRespon
 report failures as :class:`SummarizerError` with one of the error kinds of openjiuwen-spec §2.9
 (plus ``empty_response``, and ``invalid_response`` for a reply the compressor refused as no usable
 summary), so the retry policy does not depend on the backend. A backend that calls a model may
-also say what its model's context window is (:class:`ModelWindow`, :func:`model_window`) and
-fill in the model and parameters it will send (:func:`prepared`), so that requests are fitted to
+also say what its model's context window is (:class:`ModelWindow`, :meth:`Summarizer.context_window`)
+and fill in the model and parameters it will send (:meth:`Summarizer.prepare`), so that requests are fitted to
 the summariser's window, not the transcript's, and dumps record what was really sent.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
-from ..errors import TcompactError
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import TcompactError, UsageError
 from ..model import Message
 
 __all__ = [
@@ -29,8 +32,8 @@ __all__ = [
     "SummaryResponse",
     "Summarizer",
     "SummarizerError",
+    "BackendSettings",
     "model_window",
-    "prepared",
     "wire_message",
 ]
 
@@ -167,31 +170,89 @@ class SummaryResponse:
     timings: Mapping[str, Any] | None = None
 
 
-class Summarizer(Protocol):
-    """A summariser backend.
+class BackendSettings(BaseModel):
+    """Base of every backend's settings: its own options, validated once where a command builds them.
 
-    Optional: ``context_window() -> ModelWindow | None`` (the model's window, when the backend
-    knows it) and ``prepare(request) -> SummaryRequest`` (the request with the model and
-    parameters it will send filled in).
+    A field declares its command-line option (``option``), whether that option is the backend's own
+    (``own``: refused with another backend) and, for a field without default, what to give it
+    (``hint``). :meth:`given` says which value of the command's options each field takes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @classmethod
+    def given(cls, options: Any) -> dict[str, object]:
+        """The value of each field as ``options`` give it (None: not given; pydantic checks the rest); a backend
+        with options overrides it."""
+        return {}
+
+    @classmethod
+    def own_given(cls, options: Any) -> list[str]:
+        """The backend's own options that ``options`` give, by option name, in field order."""
+        values = cls.given(options)
+        return [str(_meta(cls, name)["option"]) for name in cls.model_fields
+                if _meta(cls, name).get("own") and values.get(name) is not None]
+
+    @classmethod
+    def of(cls, options: Any, backend: str) -> BackendSettings:
+        """The settings ``options`` give, or a :class:`~tcompact.errors.UsageError` naming the first option missing."""
+        try:
+            return cls(**{k: v for k, v in cls.given(options).items() if v is not None})
+        except ValidationError as exc:
+            meta = _meta(cls, str(exc.errors()[0]["loc"][0]))
+            hint = meta.get("hint")
+            raise UsageError(f"--summarizer {backend} needs {meta['option']}",
+                             hint=hint if isinstance(hint, str) else None) from None
+
+
+def _meta(model: type[BaseModel], name: str) -> dict[str, str | bool]:
+    """What a settings field declares about its option (``option``, ``own``, ``hint``)."""
+    extra = model.model_fields[name].json_schema_extra
+    return {k: v for k, v in extra.items() if isinstance(v, (str, bool))} if isinstance(extra, dict) else {}
+
+
+class Summarizer(ABC):
+    """Base class of a summariser backend: subclasses set ``name``, ``description``, ``settings_model``, their
+    capabilities, and implement :meth:`summarize` (and :meth:`build`, for a backend of the registry).
+
+    What the registry and the commands ask before one is built: ``calls_model`` (it calls a model,
+    ``--model`` names it), ``reruns`` (it can answer a dump's request again: ``replay --summarizer``),
+    ``reads_prompt`` (it follows the instruction prompt). What the compressors ask of a built one:
+    ``trusted`` (its answers follow the contract by construction: the reply checks of
+    :mod:`tcompact.summarizers.validity` are not made) and ``narrates`` (it writes the narrative beside
+    the extractive facts, compressors/_model.py), :meth:`context_window` and :meth:`prepare`.
     """
 
     name: str
+    description: ClassVar[str] = ""
+    settings_model: ClassVar[type[BackendSettings]] = BackendSettings
+    calls_model: ClassVar[bool] = False
+    reruns: ClassVar[bool] = False
+    reads_prompt: ClassVar[bool] = False
+    trusted: bool = False
+    narrates: bool = False
 
+    @classmethod
+    def build(cls, settings: Any, *, counter: Any, progress: Any = None) -> Summarizer:
+        """The backend for these settings (of its ``settings_model``), counting with ``counter``; ``progress``
+        hears each call's progress (a terminal view)."""
+        raise NotImplementedError(f"the {cls.name} summariser is not built from settings")
+
+    @abstractmethod
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         """Answer one request, or raise SummarizerError."""
-        ...
+
+    def context_window(self) -> ModelWindow | None:
+        """The model's context window, when the backend knows it."""
+        return None
+
+    def prepare(self, request: SummaryRequest) -> SummaryRequest:
+        """``request`` with the model and parameters the backend will send (as it is, for one that sends none)."""
+        return request
 
 
 def model_window(summarizer: Summarizer | None) -> ModelWindow | None:
-    """The summariser model's context window, when its backend knows it."""
-    ask = getattr(summarizer, "context_window", None)
-    return ask() if callable(ask) else None
-
-
-def prepared(summarizer: Summarizer, request: SummaryRequest) -> SummaryRequest:
-    """``request`` with the model and parameters the backend will send (as it is for a backend that sends none)."""
-    prepare = getattr(summarizer, "prepare", None)
-    return prepare(request) if callable(prepare) else request
+    """The summariser model's context window, when there is a summariser and its backend knows it."""
+    return summarizer.context_window() if summarizer is not None else None
 
 
 def wire_message(m: Message) -> dict[str, Any]:

@@ -2,11 +2,28 @@
 
 Kept apart from :mod:`tcompact.summarizers.openai_compat` so it can be used (and tested) without
 the ``openai`` package: it reads an exception, its causes and their attributes — text, HTTP
-status, Retry-After headers — and never imports a client. The deviations from upstream are listed
-in the docstring of :mod:`tcompact.summarizers.openai_compat`; :func:`describe` and :func:`hint` say a
+status, Retry-After headers — and never imports a client. :func:`describe` and :func:`hint` say a
 failure in one line and what to do about it. :func:`overflow_figures` reads what
 a context-overflow refusal says about the server's window and the refused prompt: llama.cpp's body
 fields ``n_ctx`` and ``n_prompt_tokens``, or the wording of OpenAI, vLLM and llama.cpp messages.
+
+The deliberate deviations from upstream:
+
+- numeric markers (413, 429, 401, 403, 500, 502, 503, 504, 400) match only as whole numbers
+  (not inside ``req_500abc`` or ``req-12500``), and only when the exception chain carries no
+  HTTP status: a real status says more than a number somewhere in a message;
+- ``gateway timeout`` / HTTP 504 → ``server_unstable`` (the gateway answered; our client did
+  not time out); HTTP 408 → ``timeout``;
+- a connection refused, or a host that does not resolve or cannot be reached → ``unreachable``
+  (nothing answered: retried, as a server still starting would be); other connection failures
+  (reset, server disconnected: ``openai.APIConnectionError``) and bodies that are not JSON →
+  ``server_unstable`` (both transient, retried like a 5xx), any 5xx status → ``server_unstable``;
+- llama.cpp's HTTP 400 ``exceed_context_size_error`` and its HTTP 500 "Context size has been
+  exceeded" → ``context_overflow``, with the window and the prompt's size when the body says
+  them (:func:`tcompact.summarizers.classify.overflow_figures`);
+- ``insufficient_quota`` (OpenAI's 429 for an account without credit) → ``authentication``:
+  retrying cannot help, the key's account must be fixed;
+- 404/405/415/422 → ``api_request_error`` (wrong model name or URL: retrying cannot help).
 """
 
 from __future__ import annotations

@@ -60,18 +60,23 @@ def deadline_client_class() -> type:
             if not stream:
                 watchdog.__exit__()
                 return response
-            # a streamed answer is read after send() returns: the watchdog runs until the stream is closed
-            close = response.close
-
-            def closed() -> None:
-                watchdog.__exit__()
-                close()
-
-            response.close = closed
-            response.extensions = {**response.extensions, "deadline": watchdog}
-            return response
+            return _watched(response, watchdog)
 
     return DeadlineClient
+
+
+def _watched(response: Any, watchdog: _Watchdog) -> Any:
+    """A streamed answer, read after ``send()`` returns: its watchdog runs until the stream is closed (and is
+    found in its ``deadline`` extension)."""
+    close = response.close
+
+    def closed() -> None:
+        watchdog.__exit__()
+        close()
+
+    response.close = closed
+    response.extensions = {**response.extensions, "deadline": watchdog}
+    return response
 
 
 def _seconds(request: Any, default: float) -> float:

@@ -16,13 +16,15 @@ import hashlib
 import re
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import Field
 
-from .base import ModelWindow, SummaryRequest, SummaryResponse, SummarizerError
+from .base import BackendSettings, ModelWindow, Summarizer, SummaryRequest, SummaryResponse, SummarizerError
 
-__all__ = ["ReplaySummarizer", "fingerprint", "without_token_figures", "TOKEN_FIGURE"]
+__all__ = ["ReplaySummarizer", "ReplaySettings", "fingerprint", "without_token_figures", "TOKEN_FIGURE"]
 
 
 #: A token figure stated in a prompt: ``- current_context_window_tokens: 114934``, ``within 2,000 tokens``.
@@ -48,10 +50,29 @@ def fingerprint(messages_sent: Iterable[Mapping[str, Any]], contract: str, *, bl
     return hashlib.sha256(canonical).hexdigest()
 
 
-class ReplaySummarizer:
+class ReplaySettings(BackendSettings):
+    """The replay backend's one option: the folder of dumps whose answers it gives."""
+
+    replay_dir: Path = Field(json_schema_extra={"option": "--replay-dir", "own": True,
+                                                "hint": "point it at a folder of dumps"})
+
+    @classmethod
+    def given(cls, options: Any) -> dict[str, object]:
+        return {"replay_dir": options.replay_dir}
+
+
+class ReplaySummarizer(Summarizer):
     """Answers each request with the response recorded for the same request, in recording order."""
 
     name = "replay"
+    description = "answers recorded in compression dumps, offline"
+    settings_model = ReplaySettings
+
+    @classmethod
+    def build(cls, settings: ReplaySettings, *, counter: Any = None, progress: Any = None) -> ReplaySummarizer:
+        from ..dump import dumps_of  # the one dump reader (dumps are written and read there)
+
+        return cls([d.doc for d in dumps_of(str(settings.replay_dir))], origin=str(settings.replay_dir))
 
     def __init__(self, dumps: Iterable[Mapping[str, Any]], *, origin: str = "the dumps", blind: bool = False) -> None:
         self.origin, self.blind = origin, blind

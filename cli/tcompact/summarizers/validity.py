@@ -19,7 +19,7 @@ first that applies, in this order:
   of every template count, a model may mix them up) — when the prompt asked for them (a custom
   ``replay --prompt`` that names none of its contract's titles is not held to them).
 
-Deterministic and pure: :mod:`tcompact.compressors._summarize` retries a refused reply (see there)
+Deterministic and pure: :mod:`tcompact.summarizers.calls` retries a refused reply (see there)
 and ``replay --verify`` refuses the same replies again.
 """
 

@@ -31,7 +31,7 @@ from ...model import Message
 from ...rounds import last_real_user_index
 from ...spans import Span, round_level_span
 from ...windows import ratio_threshold
-from .._summarize import refusal
+from ..trigger import refusal
 from ..base import CallRecord, CompressionResult, Compressor, Context, Settings, Trigger, unchanged
 from .budget import stage_budget
 from .phase import Phase, PhaseResult, run_phase

@@ -32,7 +32,8 @@ from ...summarizers.base import Block, ModelWindow, SummaryRequest, SummaryRespo
 from ...summarizers.contracts import prompt_text
 from ...summarizers.validity import cut_problem, text_problem
 from ...tokens import texts_of
-from .._summarize import OUTPUT_SHARE, Summary, prompt_room, summarize
+from ...summarizers.calls import Summary, summarize
+from ...summarizers.fitting import OUTPUT_SHARE, prompt_room
 from ..base import CallRecord, Context
 from .prompting import PromptParts, fit_prompt, system_prompt
 from .targets import memory_message, pinned

@@ -41,25 +41,37 @@ from __future__ import annotations
 import time
 
 from ...tokens import TokenCounter
-from ..base import SummarizerError, SummaryRequest, SummaryResponse
+from ..base import BackendSettings, Summarizer, SummarizerError, SummaryRequest, SummaryResponse
 from ..contracts import SECTIONS
 from .blocks import summarize_blocks
 from .scan import Scan
 from .snapshot import instruction, write_snapshot
 
-__all__ = ["ExtractiveSummarizer"]
+__all__ = ["ExtractiveSummarizer", "ExtractiveSettings"]
 
 
-class ExtractiveSummarizer:
+class ExtractiveSettings(BackendSettings):
+    """The extractive summariser has no options of its own."""
+
+
+class ExtractiveSummarizer(Summarizer):
     """Offline, deterministic summariser that follows a contract's sections within a token budget."""
 
     name = "extractive"
+    description = "offline: a state snapshot built from the transcript itself, no model"
+    settings_model = ExtractiveSettings
+    reruns = True
     #: Its output follows the contract by construction: the reply checks of summarised compactions
     #: (summarizers/validity.py) are for models, and would refuse a transcript's own repetitions.
     trusted = True
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
+
+    @classmethod
+    def build(cls, settings: ExtractiveSettings, *, counter: TokenCounter, progress: object = None
+              ) -> ExtractiveSummarizer:
+        return cls(counter)
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         """Summarise ``request.messages[request.body]`` into a ``<state_snapshot>`` block, or answer a
