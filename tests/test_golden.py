@@ -96,6 +96,12 @@ def test_an_input_id_after_an_escape_stays_and_a_new_one_goes():
     assert owner.case([text]).text(text) == f'"text": "line\\n{INPUT_ID}/141-2", "fork": "sessions/claude-<UUID-1>-x"'
 
 
+def test_a_hash_of_a_settings_file_and_a_progress_line_of_a_slow_batch_go():
+    text = ('batch inspect: 1 of 6 done, 0 failed, 0.1/s, ETA 56 s\nbatch inspect: 6 files\n'
+            f'"written": "{"c" * 64}", "sha256": "{"d" * 64}"')
+    assert _normalised({}, text=text) == f'batch inspect: 6 files\n"written": "<SHA256>", "sha256": "{"d" * 64}"'
+
+
 def test_a_batch_lists_its_totals_in_one_order():
     terminal = "│ kind │\n│ role tool      │ 9 │\n│ role assistant │ 7 │\n│ role user      │ 2 │\n└──┘\n"
     assert normalise.batch_order(terminal) == \

@@ -26,7 +26,9 @@ Every rule below was found by recording the same commit twice and diffing the tr
   terminal line, the latency column of ``replay --table``; the hashes of what holds a time: a
   dump's hash of its response (``latency_s``), an in-place backup note's hash of the compacted
   file (its new lines' times); in the hooks' log, the time each hook took, and the process a hook
-  notes as its client (``pid:start``); tcompact's version.
+  notes as its client (``pid:start``); the hooks' record of a settings file they wrote (its hash:
+  the file names the Python of the run); a batch's progress line, printed only when the batch runs
+  long enough (a loaded machine); tcompact's version.
 """
 
 from __future__ import annotations
@@ -68,6 +70,10 @@ _RULES = (
     (re.compile(r'("response": ?")[0-9a-f]{64}"'), r'\1<SHA256>"'),
     (re.compile(r'("compacted": ?\{\s*"sha256": ?")[0-9a-f]{64}"'), r'\1<SHA256>"'),
     (re.compile(r'("client": ?")\d+:\d+"'), r'\1<PROCESS>"'),
+    # the hooks' record of a settings file they wrote: a hash of bytes that name this Python's path
+    (re.compile(r'("written": ?")[0-9a-f]{64}"'), r'\1<SHA256>"'),
+    # a batch's progress line, printed only when the batch runs long enough (a loaded machine)
+    (re.compile(r"^batch \w+: \d+ of \d+ done, [^\n]*ETA [^\n]*\n", re.M), ""),
 )
 #: the time a hook took, at the end of a line of the hooks' log
 _LOG_SECONDS = re.compile(r"\(\d+(?:\.\d+)? s\)$", re.M)
