@@ -15,7 +15,9 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from bisect import bisect_right
 from collections.abc import Iterator
+from itertools import accumulate
 
 from ..text import words_in
 from .outputs import _HEADER_LINE
@@ -46,12 +48,36 @@ _SETEXT = re.compile(r"^(?:={3,}|-{3,})$")
 _OUTCOME_SKIP = re.compile(r"^(?:bash-\$|\$|>+|\(END\)|\[\d+\]\s*\+?\s*(?:Done|Exit))\s*$")
 
 
+#: The words without one of which no line is an error statement (every branch of _STATEMENT and _LOG_LEVEL needs
+#: one, in some case): they are looked for in the lower-case text, and only the lines holding one are tested.
+_HINTS = ("error", "exception", "fail", "interrupt", "exit", "fatal", "panic", "critical", "err!", "not found",
+          "no such file", "denied", "cannot", "can't", "could not", "unable to", "traceback")
+
+
+def _hinted(text: str, lines: list[str]) -> list[int]:
+    """The indices of the ``lines`` of ``text`` that hold an error word in any case (issue 26: most lines of
+    a long output hold none, and are passed over without a regex call each)."""
+    lower = text.lower()
+    if len(lower) != len(text):  # a letter that lowers to two: positions differ, test line by line
+        return [n for n, raw in enumerate(lines) if any(word in raw.lower() for word in _HINTS)]
+    hits = []
+    for word in _HINTS:
+        at = lower.find(word)
+        while at != -1:
+            hits.append(at)
+            at = lower.find(word, at + 1)
+    if not hits:
+        return []
+    ends = list(accumulate(map(len, text.splitlines(True))))  # where each line, its line break included, ends
+    return sorted({bisect_right(ends, at) for at in hits})
+
+
 def _candidates(text: str) -> Iterator[str]:
     """The lines that could be error statements: not blank, not too long, not a markdown heading (a
-    title-case phrase, or a line a setext ``===``/``---`` rule underlines)."""
+    title-case phrase, or a line a setext ``===``/``---`` rule underlines), holding an error word."""
     lines = text.splitlines()
-    for n, raw in enumerate(lines):
-        line = raw.strip()
+    for n in _hinted(text, lines):
+        line = lines[n].strip()
         if not line or len(line) > _MAX_LINE:
             continue
         below = _LINE_NUMBER.sub("", lines[n + 1].strip()) if n + 1 < len(lines) else ""
