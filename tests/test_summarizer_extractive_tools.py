@@ -371,3 +371,14 @@ def test_an_unanswered_call_and_a_repeated_failure_are_described_as_such():
 ])
 def test_only_lines_holding_an_error_word_are_tested_wherever_the_lines_break(text, expected):
     assert error_lines(text) == expected
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("Fixed it. Tests pass now.", ["Fixed it.", "Tests pass now."]),
+    ('He said "it works. Really." Then left.', ['He said "it works. Really."', "Then left."]),
+    ("Use `a. B` here (see x. Y) now. Done", ["Use `a. B` here (see x. Y) now.", "Done"]),
+    ("e.g. This stays. 完成。下一步", ["e.g. This stays. 完成。", "下一步"]),  # no capital after the first stop
+    ("no stop at all", ["no stop at all"]),
+])
+def test_sentences_split_only_at_stops_outside_quotes_brackets_and_code(line, expected):
+    assert split_sentences(line) == expected
