@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from itertools import accumulate
 
-from ..text import words_in
+from ..text import lowered
 from .outputs import _HEADER_LINE
 
 __all__ = ["error_lines", "outcome_line"]
@@ -54,10 +54,9 @@ _HINTS = ("error", "exception", "fail", "interrupt", "exit", "fatal", "panic", "
           "no such file", "denied", "cannot", "can't", "could not", "unable to", "traceback")
 
 
-def _hinted(text: str, lines: list[str]) -> list[int]:
-    """The indices of the ``lines`` of ``text`` that hold an error word in any case (issue 26: most lines of
-    a long output hold none, and are passed over without a regex call each)."""
-    lower = text.lower()
+def _hinted(text: str, lines: list[str], lower: str) -> list[int]:
+    """The indices of the ``lines`` of ``text`` (``lower``: in lower case) that hold an error word in any case
+    (issue 26: most lines of a long output hold none, and are passed over without a regex call each)."""
     if len(lower) != len(text):  # a letter that lowers to two: positions differ, test line by line
         return [n for n, raw in enumerate(lines) if any(word in raw.lower() for word in _HINTS)]
     hits = []
@@ -72,11 +71,11 @@ def _hinted(text: str, lines: list[str]) -> list[int]:
     return sorted({bisect_right(ends, at) for at in hits})
 
 
-def _candidates(text: str) -> Iterator[str]:
+def _candidates(text: str, lower: str) -> Iterator[str]:
     """The lines that could be error statements: not blank, not too long, not a markdown heading (a
     title-case phrase, or a line a setext ``===``/``---`` rule underlines), holding an error word."""
     lines = text.splitlines()
-    for n in _hinted(text, lines):
+    for n in _hinted(text, lines, lower):
         line = lines[n].strip()
         if not line or len(line) > _MAX_LINE:
             continue
@@ -118,10 +117,11 @@ _REMEMBERING = threading.Lock()
 
 
 def _error_lines(text: str, limit: int) -> list[str]:
-    if not words_in(text, _WORDS):
+    lower = lowered(text)  # None: letters a case-insensitive pattern takes for others; then every word may be there
+    if lower is not None and not any(word in lower for word in _WORDS):
         return []
     found: dict[str, None] = {}
-    for line in _candidates(text):
+    for line in _candidates(text, text.lower() if lower is None else lower):
         if line not in found and _is_error(line) and not line.startswith("Traceback"):
             found[line] = None
     lines = list(found)
