@@ -96,6 +96,7 @@ class _Views(dict[str, FileView]):
         return view.text
 
     def set_text(self, view: FileView, text: str | None, *, raw: bool = False) -> None:
+        """Give the view a text: a read tool's output as it is (``raw``), or a text already clean."""
         view.text = text
         (self.raw.add if raw else self.raw.discard)(view.path)
 
