@@ -359,3 +359,27 @@ def test_an_unanswered_call_and_a_repeated_failure_are_described_as_such():
     assert [len(g) for g in groups] == [1, 3]  # the newest group first; one key per command, blanks collapsed
     assert [failure_line(g) for g in groups] == ["WebFetch: https://x.y → Error: 403 forbidden",
                                                  "`make deploy` (Bash ×3) → exit 2: attempt 2: no credentials"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("ok\r\nValueError: bad value\x0cfatal: no repo\u2028npm ERR! code 1\nfine", ["ValueError: bad value",
+                                                                                "fatal: no repo", "npm ERR! code 1"]),
+    ("\u0130stanbul\nERROR: disk full\nok", ["ERROR: disk full"]),  # a letter that lowers to two characters
+    ("\u017ftop\nSystemExit: 1", ["SystemExit: 1"]),  # ſ, which case-insensitive patterns take for s: no word test
+    ("done\nSystemExit: 2", []),  # no error word of the whole text: not looked at line by line
+    ("x\ncp: can't stat 'a': not there\nFAIL tests/test_a.py", ["cp: can't stat 'a': not there",
+                                                                "FAIL tests/test_a.py"]),
+])
+def test_only_lines_holding_an_error_word_are_tested_wherever_the_lines_break(text, expected):
+    assert error_lines(text) == expected
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("Fixed it. Tests pass now.", ["Fixed it.", "Tests pass now."]),
+    ('He said "it works. Really." Then left.', ['He said "it works. Really."', "Then left."]),
+    ("Use `a. B` here (see x. Y) now. Done", ["Use `a. B` here (see x. Y) now.", "Done"]),
+    ("e.g. This stays. 完成。下一步", ["e.g. This stays. 完成。", "下一步"]),  # no capital after the first stop
+    ("no stop at all", ["no stop at all"]),
+])
+def test_sentences_split_only_at_stops_outside_quotes_brackets_and_code(line, expected):
+    assert split_sentences(line) == expected

@@ -105,3 +105,26 @@ def test_working_set_is_files_then_index_as_one_text_within_its_budget():
         "- Grep parse: /p/tests/test_parse.py, parse_row")
     assert ws.tokens == counter.count(ws.text) and ws.tokens <= 400
     assert working_set(msgs, counter, 0).text == ""
+
+
+def test_terms_shown_are_found_in_the_text_as_a_plain_substring_test_finds_them():
+    from tcompact.working_set.index import _Shown
+
+    text = ("see src/app/module_17/handler.py and parse_config_value; url https://host.example/a?b=1 "
+            "(HttpClientFactory)\nid 019b7f04-0b04\n")
+    shown = _Shown(text)
+    for term in ["module_17/handler.py", "app/module_17", "parse_config_value", "parse_config", "config_value;",
+                 "https://host.example/a?b=1", "https://host.example/a?b=2", "HttpClientFactory",
+                 "ClientFactory)", "019b7f04-0b04", "b7f04-0b0", "handler.py and", "src/app/module_18"]:
+        assert (term in shown) == (term in text), term
+    assert "\n" not in shown.runs.replace("\n", "") and "and" not in shown.runs.split("\n")
+
+
+def test_a_read_is_cleaned_once_when_read_again_and_before_an_edit_uses_it():
+    later = READ.replace("split(',')", "split(',', 1)")
+    msgs = (step("r1", "Read", {"file_path": "/p/a.py"}, READ) + step("r2", "Read", {"file_path": "/p/a.py"}, later)
+            + step("e", "Edit", {"file_path": "/p/a.py", "old_string": "', 1)", "new_string": "', 2)"})
+            + step("r3", "Read", {"file_path": "/p/b.py"}, "     1→x = 1\n"))
+    views = file_views(msgs)
+    assert views["/p/a.py"].text == "def parse(text):\n    return text.split(',', 2)"
+    assert (views["/p/b.py"].text, views["/p/b.py"].state) == ("x = 1", "read")

@@ -10,7 +10,7 @@ What it measures
    repository; the folder is removed afterwards.
 2. For each engine and worker count (default: pool × 1, pool × 2, ray × 2), ``tcompact batch
    KIND CORPUS --out DIR --json`` (``--kind``: inspect, compact with ``-c truncate,dialogue
-   --force``, or eval with its default chains, or those ``--chain`` names) as a child process,
+   --now``, or eval with its default chains, or those ``--chain`` names) as a child process,
    into a fresh DIR and with a fresh token cache folder of its own (every run counts every text:
    the first run over a corpus, and none profits from another's counts): wall time, tasks a
    second, and the driver's peak RSS (its own VmHWM, polled: not its pool workers' or Ray's

@@ -2,16 +2,18 @@
 
 What it measures
 ----------------
-Every compressor listed by ``tcompact compressors --json`` (truncate, offload, micro,
-current-round, dialogue, full at the time of writing) is run as
+Every compressor listed by ``tcompact compressors --json`` (truncate, offload, micro, mask,
+current-round, dialogue, round-level, full and working-set, the default chain, at the time of
+writing) is run as
 
-    tcompact compact FILE -c NAME --summarizer extractive --force -o RUN/out.jsonl --json
+    tcompact compact FILE -c NAME --summarizer extractive --now -o RUN/out.jsonl --json --no-cache
 
 (offload also gets ``--set large_message_tokens=500``), each run in a fresh child process
-whose wall time and own peak RSS (``os.wait4``) are recorded. ``--force`` makes the
-compressors with a trigger (a context-window ratio or a token threshold) act on every input;
-every run writes everything a real compaction writes — the transcript, the dumps (redacted),
-the offload store and the report — into a scratch folder emptied before each run, so the
+whose wall time and own peak RSS (``os.wait4``) are recorded. ``--now`` (``--force`` before
+issue 23; it now only allows overwriting outputs) makes the compressors with a trigger (a
+context-window ratio or a token threshold) act on every input; every run writes everything a
+real compaction writes — the transcript, the dumps (redacted), the offload store and the report
+— into a scratch folder emptied before each run, so the
 numbers are reading, counting, compressing (the offline extractive summariser for the
 summarising compressors), re-counting and writing. ``tcompact inspect FILE --json`` is run the
 same way as the reference.

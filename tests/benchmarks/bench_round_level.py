@@ -16,7 +16,7 @@ runs of this benchmark used). Each file is compacted as
              --dump-dir RUN/dumps --json
 
 in a fresh child process (wall time and the child's own peak RSS from ``os.wait4``), with the
-scratch folder RUN emptied before each run. No ``--force`` and no ``--set``: the defaults apply
+scratch folder RUN emptied before each run. No ``--now`` and no ``--set``: the defaults apply
 (trigger 230 000 tokens, target 160 000), and every file is far above the trigger.
 
 Reported per size: median wall seconds, peak MB, the tokens before and after, the summariser

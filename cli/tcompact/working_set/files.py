@@ -80,9 +80,30 @@ def clean_read(text: str) -> str:
     return text
 
 
+class _Views(dict[str, FileView]):
+    """The views being replayed, and the paths whose text is a read tool's output not cleaned yet (a read is
+    cleaned only when an edit needs its text or it is the last one: most reads are read again later)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.raw: set[str] = set()
+
+    def settled(self, view: FileView) -> str | None:
+        """The view's text, cleaned (:func:`clean_read`) if it is a read's output."""
+        if view.path in self.raw:
+            self.raw.discard(view.path)
+            view.text = clean_read(view.text or "")
+        return view.text
+
+    def set_text(self, view: FileView, text: str | None, *, raw: bool = False) -> None:
+        """Give the view a text: a read tool's output as it is (``raw``), or a text already clean."""
+        view.text = text
+        (self.raw.add if raw else self.raw.discard)(view.path)
+
+
 def file_views(messages: Sequence[Message]) -> dict[str, FileView]:
     """Every file the calls of ``messages`` read or changed, with its latest known text."""
-    views: dict[str, FileView] = {}
+    views = _Views()
     results = {}
     for link in index_tool_calls(messages).links:
         results.setdefault((link.call_at, link.call.id), link.result_at)  # ids are reused (SWE-agent replays)
@@ -99,10 +120,13 @@ def file_views(messages: Sequence[Message]) -> dict[str, FileView]:
             if action.opens:
                 open_file = action.opens
             _apply(views, i, call, action, result_at=at, result=result)
-    return {p: v for p, v in views.items() if not any(part in p for part in _SKIP_PARTS)}
+    kept = {p: v for p, v in views.items() if not any(part in p for part in _SKIP_PARTS)}
+    for view in kept.values():
+        views.settled(view)
+    return kept
 
 
-def _view(views: dict[str, FileView], path: str, at: int) -> FileView:
+def _view(views: _Views, path: str, at: int) -> FileView:
     view = views.get(path)
     if view is None:
         view = views[path] = FileView(path=path)
@@ -110,7 +134,7 @@ def _view(views: dict[str, FileView], path: str, at: int) -> FileView:
     return view
 
 
-def _apply(views: dict[str, FileView], i: int, call: ToolCall, action: Any, *, result_at: int | None,
+def _apply(views: _Views, i: int, call: ToolCall, action: Any, *, result_at: int | None,
            result: Message | None) -> None:
     """One successful call's effect on the files it touches."""
     args, raw = call_args(call)
@@ -122,36 +146,38 @@ def _apply(views: dict[str, FileView], i: int, call: ToolCall, action: Any, *, r
     if action.kind == "command":
         reads = [p for p, op in ops if op == "read"]
         if len(ops) == 1 and len(reads) == 1 and action.quiet and result is not None and result_at is not None:
-            _read(views, reads[0], clean_read(result.text), at=result_at, whole=not action.partial)
+            _read(views, reads[0], result.text, at=result_at, whole=not action.partial)
         for path, op in ops:
             if op in _CHANGES:
                 _lost(views, path, i, op)
         return
     for path, op in ops:
         if op == "read" and result is not None and result_at is not None:
-            _read(views, path, clean_read(result.text), at=result_at, whole=not action.partial)
+            _read(views, path, result.text, at=result_at, whole=not action.partial)
         elif op in ("created", "written", "edited"):
             _changed(views, path, i, args, op, whole_write=kind_of(call.name) == "write" or op == "created")
 
 
-def _read(views: dict[str, FileView], path: str, text: str, *, at: int, whole: bool) -> None:
+def _read(views: _Views, path: str, text: str, *, at: int, whole: bool) -> None:
     view = _view(views, path, at)
     view.reads += 1
     view.read_at = at
-    if whole or view.text is None or not view.whole:
-        view.text, view.whole, view.seen_at = text, whole, at
+    if whole or view.text is None or not view.whole:  # the output as it is: cleaned when needed
+        view.whole, view.seen_at = whole, at
+        views.set_text(view, text, raw=True)
 
 
-def _lost(views: dict[str, FileView], path: str, at: int, op: str) -> None:
+def _lost(views: _Views, path: str, at: int, op: str) -> None:
     """A change whose new text the transcript does not show (a shell redirect, rm)."""
     view = _view(views, path, at)
     view.changes += 1
     view.changed_at = at
     view.state = op
-    view.text, view.whole = None, False
+    view.whole = False
+    views.set_text(view, None)
 
 
-def _changed(views: dict[str, FileView], path: str, at: int, args: Mapping[str, Any], op: str, *,
+def _changed(views: _Views, path: str, at: int, args: Mapping[str, Any], op: str, *,
              whole_write: bool) -> None:
     view = _view(views, path, at)
     view.changes += 1
@@ -159,19 +185,20 @@ def _changed(views: dict[str, FileView], path: str, at: int, args: Mapping[str, 
     content = next((args[k] for k in ("content", "file_text") if isinstance(args.get(k), str)), None)
     if whole_write and content is not None:
         view.state = "created" if view.text is None and view.changed_at == at and view.changes == 1 else "written"
-        view.text, view.whole, view.seen_at = content, True, at
+        view.whole, view.seen_at = True, at
+        views.set_text(view, content)
         view.new_texts.append((at, content))
         return
     view.state = "edited"
     edits = _edits(args)
     view.new_texts += [(at, new) for _, new, _ in edits if new]
-    text = view.text
+    text = views.settled(view)
     for old, new, every in edits:
         if text is None or not old or old not in text:
             text = None
             break
         text = text.replace(old, new) if every else text.replace(old, new, 1)
-    view.text = text
+    views.set_text(view, text)
     if text is not None:
         view.seen_at = at
 
@@ -196,15 +223,15 @@ def _patch(args: Mapping[str, Any], raw: str) -> str | None:
     return text if text is not None and "*** Begin Patch" in text[:200] else None
 
 
-def _patched(views: dict[str, FileView], at: int, patch: str, ops: Sequence[tuple[str, str]]) -> None:
+def _patched(views: _Views, at: int, patch: str, ops: Sequence[tuple[str, str]]) -> None:
     """An apply_patch call: each file it adds, updates or deletes."""
     for path, op in ops:
         view = _view(views, path, at)
         view.changes += 1
         view.changed_at = at
-        new = apply_patch(patch, path, view.text if view.whole else None)
+        new = apply_patch(patch, path, views.settled(view) if view.whole else None)
         view.state = "deleted" if op == "deleted" else ("created" if op == "created" else "edited")
-        view.text = None if op == "deleted" else new
+        views.set_text(view, None if op == "deleted" else new)
         view.whole = view.text is not None
         if new is not None:
             view.seen_at = at

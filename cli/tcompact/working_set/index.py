@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..model import Message, index_tool_calls
 from ..summarizers.extractive.tools import classify
-from ..terms import tokens_of
+from ..terms import MIN_CHARS, tokens_of
 from .files import strip_notes
 from ..tokens import TokenCounter
 
@@ -32,6 +32,7 @@ _HEXISH = re.compile(r"[0-9a-f-]{16,}|\d[\d.:-]*")
 _SCAN_CHARS = 200_000  # of one output (a larger one is read at its head and tail)
 _SCAN_TOTAL = 4_000_000  # characters of outputs read, newest first
 _LABEL_CHARS = 120
+_RUN = re.compile(f"[A-Za-z0-9_./~@+-]{{{MIN_CHARS},}}")  # the characters of a term that is not a URL
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,19 @@ def _label(messages: Sequence[Message], call_of: dict[int, int], index: int) -> 
     return label if len(label) <= _LABEL_CHARS else label[: _LABEL_CHARS - 1] + "…"
 
 
+class _Shown:
+    """Whether a term stands in a long text (the kept context, a megabyte or more), for thousands of terms: a
+    term of letters, digits and ``_ . / ~ @ + -`` only stands in one of the text's runs of those characters, so
+    it is looked for among the distinct runs (a fraction of the text); a URL is looked for in the whole text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.runs = "\n".join(set(_RUN.findall(text)))
+
+    def __contains__(self, term: str) -> bool:
+        return term in (self.runs if _RUN.fullmatch(term) else self.text)
+
+
 @dataclass(slots=True)
 class _Seen:
     """Per term of the hidden outputs: the first and last output that showed it, and how many did."""
@@ -147,8 +161,9 @@ def build_index(messages: Sequence[Message], counter: TokenCounter, budget: int,
     labels: dict[int, str] = {}
     chosen: dict[int, list[str]] = {}
     left = budget
+    shows = _Shown(shown)
     for term in ranked:
-        if term in shown:
+        if term in shows:
             continue
         source = seen.last[term]
         cost = counter.count(term) + 1

@@ -53,6 +53,9 @@ USER_SPLIT = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\b
 _ENDS = frozenset(".!?")
 _CJK_ENDS = frozenset("。！？")
 _OPENERS = {"“": "”", "(": ")", "[": "]", "‘": "’"}
+#: The characters split_sentences acts on: code marks, quotes, brackets, stops.
+_MARKS = re.compile("[" + re.escape("".join(sorted({"`", '"', *_OPENERS, *_OPENERS.values(), *_ENDS, *_CJK_ENDS})))
+                    + "]")
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "mr", "mrs", "ms", "dr", "no", "fig", "approx", "incl"})
 _STAGE_DIRECTION = re.compile(r"\*[^*].*[^*]\*|_[^_].*[^_]_")  # *nods approvingly*
 _MD_NOISE_STARTS = ("#", ">", "-", "*", "+")  # a line with noise starts so (or blank, or a digit)
@@ -187,7 +190,8 @@ def split_sentences(line: str) -> list[str]:
     out: list[str] = []
     start, closing, code, straight = 0, [], False, False
     n = len(line)
-    for i, ch in enumerate(line):
+    for m in _MARKS.finditer(line):  # every other character leaves the state as it is
+        i, ch = m.start(), m.group()
         if ch == "`":
             code = not code
         elif code:

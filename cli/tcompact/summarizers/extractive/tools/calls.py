@@ -10,6 +10,7 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -132,17 +133,23 @@ def classify(index: int, call: ToolCall, *, round_: int, open_file: str | None) 
 
 def _command_action(c: _Call, command: str) -> Action:
     """A shell command: the files it touches, the tests it runs, whether it reads only part of a file."""
-    segments = shell_segments(command)
-    ops, quiet = file_ops(segments)
-    test = ran_tests(segments)
-    partial = bool(_PARTIAL_READ.search(command))
-    action = c.action("command", f"`{command_label(command)}`", command=command, paths=ops,
-                      keys=(("cmd", normalise_command(command)),), test=test, quiet=quiet and test is None,
-                      partial=partial)
+    ops, quiet, test, partial, label, normalised = _command_facts(command)
+    action = c.action("command", f"`{label}`", command=command, paths=list(ops), keys=(("cmd", normalised),),
+                      test=test, quiet=quiet and test is None, partial=partial)
     workdir = c.args.get("workdir")
     if isinstance(workdir, str) and workdir.strip():
         action.workdir = workdir.strip()
     return action
+
+
+@lru_cache(maxsize=1 << 14)
+def _command_facts(command: str) -> tuple[tuple[tuple[str, str], ...], bool, Any, bool, str, str]:
+    """What a command line says by itself: (path, op) pairs, quiet, test runs, partial read, label, normalised.
+    Remembered per command: a compaction classifies each call twice (the summariser's scan, the working set)."""
+    segments = shell_segments(command)
+    ops, quiet = file_ops(segments)
+    return (tuple(ops), quiet, ran_tests(segments), bool(_PARTIAL_READ.search(command)), command_label(command),
+            normalise_command(command))
 
 
 def _patch_text(args: Mapping[str, Any], raw: str) -> str | None:

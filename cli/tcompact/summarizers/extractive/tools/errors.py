@@ -19,11 +19,13 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from bisect import bisect_right
 from collections.abc import Iterator
+from itertools import accumulate
 
 import orjson
 
-from ..text import cut, one_line, words_in
+from ..text import cut, lowered, one_line
 from .outputs import HEADER_LINE, first_lines
 
 __all__ = ["error_lines", "outcome_line", "key_error"]
@@ -59,12 +61,35 @@ _TOOL_ERROR = re.compile(r"<tool_use_error>(.*?)(?:</tool_use_error>|$)", re.DOT
 _OUTCOME_SKIP = re.compile(r"^(?:bash-\$|\$|>+|\(END\)|\[\d+\]\s*\+?\s*(?:Done|Exit))\s*$")
 
 
-def _candidates(text: str) -> Iterator[str]:
+#: The words without one of which no line is an error statement (every branch of _STATEMENT and _LOG_LEVEL needs
+#: one, in some case): they are looked for in the lower-case text, and only the lines holding one are tested.
+_HINTS = ("error", "exception", "fail", "interrupt", "exit", "fatal", "panic", "critical", "err!", "not found",
+          "no such file", "denied", "cannot", "can't", "could not", "unable to", "traceback")
+
+
+def _hinted(text: str, lines: list[str], lower: str) -> list[int]:
+    """The indices of the ``lines`` of ``text`` (``lower``: in lower case) that hold an error word in any case
+    (issue 26: most lines of a long output hold none, and are passed over without a regex call each)."""
+    if len(lower) != len(text):  # a letter that lowers to two: positions differ, test line by line
+        return [n for n, raw in enumerate(lines) if any(word in raw.lower() for word in _HINTS)]
+    hits = []
+    for word in _HINTS:
+        at = lower.find(word)
+        while at != -1:
+            hits.append(at)
+            at = lower.find(word, at + 1)
+    if not hits:
+        return []
+    ends = list(accumulate(map(len, text.splitlines(True))))  # where each line, its line break included, ends
+    return sorted({bisect_right(ends, at) for at in hits})
+
+
+def _candidates(text: str, lower: str) -> Iterator[str]:
     """The lines that could be error statements: not blank, not too long, not a markdown heading (a
-    title-case phrase, or a line a setext ``===``/``---`` rule underlines)."""
+    title-case phrase, or a line a setext ``===``/``---`` rule underlines), holding an error word."""
     lines = text.splitlines()
-    for n, raw in enumerate(lines):
-        line = raw.strip()
+    for n in _hinted(text, lines, lower):
+        line = lines[n].strip()
         if not line or len(line) > _MAX_LINE:
             continue
         below = _LINE_NUMBER.sub("", lines[n + 1].strip()) if n + 1 < len(lines) else ""
@@ -105,10 +130,11 @@ _REMEMBERING = threading.Lock()
 
 
 def _error_lines(text: str, limit: int) -> list[str]:
-    if not words_in(text, _WORDS):
+    lower = lowered(text)  # None: letters a case-insensitive pattern takes for others; then every word may be there
+    if lower is not None and not any(word in lower for word in _WORDS):
         return []
     found: dict[str, None] = {}
-    for line in _candidates(text):
+    for line in _candidates(text, text.lower() if lower is None else lower):
         if line not in found and _is_error(line) and not line.startswith("Traceback"):
             found[line] = None
     lines = list(found)
