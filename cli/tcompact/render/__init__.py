@@ -57,7 +57,8 @@ def console() -> Console:
     return _console_class()(highlight=False, soft_wrap=True)
 
 
-def _err() -> Console:
+def stderr_console() -> Console:
+    """The stderr console: warnings, errors and progress."""
     return _console_class()(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -83,7 +84,7 @@ def warn(message: str) -> None:
     """One warning line on stderr."""
     from rich.text import Text
 
-    _err().print(Text(f"Warning: {message}"))
+    stderr_console().print(Text(f"Warning: {message}"))
 
 
 def warn_skipped(report: Mapping[str, Any]) -> None:
@@ -93,7 +94,7 @@ def warn_skipped(report: Mapping[str, Any]) -> None:
     for e in report["errors"]:
         from rich.text import Text
 
-        _err().print(Text(f"Error: {e['error']}"))
+        stderr_console().print(Text(f"Error: {e['error']}"))
 
 
 def warn_skipped_lines(path: str, skipped: Sequence[tuple[int, str]]) -> None:
@@ -108,7 +109,7 @@ def warn_skipped_lines(path: str, skipped: Sequence[tuple[int, str]]) -> None:
 @contextlib.contextmanager
 def file_progress(*, enabled: bool) -> Iterator[Callable[[int, int, Path], None] | None]:
     """A progress bar over files, shown on a terminal when there are several files."""
-    err = _err() if enabled else None
+    err = stderr_console() if enabled else None
     if err is None or not err.is_terminal:
         yield None
         return
@@ -128,15 +129,18 @@ def file_progress(*, enabled: bool) -> Iterator[Callable[[int, int, Path], None]
         yield on_file
 
 
-def _n(value: int | None) -> str:
+def thousands(value: int | None) -> str:
+    """A count with thousands separators (``12,345``), or ``—`` when there is none."""
     return "—" if value is None else f"{value:,}"
 
 
-def _count(n: int, noun: str) -> str:
+def plural(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless ``n`` is 1: ``1 file``, ``2,000 tokens``."""
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
-def _pct(part: int, whole: int) -> str:
+def percent(part: int, whole: int) -> str:
+    """``part`` as a share of ``whole`` with one decimal (``12.5%``), or ``—`` when ``whole`` is 0."""
     return f"{100 * part / whole:.1f}%" if whole else "—"
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from . import _pct, console
+from . import percent, console
 
 __all__ = ["compact_outcome", "compact_report", "compressors_table"]
 
@@ -58,7 +58,7 @@ def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], dry_ru
     saved = before["tokens"] - after["tokens"]
     head = {
         "compacted": f"Compacted: {before['tokens']:,} → {after['tokens']:,} tokens "
-        f"({_pct(saved, before['tokens'])} saved), {before['messages']:,} → {after['messages']:,} "
+        f"({percent(saved, before['tokens'])} saved), {before['messages']:,} → {after['messages']:,} "
         "messages",
         "nothing to do": f"Nothing to do: {before['tokens']:,} tokens, {before['messages']:,} messages; "
         f"the transcript stays as it is ({report['reason']})",

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import _n, _pct
+from . import thousands, percent
 
 __all__ = [
     "kinds_table",
@@ -44,10 +44,10 @@ def kinds_table(out: Console, tokens: Mapping[str, Any]) -> None:
     table.add_column("share", justify="right")
     for kind, n in tokens["by_kind"].items():
         if n:
-            table.add_row(_KIND_LABELS.get(kind, kind), _n(n), _pct(n, total))
+            table.add_row(_KIND_LABELS.get(kind, kind), thousands(n), percent(n, total))
     table.add_section()
     for role, n in tokens["by_role"].items():
-        table.add_row(f"role {role}", _n(n), _pct(n, total))
+        table.add_row(f"role {role}", thousands(n), percent(n, total))
     out.print(table)
 
 
@@ -58,10 +58,10 @@ def tools_table(out: Console, tools: Sequence[Mapping[str, Any]]) -> None:
     for r in tools:
         table.add_row(
             r["name"],
-            _n(r["calls"]),
-            _n(r["argument_tokens"]),
-            _n(r["result_tokens"]),
-            _n(r["errors"]),
+            thousands(r["calls"]),
+            thousands(r["argument_tokens"]),
+            thousands(r["result_tokens"]),
+            thousands(r["errors"]),
         )
     out.print(table)
 
@@ -79,8 +79,8 @@ def rounds_table(out: Console, rounds: Sequence[Mapping[str, Any]]) -> None:
         table.add_row(
             str(r["number"]),
             f"{r['start']}–{r['end'] - 1}",
-            _n(r["tool_calls"]),
-            _n(r["tokens"]),
+            thousands(r["tool_calls"]),
+            thousands(r["tokens"]),
             request,
         )
     out.print(table)
@@ -99,7 +99,7 @@ def top_table(out: Console, top: Sequence[Mapping[str, Any]]) -> None:
         )
     table.add_column("preview", overflow="ellipsis", no_wrap=True, max_width=max(20, out.width - 52))
     for m in top:
-        table.add_row(str(m["index"]), _n(m["tokens"]), m["role"], m["tool"] or "", m["preview"])
+        table.add_row(str(m["index"]), thousands(m["tokens"]), m["role"], m["tool"] or "", m["preview"])
     out.print(table)
 
 
@@ -109,10 +109,10 @@ def compactions_table(out: Console, compactions: Sequence[Mapping[str, Any]]) ->
         table.add_column(col)
     for c in compactions:
         table.add_row(
-            _n(c["line"]),
+            thousands(c["line"]),
             c["kind"],
             c["trigger"] or "—",
-            _n(c["pre_tokens"]),
+            thousands(c["pre_tokens"]),
             "—" if c["index"] is None else str(c["index"]),
         )
     out.print(table)
@@ -134,14 +134,14 @@ def _usage_head(usage: Mapping[str, Any]) -> str:
     if src == "codex":
         total, last = usage.get("total") or {}, usage.get("last") or {}
         return (f"Provider usage (codex, {usage['requests']} requests from {usage['events']} token_count events): "
-                f"input {_n(total.get('input_tokens'))} (cached {_n(total.get('cached_input_tokens'))}), output "
-                f"{_n(total.get('output_tokens'))}; last request input {_n(last.get('input_tokens'))}")
+                f"input {thousands(total.get('input_tokens'))} (cached {thousands(total.get('cached_input_tokens'))}), output "
+                f"{thousands(total.get('output_tokens'))}; last request input {thousands(last.get('input_tokens'))}")
     if src == "claude-code":
         return (f"Provider usage (claude-code, {usage['requests']} requests from {usage['lines']} lines): "
-                f"input {_n(usage['input_tokens'])}, cache read {_n(usage['cache_read_input_tokens'])}, "
-                f"cache creation {_n(usage['cache_creation_input_tokens'])}, output {_n(usage['output_tokens'])}")
-    return (f"Provider usage ({src}, {_n(usage.get('requests'))} requests): input "
-            f"{_n(usage.get('input_tokens'))}, output {_n(usage.get('output_tokens'))}")
+                f"input {thousands(usage['input_tokens'])}, cache read {thousands(usage['cache_read_input_tokens'])}, "
+                f"cache creation {thousands(usage['cache_creation_input_tokens'])}, output {thousands(usage['output_tokens'])}")
+    return (f"Provider usage ({src}, {thousands(usage.get('requests'))} requests): input "
+            f"{thousands(usage.get('input_tokens'))}, output {thousands(usage.get('output_tokens'))}")
 
 
 def _context_line(usage: Mapping[str, Any], counted: int) -> str | None:
@@ -169,7 +169,7 @@ def span_table(out: Console, span: Mapping[str, Any]) -> None:
     ):
         p = span[name]
         rng = f"{p['start']}–{p['end'] - 1}" if p["messages"] else "—"
-        table.add_row(label, _n(p["messages"]), rng, _n(p["tokens"]))
+        table.add_row(label, thousands(p["messages"]), rng, thousands(p["tokens"]))
     out.print(table)
     out.print(Text(f"  would compact now: {'yes' if span['would_compact'] else 'no'}"))
 
@@ -188,9 +188,9 @@ def transcripts_table(out: Console, ts: Sequence[Mapping[str, Any]]) -> None:
         table.add_row(
             Text(t["id"]),
             t["kind"],
-            _n(t["messages"]),
-            _n(t["tool_calls"]),
-            _n(t["tokens"]["total"]),
+            thousands(t["messages"]),
+            thousands(t["tool_calls"]),
+            thousands(t["tokens"]["total"]),
             Text(t["parent_tool_call"] or ""),
         )
     out.print(table)

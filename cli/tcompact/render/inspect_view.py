@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import _count, _n, console
+from . import plural, thousands, console
 from . import inspect_tables as tables
 
 __all__ = ["inspect_outcome", "inspect_report", "window_bar", "sparkline"]
@@ -70,9 +70,9 @@ def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mappi
     table.add_row(
         f"{totals['files']} files, {totals['transcripts']} transcripts",
         "",
-        _n(totals["messages"]),
-        _n(totals["tool_calls"]),
-        _n(totals["tokens"]),
+        thousands(totals["messages"]),
+        thousands(totals["tool_calls"]),
+        thousands(totals["tokens"]),
         "",
     )
     out.print(table)
@@ -88,10 +88,10 @@ def _file_rows(f: Mapping[str, Any], name: str, *, fold: bool) -> list[tuple[str
     if fold and len(ts) > 1:
         kinds = sorted({t["kind"] for t in ts if t is not main})
         more = len(ts) - 1
-        return [(f"{name} (+{more} {'/'.join(kinds)}{'s' if more > 1 else ''})", f["format"], _n(sum(t["messages"] for t in ts)),
-                 _n(sum(t["tool_calls"] for t in ts)), _n(sum(t["tokens"]["total"] for t in ts)), "—")]
+        return [(f"{name} (+{more} {'/'.join(kinds)}{'s' if more > 1 else ''})", f["format"], thousands(sum(t["messages"] for t in ts)),
+                 thousands(sum(t["tool_calls"] for t in ts)), thousands(sum(t["tokens"]["total"] for t in ts)), "—")]
     return [((name, f["format"]) if t is main else (f"  + {t['id']}", f"  {t['kind']}")) +
-            (_n(t["messages"]), _n(t["tool_calls"]), _n(t["tokens"]["total"]),
+            (thousands(t["messages"]), thousands(t["tool_calls"]), thousands(t["tokens"]["total"]),
              f"{100 * t['window']['utilisation']:.1f}%") for t in [main, *(x for x in ts if x is not main)]]
 
 
@@ -128,8 +128,8 @@ def _transcript_detail(out: Console, f: Mapping[str, Any], t: Mapping[str, Any])
     out.print(Text(f"{f['path']} · {f['format']} · {t['id']} ({t['kind']})", style="bold"))
     out.print(
         Text(
-            f"{_count(t['messages'], 'message')} · {_count(t['tool_calls'], 'tool call')} · "
-            f"{_count(tokens['total'], 'token')} "
+            f"{plural(t['messages'], 'message')} · {plural(t['tool_calls'], 'tool call')} · "
+            f"{plural(tokens['total'], 'token')} "
             f"({t['encoding']}{approx}{est})" + (f" · model {t['model']}" if t["model"] else "")
         )
     )

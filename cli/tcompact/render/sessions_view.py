@@ -8,8 +8,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from . import _err as console_err
-from . import _n, console
+from . import stderr_console as console_err
+from . import thousands, console
 
 __all__ = ["sessions_table", "session_lines", "cost_text", "resume_lines", "warn_skipped_lines"]
 
@@ -71,7 +71,7 @@ def sessions_table(doc: Mapping[str, Any]) -> None:
 def _usage_cells(usage: Mapping[str, Any] | None) -> list[str]:
     """The usage figures, or "—" for none (no usage recorded, or only requests another session counts)."""
     own = usage is not None and usage["requests"] > 0
-    return [_n(usage[k]) if own else "—" for _, k in _USAGE]
+    return [thousands(usage[k]) if own else "—" for _, k in _USAGE]
 
 
 def _rows_table(out: Any, rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any], *, cost: bool,
@@ -84,12 +84,12 @@ def _rows_table(out: Any, rows: Sequence[Mapping[str, Any]], totals: Mapping[str
     for r in rows:
         ctx = r["context"]
         table.add_row(r["agent"], r["project"] or "—", r["id"][:8], _active(r["first_activity"], r["last_activity"]),
-                      ", ".join(r["models"]) or "—", _n(r["messages"]),
-                      _n(r["tool_calls"]), _n(r["tokens"]), f"{100 * ctx['utilisation']:.0f}%" if ctx else "—",
+                      ", ".join(r["models"]) or "—", thousands(r["messages"]),
+                      thousands(r["tool_calls"]), thousands(r["tokens"]), f"{100 * ctx['utilisation']:.0f}%" if ctx else "—",
                       *_usage_cells(r["usage"]), *([cost_text(r.get("cost"))] if cost else []))
     table.add_section()
-    table.add_row(f"{totals['sessions']} sessions", "", "", "", "", _n(totals["messages"]),
-                  _n(totals["tool_calls"]), _n(totals["tokens"]), "", *_usage_cells(totals["usage"]),
+    table.add_row(f"{totals['sessions']} sessions", "", "", "", "", thousands(totals["messages"]),
+                  thousands(totals["tool_calls"]), thousands(totals["tokens"]), "", *_usage_cells(totals["usage"]),
                   *([cost_text(totals.get("cost"))] if cost else []))
     out.print(table)
 
@@ -103,7 +103,7 @@ def _groups_table(out: Any, doc: Mapping[str, Any], *, cost: bool) -> None:
         if g is None:
             table.add_section()
             continue
-        table.add_row(g["key"], _n(g["sessions"]), _n(g["messages"]), _n(g["tool_calls"]), _n(g["tokens"]),
+        table.add_row(g["key"], thousands(g["sessions"]), thousands(g["messages"]), thousands(g["tool_calls"]), thousands(g["tokens"]),
                       *_usage_cells(g["usage"]), *([cost_text(g.get("cost"))] if cost else []))
     out.print(table)
 
@@ -118,7 +118,7 @@ def _models_table(out: Any, groups: Sequence[Mapping[str, Any]], totals: Mapping
             table.add_section()
             continue
         usage = g["usage"]
-        table.add_row(g["key"], _n(g["sessions"]), _n(usage["requests"]) if usage else "—", *_usage_cells(usage),
+        table.add_row(g["key"], thousands(g["sessions"]), thousands(usage["requests"]) if usage else "—", *_usage_cells(usage),
                       *([cost_text(g.get("cost"))] if cost else []))
     out.print(table)
 
@@ -133,7 +133,7 @@ def _tools_table(out: Any, groups: Sequence[Mapping[str, Any]], totals: Mapping[
         if g is None:
             table.add_section()
             continue
-        table.add_row(g["key"], *(_n(g[k]) for k in keys))
+        table.add_row(g["key"], *(thousands(g[k]) for k in keys))
     out.print(table)
 
 
@@ -175,7 +175,7 @@ def session_lines(row: Mapping[str, Any]) -> None:
     """The session a detailed view belongs to, with its usage and cost, under the file detail."""
     out = console()
     usage = row["usage"]
-    used = ", ".join(f"{label} {_n(usage[k])}" for label, k in _USAGE) if usage and usage["requests"] else (
+    used = ", ".join(f"{label} {thousands(usage[k])}" for label, k in _USAGE) if usage and usage["requests"] else (
         "none of its own" if usage else "none recorded")
     if usage and usage["copied_requests"]:
         used += f" ({usage['copied_requests']:,} request(s) copied from the session it came from are counted there)"
