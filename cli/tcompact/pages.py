@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .artifacts import check_page, write_page
 from .compressors import build_span, span_names
@@ -22,6 +22,9 @@ from .errors import UsageError
 from .inspection import Counted, InspectOptions
 from .model import Message
 from .tokens import MessageTokens
+
+if TYPE_CHECKING:
+    from .inspect_shapes import FileReport, InspectReport, TranscriptReport
 
 __all__ = ["check_html", "FilePage", "file_page", "write_inspect_page", "span_layouts", "CompactPage", "compact_page",
            "write_compact_page", "call_facts", "memory_blocks_made"]
@@ -40,14 +43,14 @@ class FilePage:
     """The page of one transcript: its file's and its own report entries, its messages and their counts,
     and the span layouts it draws."""
 
-    file: Mapping[str, Any]
-    transcript: Mapping[str, Any]
+    file: FileReport
+    transcript: TranscriptReport
     messages: Sequence[Message]
     counts: Sequence[MessageTokens]
     layouts: list[dict[str, Any]]
 
 
-def file_page(report: Mapping[str, Any], counted: Mapping[str, Counted] | None, *, spans: str | None = None,
+def file_page(report: InspectReport, counted: Mapping[str, Counted] | None, *, spans: str | None = None,
               keep_recent: int | None = None, wanted: str | None = None) -> FilePage | None:
     """The page of the transcript ``wanted`` (default: the main one) when the report is of one file read
     without error, else None (the page then has one row per file). Span layouts: ``spans``, else every
@@ -68,7 +71,7 @@ def file_page(report: Mapping[str, Any], counted: Mapping[str, Counted] | None, 
     return FilePage(f, t, c.messages, c.counts, layouts)
 
 
-def write_inspect_page(path: Path, report: Mapping[str, Any], counted: Mapping[str, Counted] | None,
+def write_inspect_page(path: Path, report: InspectReport, counted: Mapping[str, Counted] | None,
                        options: InspectOptions, *, wanted: str | None = None) -> Path:
     """Write the page of an inspect report: one transcript in detail, or one row per file. An older page
     is replaced (it is a view), an input never."""

@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # rich is imported on first use: a --json run never draws anything
     from rich.console import Console
+
+    from ..inspect_shapes import InspectReport
 
 __all__ = [
     "print_json",
@@ -69,7 +71,7 @@ def print_json(document: Any) -> None:
     sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
-def inspect_outcome(report: Mapping[str, Any], *, json_out: bool, transcript: str | None = None,
+def inspect_outcome(report: InspectReport, *, json_out: bool, transcript: str | None = None,
                     fold: bool = False) -> None:
     """What ``inspect`` prints: the JSON document (no rich imported), or the view of the report."""
     if json_out:
@@ -87,7 +89,7 @@ def warn(message: str) -> None:
     stderr_console().print(Text(f"Warning: {message}"))
 
 
-def warn_skipped(report: Mapping[str, Any]) -> None:
+def warn_skipped(report: InspectReport) -> None:
     """Say how many bad lines were skipped, and which files could not be read."""
     for f in report["files"]:
         warn_skipped_lines(f["path"], [(s["line"], s["reason"]) for s in f["skipped_lines"]])
