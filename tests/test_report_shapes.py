@@ -1,0 +1,139 @@
+"""The declared report shapes (inspect_shapes.py, sessions/shapes.py, report.py) against the reports the code
+builds: every key a report holds is declared, every declared key is there (or optional), and every value has
+its declared type, on the samples, the sessions listing in each grouping, and a written compaction report.
+
+A key added to a builder and not to its shape, or a shape that names a key no builder writes, fails here."""
+
+from __future__ import annotations
+
+import types
+import typing
+from datetime import datetime, timezone
+from typing import Any, ForwardRef, NotRequired, get_args, get_origin, is_typeddict
+
+import orjson
+import pytest
+from claude_lines import parallel_session
+from conftest import SAMPLES, jsonl
+from typer.testing import CliRunner
+
+from tcompact import inspect_shapes, report
+from tcompact.app import app
+from tcompact.inspection import InspectOptions, inspect_paths
+from tcompact.sessions import shapes
+from tcompact.sessions.report import GROUPS, SessionsOptions, session_detail, sessions_report
+from tcompact.sessions.stores import Session
+
+#: the names the shapes refer to, some of them only under TYPE_CHECKING in their own module
+NAMES = {**vars(typing), **vars(inspect_shapes), **vars(shapes), **vars(report)}
+
+
+def mismatches(value: Any, hint: Any, where: str = "$") -> list[str]:
+    """Where ``value`` differs from the type ``hint`` (a TypedDict, list, dict, union, scalar or Any)."""
+    if hint is Any:
+        return []
+    if is_typeddict(hint):
+        return _typed_dict(value, hint, where)
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        found = [mismatches(value, arg, where) for arg in args]
+        return [] if any(not f for f in found) else [f"{where}: {value!r:.60} is none of {hint}"]
+    if origin is list:
+        if not isinstance(value, list):
+            return [f"{where}: not a list"]
+        return [m for i, v in enumerate(value) for m in mismatches(v, args[0], f"{where}[{i}]")]
+    if origin is dict:
+        if not isinstance(value, dict):
+            return [f"{where}: not a dict"]
+        return [m for k, v in value.items() for m in mismatches(k, args[0], where) + mismatches(v, args[1], f"{where}.{k}")]
+    if hint is type(None):
+        return [] if value is None else [f"{where}: {value!r:.60} is not None"]
+    wanted = (int, float) if hint is float else hint
+    ok = isinstance(value, wanted) and (hint is bool or not isinstance(value, bool))
+    return [] if ok else [f"{where}: {value!r:.60} is not {hint.__name__}"]
+
+
+def _typed_dict(value: Any, hint: Any, where: str) -> list[str]:
+    if not isinstance(value, dict):
+        return [f"{where}: not a {hint.__name__}"]
+    declared = {k: _resolved(v) for k, v in hint.__annotations__.items()}
+    fields = {k: t for k, (t, _) in declared.items()}
+    out = [f"{where}: {k!r} is not declared in {hint.__name__}" for k in value if k not in fields]
+    out += [f"{where}: {hint.__name__} {k!r} is missing" for k, (_, needed) in declared.items() if needed and k not in value]
+    return out + [m for k, v in value.items() if k in fields for m in mismatches(v, fields[k], f"{where}.{k}")]
+
+
+def _resolved(annotation: Any) -> tuple[Any, bool]:
+    """An annotation of a shape as a type (its names looked up in all the shapes' modules), and whether the key
+    is required (not NotRequired: with postponed annotations Python cannot tell ``__required_keys__`` so)."""
+    if isinstance(annotation, ForwardRef):
+        annotation = annotation.__forward_arg__
+    hint = eval(annotation, NAMES) if isinstance(annotation, str) else annotation  # noqa: S307 (our own annotations)
+    return (get_args(hint)[0], False) if get_origin(hint) is NotRequired else (hint, True)
+
+
+def test_the_checker_names_an_undeclared_key_a_missing_one_and_a_wrong_type():
+    row = {"name": "Bash", "calls": 1, "argument_tokens": 2, "result_tokens": 3, "results": 1, "errors": 0}
+    assert mismatches(row, inspect_shapes.ToolRow) == []
+    assert mismatches({**row, "extra": 1}, inspect_shapes.ToolRow) == ["$: 'extra' is not declared in ToolRow"]
+    assert mismatches({k: v for k, v in row.items() if k != "calls"}, inspect_shapes.ToolRow) == [
+        "$: ToolRow 'calls' is missing"]
+    assert mismatches({**row, "calls": True}, inspect_shapes.ToolRow) == ["$.calls: True is not int"]
+    assert mismatches([{**row, "name": None}], list[inspect_shapes.ToolRow]) == ["$[0].name: None is not str"]
+    assert mismatches({"a": "1"}, dict[str, int]) == ["$.a: '1' is not int"]
+    assert mismatches(0.5, float) == [] and mismatches(1, float) == [] and mismatches(None, int | None) == []
+    assert mismatches("x", int | None) == ["$: 'x' is none of int | None"]
+
+
+@pytest.mark.parametrize("spans", [None, "dialogue"])
+def test_inspect_reports_of_every_sample_have_the_declared_shape(spans):
+    doc = inspect_paths(sorted(SAMPLES.glob("*.jsonl")), InspectOptions(spans=spans))
+    assert len(doc["files"]) == 3
+    assert mismatches(doc, inspect_shapes.InspectReport) == []
+    spanned = [t["span"] for f in doc["files"] for t in f["transcripts"]]
+    assert all(s is not None for s in spanned) if spans else all(s is None for s in spanned)
+
+
+def test_a_report_with_errors_and_files_passed_over_has_the_declared_shape(tmp_path):
+    (tmp_path / "package.json").write_text('{"name": "demo"}')
+    jsonl(tmp_path / "s.jsonl", parallel_session())
+    doc = inspect_paths([tmp_path, tmp_path / "missing.jsonl"])
+    assert (len(doc["errors"]), len(doc["not_transcripts"])) == (1, 1)
+    assert mismatches(doc, inspect_shapes.InspectReport) == []
+
+
+@pytest.fixture
+def stored(tmp_path):
+    when = datetime(2026, 1, 5, 10, tzinfo=timezone.utc)
+    main = jsonl(tmp_path / "a.jsonl", parallel_session())
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"role":"user"\n')
+    return Session(agent="claude", id="a", main=main, subagents=(bad,), project="/repo", first=when, last=when)
+
+
+@pytest.mark.parametrize("group_by", GROUPS)
+@pytest.mark.parametrize("cost", [False, True])
+def test_the_sessions_document_has_the_declared_shape_in_every_grouping(stored, group_by, cost):
+    doc = sessions_report([stored], SessionsOptions(group_by=group_by, cost=cost, timezone="UTC"))
+    assert (len(doc["sessions"]), doc["errors"], len(doc["not_transcripts"])) == (1, [], 1)  # the bad file: no transcript
+    assert mismatches(doc, shapes.SessionsReport) == []
+    assert (doc["groups"] is None) == (group_by == "session")
+
+
+def test_a_session_detail_is_an_inspect_report_with_the_row(stored):
+    report_ = inspect_paths([stored.main])
+    doc = session_detail(stored, report_, read=InspectOptions().read, cost=True, timezone_name="UTC")
+    assert mismatches(doc, inspect_shapes.InspectReport) == []
+    assert mismatches(doc["session"], shapes.SessionRow) == [] and "cost" in doc["session"]
+
+
+@pytest.mark.parametrize("chain", ["dialogue", "truncate,micro"])
+def test_a_written_compaction_report_has_the_declared_shape(tmp_path, monkeypatch, chain):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", chain, "--now",
+                                      "-o", "out.jsonl", "--report", "r.json"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    doc = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert [s["processor"] for s in doc["stages"]] == chain.split(",")
+    assert {"reason", "invariants", "notes", "outputs"} <= set(doc)
+    assert mismatches(doc, report.CompactReport) == []
