@@ -1,6 +1,6 @@
-"""The declared report shapes (inspect_shapes.py, sessions/shapes.py, report.py) against the reports the code
+"""The declared report shapes (inspect_shapes.py, sessions/shapes.py, evaluation/shapes.py, report.py) against the reports the code
 builds: every key a report holds is declared, every declared key is there (or optional), and every value has
-its declared type, on the samples, the sessions listing in each grouping, and a written compaction report.
+its declared type, on the samples, the sessions listing in each grouping, a written compaction report and the eval report of each metric.
 
 A key added to a builder and not to its shape, or a shape that names a key no builder writes, fails here."""
 
@@ -19,13 +19,15 @@ from typer.testing import CliRunner
 
 from tcompact import inspect_shapes, report
 from tcompact.app import app
+from tcompact.evaluation import EvalOptions, evaluate_paths
+from tcompact.evaluation import shapes as eval_shapes
 from tcompact.inspection import InspectOptions, inspect_paths
 from tcompact.sessions import shapes
 from tcompact.sessions.report import GROUPS, SessionsOptions, session_detail, sessions_report
 from tcompact.sessions.stores import Session
 
 #: the names the shapes refer to, some of them only under TYPE_CHECKING in their own module
-NAMES = {**vars(typing), **vars(inspect_shapes), **vars(shapes), **vars(report)}
+NAMES = {**vars(typing), **vars(inspect_shapes), **vars(shapes), **vars(eval_shapes), **vars(report)}
 
 
 def mismatches(value: Any, hint: Any, where: str = "$") -> list[str]:
@@ -137,3 +139,13 @@ def test_a_written_compaction_report_has_the_declared_shape(tmp_path, monkeypatc
     assert [s["processor"] for s in doc["stages"]] == chain.split(",")
     assert {"reason", "invariants", "notes", "outputs"} <= set(doc)
     assert mismatches(doc, report.CompactReport) == []
+
+
+@pytest.mark.parametrize("metric", ["canaries", "needed", "both"])
+def test_the_eval_report_has_the_declared_shape(tmp_path, metric):
+    (tmp_path / "notes.json").write_text('{"a": 1}')
+    paths = [SAMPLES / "chat_tool_session.jsonl", SAMPLES / "codex_rollout.jsonl", tmp_path]
+    doc = evaluate_paths(paths, EvalOptions(chains=("micro", "truncate,full"), metric=metric, cuts=2))
+    assert (len(doc["files"]), len(doc["not_transcripts"])) == (2, 1)
+    assert ("summary" in doc, "needed" in doc) == (metric != "needed", metric != "canaries")
+    assert mismatches(doc, eval_shapes.EvalReport) == []

@@ -20,7 +20,7 @@ __all__ = ["Cost", "Prices", "UsageSums", "RowUsage", "Context", "SessionRow", "
 class Cost(TypedDict):
     """Dollars for some requests (:mod:`tcompact.pricing`): ``usd`` in all, the priced share, what had no price."""
 
-    usd: float
+    usd: float | None
     priced_usd: float
     requests: int
     unpriced_requests: int
