@@ -149,3 +149,128 @@ def test_the_eval_report_has_the_declared_shape(tmp_path, metric):
     assert (len(doc["files"]), len(doc["not_transcripts"])) == (2, 1)
     assert ("summary" in doc, "needed" in doc) == (metric != "needed", metric != "canaries")
     assert mismatches(doc, eval_shapes.EvalReport) == []
+
+
+# ---- the views read only what the shapes declare ----------------------------------------------------------------
+
+
+class Tracked(dict):
+    """A report dict that records each key a view reads, with the shape it was given as."""
+
+    def __init__(self, value: dict, hint: Any, reads: set) -> None:
+        fields = {k: t for k, (t, _) in ((k, _resolved(v)) for k, v in hint.__annotations__.items())}
+        super().__init__({k: tracked(v, fields.get(k, Any), reads) for k, v in value.items()})
+        self.shape, self.reads = hint, reads
+
+    def __getitem__(self, key):
+        self.reads.add((self.shape.__name__, key))
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.reads.add((self.shape.__name__, key))
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self.reads.add((self.shape.__name__, key))
+        return super().__contains__(key)
+
+
+def tracked(value: Any, hint: Any, reads: set) -> Any:
+    """``value`` with every dict of a declared shape in it :class:`Tracked` (a union: the branch it conforms to)."""
+    if is_typeddict(hint) and isinstance(value, dict):
+        return Tracked(value, hint, reads)
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return next((tracked(value, a, reads) for a in args if not mismatches(value, a)), value)
+    if origin is list and isinstance(value, list):
+        return [tracked(v, args[0], reads) for v in value]
+    if origin is dict and isinstance(value, dict):
+        return {k: tracked(v, args[1], reads) for k, v in value.items()}
+    return value
+
+
+def undeclared(reads: set) -> list[tuple[str, str]]:
+    fields = {}
+    for module in (inspect_shapes, shapes, eval_shapes, report):
+        for name, hint in vars(module).items():
+            if is_typeddict(hint):
+                fields[name] = set(hint.__annotations__)
+    return sorted((shape, key) for shape, key in reads if key not in fields[shape])
+
+
+def test_the_inspect_views_read_only_declared_keys(capsys):
+    from tcompact import render
+
+    reads: set = set()
+    doc = inspect_paths(sorted(SAMPLES.glob("*.jsonl")), InspectOptions(spans="dialogue"))
+    render.inspect_report(tracked(doc, inspect_shapes.InspectReport, reads))
+    one = inspect_paths([SAMPLES / "claude_code_session.jsonl"], InspectOptions(spans="dialogue"))
+    render.inspect_report(tracked(one, inspect_shapes.InspectReport, reads), transcript="main")
+    assert capsys.readouterr().out.count("Tokens by content kind") == 1  # the one file's detail
+    assert len(reads) > 60 and undeclared(reads) == []
+
+
+@pytest.mark.parametrize("group_by", GROUPS)
+def test_the_sessions_view_reads_only_declared_keys(stored, group_by, capsys):
+    from tcompact.render.sessions_view import session_lines, sessions_table
+
+    reads: set = set()
+    doc = sessions_report([stored], SessionsOptions(group_by=group_by, cost=True, timezone="UTC"))
+    sessions_table(tracked(doc, shapes.SessionsReport, reads))
+    session_lines(tracked(doc["sessions"][0], shapes.SessionRow, reads))
+    assert "a" in capsys.readouterr().out
+    assert len(reads) > 15 and undeclared(reads) == []
+
+
+def test_the_compact_and_eval_views_read_only_declared_keys(tmp_path, monkeypatch, capsys):
+    from tcompact.render.compact_view import compact_report
+    from tcompact.render.eval_view import eval_report
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "truncate,micro",
+                                      "--now", "-o", "out.jsonl", "--report", "r.json"])
+    assert result.exit_code == 0
+    reads: set = set()
+    compact_report(tracked(orjson.loads((tmp_path / "r.json").read_bytes()), report.CompactReport, reads),
+                   written=[], dry_run=True)
+    doc = evaluate_paths([SAMPLES / "chat_tool_session.jsonl", SAMPLES / "codex_rollout.jsonl"],
+                         EvalOptions(chains=("micro",), metric="both", cuts=2))
+    eval_report(tracked(doc, eval_shapes.EvalReport, reads))
+    assert "Compacted" in capsys.readouterr().out
+    assert len(reads) > 30 and undeclared(reads) == []
+
+
+# ---- the README documents every declared key -----------------------------------------------------------------------
+
+
+def _declared_keys(hint: Any, seen: set, *, skip: set = frozenset()) -> set[str]:
+    """Every key of a shape (but ``skip``) and of the shapes inside it."""
+    if is_typeddict(hint):
+        if hint in seen:
+            return set()
+        seen.add(hint)
+        keys = set()
+        for k, v in hint.__annotations__.items():
+            keys |= {k} | _declared_keys(_resolved(v)[0], seen) if k not in skip else set()
+        return keys
+    return {k for arg in get_args(hint) for k in _declared_keys(arg, seen)}
+
+
+def _section(heading: str) -> str:
+    text = (SAMPLES.parent / "README.md").read_text()
+    start = text.index(f"\n{heading}\n")
+    level = heading.split(" ")[0]
+    ends = [i for i in (text.find(f"\n{h} ", start + 1) for h in ("#" * n for n in range(1, len(level) + 1))) if i > 0]
+    return text[start:min(ends)]
+
+
+@pytest.mark.parametrize(("heading", "shape", "elsewhere"), [
+    ("## `inspect --json` schema", inspect_shapes.InspectReport, {"session", "prices"}),  # inspect --session's
+    ("### Sessions `--json` schema", shapes.SessionsReport, set()),
+    ("## Compaction report", report.CompactReport, set()),
+    ("### `tcompact eval [PATH...]`", eval_shapes.EvalReport, set()),
+])
+def test_the_readme_documents_every_key_a_shape_declares(heading, shape, elsewhere):
+    section = _section(heading)
+    missing = sorted(k for k in _declared_keys(shape, set(), skip=elsewhere) if f'"{k}"' not in section)
+    assert missing == []

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from .html_common import chart_div, esc, link, n, page, pct, table
 
 if TYPE_CHECKING:
+    from ..pages import CallFacts, CompactPage, MemoryBlock
     from ..report import CompactReport, StageReport, SummarizerTotals
-    from ..pages import CompactPage
 
 __all__ = ["waterfall_steps", "waterfall_chart", "calls_rows", "latency_chart", "compact_html", "compact_page_html"]
 
@@ -73,7 +73,7 @@ def waterfall_chart(report: CompactReport) -> dict[str, Any]:
     return {"data": data, "layout": layout}
 
 
-def calls_rows(report: CompactReport, facts: Sequence[Mapping[str, Any]] = (),
+def calls_rows(report: CompactReport, facts: Sequence[CallFacts] = (),
                dumps: Sequence[Path | str] = ()) -> list[dict[str, Any]]:
     """One row per summariser call: the report's entry merged with its facts and its dump (when known)."""
     rows = []
@@ -108,7 +108,7 @@ def latency_chart(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def compact_html(report: CompactReport, *, page_dir: Path, calls: Sequence[Mapping[str, Any]] = (),
-                 blocks: Sequence[Mapping[str, Any]] = (), problems: Sequence[str] | None = None,
+                 blocks: Sequence[MemoryBlock] = (), problems: Sequence[str] | None = None,
                  outputs: Mapping[str, Any] | None = None, dry_run: bool = False) -> str:
     """The page of one compaction. ``calls`` come from :func:`calls_rows`; ``blocks`` are the memory
     blocks made (index, kind, text, and their tokens when counted); ``outputs`` names the written
@@ -185,7 +185,7 @@ def _calls_html(calls: Sequence[Mapping[str, Any]], sm: SummarizerTotals, page_d
                         raw=[False, True, True, False, True, False, False, False, False, True, True], table_id="calls")
 
 
-def _blocks_html(blocks: Sequence[Mapping[str, Any]]) -> str:
+def _blocks_html(blocks: Sequence[MemoryBlock]) -> str:
     if not blocks:
         return '<p class="note">None: this run wrote no memory block.</p>'
     out = []

@@ -12,7 +12,7 @@ does not hold) are the ones inspection counted, handed over as a :class:`tcompac
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..model import Message
@@ -21,7 +21,7 @@ from .html_inspect_charts import KIND_LABELS, SPAN_PARTS, file_charts, rounds_ch
 
 if TYPE_CHECKING:
     from ..inspect_shapes import FileReport, InspectReport, ProviderUsage, TokenSplit, TopMessage, TranscriptReport
-    from ..pages import FilePage
+    from ..pages import FilePage, SpanLayout
 
 __all__ = ["file_page", "inspect_html"]
 
@@ -174,7 +174,7 @@ def _full_text(m: Message) -> str:
     return "\n\n".join(parts)
 
 
-def _span_table(layouts: Sequence[Mapping[str, Any]], t: TranscriptReport) -> str:
+def _span_table(layouts: Sequence[SpanLayout], t: TranscriptReport) -> str:
     rows = []
     for s in layouts:
         for part, label in SPAN_PARTS:

@@ -10,7 +10,7 @@ from ..tokens import KINDS, message_kind
 
 if TYPE_CHECKING:
     from ..inspect_shapes import CompactionRow, ProviderUsage, RoundRow, ToolRow, Window
-    from ..pages import FilePage
+    from ..pages import FilePage, SpanLayout
 
 __all__ = ["KIND_LABELS", "KIND_COLORS", "SPAN_PARTS", "cumulative_chart", "kinds_by_round_chart", "span_chart",
            "usage_chart", "tool_rows", "rounds_chart", "file_charts"]
@@ -79,7 +79,7 @@ def kinds_by_round_chart(rounds: Sequence[RoundRow], by_kind: Sequence[Mapping[s
     return {"data": data, "layout": layout}
 
 
-def span_chart(layouts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def span_chart(layouts: Sequence[SpanLayout]) -> dict[str, Any]:
     """One horizontal bar per span layout, split into prefix, body and tail (widths = tokens)."""
     names = [s["compressor"] for s in layouts]
     colors = {"prefix": "#94a3b8", "body": "#f59e0b", "tail": "#10b981"}
