@@ -17,17 +17,19 @@ from claude_lines import parallel_session
 from conftest import SAMPLES, jsonl
 from typer.testing import CliRunner
 
-from tcompact import inspect_shapes, report
+from tcompact import inspect_shapes, pages, report
 from tcompact.app import app
 from tcompact.evaluation import EvalOptions, evaluate_paths
 from tcompact.evaluation import shapes as eval_shapes
 from tcompact.inspection import InspectOptions, inspect_paths
+from tcompact.model import Message
 from tcompact.sessions import shapes
 from tcompact.sessions.report import GROUPS, SessionsOptions, session_detail, sessions_report
 from tcompact.sessions.stores import Session
 
 #: the names the shapes refer to, some of them only under TYPE_CHECKING in their own module
-NAMES = {**vars(typing), **vars(inspect_shapes), **vars(shapes), **vars(eval_shapes), **vars(report)}
+NAMES = {**vars(typing), **vars(inspect_shapes), **vars(shapes), **vars(eval_shapes), **vars(report),
+         **vars(pages)}
 
 
 def mismatches(value: Any, hint: Any, where: str = "$") -> list[str]:
@@ -191,7 +193,7 @@ def tracked(value: Any, hint: Any, reads: set) -> Any:
 
 def undeclared(reads: set) -> list[tuple[str, str]]:
     fields = {}
-    for module in (inspect_shapes, shapes, eval_shapes, report):
+    for module in (inspect_shapes, shapes, eval_shapes, report, pages):
         for name, hint in vars(module).items():
             if is_typeddict(hint):
                 fields[name] = set(hint.__annotations__)
@@ -274,3 +276,51 @@ def test_the_readme_documents_every_key_a_shape_declares(heading, shape, elsewhe
     section = _section(heading)
     missing = sorted(k for k in _declared_keys(shape, set(), skip=elsewhere) if f'"{k}"' not in section)
     assert missing == []
+
+
+# ---- what the HTML pages draw beyond the reports ----------------------------------------------------------------
+
+
+def test_the_page_data_have_their_declared_shapes():
+    from test_report import AFTER, BEFORE, _stages
+
+    from tcompact.formats import read_file
+
+    t = read_file(SAMPLES / "chat_tool_session.jsonl").transcript()
+    totals = [10] * len(t.messages)
+    layouts = pages.span_layouts(t.messages, totals, ["dialogue", "full"], keep_recent=None)
+    assert [x["compressor"] for x in layouts] == ["dialogue", "full"]
+    assert all(sum(x[p]["messages"] for p in ("prefix", "body", "tail")) == len(t.messages) for x in layouts)
+    assert mismatches(layouts, list[pages.SpanLayout]) == []
+    facts = pages.call_facts(_stages())
+    assert [f["usage"] for f in facts] == [None, {"prompt_tokens": 50, "completion_tokens": 7, "total_tokens": 57},
+                                           {"prompt_tokens": 40, "completion_tokens": "9", "cached": 3}]
+    assert mismatches(facts[:2], list[pages.CallFacts]) == []  # (the third reports a count as text: kept as it came)
+    block = Message(role="user", content="<memory_block_dialogue>\nthe work so far\n</memory_block_dialogue>")
+    made = pages.memory_blocks_made(BEFORE, (AFTER[0], block, *AFTER[1:]))
+    assert [(b["index"], b["kind"]) for b in made] == [(1, "memory_block_dialogue")]
+    assert mismatches(made, list[pages.MemoryBlock]) == []
+    assert pages.memory_blocks_made((block,), (block,)) == []  # a block the input held already is not made
+
+
+def test_the_html_views_read_only_declared_keys(tmp_path, monkeypatch):
+    from test_report import _stages
+
+    from tcompact.inspection import inspect_counted
+    from tcompact.render.html_compact import compact_html, calls_rows
+    from tcompact.render.html_inspect import inspect_html
+
+    reads: set = set()
+    many = inspect_paths(sorted(SAMPLES.glob("*.jsonl")))
+    assert "<table" in inspect_html(tracked(many, inspect_shapes.InspectReport, reads))
+    one, counted = inspect_counted([SAMPLES / "claude_code_session.jsonl"])
+    page = pages.file_page(tracked(one, inspect_shapes.InspectReport, reads), counted, spans="dialogue")
+    assert page is not None and page.layouts[0]["compressor"] == "dialogue"
+    assert "Largest messages" in inspect_html(one, page)
+    monkeypatch.chdir(tmp_path)
+    CliRunner().invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "dialogue", "--now",
+                             "-o", "out.jsonl", "--report", "r.json"])
+    done = tracked(orjson.loads((tmp_path / "r.json").read_bytes()), report.CompactReport, reads)
+    facts = tracked(pages.call_facts(_stages()), list[pages.CallFacts], reads)
+    assert "dialogue" in compact_html(done, page_dir=tmp_path, calls=calls_rows(done, facts[:1]))
+    assert len(reads) > 60 and undeclared(reads) == []
