@@ -14,7 +14,7 @@ from typing import Any, ForwardRef, NotRequired, get_args, get_origin, is_typedd
 import orjson
 import pytest
 from claude_lines import parallel_session
-from conftest import SAMPLES, jsonl
+from conftest import REAL_FILES, SAMPLES, jsonl, real_file
 from typer.testing import CliRunner
 
 from tcompact import inspect_shapes, pages, report
@@ -324,3 +324,57 @@ def test_the_html_views_read_only_declared_keys(tmp_path, monkeypatch):
     facts = tracked(pages.call_facts(_stages()), list[pages.CallFacts], reads)
     assert "dialogue" in compact_html(done, page_dir=tmp_path, calls=calls_rows(done, facts[:1]))
     assert len(reads) > 60 and undeclared(reads) == []
+
+
+# ---- more of the branches: the real sessions, every sample compacted, nothing to do, a failed call ----------------
+
+
+@pytest.mark.parametrize("key", sorted(REAL_FILES))
+def test_the_real_sessions_reports_have_the_declared_shape(key):
+    path = real_file(key)
+    doc = inspect_paths([path], InspectOptions(spans="round-level"))
+    (f,) = doc["files"]
+    assert f["transcripts"] and all(t["span"] is not None for t in f["transcripts"])
+    assert mismatches(doc, inspect_shapes.InspectReport) == []
+
+
+def _compact(tmp_path, monkeypatch, *args):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return CliRunner().invoke(app, ["compact", *args])
+
+
+@pytest.mark.parametrize("sample", ["claude_code_session.jsonl", "codex_rollout.jsonl"])
+@pytest.mark.parametrize("chain", ["full", "dialogue"])
+def test_every_format_compacted_reports_the_declared_shape(tmp_path, monkeypatch, sample, chain):
+    result = _compact(tmp_path, monkeypatch, str(SAMPLES / sample), "-c", chain, "--now", "-o", "out.jsonl",
+                      "--to", "chat", "--json")
+    assert result.exit_code == 0
+    doc = orjson.loads(result.stdout)
+    assert doc["status"] in ("compacted", "nothing to do") and doc["summarizer"]["calls"] == 1
+    assert mismatches({k: v for k, v in doc.items() if k not in ("written", "dry_run")}, report.CompactReport) == []
+
+
+def test_nothing_to_do_in_json_is_the_report_with_what_was_written(tmp_path, monkeypatch):
+    result = _compact(tmp_path, monkeypatch, str(SAMPLES / "chat_tool_session.jsonl"), "-c", "dialogue", "--json")
+    assert result.exit_code == 0
+    doc = orjson.loads(result.stdout)
+    assert (doc["status"], doc["written"], doc["dry_run"]) == ("nothing to do", [], False)
+    assert mismatches({k: v for k, v in doc.items() if k not in ("written", "dry_run")}, report.CompactReport) == []
+
+
+def test_a_failed_call_is_a_report_of_the_declared_shape(tmp_path, monkeypatch):
+    from openai_server import FakeOpenAI, error
+
+    with FakeOpenAI() as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        server.enqueue(error(401, "Incorrect API key provided"))
+        monkeypatch.chdir(tmp_path)
+        result = CliRunner().invoke(app, [
+            "compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "dialogue", "--now", "--summarizer", "openai",
+            "--model", "fake-model", "--base-url", server.base_url, "--timeout", "5", "-o", "out.jsonl", "--json"])
+    assert result.exit_code == 1
+    doc = orjson.loads(result.stdout)
+    (stage,) = doc["stages"]
+    assert (doc["status"], stage["failed"], stage["calls"][0]["error_kind"]) == ("failed", True, "authentication")
+    assert mismatches({k: v for k, v in doc.items() if k not in ("written", "dry_run")}, report.CompactReport) == []
