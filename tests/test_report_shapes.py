@@ -378,3 +378,35 @@ def test_a_failed_call_is_a_report_of_the_declared_shape(tmp_path, monkeypatch):
     (stage,) = doc["stages"]
     assert (doc["status"], stage["failed"], stage["calls"][0]["error_kind"]) == ("failed", True, "authentication")
     assert mismatches({k: v for k, v in doc.items() if k not in ("written", "dry_run")}, report.CompactReport) == []
+
+
+@pytest.fixture(scope="module")
+def machine(tmp_path_factory):
+    from session_stores import small_home
+
+    return small_home(tmp_path_factory.mktemp("home"))
+
+
+def _inspect_json(home, *args):
+    from session_stores import env_for
+
+    result = CliRunner().invoke(app, ["inspect", "--json", *args], env=env_for(home))
+    assert result.exit_code == 0, result.stderr
+    return orjson.loads(result.stdout)
+
+
+@pytest.mark.parametrize("args", [(), ("--group-by", "model"), ("--group-by", "tool"), ("--group-by", "day", "--no-cost")])
+def test_the_sessions_of_a_machine_list_in_the_declared_shape(machine, args):
+    doc = _inspect_json(machine, *args)
+    assert {r["agent"] for r in doc["sessions"]} == {"claude", "codex"}
+    assert mismatches(doc, shapes.SessionsReport) == []
+
+
+@pytest.mark.parametrize("which", ["last", "a1b"])
+def test_a_stored_session_in_detail_is_the_declared_shape(machine, which):
+    from session_stores import B, D
+
+    doc = _inspect_json(machine, "--session", which)
+    assert doc["session"]["id"] == {"last": D, "a1b": B}[which] and doc["prices"] is not None
+    assert mismatches(doc, inspect_shapes.InspectReport) == []
+    assert mismatches(doc["session"], shapes.SessionRow) == [] and "cost" in doc["session"]
