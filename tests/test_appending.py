@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
+from test_artifacts import _error  # one OutputError, exit 2
 
 from tcompact.appending import AppendLog
-from tcompact.errors import OutputError
-
-
-def _error(call, *args, **kwargs) -> OutputError:
-    with pytest.raises(OutputError) as exc:
-        call(*args, **kwargs)
-    assert exc.value.exit_code == 2
-    return exc.value
 
 
 def test_append_log_appends_whole_lines_and_says_where_each_starts(tmp_path):

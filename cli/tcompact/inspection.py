@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # (a report kept for the file's bytes is found without them)
     from .tokens import MessageTokens
 
 __all__ = ["InspectOptions", "Counted", "inspect_file", "inspect_paths", "inspect_counted", "inspect_source",
-           "SCHEMA_VERSION"]
+           "span_part", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
@@ -209,17 +209,20 @@ def _span(messages: Sequence[Message], facts: Sequence[Any], options: InspectOpt
     spans = options.spans
     span = build_span(spans, messages, keep_recent=options.keep_recent)
     keep = options.keep_recent if options.keep_recent is not None else keep_recent_default(spans)
-
-    def part(r: range) -> SpanPart:
-        return {"start": r.start, "end": r.stop, "messages": len(r),
-                "tokens": sum(f.total for f in facts[r.start:r.stop])}
+    totals = [f.total for f in facts]
 
     def made(total: int, window: int) -> SpanReport:
-        body = part(span.body)
-        return {"compressor": spans, "keep_recent": keep, "prefix": part(span.prefix), "body": body,
-                "tail": part(span.tail), "would_compact": _would_compact(spans, span, total, body["tokens"], window)}
+        body = span_part(span.body, totals)
+        return {"compressor": spans, "keep_recent": keep, "prefix": span_part(span.prefix, totals), "body": body,
+                "tail": span_part(span.tail, totals),
+                "would_compact": _would_compact(spans, span, total, body["tokens"], window)}
 
     return made
+
+
+def span_part(r: range, totals: Sequence[int]) -> SpanPart:
+    """A part of a span (messages ``r``) as the reports show it, its tokens from each message's ``totals``."""
+    return {"start": r.start, "end": r.stop, "messages": len(r), "tokens": sum(totals[r.start:r.stop])}
 
 
 def _would_compact(name: str, span: Span, total: int, body_tokens: int, window: int) -> bool:

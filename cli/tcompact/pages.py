@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 from .artifacts import check_page, write_page
 from .compressors import build_span, span_names
 from .errors import UsageError
-from .inspection import Counted, InspectOptions
+from .inspection import Counted, InspectOptions, span_part
 from .model import Message
 from .tokens import MessageTokens
 
@@ -112,12 +112,9 @@ def write_inspect_page(path: Path, report: InspectReport, counted: Mapping[str, 
 def span_layouts(messages: Sequence[Message], totals: Sequence[int], names: Sequence[str],
                  keep_recent: int | None) -> list[SpanLayout]:
     """The prefix/body/tail of each named compressor's span: message ranges and tokens."""
-    def part(r: range) -> SpanPart:
-        return {"start": r.start, "end": r.stop, "messages": len(r), "tokens": sum(totals[r.start:r.stop])}
-
     spans = [build_span(name, messages, keep_recent=keep_recent) for name in names]
-    return [{"compressor": name, "prefix": part(s.prefix), "body": part(s.body), "tail": part(s.tail)}
-            for name, s in zip(names, spans)]
+    return [{"compressor": name, "prefix": span_part(s.prefix, totals), "body": span_part(s.body, totals),
+             "tail": span_part(s.tail, totals)} for name, s in zip(names, spans)]
 
 
 @dataclass(frozen=True)

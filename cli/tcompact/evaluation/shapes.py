@@ -182,21 +182,12 @@ class NeededSettings(TypedDict):
     baselines: list[Baseline]
 
 
-class NeededRow(TypedDict):
-    """One chain (or baseline) over every file: sums, shares, size, the baselines it loses to."""
+class NeededRow(NeededTotal):
+    """One chain (or baseline) over every file: the sums, the shares kept and recoverable, the size, the
+    baselines it loses to."""
 
-    chain: str
-    reference: bool
-    cuts: int
-    failed: int
-    needed: int
-    kept: int
-    recoverable: int
-    tokens_before: int
-    tokens_after: int
     kept_share: float | None
     recoverable_share: float | None
-    ratio: float | None
     loses_to: NotRequired[list[str]]
 
 
