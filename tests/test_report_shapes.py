@@ -410,3 +410,33 @@ def test_a_stored_session_in_detail_is_the_declared_shape(machine, which):
     assert doc["session"]["id"] == {"last": D, "a1b": B}[which] and doc["prices"] is not None
     assert mismatches(doc, inspect_shapes.InspectReport) == []
     assert mismatches(doc["session"], shapes.SessionRow) == [] and "cost" in doc["session"]
+
+
+# ---- kept and grown reports: the same shape as a report just made ------------------------------------------------
+
+
+@pytest.mark.parametrize("sample", ["claude_code_session.jsonl", "codex_rollout.jsonl"])
+def test_a_kept_report_and_one_read_on_from_a_kept_state_have_the_declared_shape(sample, tmp_path, monkeypatch):
+    from tcompact import growing, tokencache
+    from tcompact.inspection import inspect_file
+
+    monkeypatch.setenv(tokencache.CACHE_ENV, str(tmp_path / "cache"))
+    how: list[str] = []
+    resumed = growing._resumed
+
+    def spy(*args, **kwargs):
+        report_ = resumed(*args, **kwargs)
+        how.append("resumed" if report_ is not None else "read whole")
+        return report_
+
+    monkeypatch.setattr(growing, "_resumed", spy)
+    lines = (SAMPLES / sample).read_bytes().splitlines(keepends=True)
+    path = tmp_path / sample
+    path.write_bytes(b"".join(lines[:-1]))
+    made, kept = inspect_file(path), inspect_file(path)  # the second: the report kept for the same bytes
+    assert kept == made and mismatches(kept, inspect_shapes.FileReport) == []
+    with open(path, "ab") as fh:
+        fh.write(lines[-1])
+    grown = inspect_file(path)  # read on from the state the first read kept
+    assert how == ["resumed"] and grown["records"] == made["records"] + 1
+    assert mismatches(grown, inspect_shapes.FileReport) == []
