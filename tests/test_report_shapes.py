@@ -440,3 +440,25 @@ def test_a_kept_report_and_one_read_on_from_a_kept_state_have_the_declared_shape
     grown = inspect_file(path)  # read on from the state the first read kept
     assert how == ["resumed"] and grown["records"] == made["records"] + 1
     assert mismatches(grown, inspect_shapes.FileReport) == []
+
+
+@pytest.mark.parametrize("metric", ["canaries", "needed"])
+def test_an_eval_whose_chain_failed_is_the_declared_shape(tmp_path, monkeypatch, metric):
+    from openai_server import FakeOpenAI, error
+
+    with FakeOpenAI() as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        for _ in range(8):  # every call of every cut refused
+            server.enqueue(error(401, "Incorrect API key provided"))
+        monkeypatch.chdir(tmp_path)
+        result = CliRunner().invoke(app, [
+            "eval", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "dialogue", "-c", "micro", "--metric", metric,
+            "--cuts", "2", "--summarizer", "openai", "--model", "fake-model", "--base-url", server.base_url,
+            "--timeout", "5", "--max-retries", "0", "--json"])
+    assert result.exit_code == 1
+    doc = orjson.loads(result.stdout)
+    (entry,) = doc["files"]
+    runs = entry["results"] if metric == "canaries" else [r for c in entry["needed"]["cuts"] for r in c["results"]]
+    failed = [r for r in runs if r["status"] == "failed"]
+    assert failed and all(r["chain"] == "dialogue" and r["tokens_after"] is None for r in failed)
+    assert mismatches(doc, eval_shapes.EvalReport) == []
