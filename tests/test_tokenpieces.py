@@ -5,11 +5,14 @@ tokenizer built on a thread of its own that hands back its value or its error.""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
 from tcompact.tokencache import text_keys
 from tcompact.tokenpieces import CHUNKS_PER_WORKER, interruptibly, parallel_keys, pieces, pool, slices
+
+SRC = Path(__file__).resolve().parents[1] / "cli"
 
 
 def test_a_text_up_to_twice_the_size_stays_whole_and_a_longer_one_is_cut_before_a_letter_after_a_newline():
@@ -72,3 +75,26 @@ def test_interruptibly_runs_on_a_thread_of_its_own_and_hands_back_the_value_or_t
         interruptibly(broken)
     with pytest.raises(ValueError, match="bad"):
         interruptibly(lambda: (_ for _ in ()).throw(ValueError("bad")))
+
+
+def test_ctrl_c_reaches_the_caller_while_the_tokenizer_is_being_built():
+    """The point of building it on a thread of its own: a long call into native code that releases the GIL and
+    checks no signal (as tiktoken's Rust does; here a PBKDF2 of a billion rounds, minutes long) would hold off
+    SIGINT until it returned. Called directly, this test fails: the child is still busy when the 60 s run out."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import hashlib\nfrom tcompact.tokenpieces import interruptibly\ntry:\n    print('ready', flush=True)\n"
+            "    interruptibly(hashlib.pbkdf2_hmac, 'sha256', b'x', b'y', 1_000_000_000)\n"
+            "except KeyboardInterrupt:\n    print('interrupted', flush=True)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(SRC)})
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (out, proc.returncode) == ("interrupted\n", 0)
