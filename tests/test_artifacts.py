@@ -11,7 +11,7 @@ import pytest
 from test_fs_faults import _unwritable_folder  # a folder even root cannot create files in
 
 from tcompact import artifacts
-from tcompact.artifacts import (AppendLog, check_page, check_target, make_folder, probe_folders, remove, remove_paths,
+from tcompact.artifacts import (check_page, check_target, make_folder, probe_folders, remove, remove_paths,
                                 write_bytes, write_json, write_page)
 from tcompact.errors import OutputError
 
@@ -228,36 +228,3 @@ def test_remove_paths_says_which_folder_it_could_not_remove(tmp_path):
     err = _error(remove_paths, (folder,))
     assert err.path == str(folder) and err.what.startswith("cannot remove an earlier output: ")
     assert err.hint == "check the folder's permissions" and folder.is_dir()
-
-
-# AppendLog ---------------------------------------------------------------------------------------
-
-def test_append_log_appends_whole_lines_and_says_where_each_starts(tmp_path):
-    path = tmp_path / "log.jsonl"
-    log = AppendLog(path)
-    assert (log.dropped, log.append(b'{"a":1}'), log.append(b"[]"), log.append(b"")) == (0, 0, 8, 11)
-    log.sync()
-    log.close()
-    log.close()  # a second close is harmless
-    assert path.read_bytes() == b'{"a":1}\n[]\n\n'
-    again = AppendLog(path)  # a closed log is unlocked
-    assert again.append(b"x") == 12
-    again.close()
-
-
-def test_a_log_that_is_one_torn_line_longer_than_a_read_is_emptied(tmp_path):
-    path = tmp_path / "log.jsonl"
-    path.write_bytes(b"a\n" + b"x" * 200_000)  # the newline is three 64 KiB reads back
-    log = AppendLog(path)
-    assert log.dropped == 200_000 and path.read_bytes() == b"a\n"
-    log.close()
-    path.write_bytes(b"y" * 70_000)
-    log = AppendLog(path)
-    assert log.dropped == 70_000 and path.read_bytes() == b""
-    log.close()
-
-
-def test_a_log_that_cannot_be_opened_is_one_error(tmp_path):
-    path = tmp_path / "no" / "log.jsonl"
-    assert str(_error(AppendLog, path)) == (
-        f"{path}: cannot open for appending: No such file or directory — check the folder's permissions")

@@ -16,7 +16,7 @@ from batch_corpus import by_path, cli_error, corrupt_files, lines, samples
 
 
 from tcompact.app import app
-from tcompact.artifacts import AppendLog
+from tcompact.appending import AppendLog
 from tcompact.batch.kinds import fold, get_kind
 from tcompact.batch.results import settings_id
 from tcompact.batch.sources import expand, survey

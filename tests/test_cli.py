@@ -274,9 +274,8 @@ INSPECT_MODULES = {
     "tcompact.formats.codex_usage", "tcompact.formats.steps",
     "tcompact.formats.trajectories", "tcompact.growing", "tcompact.images", "tcompact.inspect_job",
     "tcompact.inspect_report", "tcompact.inspection", "tcompact.markers", "tcompact.model", "tcompact.render",
-    "tcompact.registry", "tcompact.reportcache", "tcompact.rounds", "tcompact.tokencache", "tcompact.tokens",
-    "tcompact.tokentable",
-    "tcompact.windows",
+    "tcompact.registry", "tcompact.reportcache", "tcompact.rounds", "tcompact.tokencache", "tcompact.tokenpieces",
+    "tcompact.tokens", "tcompact.tokentable", "tcompact.windows",
 }
 
 
@@ -321,7 +320,7 @@ def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
         "tcompact.formats.claude_messages", "tcompact.formats.codex", "tcompact.formats.steps", "tcompact.model",
         "tcompact.formats.codex_usage",
         "tcompact.formats.trajectories", "tcompact.formats._merge", "tcompact.inspect_report", "tcompact.markers",
-        "tcompact.rounds", "tcompact.tokens", "tcompact.windows"}
+        "tcompact.rounds", "tcompact.tokenpieces", "tcompact.tokens", "tcompact.windows"}
 
 
 def test_folder_scan_passes_over_files_that_are_no_transcripts(runner, tmp_path):

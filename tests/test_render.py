@@ -45,10 +45,10 @@ def test_write_stdout_writes_the_bytes_as_they_are(capsysbinary):
 
 
 @pytest.mark.parametrize(("fn", "args", "text"), [
-    (render._n, (None,), "—"), (render._n, (1234567,), "1,234,567"), (render._n, (0,), "0"),
-    (render._count, (1, "file"), "1 file"), (render._count, (2500, "token"), "2,500 tokens"),
-    (render._count, (0, "call"), "0 calls"),
-    (render._pct, (1, 3), "33.3%"), (render._pct, (0, 5), "0.0%"), (render._pct, (1, 0), "—"),
+    (render.thousands, (None,), "—"), (render.thousands, (1234567,), "1,234,567"), (render.thousands, (0,), "0"),
+    (render.plural, (1, "file"), "1 file"), (render.plural, (2500, "token"), "2,500 tokens"),
+    (render.plural, (0, "call"), "0 calls"),
+    (render.percent, (1, 3), "33.3%"), (render.percent, (0, 5), "0.0%"), (render.percent, (1, 0), "—"),
 ])
 def test_figures(fn, args, text):
     assert fn(*args) == text

@@ -23,9 +23,9 @@ from tcompact.tokens import (
     MessageTokens,
     TokenCounter,
     message_kind,
-    pieces,
     texts_of,
 )
+from tcompact.tokenpieces import pieces
 
 
 
@@ -157,7 +157,6 @@ _ATOMS = ["\n", "\r\n", " ", "  ", "\t", "a", "Zq", "word", "'s", "'LL", "1", "2
 
 
 def _pieces_total(counter, text, size):
-    from tcompact.tokens import pieces
 
     cuts = pieces(text, size)
     assert cuts[0][0] == 0 and cuts[-1][1] == len(text)
@@ -205,7 +204,7 @@ def test_a_long_text_is_counted_in_parallel_pieces_with_the_same_count(encoding)
     text = "".join(f"line {i}: {'x' * (i % 50)} done\n" for i in range(40_000))  # ~1.7 MB
     counter = TokenCounter(cache=False)
     assert counter.count(text) == len(encoding.encode_ordinary(text))
-    from tcompact.tokens import PIECE, pieces
+    from tcompact.tokenpieces import PIECE
 
     assert len(pieces(text)) == len(text) // PIECE
 

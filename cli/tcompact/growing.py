@@ -35,6 +35,7 @@ from . import tokencache
 from .formats._source import gc_paused
 
 if TYPE_CHECKING:
+    from .inspect_shapes import FileReport
     from .inspection import InspectOptions
 
 __all__ = ["FOLDER", "Kept", "find", "save", "inspect_grown"]
@@ -107,7 +108,7 @@ def save(kept: Kept, *, digest: bytes, steps: dict[str, Any], messages: Any) -> 
         evict(tokencache.cache_folder() / FOLDER, max_reports=MAX_STATES, max_bytes=MAX_BYTES, suffix=".state")
 
 
-def inspect_grown(path: str | Path, options: InspectOptions, kept: Kept) -> dict[str, Any]:
+def inspect_grown(path: str | Path, options: InspectOptions, kept: Kept) -> FileReport:
     """The report of ``path``: the one kept for its bytes (:mod:`tcompact.reportcache`), else made from
     its kept state when its first bytes are those the state was taken at, else made from the file read
     whole; the state after it is kept (when a later read can go on from it), and the report."""
@@ -137,7 +138,7 @@ class _Read:
         return self._digest
 
 
-def _read_whole(path: str | Path, options: InspectOptions, kept: Kept, where: Any) -> dict[str, Any]:
+def _read_whole(path: str | Path, options: InspectOptions, kept: Kept, where: Any) -> FileReport:
     """The report of a file read whole, its state kept when a later read can go on from it."""
     from . import reportcache
     from .formats import read_steps
@@ -160,7 +161,7 @@ def _read_whole(path: str | Path, options: InspectOptions, kept: Kept, where: An
 
 
 def _resumed(path: str | Path, options: InspectOptions, kept: Kept, scan: tuple[bytes, Any, bytes]
-             ) -> dict[str, Any] | None:
+             ) -> FileReport | None:
     """The report of a file read on from its kept state (``scan``: the file's digest, that of the kept
     prefix, the bytes from the kept last lines on); None when it cannot be (then it is read whole)."""
     from .errors import TcompactError
@@ -181,7 +182,7 @@ def _resumed(path: str | Path, options: InspectOptions, kept: Kept, scan: tuple[
     return report
 
 
-def _inspect_steps(steps: Any, options: InspectOptions, kept: Any) -> tuple[dict[str, Any], Any, Any]:
+def _inspect_steps(steps: Any, options: InspectOptions, kept: Any) -> tuple[FileReport, Any, Any]:
     """The report of a JSON Lines file read in steps, the state to keep (None: none) and its messages'
     facts to keep; raises NotResumable when ``kept`` facts were counted with another encoding."""
     from .formats.steps import NotResumable

@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import NotATranscriptError
 from .inspection import SCHEMA_VERSION, Counted, InspectOptions, inspect_counted
+
+if TYPE_CHECKING:
+    from .inspect_shapes import InspectReport
 
 __all__ = ["inspect_job"]
 
@@ -23,7 +26,7 @@ __all__ = ["inspect_job"]
 def inspect_job(paths: Sequence[str | Path], options: InspectOptions, *, session: Any = None,
                 html: Path | None = None, cost: bool = True, timezone_name: str | None = None,
                 on_file: Callable[[int, int, Path], None] | None = None
-                ) -> tuple[dict[str, Any], dict[str, Counted] | None]:
+                ) -> tuple[InspectReport, dict[str, Counted] | None]:
     """The report of ``paths`` (the files of ``session`` when it is given, its row added under
     ``session``, read as the sessions view reads them: bad lines skipped and reported, an unfinished
     last line left out), and — for an HTML page at ``html`` — the one file's transcripts as counted."""
@@ -50,7 +53,7 @@ def inspect_job(paths: Sequence[str | Path], options: InspectOptions, *, session
     return report, counted
 
 
-def _usage_only(exc: NotATranscriptError) -> dict[str, Any]:
+def _usage_only(exc: NotATranscriptError) -> InspectReport:
     """The report of a session file with no transcript: no file, the reason under ``not_transcripts``."""
     return {"tool": "tcompact", "version": __version__, "schema_version": SCHEMA_VERSION, "files": [], "errors": [],
             "not_transcripts": [{"path": exc.path, "reason": exc.what}],

@@ -21,6 +21,8 @@ from .tokens import KINDS, MessageTokens, TokenCounter, encoding_for_model
 from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
 
 if TYPE_CHECKING:
+    from .inspect_shapes import (FileReport, ProviderUsage, RoundRow, TokenSplit, ToolRow, TopMessage, TranscriptReport,
+                                 Window)
     from .inspection import InspectOptions
 
 __all__ = ["MessageFacts", "facts_of", "plain", "from_plain", "transcript_report", "file_report", "counters",
@@ -73,8 +75,8 @@ def from_plain(v: Sequence[Any]) -> MessageFacts:
 
 
 def transcript_report(t: Transcript, facts: Sequence[MessageFacts], counter: TokenCounter, *, top: int,
-                      context_window: int | None, model: str | None, usage: dict[str, Any] | None,
-                      span: Any = None) -> dict[str, Any]:
+                      context_window: int | None, model: str | None, usage: ProviderUsage | None,
+                      span: Any = None) -> TranscriptReport:
     """The report of transcript ``t`` whose messages have these ``facts``. ``span`` makes its ``span``
     entry from (messages' counts, total, window) when a span layout was asked for."""
     tokens = _tokens(facts)
@@ -106,7 +108,7 @@ def transcript_report(t: Transcript, facts: Sequence[MessageFacts], counter: Tok
     }
 
 
-def _tokens(facts: Sequence[MessageFacts]) -> dict[str, Any]:
+def _tokens(facts: Sequence[MessageFacts]) -> TokenSplit:
     """The transcript's tokens: in all, estimated, by role and by content kind."""
     total = estimated = 0
     by_role: dict[str, int] = {}
@@ -128,10 +130,10 @@ def short_name(name: str, width: int = 80) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def _tools(facts: Sequence[MessageFacts], tools: ToolIndex) -> list[dict[str, Any]]:
-    rows: dict[str, dict[str, Any]] = {}
+def _tools(facts: Sequence[MessageFacts], tools: ToolIndex) -> list[ToolRow]:
+    rows: dict[str, ToolRow] = {}
 
-    def row(name: str) -> dict[str, Any]:
+    def row(name: str) -> ToolRow:
         name = short_name(name)
         return rows.setdefault(name, {"name": name, "calls": 0, "argument_tokens": 0, "result_tokens": 0,
                                       "results": 0, "errors": 0})
@@ -161,8 +163,8 @@ def _answered_calls(tools: ToolIndex) -> dict[int, ToolCall]:
     return answers
 
 
-def _rounds(facts: Sequence[MessageFacts]) -> list[dict[str, Any]]:
-    out = []
+def _rounds(facts: Sequence[MessageFacts]) -> list[RoundRow]:
+    out: list[RoundRow] = []
     for r in split_starts([i for i, f in enumerate(facts) if f.real_user], len(facts)):
         part = facts[r.start:r.end]
         out.append({
@@ -177,10 +179,10 @@ def _rounds(facts: Sequence[MessageFacts]) -> list[dict[str, Any]]:
     return out
 
 
-def _top(facts: Sequence[MessageFacts], tools: ToolIndex, n: int) -> list[dict[str, Any]]:
+def _top(facts: Sequence[MessageFacts], tools: ToolIndex, n: int) -> list[TopMessage]:
     answers = _answered_calls(tools)
     order = heapq.nsmallest(n, range(len(facts)), key=lambda i: (-facts[i].total, i))  # sorted(…)[:n]
-    out = []
+    out: list[TopMessage] = []
     for i in order:
         f = facts[i]
         tool = ", ".join(dict.fromkeys(c.name for c in f.tool_calls)) or (answers[i].name if i in answers else None)
@@ -215,7 +217,7 @@ def message_preview(m: Message) -> str:
     return f"[{len(m.images)} image(s)]" if m.images else ""
 
 
-def _window(t: Transcript, total: int, context_window: int | None, model: str | None) -> dict[str, Any]:
+def _window(t: Transcript, total: int, context_window: int | None, model: str | None) -> Window:
     recorded = (t.provider_usage or {}).get("model_context_window")
     w = resolve_window(context_window=context_window, model=model, file_model=t.model,
                        recorded=recorded if isinstance(recorded, int) else None)
@@ -246,7 +248,7 @@ def counters(transcripts: Sequence[Transcript], options: InspectOptions) -> list
 
 
 def file_report(path: str, fmt: str, records: int, skipped: Sequence[tuple[int, str]], unknown: Mapping[str, int],
-                 transcripts: list[dict[str, Any]]) -> dict[str, Any]:
+                 transcripts: list[TranscriptReport]) -> FileReport:
     """The report of a file (an entry of ``inspect --json``'s ``files``) around its transcripts' reports."""
     return {
         "path": path,
@@ -272,7 +274,7 @@ def stamps_of(source: SourceFile) -> Callable[[set[int]], dict[int, Any]]:
                           if r.line in lines and isinstance(r.data, dict)}
 
 
-def usage_of(t: Transcript, stamps: Callable[[set[int]], dict[int, Any]]) -> dict[str, Any] | None:
+def usage_of(t: Transcript, stamps: Callable[[set[int]], dict[int, Any]]) -> ProviderUsage | None:
     """The provider usage, and ``predates_compaction``: the line of the newest compaction made after
     the last request that reported usage (its figures are then the context before that compaction)."""
     if not t.provider_usage:

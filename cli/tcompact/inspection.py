@@ -19,12 +19,13 @@ from .encodings import ENCODINGS
 from .formats import ReadOptions, find_files, read_file
 
 if TYPE_CHECKING:  # (a report kept for the file's bytes is found without them)
+    from .inspect_shapes import FileError, FileReport, InspectReport, PassedOver, SpanPart, SpanReport, Totals
     from .model import Message, SourceFile
     from .spans import Span
     from .tokens import MessageTokens
 
 __all__ = ["InspectOptions", "Counted", "inspect_file", "inspect_paths", "inspect_counted", "inspect_source",
-           "SCHEMA_VERSION"]
+           "span_part", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
@@ -86,22 +87,22 @@ def _once(files: list[Path]) -> list[Path]:
 
 
 def inspect_paths(paths: Iterable[str | Path], options: InspectOptions | None = None,
-                  on_file: Callable[[int, int, Path], None] | None = None) -> dict[str, Any]:
+                  on_file: Callable[[int, int, Path], None] | None = None) -> InspectReport:
     """Inspect files and folders; a file that cannot be read is listed under ``errors``."""
     return inspect_counted(paths, options, on_file, counted=False)[0]
 
 
 def inspect_counted(paths: Iterable[str | Path], options: InspectOptions | None = None,
                     on_file: Callable[[int, int, Path], None] | None = None, *, counted: bool = True
-                    ) -> tuple[dict[str, Any], dict[str, Counted] | None]:
+                    ) -> tuple[InspectReport, dict[str, Counted] | None]:
     """:func:`inspect_paths`, and — with ``counted``, when it inspected one file — that file's transcripts
     as counted, by id (what an HTML page of it draws)."""
     options = options or InspectOptions()
     paths = list(paths)
     named = {Path(p) for p in paths if not Path(p).is_dir()}
-    reports: list[dict[str, Any]] = []
-    errors: list[dict[str, Any]] = []
-    passed_over: list[dict[str, Any]] = []
+    reports: list[FileReport] = []
+    errors: list[FileError] = []
+    passed_over: list[PassedOver] = []
     files = _found(paths, errors)
     one: dict[str, Counted] | None = None
     for n, path in enumerate(files):
@@ -129,7 +130,7 @@ def inspect_counted(paths: Iterable[str | Path], options: InspectOptions | None 
             }, (one if len(reports) == 1 else None)  # a page of several files draws no message
 
 
-def _found(paths: Sequence[str | Path], errors: list[dict[str, Any]]) -> list[Path]:
+def _found(paths: Sequence[str | Path], errors: list[FileError]) -> list[Path]:
     """The transcript files of ``paths``, each once: a missing path, or a folder without transcript files,
     is one error among the rest (the error itself when it is the only path)."""
     files: list[Path] = []
@@ -141,13 +142,13 @@ def _found(paths: Sequence[str | Path], errors: list[dict[str, Any]]) -> list[Pa
     return _once(files)
 
 
-def _report_or_raise(exc: TcompactError, path: Path, errors: list[dict[str, Any]], *, alone: bool) -> None:
+def _report_or_raise(exc: TcompactError, path: Path, errors: list[FileError], *, alone: bool) -> None:
     if alone:
         raise exc
     errors.append({"path": str(path), "error": str(exc)})
 
 
-def inspect_file(path: str | Path, options: InspectOptions | None = None) -> dict[str, Any]:
+def inspect_file(path: str | Path, options: InspectOptions | None = None) -> FileReport:
     """The report of one file: the one kept for the same bytes, options and code when there is one
     (:mod:`tcompact.reportcache`), else made — from the state kept after an earlier read of the file
     when it only grew since (:mod:`tcompact.growing`) — and kept."""
@@ -155,7 +156,7 @@ def inspect_file(path: str | Path, options: InspectOptions | None = None) -> dic
 
 
 def _inspect_file(path: str | Path, options: InspectOptions, *, counted: bool
-                  ) -> tuple[dict[str, Any], dict[str, Counted] | None]:
+                  ) -> tuple[FileReport, dict[str, Counted] | None]:
     """The report, and with ``counted`` the transcripts as counted (a kept report holds no messages:
     the file is then read and counted again, and its report kept anew)."""
     from . import growing, reportcache
@@ -173,12 +174,12 @@ def _inspect_file(path: str | Path, options: InspectOptions, *, counted: bool
     return report, by_id
 
 
-def inspect_source(source: SourceFile, options: InspectOptions) -> dict[str, Any]:
+def inspect_source(source: SourceFile, options: InspectOptions) -> FileReport:
     """The report of a file already read."""
     return _inspect_source(source, options)[0]
 
 
-def _inspect_source(source: SourceFile, options: InspectOptions) -> tuple[dict[str, Any], dict[str, Counted]]:
+def _inspect_source(source: SourceFile, options: InspectOptions) -> tuple[FileReport, dict[str, Counted]]:
     from .inspect_report import counters, facts_of, file_report, stamps_of, transcript_report, usage_of
     from .tokens import texts_of
 
@@ -199,7 +200,7 @@ def _inspect_source(source: SourceFile, options: InspectOptions) -> tuple[dict[s
 
 
 def _span(messages: Sequence[Message], facts: Sequence[Any], options: InspectOptions
-          ) -> Callable[[int, int], dict[str, Any]] | None:
+          ) -> Callable[[int, int], SpanReport] | None:
     """What makes a transcript's ``span`` entry (from its total and window) when a layout was asked for."""
     if options.spans is None:
         return None
@@ -208,17 +209,20 @@ def _span(messages: Sequence[Message], facts: Sequence[Any], options: InspectOpt
     spans = options.spans
     span = build_span(spans, messages, keep_recent=options.keep_recent)
     keep = options.keep_recent if options.keep_recent is not None else keep_recent_default(spans)
+    totals = [f.total for f in facts]
 
-    def part(r: range) -> dict[str, Any]:
-        return {"start": r.start, "end": r.stop, "messages": len(r),
-                "tokens": sum(f.total for f in facts[r.start:r.stop])}
-
-    def made(total: int, window: int) -> dict[str, Any]:
-        body = part(span.body)
-        return {"compressor": spans, "keep_recent": keep, "prefix": part(span.prefix), "body": body,
-                "tail": part(span.tail), "would_compact": _would_compact(spans, span, total, body["tokens"], window)}
+    def made(total: int, window: int) -> SpanReport:
+        body = span_part(span.body, totals)
+        return {"compressor": spans, "keep_recent": keep, "prefix": span_part(span.prefix, totals), "body": body,
+                "tail": span_part(span.tail, totals),
+                "would_compact": _would_compact(spans, span, total, body["tokens"], window)}
 
     return made
+
+
+def span_part(r: range, totals: Sequence[int]) -> SpanPart:
+    """A part of a span (messages ``r``) as the reports show it, its tokens from each message's ``totals``."""
+    return {"start": r.start, "end": r.stop, "messages": len(r), "tokens": sum(totals[r.start:r.stop])}
 
 
 def _would_compact(name: str, span: Span, total: int, body_tokens: int, window: int) -> bool:
@@ -231,7 +235,7 @@ def _would_compact(name: str, span: Span, total: int, body_tokens: int, window: 
                            empty=span.empty)
 
 
-def _totals(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _totals(reports: Sequence[FileReport]) -> Totals:
     ts = [t for r in reports for t in r["transcripts"]]
     return {
         "files": len(reports),

@@ -14,17 +14,48 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from .artifacts import check_page, write_page
 from .compressors import build_span, span_names
 from .errors import UsageError
-from .inspection import Counted, InspectOptions
+from .inspection import Counted, InspectOptions, span_part
 from .model import Message
 from .tokens import MessageTokens
 
-__all__ = ["check_html", "FilePage", "file_page", "write_inspect_page", "span_layouts", "CompactPage", "compact_page",
+if TYPE_CHECKING:
+    from .inspect_shapes import FileReport, InspectReport, SpanPart, TranscriptReport
+    from .report import CompactReport
+
+__all__ = ["check_html", "SpanLayout", "CallFacts", "MemoryBlock", "FilePage", "file_page", "write_inspect_page", "span_layouts", "CompactPage", "compact_page",
            "write_compact_page", "call_facts", "memory_blocks_made"]
+
+
+class SpanLayout(TypedDict):
+    """A compressor's prefix/body/tail of a transcript: message ranges and tokens."""
+
+    compressor: str
+    prefix: SpanPart
+    body: SpanPart
+    tail: SpanPart
+
+
+class CallFacts(TypedDict):
+    """What a compaction's page shows of a summariser call beyond the report: stage, target, usage, retried."""
+
+    stage: str | None
+    target_tokens: int
+    usage: dict[str, int] | None
+    retried: bool
+
+
+class MemoryBlock(TypedDict):
+    """A memory block the compaction made: its message index, kind, text (and on the page its tokens)."""
+
+    index: int
+    kind: str
+    text: str
+    tokens: NotRequired[int]
 
 
 def check_html(path: Path, *, force: bool, keep: Sequence[str | Path | None] = ()) -> None:
@@ -40,14 +71,14 @@ class FilePage:
     """The page of one transcript: its file's and its own report entries, its messages and their counts,
     and the span layouts it draws."""
 
-    file: Mapping[str, Any]
-    transcript: Mapping[str, Any]
+    file: FileReport
+    transcript: TranscriptReport
     messages: Sequence[Message]
     counts: Sequence[MessageTokens]
-    layouts: list[dict[str, Any]]
+    layouts: list[SpanLayout]
 
 
-def file_page(report: Mapping[str, Any], counted: Mapping[str, Counted] | None, *, spans: str | None = None,
+def file_page(report: InspectReport, counted: Mapping[str, Counted] | None, *, spans: str | None = None,
               keep_recent: int | None = None, wanted: str | None = None) -> FilePage | None:
     """The page of the transcript ``wanted`` (default: the main one) when the report is of one file read
     without error, else None (the page then has one row per file). Span layouts: ``spans``, else every
@@ -68,7 +99,7 @@ def file_page(report: Mapping[str, Any], counted: Mapping[str, Counted] | None, 
     return FilePage(f, t, c.messages, c.counts, layouts)
 
 
-def write_inspect_page(path: Path, report: Mapping[str, Any], counted: Mapping[str, Counted] | None,
+def write_inspect_page(path: Path, report: InspectReport, counted: Mapping[str, Counted] | None,
                        options: InspectOptions, *, wanted: str | None = None) -> Path:
     """Write the page of an inspect report: one transcript in detail, or one row per file. An older page
     is replaced (it is a view), an input never."""
@@ -79,17 +110,11 @@ def write_inspect_page(path: Path, report: Mapping[str, Any], counted: Mapping[s
 
 
 def span_layouts(messages: Sequence[Message], totals: Sequence[int], names: Sequence[str],
-                 keep_recent: int | None) -> list[dict[str, Any]]:
+                 keep_recent: int | None) -> list[SpanLayout]:
     """The prefix/body/tail of each named compressor's span: message ranges and tokens."""
-    out = []
-    for name in names:
-        span = build_span(name, messages, keep_recent=keep_recent)
-        row: dict[str, Any] = {"compressor": name}
-        for part in ("prefix", "body", "tail"):
-            r = getattr(span, part)
-            row[part] = {"start": r.start, "end": r.stop, "messages": len(r), "tokens": sum(totals[r.start:r.stop])}
-        out.append(row)
-    return out
+    spans = [build_span(name, messages, keep_recent=keep_recent) for name in names]
+    return [{"compressor": name, "prefix": span_part(s.prefix, totals), "body": span_part(s.body, totals),
+             "tail": span_part(s.tail, totals)} for name, s in zip(names, spans)]
 
 
 @dataclass(frozen=True)
@@ -97,11 +122,11 @@ class CompactPage:
     """What the page of a compaction draws beyond its report: per call, the facts and the dump written;
     the outputs written (by label); the memory blocks produced, with their tokens."""
 
-    report: Mapping[str, Any]
-    facts: list[dict[str, Any]]
+    report: CompactReport
+    facts: list[CallFacts]
     dumps: list[Path]
     outputs: dict[str, Path | None]
-    blocks: list[dict[str, Any]]
+    blocks: list[MemoryBlock]
 
 
 def compact_page(run: Any, paths: Any, *, written: Sequence[Path], problems: Sequence[str]) -> CompactPage:
@@ -129,9 +154,9 @@ def write_compact_page(path: Path, run: Any, paths: Any, *, written: Sequence[Pa
     return write_page(path, document, force=force, inputs=(run.source.path,))
 
 
-def call_facts(stages: Sequence[Any]) -> list[dict[str, Any]]:
+def call_facts(stages: Sequence[Any]) -> list[CallFacts]:
     """Per summariser call, in report order, what the report does not hold: stage, target, usage, retried."""
-    out = []
+    out: list[CallFacts] = []
     for stage in stages:
         for c in stage.result.calls:
             usage = dict(c.response.usage) if c.response is not None and c.response.usage else None
@@ -140,7 +165,7 @@ def call_facts(stages: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def memory_blocks_made(before: Sequence[Message], after: Sequence[Message]) -> list[dict[str, Any]]:
+def memory_blocks_made(before: Sequence[Message], after: Sequence[Message]) -> list[MemoryBlock]:
     """The memory blocks of the compacted messages that the input did not hold: index, kind, text."""
     from .rounds import memory_blocks
 

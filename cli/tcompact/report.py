@@ -8,19 +8,92 @@ summariser totals. The terminal table in :mod:`tcompact.render` draws the same d
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from . import __version__
 from .tokens import TokenCounter
 
-__all__ = ["REPORT_SCHEMA_VERSION", "compact_report"]
+__all__ = ["REPORT_SCHEMA_VERSION", "compact_report", "CompactReport", "StageReport", "CallRow", "Size", "StageSpan",
+           "SummarizerTotals"]
 
 REPORT_SCHEMA_VERSION = 1
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
+class Size(TypedDict):
+    messages: int
+    tokens: int
+
+
+class StageSpan(TypedDict):
+    """Where a compressor cut the transcript: ``[start, stop)`` of each part."""
+
+    prefix: list[int]
+    body: list[int]
+    tail: list[int]
+
+
+class CallRow(TypedDict):
+    """One summariser call of a stage: its attempt number, outcome and latency."""
+
+    number: int
+    status: str
+    error_kind: str | None
+    reason: str | None
+    latency_s: float | None
+
+
+class StageReport(TypedDict):
+    """One compressor of the chain: its settings, whether it acted and why, its figures and calls."""
+
+    processor: str
+    settings: dict[str, Any]
+    applied: bool
+    failed: bool
+    reason: str | None
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+    span: StageSpan | None
+    calls: list[CallRow]
+    offloaded: int
+    notes: list[str]
+    pipeline: Any
+
+
+class SummarizerTotals(TypedDict):
+    name: str | None
+    calls: int
+    failed_calls: int
+    usage: dict[str, int] | None
+
+
+class CompactReport(TypedDict):
+    """The report (README, "compact report schema"); the run adds ``reason``, ``invariants`` and ``notes``
+    (:mod:`tcompact.compaction.chain`), the written report ``outputs`` (:mod:`tcompact.compaction.writing`)."""
+
+    tool: str
+    version: str
+    schema_version: int
+    status: str
+    source: dict[str, Any]
+    output_format: str
+    encoding: str
+    approximate: bool
+    context_window: int
+    before: Size
+    after: Size
+    stages: list[StageReport]
+    summarizer: SummarizerTotals
+    reason: NotRequired[str | None]
+    invariants: NotRequired[list[str]]
+    notes: NotRequired[list[str]]
+    outputs: NotRequired[Any]
+
+
 def compact_report(*, source: Mapping[str, Any], stages: Sequence[Any], status: str, window: int,
-                   counter: TokenCounter, summarizer: str | None, output_format: str) -> dict[str, Any]:
+                   counter: TokenCounter, summarizer: str | None, output_format: str) -> CompactReport:
     """The report dict (README, "compact report schema")."""
     first, last = stages[0], stages[-1]
     after_messages = last.result.messages if status == "compacted" else first.before
@@ -44,7 +117,7 @@ def compact_report(*, source: Mapping[str, Any], stages: Sequence[Any], status: 
     }
 
 
-def _stage(stage: Any) -> dict[str, Any]:
+def _stage(stage: Any) -> StageReport:
     r = stage.result
     span = r.span
     return {

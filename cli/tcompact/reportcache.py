@@ -29,9 +29,12 @@ import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import tokencache
+
+if TYPE_CHECKING:
+    from .inspect_shapes import FileReport
 
 __all__ = ["FOLDER", "MAX_BYTES", "MAX_REPORTS", "Slot", "slot", "slot_of", "get", "put", "evict", "code_digest"]
 
@@ -73,7 +76,7 @@ def slot_of(digest: bytes, options: object) -> Slot:
     return Slot(f"{FOLDER}/{key.hexdigest()[:40]}.json", digest)
 
 
-def get(where: Slot, path: str | Path) -> dict[str, Any] | None:
+def get(where: Slot, path: str | Path) -> FileReport | None:
     """The kept report, its ``path`` that of this file; None when there is none (or it is damaged)."""
     import orjson
 
@@ -90,10 +93,10 @@ def get(where: Slot, path: str | Path) -> dict[str, Any] | None:
         os.utime(tokencache.cache_folder() / where.name)  # recently used: evicted last
     except OSError:
         pass
-    return {"path": str(path), **body}
+    return cast("FileReport", {"path": str(path), **body})
 
 
-def put(where: Slot, report: dict[str, Any], read: Any) -> None:
+def put(where: Slot, report: FileReport, read: Any) -> None:
     """Keep ``report`` when ``read`` (the hash fed while reading) says it was made from the bytes the
     slot was keyed by; then keep the folder within its bounds."""
     global _writes

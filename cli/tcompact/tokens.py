@@ -21,24 +21,17 @@ import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from .encodings import ENCODINGS, encoding_for_model, load_encoding
 from .images import image_tokens
 from .model import Message, ToolCall
 from .rounds import is_real_user
+from .tokenpieces import CHUNKS_PER_WORKER, interruptibly, parallel_keys, pieces, pool, slices
 
 __all__ = [
-    "ENCODINGS",
-    "KINDS",
-    "MESSAGE_OVERHEAD",
-    "TOOL_CALL_OVERHEAD",
-    "MessageTokens",
-    "TokenCounter",
-    "encoding_for_model",
-    "load_encoding",
-    "message_kind",
+    "ENCODINGS", "KINDS", "MESSAGE_OVERHEAD", "TOOL_CALL_OVERHEAD", "MessageTokens", "TokenCounter",
+    "encoding_for_model", "load_encoding", "message_kind",
 ]
 
 MESSAGE_OVERHEAD = 4
@@ -70,104 +63,9 @@ class MessageTokens:
     estimated: int = 0
 
 
-_CHUNKS_PER_WORKER = 4
-#: A text longer than this many characters is counted in pieces of about this size, in parallel
-#: (see :func:`pieces`).
-PIECE = 1 << 18
 #: Pieces of joined texts (:meth:`TokenCounter.counts_in_memory`) up to this many characters are kept.
 _KEPT_PIECE = 4096
 _LOADING = threading.Lock()
-_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-
-
-def _interruptibly(fn: Any, *args: Any) -> Any:
-    """``fn(*args)`` on a thread of its own, waited for where Ctrl-C can reach the caller: building the
-    tokenizer is one call into tiktoken's Rust (up to a second on a busy machine) that no signal cuts short."""
-    box: list[Any] = []
-
-    def run() -> None:
-        try:
-            box.append((True, fn(*args)))
-        except BaseException as exc:  # handed to the caller
-            box.append((False, exc))
-
-    worker = threading.Thread(target=run, name="tcompact-tokenizer", daemon=True)
-    worker.start()
-    worker.join()
-    ok, value = box[0]
-    if not ok:
-        raise value
-    return value
-
-
-@cache
-def _pool() -> Any:
-    """One thread pool for the process: tiktoken releases the GIL while it encodes."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
-    return ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)), thread_name_prefix="tcompact-tok")
-
-
-def pieces(text: str, size: int = PIECE) -> list[tuple[int, int]]:
-    """``(start, end)`` ranges covering ``text``, each about ``size`` characters, cut only where tiktoken
-    splits anyway, so that the counts of the pieces add up to the count of the text.
-
-    A cut goes between a line break and an ASCII letter. No alternative of the o200k or cl100k
-    split pattern matches a newline and then a letter (letter runs exclude line breaks; the
-    punctuation, number and whitespace runs exclude letters), and none looks behind, so the
-    pieces before such a point are the same as those of the text ending there, and the pieces
-    after it the same as those of the text starting there (the one lookahead, ``\\s+(?!\\S)``, and
-    cl100k's ``\\s++$`` both give way at a final whitespace run ending in a newline to
-    ``\\s*[\\r\\n]``, which matches the same run). A text without such a point stays whole.
-    """
-    n = len(text)
-    if n <= 2 * size:
-        return [(0, n)]
-    out, start = [], 0
-    while n - start > 2 * size:
-        cut = _cut_after(text, start + size, n - size)
-        if cut < 0:
-            break
-        out.append((start, cut))
-        start = cut
-    out.append((start, n))
-    return out
-
-
-def _cut_after(text: str, pos: int, end: int) -> int:
-    """The first position in ``[pos, end)`` that follows a newline and holds an ASCII letter, or -1."""
-    while True:
-        i = text.find("\n", pos - 1, end - 1)
-        if i < 0:
-            return -1
-        if text[i + 1] in _LETTERS:
-            return i + 1
-        pos = i + 2
-
-
-def _slices(items: Sequence[tuple[int, int, int]], parts: int) -> list[Sequence[tuple[int, int, int]]]:
-    """Contiguous slices of ``(text, start, end)`` work items of about equal total length, in order."""
-    goal = sum(e - s for _, s, e in items) / max(parts, 1)
-    out, start, size = [], 0, 0
-    for i, (_, s, e) in enumerate(items):
-        size += e - s
-        if size >= goal:
-            out.append(items[start : i + 1])
-            start, size = i + 1, 0
-    if start < len(items):
-        out.append(items[start:])
-    return out
-
-
-def _parallel(keys_of: Any, salt: bytes, texts: list[str]) -> list[bytes]:
-    """``keys_of(salt, texts)`` computed in the thread pool for large batches (hashing releases the GIL)."""
-    total = sum(map(len, texts))
-    if total < 1 << 20 or len(texts) < 2:
-        return keys_of(salt, texts)
-    parts = _slices([(i, 0, len(t)) for i, t in enumerate(texts)], _pool()._max_workers * _CHUNKS_PER_WORKER)
-    batches = [[texts[i] for i, _, _ in part] for part in parts]
-    return [k for keys in _pool().map(lambda b: keys_of(salt, b), batches) for k in keys]
 
 
 class TokenCounter:
@@ -212,7 +110,7 @@ class TokenCounter:
         return self._encoding
 
     def _load(self) -> None:
-        encoding = _interruptibly(load_encoding, self.encoding_name)
+        encoding = interruptibly(load_encoding, self.encoding_name)
         # tiktoken's buffer encoder gives counts without building a Python list of token ids;
         # it is internal API, so the public batch encoder is the fallback.
         self._to_buffer = getattr(getattr(encoding, "_core_bpe", None), "encode_to_tiktoken_buffer", None)
@@ -253,7 +151,7 @@ class TokenCounter:
         from .encodings import fingerprint
         from .tokencache import text_keys
 
-        keys = _parallel(text_keys, fingerprint(self.encoding_name), todo)
+        keys = parallel_keys(text_keys, fingerprint(self.encoding_name), todo)
         found = store.lookup(keys)
         missing = [i for i, n in enumerate(found) if n is None]
         cache.update((t, n) for t, n in zip(todo, found) if n is not None)
@@ -286,8 +184,8 @@ class TokenCounter:
         if len(items) == 1:
             return [self._buffer_count(texts[0])]
         counts = [0] * len(texts)
-        parts = _slices(items, _pool()._max_workers * _CHUNKS_PER_WORKER)
-        for part, part_counts in zip(parts, _pool().map(lambda p: self._piece_counts(texts, p), parts)):
+        parts = slices(items, pool()._max_workers * CHUNKS_PER_WORKER)
+        for part, part_counts in zip(parts, pool().map(lambda p: self._piece_counts(texts, p), parts)):
             for (i, _, _), n in zip(part, part_counts):
                 counts[i] += n
         return counts

@@ -4,7 +4,7 @@
 the results (and their id), the tcompact version and the root the compact outputs mirror. A run
 over a folder claimed for another kind or other settings is refused, so one folder never mixes
 results of two batches. ``results.jsonl`` gets one line per finished task, appended whole
-(:class:`~tcompact.artifacts.AppendLog`); the index built from it holds, per path, only a short
+(:class:`~tcompact.appending.AppendLog`); the index built from it holds, per path, only a short
 key, the sha256 and where the line is — the lines themselves are read back one at a time when a
 resumed task needs its figures — about 170 bytes a path.
 """
@@ -19,7 +19,8 @@ from typing import Any
 import orjson
 
 from .. import __version__
-from ..artifacts import AppendLog, make_folder, write_json
+from ..appending import AppendLog
+from ..artifacts import make_folder, write_json
 from ..errors import InputError, OutputError, UsageError
 
 __all__ = ["RESULTS", "BATCH_FILE", "settings_id", "claim", "Results", "dumps_line", "path_key"]

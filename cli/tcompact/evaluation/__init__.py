@@ -19,9 +19,9 @@ to see what a compaction keeps, whether or not the session has reached its trigg
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import NotATranscriptError, TcompactError
@@ -31,13 +31,17 @@ from .canary_eval import Summary, canary_entry, summarize
 from .options import METRICS, EvalOptions, default_chains
 from .recall import NeededSummary, needed_entry, needed_settings
 
+if TYPE_CHECKING:
+    from ..inspect_shapes import FileError
+    from .shapes import EvalReport, EvalTotals, FileEntry
+
 __all__ = ["EvalOptions", "METRICS", "KINDS", "evaluate_file", "evaluate_paths", "summarize", "Summary",
            "NeededSummary", "Totals", "default_chains"]
 
 SCHEMA_VERSION = 1
 
 
-def evaluate_file(path: str | Path, options: EvalOptions) -> dict[str, Any]:
+def evaluate_file(path: str | Path, options: EvalOptions) -> FileEntry:
     """Measure one session with every chain; a JSON-serialisable dict.
 
     Raises :class:`~tcompact.errors.TcompactError` when the file cannot be read; a chain whose
@@ -45,7 +49,7 @@ def evaluate_file(path: str | Path, options: EvalOptions) -> dict[str, Any]:
     chains = options.chain_list()
     source = read_file(path, options.read_options())
     transcript = source.transcript(options.transcript)
-    entry: dict[str, Any] = {"path": str(path), "format": source.format, "transcript": transcript.id,
+    entry: FileEntry = {"path": str(path), "format": source.format, "transcript": transcript.id,
                              "messages": len(transcript.messages)}
     if options.canaries:
         entry.update(canary_entry(source, transcript, chains=chains, options=options))
@@ -63,15 +67,15 @@ class Totals:
         self.canaries = Summary(chains) if options.canaries else None
         self.needed = NeededSummary(chains) if options.needed else None
 
-    def add(self, entry: Mapping[str, Any]) -> None:
+    def add(self, entry: FileEntry) -> None:
         """Count one file's entry."""
         for part in (self.canaries, self.needed):
             if part is not None:
                 part.add(entry)
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> EvalTotals:
         """``summary`` (the canary rows) and ``needed`` (its settings, counts and rows), as measured."""
-        out: dict[str, Any] = {}
+        out: EvalTotals = {}
         if self.canaries is not None:
             out["summary"] = self.canaries.rows()
         if self.needed is not None:
@@ -80,14 +84,16 @@ class Totals:
 
 
 def evaluate_paths(paths: Iterable[str | Path], options: EvalOptions, *,
-                   on_file: Callable[[int, int, Path], None] | None = None) -> dict[str, Any]:
+                   on_file: Callable[[int, int, Path], None] | None = None) -> EvalReport:
     """Evaluate every session of ``paths`` (files, or folders searched as inspect does): the whole report."""
     chains = options.chain_list()
     paths = list(paths)
     named = {Path(p) for p in paths if Path(p).is_file()}
     files = find_files(paths)
     totals = Totals(options, chains)
-    results, errors, passed = [], [], []
+    results: list[FileEntry] = []
+    errors: list[FileError] = []
+    passed: list[FileError] = []
     for n, path in enumerate(files, start=1):
         if on_file is not None:
             on_file(n - 1, len(files), path)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import TcompactError
 from ..formats import ReadOptions, read_bytes
@@ -25,11 +25,14 @@ from .planting import plan
 from .runs import run_chain
 from .scoring import last_request_kept, pairing_violations, seen_texts, share, survivors, tally
 
+if TYPE_CHECKING:
+    from .shapes import CanaryPart, CanaryResult, CanaryRow, ChainRow, FileEntry
+
 __all__ = ["canary_entry", "Summary", "summarize"]
 
 
 def canary_entry(source: SourceFile, transcript: Transcript, *, chains: Sequence[str],
-                 options: EvalOptions) -> dict[str, Any]:
+                 options: EvalOptions) -> CanaryPart:
     """The canary part of one file's entry: the planted copy's size, the kinds with no place, the
     canaries and one result per chain."""
     rng = random.Random(f"{options.seed}:{_digest(source)}:{transcript.id}")
@@ -61,12 +64,12 @@ def _digest(source: SourceFile) -> str:
     return digest.hexdigest()[:16]
 
 
-def _canary(c: Canary) -> dict[str, Any]:
+def _canary(c: Canary) -> CanaryRow:
     return {"id": c.id, "kind": c.kind, "values": list(c.values)}
 
 
 def _run(source: SourceFile, planted: Transcript, *, chain: str, options: EvalOptions,
-         canaries: Sequence[Canary]) -> dict[str, Any]:
+         canaries: Sequence[Canary]) -> CanaryResult:
     """One chain over the planted copy, scored; a failed run keeps nothing and has no size."""
     run, after = run_chain(source, chain, options=options)
     failed = run.status == "failed"
@@ -90,14 +93,14 @@ class Summary:
         self.chains = list(chains)
         self._acc = {chain: _ChainTotals() for chain in self.chains}
 
-    def add(self, file: Mapping[str, Any]) -> None:
+    def add(self, file: FileEntry) -> None:
         """Count one file's entry (as :func:`evaluate_file` returns it); results of other chains are ignored."""
         for r in file["results"]:
             acc = self._acc.get(r["chain"])
             if acc is not None:
                 acc.add(r)
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[ChainRow]:
         """Per chain, over every file added: survival per kind, tokens, worst ratio, violations, requests kept."""
         return [self._acc[chain].row(chain) for chain in self.chains]
 
@@ -110,7 +113,7 @@ class _ChainTotals:
         self.worst: float | None = None
         self.counts = {k: {"kept": 0, "planted": 0} for k in KINDS}
 
-    def add(self, r: Mapping[str, Any]) -> None:
+    def add(self, r: CanaryResult) -> None:
         self.files += 1
         self.failed += r["status"] == "failed"
         for k, c in self.counts.items():
@@ -126,7 +129,7 @@ class _ChainTotals:
             self.kept += r["last_request_kept"]
             self.of += 1
 
-    def row(self, chain: str) -> dict[str, Any]:
+    def row(self, chain: str) -> ChainRow:
         total = {"kept": sum(c["kept"] for c in self.counts.values()),
                  "planted": sum(c["planted"] for c in self.counts.values())}
         return {"chain": chain, "files": self.files, "failed": self.failed,
@@ -138,7 +141,7 @@ class _ChainTotals:
                 "last_request_kept": {"kept": self.kept, "of": self.of}}
 
 
-def summarize(files: Iterable[Mapping[str, Any]], chains: Sequence[str]) -> list[dict[str, Any]]:
+def summarize(files: Iterable[FileEntry], chains: Sequence[str]) -> list[ChainRow]:
     """Per chain, over every file evaluated: survival per kind, tokens, worst ratio, violations, requests kept."""
     summary = Summary(chains)
     for f in files:

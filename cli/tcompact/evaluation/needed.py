@@ -21,12 +21,15 @@ import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..model import Message, ToolCall
 from ..terms import MIN_CHARS, tokens_of
+
+if TYPE_CHECKING:
+    from .shapes import NeededToken
 
 __all__ = ["MIN_CHARS", "CALLS_AHEAD", "tokens_of", "token_kind", "call_tokens", "action_points", "Needed",
            "SessionIndex", "choose_cuts", "message_line"]
@@ -99,7 +102,7 @@ class Needed:
     call: int
     tool: str
 
-    def to_json(self, messages: Sequence[Message]) -> dict[str, Any]:
+    def to_json(self, messages: Sequence[Message]) -> NeededToken:
         """The token's entry in eval's report (lines where the reader recorded them)."""
         return {"token": self.token, "kind": token_kind(self.token),
                 "from": {"message": self.source, "line": message_line(messages[self.source]), "tool": self.source_tool},

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..compaction import CompactionRun, locate
 from ..model import Message, SourceFile, Transcript
@@ -26,17 +26,21 @@ from .prefix import prefix_source
 from .runs import run_chain
 from .scoring import seen_texts
 
+if TYPE_CHECKING:
+    from .shapes import (FileEntry, NeededCounts, NeededCut, NeededEntry, NeededRow, NeededScore, NeededSettings,
+                         NeededTotal, Score)
+
 __all__ = ["needed_entry", "needed_settings", "NeededSummary"]
 
 
-def needed_settings(options: EvalOptions) -> dict[str, Any]:
+def needed_settings(options: EvalOptions) -> NeededSettings:
     """The rules of the measure, as the report states them."""
     return {"cuts_per_session": options.cuts, "calls_ahead": CALLS_AHEAD, "min_chars": MIN_CHARS,
             "baselines": [{"name": b.name, "description": b.description} for b in BASELINES]}
 
 
 def needed_entry(source: SourceFile, transcript: Transcript, *, chains: Sequence[str],
-                 options: EvalOptions) -> dict[str, Any]:
+                 options: EvalOptions) -> NeededEntry:
     """The needed-token part of one file's entry: the cut points considered and chosen, and per cut the
     needed tokens and every chain's and baseline's score; then per chain the cuts added up."""
     messages = transcript.messages
@@ -55,11 +59,11 @@ def needed_entry(source: SourceFile, transcript: Transcript, *, chains: Sequence
 
 
 def _cut(source: SourceFile, transcript: Transcript, *, cut: int, needed: Sequence[Needed], chains: Sequence[str],
-         options: EvalOptions, counter: TokenCounter) -> dict[str, Any]:
+         options: EvalOptions, counter: TokenCounter) -> NeededCut:
     prefix = prefix_source(source, transcript, cut=cut, read=options.read_options())
     before = prefix.transcript(transcript.id).messages
     tokens = counter.total(before)
-    results = []
+    results: list[NeededScore] = []
     for chain in chains:
         run, after = run_chain(prefix, chain, options=options, cut=cut)
         failed = run.status == "failed"
@@ -75,7 +79,7 @@ def _cut(source: SourceFile, transcript: Transcript, *, cut: int, needed: Sequen
 
 
 def _score(needed: Sequence[Needed], after: Sequence[Message], *, originals: str, counter: TokenCounter,
-           before: int, failed: bool = False) -> dict[str, Any]:
+           before: int, failed: bool = False) -> Score:
     """Kept, recoverable and lost tokens, and the size; a failed run keeps nothing and has no size."""
     seen = "\n".join(seen_texts(after)) if not failed else ""
     kept = [n.token for n in needed if n.token in seen]
@@ -102,8 +106,8 @@ def _named_originals(run: CompactionRun, *, before: Sequence[Message], after: Se
     return "\n".join(texts)
 
 
-def _total(name: str, results: Sequence[dict[str, Any]], *, befores: Sequence[int], reference: bool
-           ) -> dict[str, Any]:
+def _total(name: str, results: Sequence[NeededScore], *, befores: Sequence[int], reference: bool
+           ) -> NeededTotal:
     """One chain's (or baseline's) scores added up over the cuts of a file; sizes of the runs that did not fail."""
     sized = [(b, r["tokens_after"]) for b, r in zip(befores, results) if r["tokens_after"] is not None]
     before, after = sum(b for b, _ in sized), sum(a for _, a in sized)
@@ -123,7 +127,7 @@ class NeededSummary:
         self.sessions = self.cuts = self.needed = 0
         self._acc = {name: dict.fromkeys(_SUMS, 0) for name in self.names}
 
-    def add(self, file: Mapping[str, Any]) -> None:
+    def add(self, file: FileEntry) -> None:
         """Count one file's entry (its ``needed`` part); results of other chains are ignored."""
         part = file["needed"]
         self.sessions += 1
@@ -135,7 +139,7 @@ class NeededSummary:
                 for key in _SUMS:
                     acc[key] += r[key]
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[NeededRow]:
         """Per chain, then per baseline: the sums, the shares kept and recoverable, the size, and for a
         chain none of whose runs failed the baselines that keep a larger share than it (``loses_to``)."""
         rows = [_row(name, acc, reference=name in self.reference) for name, acc in self._acc.items()]
@@ -145,7 +149,7 @@ class NeededSummary:
                 b["chain"] for b in bases if b["kept_share"] is not None and b["kept_share"] > r["kept_share"]]
         return rows
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> NeededCounts:
         """The counts and the rows (the report's ``needed`` totals)."""
         return {"sessions": self.sessions, "cuts": self.cuts, "needed": self.needed, "summary": self.rows()}
 
@@ -153,7 +157,7 @@ class NeededSummary:
 _SUMS = ("cuts", "failed", "needed", "kept", "recoverable", "tokens_before", "tokens_after")
 
 
-def _row(name: str, acc: Mapping[str, int], *, reference: bool) -> dict[str, Any]:
+def _row(name: str, acc: Mapping[str, int], *, reference: bool) -> NeededRow:
     def share(n: int) -> float | None:
         return round(n / acc["needed"], 4) if acc["needed"] else None
 

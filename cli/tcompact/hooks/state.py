@@ -77,7 +77,7 @@ def log_path(env: Mapping[str, str] | None = None) -> Path:
 
 def log(event: str, agent: str, session: str | None, outcome: str, *, env: Mapping[str, str] | None = None) -> None:
     """One line in the log: time, event, agent, session, what happened (never raises)."""
-    from ..artifacts import append_line
+    from ..appending import append_line
     from ..errors import TcompactError
 
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {event} {agent} {session or '-'} {outcome}"

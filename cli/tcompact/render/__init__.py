@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # rich is imported on first use: a --json run never draws anything
     from rich.console import Console
+
+    from ..inspect_shapes import InspectReport
 
 __all__ = [
     "print_json",
@@ -57,7 +59,8 @@ def console() -> Console:
     return _console_class()(highlight=False, soft_wrap=True)
 
 
-def _err() -> Console:
+def stderr_console() -> Console:
+    """The stderr console: warnings, errors and progress."""
     return _console_class()(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -68,7 +71,7 @@ def print_json(document: Any) -> None:
     sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
-def inspect_outcome(report: Mapping[str, Any], *, json_out: bool, transcript: str | None = None,
+def inspect_outcome(report: InspectReport, *, json_out: bool, transcript: str | None = None,
                     fold: bool = False) -> None:
     """What ``inspect`` prints: the JSON document (no rich imported), or the view of the report."""
     if json_out:
@@ -83,17 +86,17 @@ def warn(message: str) -> None:
     """One warning line on stderr."""
     from rich.text import Text
 
-    _err().print(Text(f"Warning: {message}"))
+    stderr_console().print(Text(f"Warning: {message}"))
 
 
-def warn_skipped(report: Mapping[str, Any]) -> None:
+def warn_skipped(report: InspectReport) -> None:
     """Say how many bad lines were skipped, and which files could not be read."""
     for f in report["files"]:
         warn_skipped_lines(f["path"], [(s["line"], s["reason"]) for s in f["skipped_lines"]])
     for e in report["errors"]:
         from rich.text import Text
 
-        _err().print(Text(f"Error: {e['error']}"))
+        stderr_console().print(Text(f"Error: {e['error']}"))
 
 
 def warn_skipped_lines(path: str, skipped: Sequence[tuple[int, str]]) -> None:
@@ -108,7 +111,7 @@ def warn_skipped_lines(path: str, skipped: Sequence[tuple[int, str]]) -> None:
 @contextlib.contextmanager
 def file_progress(*, enabled: bool) -> Iterator[Callable[[int, int, Path], None] | None]:
     """A progress bar over files, shown on a terminal when there are several files."""
-    err = _err() if enabled else None
+    err = stderr_console() if enabled else None
     if err is None or not err.is_terminal:
         yield None
         return
@@ -128,15 +131,18 @@ def file_progress(*, enabled: bool) -> Iterator[Callable[[int, int, Path], None]
         yield on_file
 
 
-def _n(value: int | None) -> str:
+def thousands(value: int | None) -> str:
+    """A count with thousands separators (``12,345``), or ``—`` when there is none."""
     return "—" if value is None else f"{value:,}"
 
 
-def _count(n: int, noun: str) -> str:
+def plural(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless ``n`` is 1: ``1 file``, ``2,000 tokens``."""
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
-def _pct(part: int, whole: int) -> str:
+def percent(part: int, whole: int) -> str:
+    """``part`` as a share of ``whole`` with one decimal (``12.5%``), or ``—`` when ``whole`` is 0."""
     return f"{100 * part / whole:.1f}%" if whole else "—"
 
 

@@ -12,7 +12,7 @@ from rich.progress import TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
-from . import _count, _err, _n, _pct, console
+from . import plural, stderr_console, thousands, percent, console
 from .inspect_tables import kinds_table, tools_table
 
 __all__ = ["batch_progress", "batch_summary"]
@@ -31,7 +31,7 @@ class _Rate(ProgressColumn):
 @contextlib.contextmanager
 def batch_progress(kind: str, *, enabled: bool) -> Iterator[Callable[[Any], None] | None]:
     """A bar on a terminal; elsewhere (a log, ``ray job logs``) a status line every 10 seconds."""
-    err = _err()
+    err = stderr_console()
     if not enabled:
         yield None
         return
@@ -72,12 +72,12 @@ def batch_summary(summary: Mapping[str, Any]) -> None:
     out = console()
     t = summary["tasks"]
     rate = summary["tasks_per_second"]
-    out.print(Text(f"Batch {summary['kind']}: {_count(t['total'], 'task')} in {summary['seconds']:,.1f} s"
+    out.print(Text(f"Batch {summary['kind']}: {plural(t['total'], 'task')} in {summary['seconds']:,.1f} s"
                    + (f" ({rate:,.1f}/s)" if rate else "") + f" on {summary['engine']} × {summary['workers']}"
                    f" → {summary['results']}"))
-    parts = [f"{_n(t['ok'])} ok", f"{_n(t['failed'])} failed", f"{_n(t['resumed'])} from earlier runs"]
-    parts += [f"{_n(t['not_transcript'])} not transcripts"] if t["not_transcript"] else []
-    parts += [f"{_n(t['duplicates'])} duplicates dropped"] if t["duplicates"] else []
+    parts = [f"{thousands(t['ok'])} ok", f"{thousands(t['failed'])} failed", f"{thousands(t['resumed'])} from earlier runs"]
+    parts += [f"{thousands(t['not_transcript'])} not transcripts"] if t["not_transcript"] else []
+    parts += [f"{thousands(t['duplicates'])} duplicates dropped"] if t["duplicates"] else []
     out.print(Text(", ".join(parts)))
     view = _VIEWS.get(summary["kind"], _generic)
     view(out, summary["totals"])
@@ -94,10 +94,10 @@ def _inspect(out: Any, totals: Mapping[str, Any]) -> None:
         return
     formats = ", ".join(f"{name} {n:,}" for name, n in sorted(totals["format"].items()))  # files of each format
     files = sum(totals["format"].values())
-    out.print(Text(f"{_count(files, 'file')} ({formats}): {_count(totals['transcripts'], 'transcript')}, "
-                   f"{_count(totals['messages'], 'message')}, "
-                   f"{_count(totals['tool_calls'], 'tool call')}, {_count(totals['tokens'], 'token')}; "
-                   f"{_n(totals['main'].get('over_trigger', 0))} over the 0.8 trigger"))
+    out.print(Text(f"{plural(files, 'file')} ({formats}): {plural(totals['transcripts'], 'transcript')}, "
+                   f"{plural(totals['messages'], 'message')}, "
+                   f"{plural(totals['tool_calls'], 'tool call')}, {plural(totals['tokens'], 'token')}; "
+                   f"{thousands(totals['main'].get('over_trigger', 0))} over the 0.8 trigger"))
     kinds_table(out, {"total": totals["tokens"], "by_kind": totals["by_kind"], "by_role": totals["by_role"]})
     tools = sorted(({"name": k, **v} for k, v in totals.get("tools", {}).items()),
                    key=lambda r: (-(r["argument_tokens"] + r["result_tokens"]), r["name"]))
@@ -110,10 +110,10 @@ def _compact(out: Any, totals: Mapping[str, Any]) -> None:
         return
     statuses = ", ".join(f"{name} {n:,}" for name, n in sorted(totals["status"].items()))
     before, after = totals["before"], totals["after"]
-    out.print(Text(f"{statuses}; {_n(before['tokens'])} → {_n(after['tokens'])} tokens "
-                   f"({_pct(before['tokens'] - after['tokens'], before['tokens'])} saved), "
-                   f"{_n(before['messages'])} → {_n(after['messages'])} messages, "
-                   f"{_n(totals['calls'])} summariser calls, {_n(totals['invariants'])} invariant warnings"))
+    out.print(Text(f"{statuses}; {thousands(before['tokens'])} → {thousands(after['tokens'])} tokens "
+                   f"({percent(before['tokens'] - after['tokens'], before['tokens'])} saved), "
+                   f"{thousands(before['messages'])} → {thousands(after['messages'])} messages, "
+                   f"{thousands(totals['calls'])} summariser calls, {thousands(totals['invariants'])} invariant warnings"))
 
 
 def _eval(out: Any, totals: Mapping[str, Any]) -> None:

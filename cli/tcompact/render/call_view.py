@@ -14,7 +14,7 @@ from typing import Any
 from rich.live import Live
 from rich.text import Text
 
-from . import _err
+from . import stderr_console
 
 __all__ = ["call_progress", "call_line"]
 
@@ -30,7 +30,7 @@ def call_line(event: Any) -> str:
 @contextlib.contextmanager
 def call_progress(*, enabled: bool) -> Iterator[Callable[[Any], None] | None]:
     """A progress callback for the summariser's calls, shown on a terminal (None elsewhere)."""
-    err = _err() if enabled else None
+    err = stderr_console() if enabled else None
     if err is None or not err.is_terminal:
         yield None
         return

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
 
-from . import _pct, console
+from . import percent, console
+
+if TYPE_CHECKING:
+    from ..report import CompactReport, StageReport
 
 __all__ = ["compact_outcome", "compact_report", "compressors_table"]
 
@@ -50,7 +53,7 @@ def _where(outcome: Any, written: Sequence[Path]) -> list[str]:
         (f"the HTML report {outcome.page}", outcome.page)) if shown]
 
 
-def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], dry_run: bool,
+def compact_report(report: CompactReport, *, written: Sequence[Path], dry_run: bool,
                    where: Sequence[str] = ()) -> None:
     """The terminal view of a compaction report; ``where``: the outputs written, as the last line names them."""
     out = console()
@@ -58,7 +61,7 @@ def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], dry_ru
     saved = before["tokens"] - after["tokens"]
     head = {
         "compacted": f"Compacted: {before['tokens']:,} → {after['tokens']:,} tokens "
-        f"({_pct(saved, before['tokens'])} saved), {before['messages']:,} → {after['messages']:,} "
+        f"({percent(saved, before['tokens'])} saved), {before['messages']:,} → {after['messages']:,} "
         "messages",
         "nothing to do": f"Nothing to do: {before['tokens']:,} tokens, {before['messages']:,} messages; "
         f"the transcript stays as it is ({report['reason']})",
@@ -85,7 +88,7 @@ def compact_report(report: Mapping[str, Any], *, written: Sequence[Path], dry_ru
         out.print(Text(f"Wrote {len(written)} file(s)" + (f": {', '.join(where)}" if where else "")))
 
 
-def _stages_table(stages: Sequence[Mapping[str, Any]]) -> Table:
+def _stages_table(stages: Sequence[StageReport]) -> Table:
     """One row per compressor of the chain: tokens and messages before → after, calls, outcome."""
     table = Table(title="Stages", title_justify="left")
     for col, justify in (

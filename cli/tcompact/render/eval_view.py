@@ -5,13 +5,16 @@ from __future__ import annotations
 import re
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from . import console
+
+if TYPE_CHECKING:
+    from ..evaluation.shapes import CanaryResult, EvalReport, Survival
 
 __all__ = ["eval_outcome", "eval_report", "chains_table", "KIND_LABELS", "house_table"]
 
@@ -21,7 +24,7 @@ KIND_LABELS = {"error_line": "error line", "file_written": "file written", "comm
                "early_fact": "early fact"}
 
 
-def _share(counts: Mapping[str, Any]) -> str:
+def _share(counts: Survival) -> str:
     if not counts["planted"]:
         return "—"
     return f"{round(100 * counts['kept'] / counts['planted'])}%"
@@ -31,7 +34,7 @@ def _ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def eval_outcome(report: Mapping[str, Any], *, json_out: bool) -> None:
+def eval_outcome(report: EvalReport, *, json_out: bool) -> None:
     """What ``eval`` prints: the JSON document, or the tables."""
     if json_out:
         from . import print_json
@@ -41,7 +44,7 @@ def eval_outcome(report: Mapping[str, Any], *, json_out: bool) -> None:
     eval_report(report)
 
 
-def eval_report(report: Mapping[str, Any]) -> None:
+def eval_report(report: EvalReport) -> None:
     """The canaries: one column per chain (metrics as rows) and, for several files, one row per file; the
     needed tokens (:mod:`.needed_view`); each as the report holds them."""
     out = console()
@@ -107,7 +110,7 @@ def _chains(doc: Mapping[str, Any], narrow: bool) -> Table:
     return table
 
 
-def _per_file(report: Mapping[str, Any], narrow: bool) -> Table:
+def _per_file(report: EvalReport, narrow: bool) -> Table:
     table = house_table("Per session: share kept and tokens after / before (sessions listed below)", narrow=narrow,
                    caption="\n".join(f"{n}: {f['path']}" for n, f in enumerate(report["files"], start=1)),
                    caption_justify="left")
@@ -123,7 +126,7 @@ def _per_file(report: Mapping[str, Any], narrow: bool) -> Table:
     return table
 
 
-def _cell(result: Mapping[str, Any]) -> str:
+def _cell(result: CanaryResult) -> str:
     if result["status"] == "failed":
         return "failed"
     kept = sum(c["kept"] for c in result["survival"].values())

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from .html_common import chart_div, esc, link, n, page, pct, table
 
 if TYPE_CHECKING:
-    from ..pages import CompactPage
+    from ..pages import CallFacts, CompactPage, MemoryBlock
+    from ..report import CompactReport, StageReport, SummarizerTotals
 
 __all__ = ["waterfall_steps", "waterfall_chart", "calls_rows", "latency_chart", "compact_html", "compact_page_html"]
 
@@ -37,7 +38,7 @@ _BLOCK_TEXT = 20_000
 # ----------------------------------------------------------------------------------------- chart data
 
 
-def waterfall_steps(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+def waterfall_steps(report: CompactReport) -> list[dict[str, Any]]:
     """``{label, measure, value}``: the tokens before, one change per stage (or pipeline stage), the tokens after."""
     steps = [{"label": "before", "measure": "absolute", "value": report["before"]["tokens"]}]
     for i, s in enumerate(report["stages"], start=1):
@@ -56,7 +57,7 @@ def waterfall_steps(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     return steps
 
 
-def waterfall_chart(report: Mapping[str, Any]) -> dict[str, Any]:
+def waterfall_chart(report: CompactReport) -> dict[str, Any]:
     """A plotly waterfall of :func:`waterfall_steps`."""
     steps = waterfall_steps(report)
     data = [{"type": "waterfall", "orientation": "v", "x": [s["label"] for s in steps],
@@ -72,7 +73,7 @@ def waterfall_chart(report: Mapping[str, Any]) -> dict[str, Any]:
     return {"data": data, "layout": layout}
 
 
-def calls_rows(report: Mapping[str, Any], facts: Sequence[Mapping[str, Any]] = (),
+def calls_rows(report: CompactReport, facts: Sequence[CallFacts] = (),
                dumps: Sequence[Path | str] = ()) -> list[dict[str, Any]]:
     """One row per summariser call: the report's entry merged with its facts and its dump (when known)."""
     rows = []
@@ -106,8 +107,8 @@ def latency_chart(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------- the page
 
 
-def compact_html(report: Mapping[str, Any], *, page_dir: Path, calls: Sequence[Mapping[str, Any]] = (),
-                 blocks: Sequence[Mapping[str, Any]] = (), problems: Sequence[str] | None = None,
+def compact_html(report: CompactReport, *, page_dir: Path, calls: Sequence[Mapping[str, Any]] = (),
+                 blocks: Sequence[MemoryBlock] = (), problems: Sequence[str] | None = None,
                  outputs: Mapping[str, Any] | None = None, dry_run: bool = False) -> str:
     """The page of one compaction. ``calls`` come from :func:`calls_rows`; ``blocks`` are the memory
     blocks made (index, kind, text, and their tokens when counted); ``outputs`` names the written
@@ -146,7 +147,7 @@ def compact_html(report: Mapping[str, Any], *, page_dir: Path, calls: Sequence[M
     return page(f"tcompact compact: {os.path.basename(str(src['path']))}", "\n".join(body), specs)
 
 
-def _stages_table(stages: Sequence[Mapping[str, Any]]) -> str:
+def _stages_table(stages: Sequence[StageReport]) -> str:
     rows = []
     for i, s in enumerate(stages, 1):
         rows.append([f"{i}. {s['processor']}", "yes" if s["applied"] else "failed" if s["failed"] else "no",
@@ -163,7 +164,7 @@ def _stages_table(stages: Sequence[Mapping[str, Any]]) -> str:
     return html
 
 
-def _calls_html(calls: Sequence[Mapping[str, Any]], sm: Mapping[str, Any], page_dir: Path) -> str:
+def _calls_html(calls: Sequence[Mapping[str, Any]], sm: SummarizerTotals, page_dir: Path) -> str:
     if not calls:
         return f'<p class="note">No summariser call (summariser: {esc(sm["name"] or "none")}).</p>'
     usage = sm.get("usage") or {}
@@ -184,7 +185,7 @@ def _calls_html(calls: Sequence[Mapping[str, Any]], sm: Mapping[str, Any], page_
                         raw=[False, True, True, False, True, False, False, False, False, True, True], table_id="calls")
 
 
-def _blocks_html(blocks: Sequence[Mapping[str, Any]]) -> str:
+def _blocks_html(blocks: Sequence[MemoryBlock]) -> str:
     if not blocks:
         return '<p class="note">None: this run wrote no memory block.</p>'
     out = []

@@ -12,7 +12,7 @@ does not hold) are the ones inspection counted, handed over as a :class:`tcompac
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..model import Message
@@ -20,7 +20,8 @@ from .html_common import chart_div, esc, n, page, pct, table
 from .html_inspect_charts import KIND_LABELS, SPAN_PARTS, file_charts, rounds_chart, tool_rows
 
 if TYPE_CHECKING:
-    from ..pages import FilePage
+    from ..inspect_shapes import FileReport, InspectReport, ProviderUsage, TokenSplit, TopMessage, TranscriptReport
+    from ..pages import FilePage, SpanLayout
 
 __all__ = ["file_page", "inspect_html"]
 
@@ -30,7 +31,7 @@ _FULL_TEXT = 20_000  # characters of a largest message shown when it is expanded
 # ----------------------------------------------------------------------------------------- the page
 
 
-def inspect_html(report: Mapping[str, Any], one: FilePage | None = None) -> str:
+def inspect_html(report: InspectReport, one: FilePage | None = None) -> str:
     """The page for an inspect report: one transcript in detail (``one``), else one row per file."""
     return file_page(one) if one is not None else _files_page(report)
 
@@ -40,7 +41,7 @@ def _figures(items: Sequence[tuple[str, str]]) -> str:
         f'<div class="figure"><b>{esc(value)}</b><span>{esc(label)}</span></div>' for label, value in items) + "</div>"
 
 
-def _files_page(report: Mapping[str, Any]) -> str:
+def _files_page(report: InspectReport) -> str:
     totals = report["totals"]
     files = report["files"]
     paths = [f["path"] for f in files]
@@ -100,7 +101,7 @@ def file_page(one: FilePage) -> str:
     return page(f"tcompact inspect: {os.path.basename(f['path'])}", "\n".join(body), specs)
 
 
-def _file_header(f: Mapping[str, Any], t: Mapping[str, Any]) -> list[str]:
+def _file_header(f: FileReport, t: TranscriptReport) -> list[str]:
     """The title, the figures, the window's levels and the first two charts of a transcript's page."""
     tokens, w = t["tokens"], t["window"]
     approx = " (approximate)" if t["approximate"] else ""
@@ -120,7 +121,7 @@ def _file_header(f: Mapping[str, Any], t: Mapping[str, Any]) -> list[str]:
             _kinds_table(tokens)]
 
 
-def _file_details(f: Mapping[str, Any], t: Mapping[str, Any]) -> list[str]:
+def _file_details(f: FileReport, t: TranscriptReport) -> list[str]:
     """The compactions found, the file's other transcripts and the notes, each when there are any."""
     body: list[str] = []
     if t["compactions"]:
@@ -144,14 +145,14 @@ def _file_details(f: Mapping[str, Any], t: Mapping[str, Any]) -> list[str]:
     return body
 
 
-def _kinds_table(tokens: Mapping[str, Any]) -> str:
+def _kinds_table(tokens: TokenSplit) -> str:
     total = tokens["total"]
     rows = [[KIND_LABELS.get(k, k), v, pct(v, total)] for k, v in tokens["by_kind"].items() if v]
     rows += [[f"role {r}", v, pct(v, total)] for r, v in tokens["by_role"].items()]
     return table(["kind", "tokens", "share"], rows, numeric=[False, True, False])
 
 
-def _top_table(top: Sequence[Mapping[str, Any]], messages: Sequence[Message]) -> str:
+def _top_table(top: Sequence[TopMessage], messages: Sequence[Message]) -> str:
     rows = []
     for m in top:
         msg = messages[m["index"]]
@@ -173,7 +174,7 @@ def _full_text(m: Message) -> str:
     return "\n\n".join(parts)
 
 
-def _span_table(layouts: Sequence[Mapping[str, Any]], t: Mapping[str, Any]) -> str:
+def _span_table(layouts: Sequence[SpanLayout], t: TranscriptReport) -> str:
     rows = []
     for s in layouts:
         for part, label in SPAN_PARTS:
@@ -190,7 +191,7 @@ def _span_table(layouts: Sequence[Mapping[str, Any]], t: Mapping[str, Any]) -> s
                  numeric=[False, False, True, False, True]) + extra
 
 
-def _usage_html(usage: Mapping[str, Any] | None, counted: int) -> str:
+def _usage_html(usage: ProviderUsage | None, counted: int) -> str:
     if not usage:
         return f'<p class="note">None recorded in the file; counted by tcompact: {n(counted)} tokens.</p>'
     rows = [[k, v] for k, v in usage.items() if not isinstance(v, dict)]

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from ..tokens import KINDS, message_kind
 
 if TYPE_CHECKING:
-    from ..pages import FilePage
+    from ..inspect_shapes import CompactionRow, ProviderUsage, RoundRow, ToolRow, Window
+    from ..pages import FilePage, SpanLayout
 
 __all__ = ["KIND_LABELS", "KIND_COLORS", "SPAN_PARTS", "cumulative_chart", "kinds_by_round_chart", "span_chart",
            "usage_chart", "tool_rows", "rounds_chart", "file_charts"]
@@ -26,8 +27,8 @@ SPAN_PARTS = (("prefix", "preserved prefix"), ("body", "compressible body"), ("t
 # ----------------------------------------------------------------------------------------- chart data
 
 
-def cumulative_chart(totals: Sequence[int], kinds: Sequence[str], window: Mapping[str, Any],
-                     compactions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def cumulative_chart(totals: Sequence[int], kinds: Sequence[str], window: Window,
+                     compactions: Sequence[CompactionRow]) -> dict[str, Any]:
     """Cumulative tokens by message index, the window/trigger/minimum-target lines, compactions as vertical lines."""
     xs = list(range(len(totals)))
     ys, running = [], 0
@@ -64,7 +65,7 @@ def cumulative_chart(totals: Sequence[int], kinds: Sequence[str], window: Mappin
     return {"data": data, "layout": layout}
 
 
-def kinds_by_round_chart(rounds: Sequence[Mapping[str, Any]], by_kind: Sequence[Mapping[str, int]]
+def kinds_by_round_chart(rounds: Sequence[RoundRow], by_kind: Sequence[Mapping[str, int]]
                          ) -> dict[str, Any]:
     """One stacked bar per round: one trace per content kind that has tokens, in report order."""
     labels = [str(r["number"]) for r in rounds]
@@ -78,7 +79,7 @@ def kinds_by_round_chart(rounds: Sequence[Mapping[str, Any]], by_kind: Sequence[
     return {"data": data, "layout": layout}
 
 
-def span_chart(layouts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def span_chart(layouts: Sequence[SpanLayout]) -> dict[str, Any]:
     """One horizontal bar per span layout, split into prefix, body and tail (widths = tokens)."""
     names = [s["compressor"] for s in layouts]
     colors = {"prefix": "#94a3b8", "body": "#f59e0b", "tail": "#10b981"}
@@ -92,7 +93,7 @@ def span_chart(layouts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"data": data, "layout": layout}
 
 
-def usage_chart(usage: Mapping[str, Any] | None, counted: int) -> dict[str, Any] | None:
+def usage_chart(usage: ProviderUsage | None, counted: int) -> dict[str, Any] | None:
     """Context at the last request as the provider reported it next to our count (None when not reported)."""
     last = (usage or {}).get("last_context_tokens")
     if not isinstance(last, int):
@@ -105,13 +106,13 @@ def usage_chart(usage: Mapping[str, Any] | None, counted: int) -> dict[str, Any]
     return {"data": data, "layout": layout}
 
 
-def tool_rows(tools: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def tool_rows(tools: Sequence[ToolRow]) -> list[list[Any]]:
     """The tool table: name, calls, argument tokens, result tokens, results, errors."""
     return [[t["name"], t["calls"], t["argument_tokens"], t["result_tokens"], t["results"], t["errors"]]
             for t in tools]
 
 
-def rounds_chart(rounds: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def rounds_chart(rounds: Sequence[RoundRow]) -> dict[str, Any]:
     """A small bar chart of tokens per round (the many-files table)."""
     data = [{"type": "bar", "x": [r["number"] for r in rounds], "y": [r["tokens"] for r in rounds],
              "marker": {"color": "#2563eb"}, "hovertemplate": "round %{x}: %{y:,} tokens<extra></extra>"}]

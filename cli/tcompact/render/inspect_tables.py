@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import _n, _pct
+from . import thousands, percent
+
+if TYPE_CHECKING:
+    from ..inspect_shapes import (CompactionRow, ProviderUsage, RoundRow, SpanReport, TokenSplit, ToolRow, TopMessage,
+                                  TranscriptReport)
 
 __all__ = [
     "kinds_table",
@@ -36,7 +40,7 @@ _KIND_LABELS = {
 }
 
 
-def kinds_table(out: Console, tokens: Mapping[str, Any]) -> None:
+def kinds_table(out: Console, tokens: TokenSplit) -> None:
     total = tokens["total"]
     table = Table(title="Tokens by content kind", title_justify="left")
     table.add_column("kind")
@@ -44,29 +48,29 @@ def kinds_table(out: Console, tokens: Mapping[str, Any]) -> None:
     table.add_column("share", justify="right")
     for kind, n in tokens["by_kind"].items():
         if n:
-            table.add_row(_KIND_LABELS.get(kind, kind), _n(n), _pct(n, total))
+            table.add_row(_KIND_LABELS.get(kind, kind), thousands(n), percent(n, total))
     table.add_section()
     for role, n in tokens["by_role"].items():
-        table.add_row(f"role {role}", _n(n), _pct(n, total))
+        table.add_row(f"role {role}", thousands(n), percent(n, total))
     out.print(table)
 
 
-def tools_table(out: Console, tools: Sequence[Mapping[str, Any]]) -> None:
+def tools_table(out: Console, tools: Sequence[ToolRow]) -> None:
     table = Table(title="Tokens by tool", title_justify="left")
     for col in ("tool", "calls", "argument tokens", "result tokens", "errors"):
         table.add_column(col, justify="left" if col == "tool" else "right")
     for r in tools:
         table.add_row(
             r["name"],
-            _n(r["calls"]),
-            _n(r["argument_tokens"]),
-            _n(r["result_tokens"]),
-            _n(r["errors"]),
+            thousands(r["calls"]),
+            thousands(r["argument_tokens"]),
+            thousands(r["result_tokens"]),
+            thousands(r["errors"]),
         )
     out.print(table)
 
 
-def rounds_table(out: Console, rounds: Sequence[Mapping[str, Any]]) -> None:
+def rounds_table(out: Console, rounds: Sequence[RoundRow]) -> None:
     table = Table(title="Rounds", title_justify="left")
     for col in ("#", "messages", "calls", "tokens"):
         table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
@@ -79,14 +83,14 @@ def rounds_table(out: Console, rounds: Sequence[Mapping[str, Any]]) -> None:
         table.add_row(
             str(r["number"]),
             f"{r['start']}–{r['end'] - 1}",
-            _n(r["tool_calls"]),
-            _n(r["tokens"]),
+            thousands(r["tool_calls"]),
+            thousands(r["tokens"]),
             request,
         )
     out.print(table)
 
 
-def top_table(out: Console, top: Sequence[Mapping[str, Any]]) -> None:
+def top_table(out: Console, top: Sequence[TopMessage]) -> None:
     table = Table(title="Largest messages", title_justify="left")
     for col, width in (("#", 3), ("tokens", 6), ("role", 9), ("tool", 12)):
         table.add_column(
@@ -99,26 +103,26 @@ def top_table(out: Console, top: Sequence[Mapping[str, Any]]) -> None:
         )
     table.add_column("preview", overflow="ellipsis", no_wrap=True, max_width=max(20, out.width - 52))
     for m in top:
-        table.add_row(str(m["index"]), _n(m["tokens"]), m["role"], m["tool"] or "", m["preview"])
+        table.add_row(str(m["index"]), thousands(m["tokens"]), m["role"], m["tool"] or "", m["preview"])
     out.print(table)
 
 
-def compactions_table(out: Console, compactions: Sequence[Mapping[str, Any]]) -> None:
+def compactions_table(out: Console, compactions: Sequence[CompactionRow]) -> None:
     table = Table(title="Compactions found in the file", title_justify="left")
     for col in ("line", "kind", "trigger", "tokens before", "at message"):
         table.add_column(col)
     for c in compactions:
         table.add_row(
-            _n(c["line"]),
+            thousands(c["line"]),
             c["kind"],
             c["trigger"] or "—",
-            _n(c["pre_tokens"]),
+            thousands(c["pre_tokens"]),
             "—" if c["index"] is None else str(c["index"]),
         )
     out.print(table)
 
 
-def usage_lines(out: Console, usage: Mapping[str, Any] | None, counted: int) -> None:
+def usage_lines(out: Console, usage: ProviderUsage | None, counted: int) -> None:
     if not usage:
         out.print(Text("Provider usage: none recorded in the file"))
         return
@@ -128,14 +132,14 @@ def usage_lines(out: Console, usage: Mapping[str, Any] | None, counted: int) -> 
         out.print(Text(context))
 
 
-def _usage_head(usage: Mapping[str, Any]) -> str:
+def _usage_head(usage: ProviderUsage) -> str:
     """The provider-reported usage of the file, as its format records it (its class words it)."""
     from ..formats.family import Format, find
 
-    return (find(usage["source"]) or Format()).usage_head(usage, _n)
+    return (find(usage["source"]) or Format()).usage_head(usage, thousands)
 
 
-def _context_line(usage: Mapping[str, Any], counted: int) -> str | None:
+def _context_line(usage: ProviderUsage, counted: int) -> str | None:
     """The context reported at the last request next to tcompact's count (None when none was reported)."""
     last = usage.get("last_context_tokens")
     stale = usage.get("predates_compaction")
@@ -148,24 +152,20 @@ def _context_line(usage: Mapping[str, Any], counted: int) -> str | None:
     return None
 
 
-def span_table(out: Console, span: Mapping[str, Any]) -> None:
+def span_table(out: Console, span: SpanReport) -> None:
     keep = "" if span["keep_recent"] is None else f", keep_recent {span['keep_recent']}"
     table = Table(title=f"Span layout of {span['compressor']}{keep}", title_justify="left")
     for col in ("part", "messages", "range", "tokens"):
         table.add_column(col, justify="left" if col == "part" else "right")
-    for name, label in (
-        ("prefix", "preserved prefix"),
-        ("body", "compressible body"),
-        ("tail", "protected tail"),
-    ):
-        p = span[name]
+    for p, label in ((span["prefix"], "preserved prefix"), (span["body"], "compressible body"),
+                     (span["tail"], "protected tail")):
         rng = f"{p['start']}–{p['end'] - 1}" if p["messages"] else "—"
-        table.add_row(label, _n(p["messages"]), rng, _n(p["tokens"]))
+        table.add_row(label, thousands(p["messages"]), rng, thousands(p["tokens"]))
     out.print(table)
     out.print(Text(f"  would compact now: {'yes' if span['would_compact'] else 'no'}"))
 
 
-def transcripts_table(out: Console, ts: Sequence[Mapping[str, Any]]) -> None:
+def transcripts_table(out: Console, ts: Sequence[TranscriptReport]) -> None:
     # the ids are what --transcript needs: never cut (a light box leaves them room at 80 columns);
     # the call that started a sub-agent folds
     table = Table(title="Transcripts in this file (--transcript ID shows one)", title_justify="left",
@@ -179,9 +179,9 @@ def transcripts_table(out: Console, ts: Sequence[Mapping[str, Any]]) -> None:
         table.add_row(
             Text(t["id"]),
             t["kind"],
-            _n(t["messages"]),
-            _n(t["tool_calls"]),
-            _n(t["tokens"]["total"]),
+            thousands(t["messages"]),
+            thousands(t["tool_calls"]),
+            thousands(t["tokens"]["total"]),
             Text(t["parent_tool_call"] or ""),
         )
     out.print(table)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import _count, _n, console
+from . import plural, thousands, console
 from . import inspect_tables as tables
+
+if TYPE_CHECKING:
+    from ..inspect_shapes import FileReport, InspectReport, RoundRow, Totals, TranscriptReport, Window
 
 __all__ = ["inspect_outcome", "inspect_report", "window_bar", "sparkline"]
 _BAR = 40
@@ -21,7 +24,7 @@ _SPARK_WIDTH = 60
 _UNFOLDED = 10  # a file with more transcripts than this makes the listing say that --fold folds them
 
 
-def inspect_outcome(report: Mapping[str, Any], *, transcript: str | None = None, fold: bool = False) -> None:
+def inspect_outcome(report: InspectReport, *, transcript: str | None = None, fold: bool = False) -> None:
     """What ``inspect`` prints without ``--json``: the report (and a stored session's usage and cost)."""
     inspect_report(report, transcript=transcript, fold=fold)
     if "session" in report:
@@ -30,7 +33,7 @@ def inspect_outcome(report: Mapping[str, Any], *, transcript: str | None = None,
         session_lines(report["session"])
 
 
-def inspect_report(report: Mapping[str, Any], *, transcript: str | None = None, fold: bool = False) -> None:
+def inspect_report(report: InspectReport, *, transcript: str | None = None, fold: bool = False) -> None:
     """The terminal view of an inspect report; ``fold``: a file's sub-agents and episodes are not listed one
     by one (a file of 200 tau-bench episodes is one row)."""
     out = console()
@@ -52,7 +55,7 @@ def inspect_report(report: Mapping[str, Any], *, transcript: str | None = None, 
         out.print(Text(f"Passed over {len(skipped)} file(s) that hold no transcript: {listed}"))
 
 
-def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mapping[str, Any], *,
+def _files_table(out: Console, files: Sequence[FileReport], totals: Totals, *,
                  fold: bool) -> None:
     paths = [f["path"] for f in files]
     root = os.path.commonpath([os.path.dirname(p) or "." for p in paths]) if paths else ""
@@ -70,9 +73,9 @@ def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mappi
     table.add_row(
         f"{totals['files']} files, {totals['transcripts']} transcripts",
         "",
-        _n(totals["messages"]),
-        _n(totals["tool_calls"]),
-        _n(totals["tokens"]),
+        thousands(totals["messages"]),
+        thousands(totals["tool_calls"]),
+        thousands(totals["tokens"]),
         "",
     )
     out.print(table)
@@ -80,7 +83,7 @@ def _files_table(out: Console, files: Sequence[Mapping[str, Any]], totals: Mappi
         out.print(Text("(--fold shows one row per file)"))
 
 
-def _file_rows(f: Mapping[str, Any], name: str, *, fold: bool) -> list[tuple[str, ...]]:
+def _file_rows(f: FileReport, name: str, *, fold: bool) -> list[tuple[str, ...]]:
     """One row per context — a sub-agent or an episode has its own window, so its figures are its own —
     or, folded, one row of the file's sums (no window: they are several contexts)."""
     ts = f["transcripts"]
@@ -88,14 +91,14 @@ def _file_rows(f: Mapping[str, Any], name: str, *, fold: bool) -> list[tuple[str
     if fold and len(ts) > 1:
         kinds = sorted({t["kind"] for t in ts if t is not main})
         more = len(ts) - 1
-        return [(f"{name} (+{more} {'/'.join(kinds)}{'s' if more > 1 else ''})", f["format"], _n(sum(t["messages"] for t in ts)),
-                 _n(sum(t["tool_calls"] for t in ts)), _n(sum(t["tokens"]["total"] for t in ts)), "—")]
+        return [(f"{name} (+{more} {'/'.join(kinds)}{'s' if more > 1 else ''})", f["format"], thousands(sum(t["messages"] for t in ts)),
+                 thousands(sum(t["tool_calls"] for t in ts)), thousands(sum(t["tokens"]["total"] for t in ts)), "—")]
     return [((name, f["format"]) if t is main else (f"  + {t['id']}", f"  {t['kind']}")) +
-            (_n(t["messages"]), _n(t["tool_calls"]), _n(t["tokens"]["total"]),
+            (thousands(t["messages"]), thousands(t["tool_calls"]), thousands(t["tokens"]["total"]),
              f"{100 * t['window']['utilisation']:.1f}%") for t in [main, *(x for x in ts if x is not main)]]
 
 
-def _file_detail(out: Console, f: Mapping[str, Any], wanted: str | None, *, fold: bool) -> None:
+def _file_detail(out: Console, f: FileReport, wanted: str | None, *, fold: bool) -> None:
     ts = f["transcripts"]
     if wanted is not None:
         chosen = [t for t in ts if t["id"] == wanted]
@@ -121,15 +124,15 @@ def _file_detail(out: Console, f: Mapping[str, Any], wanted: str | None, *, fold
         out.print(Text(f"Kept {sum(f['unknown_records'].values())} record(s) of unknown type: {kinds}"))
 
 
-def _transcript_detail(out: Console, f: Mapping[str, Any], t: Mapping[str, Any]) -> None:
+def _transcript_detail(out: Console, f: FileReport, t: TranscriptReport) -> None:
     tokens = t["tokens"]
     approx = ", approximate" if t["approximate"] else ""
     est = f", {tokens['estimated']:,} estimated" if tokens["estimated"] else ""
     out.print(Text(f"{f['path']} · {f['format']} · {t['id']} ({t['kind']})", style="bold"))
     out.print(
         Text(
-            f"{_count(t['messages'], 'message')} · {_count(t['tool_calls'], 'tool call')} · "
-            f"{_count(tokens['total'], 'token')} "
+            f"{plural(t['messages'], 'message')} · {plural(t['tool_calls'], 'tool call')} · "
+            f"{plural(tokens['total'], 'token')} "
             f"({t['encoding']}{approx}{est})" + (f" · model {t['model']}" if t["model"] else "")
         )
     )
@@ -182,7 +185,7 @@ def sparkline(values: Sequence[int], width: int = _SPARK_WIDTH) -> str:
     return "".join(" " if v <= 0 else _SPARK[min(len(_SPARK) - 1, v * len(_SPARK) // top)] for v in values)
 
 
-def _rounds_line(out: Console, rounds: Sequence[Mapping[str, Any]]) -> None:
+def _rounds_line(out: Console, rounds: Sequence[RoundRow]) -> None:
     if len(rounds) < 2:
         return
     tokens = [r["tokens"] for r in rounds]
@@ -198,7 +201,7 @@ def _rounds_line(out: Console, rounds: Sequence[Mapping[str, Any]]) -> None:
     out.print()
 
 
-def _window_lines(out: Console, w: Mapping[str, Any]) -> None:
+def _window_lines(out: Console, w: Window) -> None:
     out.print(
         Text(
             f"Context window: {w['tokens']:,} of {w['context_window']:,} tokens "

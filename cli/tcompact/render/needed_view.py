@@ -5,12 +5,15 @@ counts (sessions as columns, as many as fit the terminal in each table)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
 
 from .eval_view import house_table
+
+if TYPE_CHECKING:
+    from ..evaluation.shapes import EvalReport, FileEntry, NeededRow
 
 __all__ = ["needed_report", "needed_tables"]
 
@@ -19,7 +22,7 @@ def _share(share: float | None) -> str:
     return "—" if share is None else f"{round(100 * share)}%"
 
 
-def needed_report(out: Any, report: Mapping[str, Any]) -> None:
+def needed_report(out: Any, report: EvalReport) -> None:
     """The tables of a report's ``needed`` part and, for several files, the counts per session."""
     needed_tables(out, {**report["needed"], "default_chain": report["default_chain"]})
     files = report["files"]
@@ -56,12 +59,12 @@ def needed_tables(out: Any, doc: Mapping[str, Any]) -> None:
                    f"all cuts together; {names}"))
 
 
-def _name(row: Mapping[str, Any], default: str) -> str:
+def _name(row: NeededRow, default: str) -> str:
     failed = f" ({row['failed']} failed)" if row["failed"] else ""
     return row["chain"] + (" (default)" if row["chain"] == default else "") + failed
 
 
-def _losses(rows: Sequence[Mapping[str, Any]], default: str) -> list[str]:
+def _losses(rows: Sequence[NeededRow], default: str) -> list[str]:
     """One sentence per chain a baseline beats on the share kept."""
     shares = {r["chain"]: r["kept_share"] for r in rows}
     out = []
@@ -73,7 +76,7 @@ def _losses(rows: Sequence[Mapping[str, Any]], default: str) -> list[str]:
     return out
 
 
-def _per_file(files: Sequence[Mapping[str, Any]], *, offset: int, chunk: Sequence[Mapping[str, Any]]) -> Table:
+def _per_file(files: Sequence[FileEntry], *, offset: int, chunk: Sequence[FileEntry]) -> Table:
     """Sessions as columns (numbered as listed below), the needed tokens and each chain's kept ones as rows."""
     grid = house_table("Per session: needed tokens, and how many each chain keeps (+ recoverable; sessions listed "
                        "below)", narrow=False)

@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from . import _n, console
+from . import thousands, console
 
 __all__ = ["replay_checks", "check_dict", "replay_table", "rerun_view", "rerun_dict"]
 
@@ -51,7 +51,7 @@ def replay_table(rows: Sequence[Mapping[str, Any]]) -> None:
                          justify="right" if col in ("tokens", "saved", "latency", "tries") else "left")
     for r in rows:
         latency = "—" if r["latency_s"] is None else f"{r['latency_s']:.2f}s"
-        tokens = f"{_n(r['tokens_before'])}→{_n(r['tokens_after'])}"
+        tokens = f"{thousands(r['tokens_before'])}→{thousands(r['tokens_after'])}"
         table.add_row(_clock(r["time"]), Text(" ".join(x for x in (r["processor"], r["stage"]) if x)), tokens,
                       f"{100 * r['reduction_ratio']:.0f}%", latency, str(r["attempts"]),
                       Text(", ".join(r["error_kinds"])), "yes" if r["accepted"] else "no")
@@ -94,8 +94,8 @@ def rerun_view(rerun: Any, written: Sequence[Path]) -> None:
     table.add_column("recorded", overflow="fold", ratio=1)
     table.add_column("new", overflow="fold", ratio=1)
     old, new = d["recorded"], d["new"]
-    table.add_row("tokens", f"{_n(old['tokens_before'])} → {_n(old['tokens_after'])}",
-                  f"{_n(new['tokens_before'])} → {_n(new['tokens_after'])}")
+    table.add_row("tokens", f"{thousands(old['tokens_before'])} → {thousands(old['tokens_after'])}",
+                  f"{thousands(new['tokens_before'])} → {thousands(new['tokens_after'])}")
     table.add_row("saved", f"{100 * old['reduction_ratio']:.1f}%", f"{100 * new['reduction_ratio']:.1f}%")
     table.add_row("accepted", "yes" if old["accepted"] else "no", "yes" if new["accepted"] else f"no ({new['reason']})")
     table.add_row("summary", old["summary"] or "(none)", new["summary"] or "(none)")

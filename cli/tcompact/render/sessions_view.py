@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
 
-from . import _err as console_err
-from . import _n, console
+from . import stderr_console as console_err
+from . import thousands, console
+
+if TYPE_CHECKING:
+    from ..sessions.shapes import (Cost, ModelGroup, SessionRow, SessionSkippedLine, SessionsReport, SummedTotals, ToolGroup,
+                                   ToolTotals, UsageSums)
 
 __all__ = ["sessions_table", "session_lines", "cost_text", "resume_lines", "warn_skipped_lines"]
 
@@ -18,7 +22,7 @@ _GROUP_TITLES = {"project": "Sessions by project", "day": "Sessions by day of la
                  "model": "Requests by model", "tool": "Tools across sessions"}
 
 
-def cost_text(cost: Mapping[str, Any] | None) -> str:
+def cost_text(cost: Cost | None) -> str:
     """``$1.23``, ``unknown`` or ``$1.23 + unknown`` (some requests of a model without a price)."""
     if cost is None:
         return "—"
@@ -54,7 +58,7 @@ def _wide() -> Any:
     return out
 
 
-def sessions_table(doc: Mapping[str, Any]) -> None:
+def sessions_table(doc: SessionsReport) -> None:
     """The listing: the sessions, or the groups, with a totals line, and the price table used."""
     out = _wide()
     if doc["group_by"] == "tool":
@@ -68,13 +72,13 @@ def sessions_table(doc: Mapping[str, Any]) -> None:
     _footer(out, doc)
 
 
-def _usage_cells(usage: Mapping[str, Any] | None) -> list[str]:
+def _usage_cells(usage: UsageSums | None) -> list[str]:
     """The usage figures, or "—" for none (no usage recorded, or only requests another session counts)."""
     own = usage is not None and usage["requests"] > 0
-    return [_n(usage[k]) if own else "—" for _, k in _USAGE]
+    return [thousands(usage[k]) if own else "—" for _, k in _USAGE]
 
 
-def _rows_table(out: Any, rows: Sequence[Mapping[str, Any]], totals: Mapping[str, Any], *, cost: bool,
+def _rows_table(out: Any, rows: Sequence[SessionRow], totals: SummedTotals, *, cost: bool,
                 tz: str) -> None:
     table = Table(title=f"Sessions on this machine, newest first (times in {tz})", title_justify="left")
     for col in ("agent", "project", "session", "active", "models"):
@@ -84,17 +88,17 @@ def _rows_table(out: Any, rows: Sequence[Mapping[str, Any]], totals: Mapping[str
     for r in rows:
         ctx = r["context"]
         table.add_row(r["agent"], r["project"] or "—", r["id"][:8], _active(r["first_activity"], r["last_activity"]),
-                      ", ".join(r["models"]) or "—", _n(r["messages"]),
-                      _n(r["tool_calls"]), _n(r["tokens"]), f"{100 * ctx['utilisation']:.0f}%" if ctx else "—",
+                      ", ".join(r["models"]) or "—", thousands(r["messages"]),
+                      thousands(r["tool_calls"]), thousands(r["tokens"]), f"{100 * ctx['utilisation']:.0f}%" if ctx else "—",
                       *_usage_cells(r["usage"]), *([cost_text(r.get("cost"))] if cost else []))
     table.add_section()
-    table.add_row(f"{totals['sessions']} sessions", "", "", "", "", _n(totals["messages"]),
-                  _n(totals["tool_calls"]), _n(totals["tokens"]), "", *_usage_cells(totals["usage"]),
+    table.add_row(f"{totals['sessions']} sessions", "", "", "", "", thousands(totals["messages"]),
+                  thousands(totals["tool_calls"]), thousands(totals["tokens"]), "", *_usage_cells(totals["usage"]),
                   *([cost_text(totals.get("cost"))] if cost else []))
     out.print(table)
 
 
-def _groups_table(out: Any, doc: Mapping[str, Any], *, cost: bool) -> None:
+def _groups_table(out: Any, doc: SessionsReport, *, cost: bool) -> None:
     table = Table(title=_GROUP_TITLES[doc["group_by"]], title_justify="left")
     table.add_column(doc["group_by"], overflow="fold")
     for col in ("sessions", "msgs", "calls", "tokens") + tuple(c for c, _ in _USAGE) + (("cost",) if cost else ()):
@@ -103,12 +107,12 @@ def _groups_table(out: Any, doc: Mapping[str, Any], *, cost: bool) -> None:
         if g is None:
             table.add_section()
             continue
-        table.add_row(g["key"], _n(g["sessions"]), _n(g["messages"]), _n(g["tool_calls"]), _n(g["tokens"]),
+        table.add_row(g["key"], thousands(g["sessions"]), thousands(g["messages"]), thousands(g["tool_calls"]), thousands(g["tokens"]),
                       *_usage_cells(g["usage"]), *([cost_text(g.get("cost"))] if cost else []))
     out.print(table)
 
 
-def _models_table(out: Any, groups: Sequence[Mapping[str, Any]], totals: Mapping[str, Any], *, cost: bool) -> None:
+def _models_table(out: Any, groups: Sequence[ModelGroup], totals: SummedTotals, *, cost: bool) -> None:
     table = Table(title=_GROUP_TITLES["model"], title_justify="left")
     table.add_column("model", overflow="fold")
     for col in ("sessions", "requests") + tuple(c for c, _ in _USAGE) + (("cost",) if cost else ()):
@@ -118,12 +122,12 @@ def _models_table(out: Any, groups: Sequence[Mapping[str, Any]], totals: Mapping
             table.add_section()
             continue
         usage = g["usage"]
-        table.add_row(g["key"], _n(g["sessions"]), _n(usage["requests"]) if usage else "—", *_usage_cells(usage),
+        table.add_row(g["key"], thousands(g["sessions"]), thousands(usage["requests"]) if usage else "—", *_usage_cells(usage),
                       *([cost_text(g.get("cost"))] if cost else []))
     out.print(table)
 
 
-def _tools_table(out: Any, groups: Sequence[Mapping[str, Any]], totals: Mapping[str, Any]) -> None:
+def _tools_table(out: Any, groups: Sequence[ToolGroup], totals: ToolTotals) -> None:
     table = Table(title=_GROUP_TITLES["tool"], title_justify="left")
     table.add_column("tool", overflow="fold")
     keys = ("sessions", "calls", "argument_tokens", "result_tokens", "errors")
@@ -133,11 +137,11 @@ def _tools_table(out: Any, groups: Sequence[Mapping[str, Any]], totals: Mapping[
         if g is None:
             table.add_section()
             continue
-        table.add_row(g["key"], *(_n(g[k]) for k in keys))
+        table.add_row(g["key"], *(thousands(g[k]) for k in keys))
     out.print(table)
 
 
-def _footer(out: Any, doc: Mapping[str, Any]) -> None:
+def _footer(out: Any, doc: SessionsReport) -> None:
     prices = doc["prices"]
     if prices is not None:
         unpriced = sorted({m for r in doc["sessions"] for m in ((r.get("cost") or {}).get("unpriced_models") or ())})
@@ -155,7 +159,7 @@ def _footer(out: Any, doc: Mapping[str, Any]) -> None:
         out.print(Text(f"Passed over {len(doc['not_transcripts'])} file(s) that hold no transcript"))
 
 
-def warn_skipped_lines(skipped: Sequence[Mapping[str, Any]]) -> None:
+def warn_skipped_lines(skipped: Sequence[SessionSkippedLine]) -> None:
     """On stderr, per file: the bad lines skipped (a warning), and a last line not finished yet (the
     session is being written: read without it)."""
     from . import warn_skipped_lines as warn_file
@@ -171,11 +175,11 @@ def warn_skipped_lines(skipped: Sequence[Mapping[str, Any]]) -> None:
                                      "read without it"))
 
 
-def session_lines(row: Mapping[str, Any]) -> None:
+def session_lines(row: SessionRow) -> None:
     """The session a detailed view belongs to, with its usage and cost, under the file detail."""
     out = console()
     usage = row["usage"]
-    used = ", ".join(f"{label} {_n(usage[k])}" for label, k in _USAGE) if usage and usage["requests"] else (
+    used = ", ".join(f"{label} {thousands(usage[k])}" for label, k in _USAGE) if usage and usage["requests"] else (
         "none of its own" if usage else "none recorded")
     if usage and usage["copied_requests"]:
         used += f" ({usage['copied_requests']:,} request(s) copied from the session it came from are counted there)"

@@ -15,9 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .usage import Request
+
+if TYPE_CHECKING:
+    from .shapes import (Cost, Group, GroupTotals, ModelGroup, SessionRow, SummedGroup, SummedTotals, ToolGroup, ToolTotals,
+                         UsageSums)
 
 __all__ = ["GROUPS", "group_rows", "usage_sums"]
 
@@ -25,36 +29,35 @@ GROUPS = ("session", "project", "day", "model", "tool")
 _USAGE = ("input", "output", "cache_write", "cache_read")
 
 
-def usage_sums(requests: Sequence[Request]) -> dict[str, int]:
+def usage_sums(requests: Sequence[Request]) -> UsageSums:
     """Requests and their usage added up."""
     return {"requests": len(requests), **{k: sum(getattr(r, k) for r in requests) for k in _USAGE}}
 
 
-def group_rows(group_by: str, rows: Sequence[dict[str, Any]], reads: Sequence[Any], *, tz: tzinfo,
-               cost: bool) -> tuple[list[dict[str, Any]] | None, dict[str, Any]]:
+def group_rows(group_by: str, rows: Sequence[SessionRow], reads: Sequence[Any], *, tz: tzinfo,
+               cost: bool) -> tuple[list[Group] | None, GroupTotals]:
     """The groups (None for ``session``) and the totals, from rows and the reads they came from
     (``reads[i].requests`` and ``reads[i].files`` belong to ``rows[i]``)."""
     pairs = list(zip(rows, reads))
     if group_by == "tool":
         return _tools(pairs)
-    totals = _summed("total", pairs, cost=cost)
-    del totals["key"]
+    totals = cast("SummedTotals", {k: v for k, v in _summed("total", pairs, cost=cost).items() if k != "key"})
     if group_by == "session":
         return None, totals
     if group_by == "model":
         return _models(pairs, cost=cost), totals
-    key: Callable[[dict[str, Any]], str] = (
+    key: Callable[[SessionRow], str] = (
         (lambda row: row["project"] or "(not recorded)") if group_by == "project"
         else (lambda row: (row["last_activity"] or "(no date)")[:10]))
-    buckets: dict[str, list[tuple[dict[str, Any], Any]]] = {}
+    buckets: dict[str, list[tuple[SessionRow, Any]]] = {}
     for pair in pairs:  # rows are newest first, so the buckets are too
         buckets.setdefault(key(pair[0]), []).append(pair)
     return [_summed(k, members, cost=cost) for k, members in buckets.items()], totals
 
 
-def _summed(key: str, pairs: Sequence[tuple[dict[str, Any], Any]], *, cost: bool) -> dict[str, Any]:
+def _summed(key: str, pairs: Sequence[tuple[SessionRow, Any]], *, cost: bool) -> SummedGroup:
     requests = [r for _, read in pairs for r in read.requests]
-    out: dict[str, Any] = {
+    out: SummedGroup = {
         "key": key, "sessions": len(pairs),
         "messages": sum(row["messages"] for row, _ in pairs),
         "tool_calls": sum(row["tool_calls"] for row, _ in pairs),
@@ -66,7 +69,7 @@ def _summed(key: str, pairs: Sequence[tuple[dict[str, Any], Any]], *, cost: bool
     return out
 
 
-def _models(pairs: Sequence[tuple[dict[str, Any], Any]], *, cost: bool) -> list[dict[str, Any]]:
+def _models(pairs: Sequence[tuple[SessionRow, Any]], *, cost: bool) -> list[ModelGroup]:
     by_model: dict[str, list[Request]] = {}
     sessions: dict[str, set[str]] = {}
     for row, read in pairs:
@@ -76,7 +79,7 @@ def _models(pairs: Sequence[tuple[dict[str, Any], Any]], *, cost: bool) -> list[
             sessions.setdefault(name, set()).add(f"{row['agent']}:{row['id']}")
     out = []
     for name, requests in by_model.items():
-        entry: dict[str, Any] = {"key": name, "sessions": len(sessions[name]), "usage": usage_sums(requests)}
+        entry: ModelGroup = {"key": name, "sessions": len(sessions[name]), "usage": usage_sums(requests)}
         if cost:
             entry["cost"] = _cost(requests)
         out.append(entry)
@@ -84,7 +87,7 @@ def _models(pairs: Sequence[tuple[dict[str, Any], Any]], *, cost: bool) -> list[
     return out
 
 
-def _tools(pairs: Sequence[tuple[dict[str, Any], Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _tools(pairs: Sequence[tuple[SessionRow, Any]]) -> tuple[list[ToolGroup], ToolTotals]:
     fields = ("calls", "argument_tokens", "result_tokens", "results", "errors")
     rows: dict[str, dict[str, Any]] = {}
     users: dict[str, set[str]] = {}
@@ -102,7 +105,7 @@ def _tools(pairs: Sequence[tuple[dict[str, Any], Any]]) -> tuple[list[dict[str, 
     return out, totals
 
 
-def _cost(requests: Sequence[Request]) -> dict[str, Any] | None:
+def _cost(requests: Sequence[Request]) -> Cost | None:
     from ..pricing import price
 
     return price(requests).as_dict() if requests else None

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import NotATranscriptError, TcompactError, UsageError
@@ -28,6 +28,10 @@ from .copies import owned, peers
 from .stores import FORMATS, Session
 from .groups import GROUPS, group_rows, usage_sums
 from .usage import Request, requests_of
+
+if TYPE_CHECKING:
+    from ..inspect_shapes import FileError, FileReport, InspectReport, PassedOver, TranscriptReport
+    from .shapes import Context, Prices, SessionRow, SessionSkippedLine, SessionsReport
 
 __all__ = ["SessionsOptions", "sessions_report", "session_row", "session_detail", "live", "GROUPS", "SCHEMA_VERSION"]
 
@@ -53,17 +57,17 @@ class _Read:
     """One session read: its file reports and requests, or why a file could not be read."""
 
     session: Session
-    files: list[dict[str, Any]]
+    files: list[FileReport]
     requests: list[Request]
-    errors: list[dict[str, str]]
-    passed_over: list[dict[str, str]]
+    errors: list[FileError]
+    passed_over: list[PassedOver]
     copied: int = 0
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[SessionSkippedLine] = field(default_factory=list)
 
 
 def sessions_report(sessions: Sequence[Session], options: SessionsOptions,
                     on_file: Callable[[int, int, Path], None] | None = None, *,
-                    others: Sequence[Session] = ()) -> dict[str, Any]:
+                    others: Sequence[Session] = ()) -> SessionsReport:
     """The sessions listing: rows newest first, the chosen group-by, totals, errors. ``others`` are
     the sessions of the stores not listed, among which a listed fork's original may be."""
     tz = zone(options.timezone)
@@ -73,7 +77,7 @@ def sessions_report(sessions: Sequence[Session], options: SessionsOptions,
     _drop_copies(reads, peers(sessions, others), inspect.read)
     rows = [session_row(r.session, r.files, r.requests, tz=tz, cost=options.cost, copied=r.copied) for r in kept]
     prices = _prices() if options.cost else None
-    doc: dict[str, Any] = {
+    doc: SessionsReport = {
         "tool": "tcompact", "version": __version__, "schema_version": SCHEMA_VERSION, "view": "sessions",
         "group_by": options.group_by, "timezone": _zone_name(tz), "prices": prices, "sessions": rows,
         "groups": None, "totals": None,
@@ -150,8 +154,8 @@ def session_requests(session: Session, read: ReadOptions) -> list[Request]:
     return [req for path in session.files for req in _usage_only(path, session.agent, read)]
 
 
-def session_row(s: Session, files: Sequence[dict[str, Any]], requests: Sequence[Request], *, tz: tzinfo,
-                cost: bool, copied: int = 0) -> dict[str, Any]:
+def session_row(s: Session, files: Sequence[FileReport], requests: Sequence[Request], *, tz: tzinfo,
+                cost: bool, copied: int = 0) -> SessionRow:
     """One session's row (README, "Sessions --json schema")."""
     transcripts = [t for f in files for t in f["transcripts"]]
     main = next((t for t in transcripts if t["kind"] == "main"), transcripts[0] if transcripts else None)
@@ -162,7 +166,7 @@ def session_row(s: Session, files: Sequence[dict[str, Any]], requests: Sequence[
     for t in transcripts:
         if t["model"] and t["model"] not in models:
             models[t["model"]] = 0
-    row: dict[str, Any] = {
+    row: SessionRow = {
         "agent": s.agent, "id": s.id, "project": s.project,
         "first_activity": _iso(s.first, tz), "last_activity": _iso(s.last, tz),
         "models": sorted(models, key=lambda m: (-models[m], m)),
@@ -180,7 +184,7 @@ def session_row(s: Session, files: Sequence[dict[str, Any]], requests: Sequence[
     return row
 
 
-def _context(main: dict[str, Any] | None) -> dict[str, Any] | None:
+def _context(main: TranscriptReport | None) -> Context | None:
     if main is None:
         return None
     w = main["window"]
@@ -195,14 +199,14 @@ def _zone_name(tz: tzinfo) -> str:
     return getattr(tz, "key", None) or datetime.now(tz).tzname() or "local"
 
 
-def _prices() -> dict[str, str]:
+def _prices() -> Prices:
     from ..pricing import PRICES_PACKAGE, prices_version
 
     return {"package": PRICES_PACKAGE, "version": prices_version()}
 
 
-def session_detail(session: Session, report: dict[str, Any], *, read: ReadOptions, cost: bool,
-                   timezone_name: str | None, others: Sequence[Session] = ()) -> dict[str, Any]:
+def session_detail(session: Session, report: InspectReport, *, read: ReadOptions, cost: bool,
+                   timezone_name: str | None, others: Sequence[Session] = ()) -> InspectReport:
     """An ``inspect`` report of the session's files with the session's row under ``session`` (its own
     requests: those a fork copied from a session of ``others`` are counted there)."""
     held = [(s, session_requests(s, read)) for s in (session, *peers([session], others))]
