@@ -101,6 +101,11 @@ def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_ca
       tcompact eval sessions/ --metric needed -c full -c truncate,dialogue
       tcompact eval --last 5 --agent claude
     """
+    _evaluate(paths, options, selector, json_out=json_out)
+
+
+def _evaluate(paths: list[Path] | None, options: Any, selector: Any, *, json_out: bool) -> None:
+    """Evaluate the PATHs (or the selected sessions), show the report; exit 2 on a file's error, 1 on a failed chain."""
     from .. import render
     from ..evaluation import evaluate_paths
     from ..render.eval_view import eval_outcome

@@ -41,24 +41,13 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
     called on it, written and read back, before it takes the session's place (it keeps the backup, or
     refuses, which leaves the session as it was).
     """
-    written: list[Path] = []
     problems = list(run.report.get("invariants") or [])
-    inputs, shared = (source,), folder_mode((source,))
-
-    def mode(folder: Path) -> int:  # inside tcompact's own folder, a folder is as private as it
-        return PRIVATE if private is not None and folder.resolve().is_relative_to(private.resolve()) else shared
-
+    mode = _modes(source, private)
     if private is not None and (run.calls or run.status != Outcome.NOTHING_TO_DO):
         make_folder(private, mode=PRIVATE)
-    if run.calls:
-        folder = make_folder(paths.dump_dir, mode=mode(paths.dump_dir))
-        written += [write_json(folder / name, doc, force=force, sync=False, inputs=inputs) for name, doc in run.dumps()]
-    transcript = run.status == Outcome.COMPACTED and not (strict and problems)
-    if transcript:
-        if run.blobs:
-            make_folder(paths.store, mode=PRIVATE)
-        for path, doc in run.blobs:
-            written.append(write_json(Path(path), doc, force=force, sync=False, inputs=inputs))
+    written = _dumps(run, paths.dump_dir, mode, force=force, source=source)
+    if run.status == Outcome.COMPACTED and not (strict and problems):
+        written += _blobs(run, paths.store, force=force, source=source)
         make_folder(paths.output.parent, mode=mode(paths.output.parent))
         written += _transcript(run, paths, problems, source=source, force=force, settle=settle,
                                allow=allow_mismatch and not strict)
@@ -66,6 +55,29 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
     report = write_report(settled, paths, written=written, problems=problems, force=force, source=source,
                           state=private)
     return written + ([report] if report is not None else []), problems
+
+
+def _modes(source: Path, private: Path | None) -> Callable[[Path], int]:
+    """The mode of a folder made for the outputs: as private as ``source``, and inside tcompact's own
+    folder ``private``, as private as it."""
+    shared = folder_mode((source,))
+    return lambda folder: PRIVATE if private is not None and folder.resolve().is_relative_to(private.resolve()) \
+        else shared
+
+
+def _dumps(run: CompactionRun, folder: Path, mode: Callable[[Path], int], *, force: bool, source: Path) -> list[Path]:
+    """One dump per summariser call the run made (none: no folder made)."""
+    if not run.calls:
+        return []
+    made = make_folder(folder, mode=mode(folder))
+    return [write_json(made / name, doc, force=force, sync=False, inputs=(source,)) for name, doc in run.dumps()]
+
+
+def _blobs(run: CompactionRun, store: Path, *, force: bool, source: Path) -> list[Path]:
+    """The offloaded originals, in the store (0700)."""
+    if run.blobs:
+        make_folder(store, mode=PRIVATE)
+    return [write_json(Path(path), doc, force=force, sync=False, inputs=(source,)) for path, doc in run.blobs]
 
 
 def write_report(run: CompactionRun, paths: OutputPaths, *, written: Sequence[Path], problems: Sequence[str],
