@@ -19,8 +19,8 @@ from ._options import (ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt,
                        api_key, read_options)
 
 ChainOpt = Annotated[str, typer.Option("-c", "--compressor", help="A compressor, or a chain run in order: -c "
-                                       "truncate,dialogue. The default, full, keeps the most of what `tcompact eval` "
-                                       "plants (README, \"Default chain\"). See `tcompact compressors`.")]
+                                       f"truncate,dialogue. The default, {DEFAULT_CHAIN}, keeps the most of what "
+                                       "`tcompact eval` plants (README, \"Default chain\"). See `tcompact compressors`.")]
 SetOpt = Annotated[list[str] | None, typer.Option("--set", help="A setting, key=value or compressor.key=value "
                                                   "(repeatable).", show_default=False)]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="TOML or JSON file with a table of settings per "

@@ -11,7 +11,8 @@ import typer
 
 from ._compaction import compact_values, pick
 from ._help import Group
-from ._options import (FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt, SkipBadLinesOpt,
+from ._options import (ContextWindowOpt, CountModelOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt,
+                       SkipBadLinesOpt,
                        option_group, read_options, say_unknown_model)
 from .eval import fail_on_failed_chains, measured_rows, with_eval_options
 
@@ -85,26 +86,32 @@ def _run(kind: str, sources: list[str], settings: Any, how: _How) -> dict[str, A
     return summary
 
 
+BatchSpansOpt = Annotated[str | None, typer.Option("--spans", help="Also tell per file whether this compressor would "
+                                                   "compact it: current-round, dialogue or round-level.",
+                                                   show_default=False)]
+BatchKeepRecentOpt = Annotated[int | None, typer.Option("--keep-recent", help="Tail messages the span keeps.",
+                                                        show_default=False)]
+
+#: batch inspect's options, in the order --help shows them: (parameter, option, default).
+BATCH_INSPECT_OPTIONS = (
+    ("encoding", EncodingOpt, None), ("model", CountModelOpt, None), ("context_window", ContextWindowOpt, None),
+    ("spans", BatchSpansOpt, None), ("keep_recent", BatchKeepRecentOpt, None), ("fmt", FormatOpt, None),
+    ("full_history", FullHistoryOpt, False), ("skip_bad_lines", SkipBadLinesOpt, False),
+)
+
+
+def inspect_settings(*, fmt: str | None, full_history: bool, skip_bad_lines: bool, **values: Any):
+    """The InspectOptions of batch inspect's option values (validated here, at the boundary)."""
+    from ..inspection import InspectOptions
+
+    say_unknown_model(values["model"], context_window=values["context_window"], encoding=values["encoding"])
+    return InspectOptions(read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False), **values)
+
+
 @batch_app.command("inspect")
 @with_batch_options
-def batch_inspect(
-    sources: SourcesArg,
-    how=None,
-    encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
-                                                 show_default=False)] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Count and size the window for this model.",
-                                              show_default=False)] = None,
-    context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
-                                                       show_default=False)] = None,
-    spans: Annotated[str | None, typer.Option("--spans", help="Also tell per file whether this compressor would "
-                                              "compact it: current-round, dialogue or round-level.",
-                                              show_default=False)] = None,
-    keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="Tail messages the span keeps.",
-                                                    show_default=False)] = None,
-    fmt: FormatOpt = None,
-    full_history: FullHistoryOpt = False,
-    skip_bad_lines: SkipBadLinesOpt = False,
-) -> None:
+@option_group("settings", BATCH_INSPECT_OPTIONS, inspect_settings)
+def batch_inspect(sources: SourcesArg, how=None, settings=None) -> None:
     """Where the tokens go in every file of a corpus.
 
     One result line per file, and totals over the corpus.
@@ -114,12 +121,6 @@ def batch_inspect(
     \b
       tcompact batch inspect runs/ --out runs.inspect/ --workers 8
     """
-    from ..inspection import InspectOptions
-
-    say_unknown_model(model, context_window=context_window, encoding=encoding)
-    settings = InspectOptions(read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False),
-                              encoding=encoding, model=model, context_window=context_window, spans=spans,
-                              keep_recent=keep_recent)
     _run("inspect", sources, settings, how)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -78,7 +78,11 @@ def restore(path: PathArg = None, asked=None, selector=None) -> None:
       tcompact restore --clean --older-than 30d
       tcompact restore --session 4b2e6300 --pre-compaction
     """
-    a = asked
+    _restore(path, asked, selector)
+
+
+def _restore(path: Path | None, a: _Asked, selector: Any) -> None:
+    """What the options ask: list or clean what tcompact keeps, a session put back, or an offload's originals."""
     if a.list_ or a.clean or a.older_than is not None:
         from ._sessions import kept_by_tcompact
 
