@@ -16,7 +16,7 @@ from tcompact.app import app
 from tcompact.batch.kinds import CompactTask, compact_figures
 from tcompact.commands import batch, compact, eval as eval_command
 from tcompact.commands._compaction import COMPACTION
-from tcompact.compaction import CompactOptions, Outcome, compact_file
+from tcompact.compaction import CompactOptions, Status, compact_file
 from tcompact.compaction import options as options_module
 from tcompact.compressors import parse_sets
 from tcompact.compressors.base import Context
@@ -126,21 +126,21 @@ def test_placed_settings_are_the_same_checked_value():
 
 
 def test_outcomes_are_values_whose_words_are_the_reports():
-    assert [o.value for o in Outcome] == ["compacted", "nothing to do", "below the trigger", "failed"]
+    assert [o.value for o in Status] == ["compacted", "nothing to do", "below the trigger", "failed"]
     below = compact_file(CHAT, CompactOptions(chain="truncate,dialogue", overrides=LOOSE))
-    assert (below.status, below.below_trigger, [s.result.outcome for s in below.stages]) == \
-        (Outcome.NOTHING_TO_DO, True, [Outcome.NOTHING_TO_DO, Outcome.BELOW_TRIGGER])
+    assert (below.status, below.below_trigger, [s.result.status for s in below.stages]) == \
+        (Status.NOTHING_TO_DO, True, [Status.NOTHING_TO_DO, Status.BELOW_TRIGGER])
     assert below.message.endswith("; --now compacts anyway") and below.report["status"] == "nothing to do"
     assert type(below.report["status"]) is str  # the report is plain JSON
     done = compact_file(CHAT, CompactOptions(chain="dialogue", now=True))
-    assert (done.status, done.below_trigger, done.stages[0].result.outcome) == \
-        (Outcome.COMPACTED, False, Outcome.COMPACTED)
+    assert (done.status, done.below_trigger, done.stages[0].result.status) == \
+        (Status.COMPACTED, False, Status.COMPACTED)
 
 
 def test_nothing_to_do_that_is_not_the_trigger_does_not_offer_now():
     run = compact_file(CHAT, CompactOptions(chain="truncate", overrides=LOOSE))
-    assert (run.status, run.below_trigger, run.message, run.stages[0].result.outcome) == \
-        (Outcome.NOTHING_TO_DO, False, "truncate: no tool output over the limits", Outcome.NOTHING_TO_DO)
+    assert (run.status, run.below_trigger, run.message, run.stages[0].result.status) == \
+        (Status.NOTHING_TO_DO, False, "truncate: no tool output over the limits", Status.NOTHING_TO_DO)
 
 
 def test_the_defaults_are_written_once():

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import summarizers
-from ..compressors.base import CompressionResult, Compressor, Context, Outcome, Settings
+from ..compressors.base import CompressionResult, Compressor, Context, Status, Settings
 from ..dump import DumpContext, iter_dumps, safe_name
 from ..errors import UsageError
 from ..formats import WRITABLE, Rendered, read_file, serialize
@@ -24,7 +24,7 @@ from ..windows import resolve_window
 from .bad_lines import kept_note, without_cut_off_line
 from .options import CompactOptions
 
-__all__ = ["Stage", "CompactionRun", "Outcome", "compact_file", "compact_source", "locate"]
+__all__ = ["Stage", "CompactionRun", "Status", "compact_file", "compact_source", "locate"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Stage:
 class CompactionRun:
     """The outcome: ``status`` is compacted, nothing to do or failed (the input is never touched)."""
 
-    status: Outcome
+    status: Status
     message: str
     source: SourceFile
     transcript: Transcript
@@ -62,7 +62,7 @@ class CompactionRun:
     @property
     def below_trigger(self) -> bool:
         """Nothing to do because a compressor's trigger did not fire (``--now`` compacts anyway)."""
-        return self.status == Outcome.NOTHING_TO_DO and any(s.result.outcome == Outcome.BELOW_TRIGGER
+        return self.status == Status.NOTHING_TO_DO and any(s.result.status == Status.BELOW_TRIGGER
                                                             for s in self.stages)
 
     def dumps(self) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -118,10 +118,10 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     final = stages[-1].result.messages if not stages[-1].result.failed else original.messages
     failed = next((s for s in stages if s.result.failed), None)
     applied = failed is None and any(s.result.applied for s in stages)
-    status = Outcome.FAILED if failed else Outcome.COMPACTED if applied else Outcome.NOTHING_TO_DO
+    status = Status.FAILED if failed else Status.COMPACTED if applied else Status.NOTHING_TO_DO
     message = (f"{failed.compressor.name}: {failed.result.reason}" if failed else
                "; ".join(f"{s.compressor.name}: {s.result.reason}" for s in stages))
-    if status == Outcome.NOTHING_TO_DO and any(s.result.outcome == Outcome.BELOW_TRIGGER for s in stages):
+    if status == Status.NOTHING_TO_DO and any(s.result.status == Status.BELOW_TRIGGER for s in stages):
         message += "; --now compacts anyway"
     session = _session(source, original)
     info = {"path": source.path, "format": source.format, "sha256": _sha256(source), "transcript": original.id}

@@ -21,7 +21,7 @@ from ..sessions import Selector
 from ..summarizers import calls_model
 from ..windows import unknown_model
 from .bad_lines import kept_note
-from .chain import CompactionRun, Outcome, compact_file
+from .chain import CompactionRun, Status, compact_file
 from .options import CompactOptions
 from .paths import OutputPaths, check_paths, default_paths
 from .writing import as_failed, as_written, outputs_of, write_run
@@ -249,7 +249,7 @@ def strict_failure(problems: Sequence[str]) -> WorkFailed | None:
 
 def _unwritten(run: CompactionRun, paths: OutputPaths, written: Sequence[Path], problems: Sequence[str], *,
                dry_run: bool) -> WorkFailed | None:
-    if run.status == Outcome.COMPACTED and not dry_run and paths.output not in written:
+    if run.status == Status.COMPACTED and not dry_run and paths.output not in written:
         return WorkFailed(f"the compaction was not written: {problems[-1]}", path=str(paths.output),
                           hint="nothing was replaced; the report says why (--allow-read-back-mismatch writes it anyway)")
     return None
@@ -257,7 +257,7 @@ def _unwritten(run: CompactionRun, paths: OutputPaths, written: Sequence[Path], 
 
 def run_failure(run: CompactionRun, paths: OutputPaths, *, dry_run: bool) -> WorkFailed | None:
     """The failure of a run whose summariser could not summarise (the input is untouched)."""
-    if run.status != Outcome.FAILED:
+    if run.status != Status.FAILED:
         return None
     where = "" if dry_run or not run.calls else f"; the failed call(s) are dumped in {paths.dump_dir}"
     return WorkFailed(f"{run.message}", hint=f"the input is untouched{where}")

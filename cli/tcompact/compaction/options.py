@@ -61,6 +61,8 @@ class CompactOptions:
     #: the chain's compressors and their validated settings (``--set``, ``--config``, ``--trigger-ratio``)
     compressors: tuple[Compressor, ...] = field(init=False, repr=False, compare=False)
     settings: tuple[Settings, ...] = field(init=False, repr=False, compare=False)
+    #: what the one call into the summarisers (:func:`tcompact.summarizers.check`) gives for these options
+    summarizer_settings: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Refuse a bad option before any file is read or output probed (a typo in ``-c`` is named as
@@ -75,9 +77,10 @@ class CompactOptions:
             raise UsageError("--context-window must be a positive number of tokens")
         if self.encoding is not None and self.encoding not in ENCODINGS:
             raise UsageError(f"unknown encoding {self.encoding!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
-        summarizers.check(self, used=any(c.uses_summarizer for c in chain))  # the one call that checks it
+        chosen = summarizers.check(self, used=any(c.uses_summarizer for c in chain))  # the one call into them
         object.__setattr__(self, "compressors", tuple(chain))
         object.__setattr__(self, "settings", tuple(settings))
+        object.__setattr__(self, "summarizer_settings", chosen)
 
     @property
     def uses_summarizer(self) -> bool:

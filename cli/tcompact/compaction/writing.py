@@ -14,7 +14,7 @@ from typing import Any
 
 from ..artifacts import PRIVATE, folder_mode, make_folder, write_bytes, write_json
 from ..errors import TcompactError, WorkFailed
-from .chain import CompactionRun, Outcome
+from .chain import CompactionRun, Status
 from .paths import OutputPaths
 
 __all__ = ["write_run", "write_report", "outputs_of", "as_written", "as_failed"]
@@ -43,10 +43,10 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
     """
     problems = list(run.report.get("invariants") or [])
     mode = _modes(source, private)
-    if private is not None and (run.calls or run.status != Outcome.NOTHING_TO_DO):
+    if private is not None and (run.calls or run.status != Status.NOTHING_TO_DO):
         make_folder(private, mode=PRIVATE)
     written = _dumps(run, paths.dump_dir, mode, force=force, source=source)
-    if run.status == Outcome.COMPACTED and not (strict and problems):
+    if run.status == Status.COMPACTED and not (strict and problems):
         written += _blobs(run, paths.store, force=force, source=source)
         make_folder(paths.output.parent, mode=mode(paths.output.parent))
         written += _transcript(run, paths, problems, source=source, force=force, settle=settle,
@@ -84,7 +84,7 @@ def write_report(run: CompactionRun, paths: OutputPaths, *, written: Sequence[Pa
                  force: bool, source: Path, state: Path | None = None) -> Path | None:
     """The report file (none for "nothing to do"): the run's report, where its outputs went, the invariants
     broken; as private as ``source``."""
-    if paths.report is None or run.status == Outcome.NOTHING_TO_DO:
+    if paths.report is None or run.status == Status.NOTHING_TO_DO:
         return None
     report = {**run.report, "outputs": outputs_of(run, paths, [*written, paths.report], state=state)}
     return write_json(paths.report, {**report, "invariants": list(problems)}, force=force, inputs=(source,))
@@ -94,7 +94,7 @@ def as_written(run: CompactionRun, *, written: Sequence[Path], output: Path, pro
                strict: bool) -> CompactionRun:
     """The run as its outputs left it: a compaction whose transcript was not written (it does not read back,
     or breaks an invariant under ``strict``) failed, and says why; any other run as it was."""
-    if run.status != Outcome.COMPACTED or output in written:
+    if run.status != Status.COMPACTED or output in written:
         return run
     if strict and problems:
         return as_failed(run, f"the compaction breaks {len(problems)} invariant(s): {problems[0]}; the compacted "
@@ -104,8 +104,8 @@ def as_written(run: CompactionRun, *, written: Sequence[Path], output: Path, pro
 
 def as_failed(run: CompactionRun, reason: str) -> CompactionRun:
     """The run failed for ``reason`` (its report says so: status "failed", the reason); the input is untouched."""
-    return dataclasses.replace(run, status=Outcome.FAILED, message=reason,
-                               report={**run.report, "status": Outcome.FAILED.value, "reason": reason})
+    return dataclasses.replace(run, status=Status.FAILED, message=reason,
+                               report={**run.report, "status": Status.FAILED.value, "reason": reason})
 
 
 def _transcript(run: CompactionRun, paths: OutputPaths, problems: list[str], *, source: Path, force: bool,

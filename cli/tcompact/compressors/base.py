@@ -28,7 +28,7 @@ __all__ = [
     "CallRecord",
     "OffloadBlob",
     "Trigger",
-    "Outcome",
+    "Status",
     "CompressionResult",
     "Compressor",
     "unchanged",
@@ -104,8 +104,8 @@ class Trigger:
     forced: bool
 
 
-class Outcome(StrEnum):
-    """What a compressor (:attr:`CompressionResult.outcome`) or a whole chain (``CompactionRun.status``,
+class Status(StrEnum):
+    """What a compressor (:attr:`CompressionResult.status`) or a whole chain (``CompactionRun.status``,
     never ``BELOW_TRIGGER``: that is "nothing to do" there) did. The values are the words the reports
     and ``--json`` have always used."""
 
@@ -142,13 +142,13 @@ class CompressionResult:
     below_trigger: bool = False
 
     @property
-    def outcome(self) -> Outcome:
+    def status(self) -> Status:
         """What the compressor did, as a value."""
         if self.failed:
-            return Outcome.FAILED
+            return Status.FAILED
         if self.applied:
-            return Outcome.COMPACTED
-        return Outcome.BELOW_TRIGGER if self.below_trigger else Outcome.NOTHING_TO_DO
+            return Status.COMPACTED
+        return Status.BELOW_TRIGGER if self.below_trigger else Status.NOTHING_TO_DO
 
 
 def unchanged(name: str, messages: Sequence[Message], reason: str, tokens: int, **kw: Any) -> CompressionResult:

@@ -51,7 +51,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..defaults import MIN_DEADLINE
 from ..errors import UsageError
 from . import MODES
 from .base import ModelWindow, SummarizerError, SummaryRequest, SummaryResponse
@@ -134,7 +133,7 @@ class OpenAISummarizer:
     narrates = True
 
     def __init__(self, *, model: str, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float | None = MIN_DEADLINE, mode: str = "conversation", temperature: float | None = 0.0,
+                 timeout: float | None = 60.0, mode: str = "conversation", temperature: float | None = 0.0,
                  max_output_tokens: int | None = None, context_window: int | None = None,
                  progress: Callable[[CallProgress], None] | None = None, counter: Any = None) -> None:
         if mode not in MODES:
