@@ -114,6 +114,8 @@ class RerunOptions:
     api_key: str | None = field(default=None, repr=False)
     replay_dir: Path | None = None
     run: summarizers.RunSettings = field(default_factory=summarizers.RunSettings)
+    #: hears the call's progress (none here: a re-run shows its result when it is done)
+    progress: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
