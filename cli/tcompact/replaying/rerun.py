@@ -12,6 +12,7 @@ from .. import summarizers
 from ..artifacts import write_json
 from ..compressors import get
 from ..compressors.base import CompressionResult
+from ..defaults import DEFAULT_SUMMARIZER
 from ..dump import Dump, DumpContext, build_dumps, messages_of
 from ..errors import UsageError, WorkFailed
 from ..redact import redact
@@ -108,7 +109,7 @@ class RerunOptions:
     """The summariser a dump is re-run with and how its calls are made: what building a backend reads
     (:class:`tcompact.summarizers.SummarizerOptions`), without a chain to check."""
 
-    summarizer: str
+    summarizer: str = DEFAULT_SUMMARIZER
     model: str | None = None
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
