@@ -11,9 +11,8 @@ import orjson
 import pytest
 from conftest import SAMPLES, SESSION, FakeSummarizer, jsonl, msg
 
-from tcompact.compaction import (CompactJob, CompactOptions, OutputPaths, check_options, check_paths, compact_file,
-                                 compact_source, default_paths, resolve_chain, run_failure, run_job, strict_failure,
-                                 write_run)
+from tcompact.compaction import (CompactJob, CompactOptions, OutputPaths, check_paths, compact_file, compact_source,
+                                 default_paths, run_failure, run_job, strict_failure, write_run)
 from tcompact.compressors import parse_sets
 from tcompact.errors import InputError, NotATranscriptError, OutputError, UsageError, WorkFailed
 from tcompact.formats import ReadOptions, read_file
@@ -47,41 +46,41 @@ def dialogue():
 
 # options -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("options", "error"), [
-    (CompactOptions(chain="dialgue"), "unknown compressor 'dialgue' — use one of: truncate, offload, micro, "
-                                      "mask, current-round, dialogue, round-level, full, working-set"),
-    (CompactOptions(chain=" , "), "bad compressor chain ' , ' — name one or more compressors: -c truncate,dialogue"),
-    (CompactOptions(chain="truncate,"), "bad compressor chain 'truncate,' — name one or more compressors: "
-                                        "-c truncate,dialogue"),
-    (CompactOptions(to="html"), "cannot write 'html' — use --to chat, claude-code, codex"),
-    (CompactOptions(context_window=0), "--context-window must be a positive number of tokens"),
-    (CompactOptions(encoding="p50k"), "unknown encoding 'p50k' — use one of: o200k_base, cl100k_base"),
-    (CompactOptions(summarizer="nope"), "unknown summariser 'nope' — use extractive, openai or replay"),
-    (CompactOptions(summarizer="openai"), "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your "
-                                          "vLLM model"),
-    (CompactOptions(chain="truncate", trigger_ratio=0.5), "--trigger-ratio applies to no compressor of the chain — "
+@pytest.mark.parametrize(("values", "error"), [
+    (dict(chain="dialgue"), "unknown compressor 'dialgue' — use one of: truncate, offload, micro, "
+                          "mask, current-round, dialogue, round-level, full, working-set"),
+    (dict(chain=" , "), "bad compressor chain ' , ' — name one or more compressors: -c truncate,dialogue"),
+    (dict(chain="truncate,"), "bad compressor chain 'truncate,' — name one or more compressors: "
+                            "-c truncate,dialogue"),
+    (dict(to="html"), "cannot write 'html' — use --to chat, claude-code, codex"),
+    (dict(context_window=0), "--context-window must be a positive number of tokens"),
+    (dict(encoding="p50k"), "unknown encoding 'p50k' — use one of: o200k_base, cl100k_base"),
+    (dict(summarizer="nope"), "unknown summariser 'nope' — use extractive, openai or replay"),
+    (dict(summarizer="openai"), "--summarizer openai needs --model — e.g. --model gpt-4o-mini or your "
+                              "vLLM model"),
+    (dict(chain="truncate", trigger_ratio=0.5), "--trigger-ratio applies to no compressor of the chain — "
      "it sets trigger_context_ratio of current-round, dialogue, round-level, full and working-set"),
-    (CompactOptions(replay_dir=Path("dumps")), "--replay-dir is an option of the replay summariser, and the "
+    (dict(replay_dir=Path("dumps")), "--replay-dir is an option of the replay summariser, and the "
      "summariser is extractive — add --summarizer replay, or leave --replay-dir out"),
 ])
-def test_a_bad_option_is_refused_before_the_file_is_read(options, error):
-    for check in (lambda: check_options(options), lambda: compact_file("missing.jsonl", options)):
-        with pytest.raises(UsageError) as exc:
-            check()
-        assert (str(exc.value), exc.value.exit_code) == (error, 2)
+def test_a_bad_option_is_refused_when_the_settings_are_made(values, error):
+    with pytest.raises(UsageError) as exc:
+        CompactOptions(**values)
+    assert (str(exc.value), exc.value.exit_code) == (error, 2)
 
 
 def test_a_summariser_a_chain_does_not_call_needs_nothing():
-    check_options(CompactOptions(chain="truncate,micro", summarizer="openai"))  # no --model needed: never called
+    options = CompactOptions(chain="truncate,micro", summarizer="openai")  # no --model needed: never called
+    assert (options.uses_summarizer, [c.name for c in options.compressors]) == (False, ["truncate", "micro"])
 
 
-def test_resolve_chain_applies_overrides_and_the_trigger_ratio():
+def test_the_chain_is_resolved_once_with_the_overrides_and_the_trigger_ratio():
     options = CompactOptions(chain="truncate,dialogue", overrides=parse_sets(["max_lines=20", "dialogue.summary_ratio=0.2"]),
                              trigger_ratio=0.5)
-    chain, settings = resolve_chain(options)
+    chain, settings = options.compressors, options.settings
     assert [c.name for c in chain] == ["truncate", "dialogue"]
     assert (settings[0].max_lines, settings[1].trigger_context_ratio, settings[1].summary_ratio) == (20, 0.5, 0.2)
-    assert resolve_chain(CompactOptions(chain="dialogue"))[1][0].trigger_context_ratio == 0.8
+    assert CompactOptions(chain="dialogue").settings[0].trigger_context_ratio == 0.8
 
 
 # the chain ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from test_docs import _keys
 from typer.testing import CliRunner
 
 from tcompact.app import app
-from tcompact.commands.compact import DEFAULT_CHAIN
+from tcompact.defaults import DEFAULT_CHAIN
 from tcompact.compaction import CompactOptions
 from tcompact.evaluation import KINDS, EvalOptions, evaluate_file, evaluate_paths, summarize
 from tcompact.evaluation.canary_eval import _digest

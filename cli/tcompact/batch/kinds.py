@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from .. import evaluation
-from ..compaction import (CompactOptions, OutputPaths, as_written, check_options, compact_file, default_paths,
-                          resolve_chain, run_failure, strict_failure, write_run)
+from ..compaction import (CompactOptions, OutputPaths, as_written, compact_file, default_paths, run_failure,
+                          strict_failure, write_run)
 from ..errors import UsageError
 from ..evaluation import KINDS as CANARY_KINDS
 from ..evaluation import EvalOptions, evaluate_file
@@ -118,9 +118,8 @@ class CompactTask:
     strict: bool = False
 
     def check(self) -> None:
-        """Refuse bad options before any task runs, as ``tcompact compact`` does (the chain, its settings,
-        --to, the window, the encoding, the summariser and what it needs), and an unreadable replay folder."""
-        check_options(self.options)
+        """Refuse an unreadable replay folder before any task runs (the options were checked when they
+        were made, as ``tcompact compact``'s are)."""
         _check_replay(self.options)
 
 
@@ -156,8 +155,7 @@ def compact_figures(path: str, task: CompactTask) -> dict[str, Any]:
     paths = _compact_paths(path, task)
     remove_paths((paths.output, paths.dump_dir, paths.store, paths.report))
     make_folder(paths.output.parent)
-    options = replace(task.options, offload_dir=str(paths.store.resolve()))
-    run = compact_file(path, options)
+    run = compact_file(path, task.options.placed(offload_dir=str(paths.store.resolve())))
     written, problems = write_run(run, paths, force=False, source=Path(path), strict=task.strict)
     failure = (strict_failure(problems) if task.strict else None) or run_failure(
         as_written(run, written=written, output=paths.output, problems=problems, strict=task.strict), paths,
@@ -186,15 +184,14 @@ def _bind_compact(task: CompactTask, out: str, root: str) -> CompactTask:
 def _options_fingerprint(o: CompactOptions) -> dict[str, Any]:
     """What of compact's options decides a result: the validated settings of each compressor (--set and
     --config's content resolved), not the key, the deadline or where the store goes."""
-    chain, settings = resolve_chain(o)
     config = hashlib.sha256(Path(o.config).read_bytes()).hexdigest() if o.config else None
     kept: dict[str, Any] = {}
-    for k, v in asdict(o).items():
+    for k in (f.name for f in fields(o) if f.init):
         if k not in ("api_key", "run", "offload_dir", "overrides", "config", "trigger_ratio", "read"):
-            kept[k] = v
+            kept[k] = getattr(o, k)
         if k == "base_url":  # the request settings of the run, where a batch.json has always listed them
             kept.update(request_mode=o.run.request_mode, summarizer_window=o.run.summarizer_window)
-    return {**kept, "chain": [c.name for c in chain], "settings": [s.model_dump(mode="json") for s in settings],
+    return {**kept, "chain": [c.name for c in o.compressors], "settings": [s.model_dump(mode="json") for s in o.settings],
             "config_sha256": config, "read": {**asdict(o.read), "keep_raw": None}}
 
 

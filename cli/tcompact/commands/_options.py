@@ -1,14 +1,13 @@
 """Options shared by several commands, declared once: reading a transcript, the token cache, counting,
-the chain and its settings, the summariser and how its calls are made, the session selectors."""
+the session selectors (the options of a compaction: :mod:`._compaction`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..formats.family import get, names, spoken, writable
+from ..formats.family import get, names
 
 FormatOpt = Annotated[
     str | None,
@@ -33,62 +32,6 @@ ContextWindowOpt = Annotated[int | None, typer.Option("--context-window", help="
                                                       show_default=False)]
 CountModelOpt = Annotated[str | None, typer.Option("--model", help="Count and size the window for this model.",
                                                    show_default=False)]
-
-# ---- the chain and its settings: compact, batch compact and eval
-
-ChainOpt = Annotated[str, typer.Option("-c", "--compressor", help="A compressor, or a chain run in order: -c "
-                                       "truncate,dialogue. The default, full, keeps the most of what `tcompact eval` "
-                                       "plants (README, \"Default chain\"). See `tcompact compressors`.")]
-SetOpt = Annotated[list[str] | None, typer.Option("--set", help="A setting, key=value or compressor.key=value "
-                                                  "(repeatable).", show_default=False)]
-ConfigOpt = Annotated[Path | None, typer.Option("--config", help="TOML or JSON file with a table of settings per "
-                                                "compressor.", show_default=False)]
-TriggerRatioOpt = Annotated[float | None, typer.Option("--trigger-ratio", help="Compact at this share of the window "
-                                                       "(sets trigger_context_ratio).", show_default=False)]
-ToOpt = Annotated[str | None, typer.Option("--to", help=f"Output format: {spoken(writable())} (default: the "
-                                           "input's).", show_default=False)]
-PreserveOpt = Annotated[str | None, typer.Option("--preserve", help="What the summary must keep, in your words.",
-                                                 show_default=False)]
-
-# ---- the summariser and how its calls are made (RunSettings): compact, batch compact, eval, replay
-
-SummarizerOpt = Annotated[str, typer.Option("--summarizer", help="extractive (offline), openai or replay.")]
-ModelOpt = Annotated[str | None, typer.Option("--model", help="Model: its encoding and window for counting, and the "
-                                              "model the openai summariser calls.", show_default=False)]
-BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
-                                                "OPENAI_BASE_URL). The key comes from OPENAI_API_KEY.",
-                                                show_default=False)]
-TimeoutOpt = Annotated[float | None, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt "
-                                                  "(the whole answer). Default: twice the time the call's size takes "
-                                                  "at the server's measured speed, plus 30 s, at least 60 s.",
-                                                  show_default=False)]
-MaxRetriesOpt = Annotated[int, typer.Option("--max-retries", help="Retries of a transient summariser error.")]
-ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Summariser calls run at once (round-level).")]
-RequestModeOpt = Annotated[str | None, typer.Option("--request-mode", help="openai: send the conversation as chat "
-                                                    "messages (conversation, the default) or as one serialised text "
-                                                    "(serialized).", show_default=False)]
-SummarizerWindowOpt = Annotated[int | None, typer.Option("--summarizer-window", help="openai: the summariser model's "
-                                                         "context window in tokens (default: what the server "
-                                                         "reports, else learned from its refusals).",
-                                                         show_default=False)]
-ReplayDirOpt = Annotated[Path | None, typer.Option("--replay-dir", help="Dumps the replay summariser answers from.",
-                                                   show_default=False)]
-
-#: How the summariser's calls are made, as compact and eval take them:
-#: (parameter, option, default), in the order --help shows them; they make one RunSettings.
-RUN_OPTIONS = (("timeout", TimeoutOpt, None), ("max_retries", MaxRetriesOpt, 2), ("concurrency", ConcurrencyOpt, 4),
-               ("request_mode", RequestModeOpt, None), ("summarizer_window", SummarizerWindowOpt, None))
-
-
-def run_settings(*, timeout: float | None, max_retries: int, concurrency: int, request_mode: str | None,
-                 summarizer_window: int | None):
-    """The RunSettings of the RUN_OPTIONS values (validated here, at the boundary: a bad value is one
-    UsageError in the option's own words)."""
-    from ..summarizers import RunSettings
-
-    return RunSettings.checked(retries=max_retries, timeout=timeout, concurrency=concurrency,
-                               request_mode=request_mode, summarizer_window=summarizer_window)
-
 
 def say_unknown_model(model: str | None, *, context_window: int | None, encoding: str | None,
                       summarizer: str | None = None) -> None:

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import inspect
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from ..defaults import DEFAULT_CHAIN
-from ..formats.family import spoken, writable
+from ._compaction import compact_values, pick
 from ._help import Group
-from ._options import (ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, MaxRetriesOpt,
-                       ModelOpt, NoCacheOpt, PreserveOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt, api_key,
-                       option_group, read_options,
-                       say_unknown_model)
+from ._options import (ContextWindowOpt, CountModelOpt, EncodingOpt, FormatOpt, FullHistoryOpt, JsonOpt, NoCacheOpt,
+                       SkipBadLinesOpt,
+                       option_group, read_options, say_unknown_model)
 from .eval import fail_on_failed_chains, measured_rows, with_eval_options
 
 batch_app = typer.Typer(
@@ -89,26 +86,32 @@ def _run(kind: str, sources: list[str], settings: Any, how: _How) -> dict[str, A
     return summary
 
 
+BatchSpansOpt = Annotated[str | None, typer.Option("--spans", help="Also tell per file whether this compressor would "
+                                                   "compact it: current-round, dialogue or round-level.",
+                                                   show_default=False)]
+BatchKeepRecentOpt = Annotated[int | None, typer.Option("--keep-recent", help="Tail messages the span keeps.",
+                                                        show_default=False)]
+
+#: batch inspect's options, in the order --help shows them: (parameter, option, default).
+BATCH_INSPECT_OPTIONS = (
+    ("encoding", EncodingOpt, None), ("model", CountModelOpt, None), ("context_window", ContextWindowOpt, None),
+    ("spans", BatchSpansOpt, None), ("keep_recent", BatchKeepRecentOpt, None), ("fmt", FormatOpt, None),
+    ("full_history", FullHistoryOpt, False), ("skip_bad_lines", SkipBadLinesOpt, False),
+)
+
+
+def inspect_settings(*, fmt: str | None, full_history: bool, skip_bad_lines: bool, **values: Any):
+    """The InspectOptions of batch inspect's option values (validated here, at the boundary)."""
+    from ..inspection import InspectOptions
+
+    say_unknown_model(values["model"], context_window=values["context_window"], encoding=values["encoding"])
+    return InspectOptions(read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False), **values)
+
+
 @batch_app.command("inspect")
 @with_batch_options
-def batch_inspect(
-    sources: SourcesArg,
-    how=None,
-    encoding: Annotated[str | None, typer.Option("--encoding", help="o200k_base or cl100k_base.",
-                                                 show_default=False)] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Count and size the window for this model.",
-                                              show_default=False)] = None,
-    context_window: Annotated[int | None, typer.Option("--context-window", help="Context window in tokens.",
-                                                       show_default=False)] = None,
-    spans: Annotated[str | None, typer.Option("--spans", help="Also tell per file whether this compressor would "
-                                              "compact it: current-round, dialogue or round-level.",
-                                              show_default=False)] = None,
-    keep_recent: Annotated[int | None, typer.Option("--keep-recent", help="Tail messages the span keeps.",
-                                                    show_default=False)] = None,
-    fmt: FormatOpt = None,
-    full_history: FullHistoryOpt = False,
-    skip_bad_lines: SkipBadLinesOpt = False,
-) -> None:
+@option_group("settings", BATCH_INSPECT_OPTIONS, inspect_settings)
+def batch_inspect(sources: SourcesArg, how=None, settings=None) -> None:
     """Where the tokens go in every file of a corpus.
 
     One result line per file, and totals over the corpus.
@@ -118,69 +121,31 @@ def batch_inspect(
     \b
       tcompact batch inspect runs/ --out runs.inspect/ --workers 8
     """
-    from ..inspection import InspectOptions
-
-    say_unknown_model(model, context_window=context_window, encoding=encoding)
-    settings = InspectOptions(read=read_options(fmt, full_history, skip_bad_lines, keep_raw=False),
-                              encoding=encoding, model=model, context_window=context_window, spans=spans,
-                              keep_recent=keep_recent)
     _run("inspect", sources, settings, how)
 
 
-BatchChainOpt = Annotated[str, typer.Option("-c", "--compressor", help="A compressor or a chain: -c "
-                                             "truncate,dialogue.")]
-BatchToOpt = Annotated[str | None, typer.Option("--to", help=f"Output format: {spoken(writable())} (default: "
-                                                "each input's).", show_default=False)]
-BatchBaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (default: "
-                                                     "OPENAI_BASE_URL); the key comes from OPENAI_API_KEY.",
-                                                     show_default=False)]
-BatchTimeoutOpt = Annotated[float | None, typer.Option("--timeout", help="Deadline in seconds for each summariser attempt "
-                                                          "(default: derived from its size and the server's speed).",
-                                                          show_default=False)]
-BatchConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Summariser calls at once within a file "
-                                                  "(round-level).")]
-BatchRequestModeOpt = Annotated[str | None, typer.Option("--request-mode", help="openai: conversation (the default) "
-                                                         "or serialized.", show_default=False)]
-BatchSummarizerWindowOpt = Annotated[int | None, typer.Option("--summarizer-window", help="openai: the summariser "
-                                                              "model's context window in tokens (default: what the "
-                                                              "server reports).", show_default=False)]
-BatchTriggerRatioOpt = Annotated[float | None, typer.Option("--trigger-ratio", help="Compact at this share of the "
-                                                            "window.", show_default=False)]
 BatchNowOpt = Annotated[bool, typer.Option("--now", help="Compact even below the compressors' triggers.")]
 BatchStrictOpt = Annotated[bool, typer.Option("--strict", help="A file whose output breaks an invariant fails (its "
                                               "transcript is not written).")]
 
-#: batch compact's options, in the order --help shows them: (parameter, option, default).
+#: batch compact's options, in the order --help shows them: (parameter, option, default); those of every
+#: compaction come from the one table (:mod:`._compaction`), as compact takes them.
 BATCH_COMPACT_OPTIONS = (
-    ("compressor", BatchChainOpt, DEFAULT_CHAIN), ("summarizer", SummarizerOpt, "extractive"), ("to", BatchToOpt, None),
-    ("sets", SetOpt, None), ("config", ConfigOpt, None), ("model", ModelOpt, None),
-    ("base_url", BatchBaseUrlOpt, None), ("timeout", BatchTimeoutOpt, None), ("max_retries", MaxRetriesOpt, 2),
-    ("concurrency", BatchConcurrencyOpt, 4), ("request_mode", BatchRequestModeOpt, None),
-    ("summarizer_window", BatchSummarizerWindowOpt, None), ("replay_dir", ReplayDirOpt, None),
-    ("context_window", ContextWindowOpt, None), ("trigger_ratio", BatchTriggerRatioOpt, None),
-    ("encoding", EncodingOpt, None), ("preserve", PreserveOpt, None), ("now", BatchNowOpt, False),
-    ("strict", BatchStrictOpt, False), ("fmt", FormatOpt, None), ("full_history", FullHistoryOpt, False),
-    ("skip_bad_lines", SkipBadLinesOpt, False),
+    *pick("compressor", "summarizer", "to", "sets", "config", "model", "base_url", "timeout", "max_retries",
+          "concurrency", "request_mode", "summarizer_window", "replay_dir", "context_window", "trigger_ratio",
+          "encoding", "preserve"),
+    ("now", BatchNowOpt, False), ("strict", BatchStrictOpt, False), *pick("fmt", "full_history", "skip_bad_lines"),
 )
 
 
-def compact_task(*, compressor: str, sets: list[str] | None, config: Path | None, max_retries: int, timeout: float | None,
-                 concurrency: int, request_mode: str | None, summarizer_window: int | None, replay_dir: Path | None,
-                 strict: bool, fmt: str | None, full_history: bool, skip_bad_lines: bool, **values: Any):
-    """The CompactTask of batch compact's option values, validated here at the boundary (paths made
-    absolute and the key read here: a pool or Ray worker runs elsewhere)."""
+def compact_task(**values: Any):
+    """The CompactTask of batch compact's option values: its settings made and checked here, at the
+    boundary, once (paths made absolute and the key read here: a pool or Ray worker runs elsewhere)."""
     from ..batch import CompactTask
     from ..compaction import CompactOptions
-    from ..compressors import parse_sets
-    from ..summarizers import RunSettings
 
-    run_settings = RunSettings.checked(retries=max_retries, timeout=timeout, concurrency=concurrency,
-                                       request_mode=request_mode, summarizer_window=summarizer_window)
-    options = CompactOptions(
-        chain=compressor, overrides=parse_sets(sets), config=config.resolve() if config else None,
-        api_key=api_key(), run=run_settings, replay_dir=replay_dir.resolve() if replay_dir else None,
-        read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True), **values)
-    return CompactTask(options=options, strict=strict)
+    options = CompactOptions(**compact_values(values, absolute=True), now=values["now"])
+    return CompactTask(options=options, strict=values["strict"])
 
 
 @batch_app.command("compact")
@@ -222,9 +187,6 @@ def batch_eval(sources: SourcesArg, how=None, options=None) -> None:
     """
     say_unknown_model(options.model, context_window=options.context_window, encoding=options.encoding,
                       summarizer=options.summarizer)
-    paths = {k: getattr(options, k).resolve() for k in ("replay_dir", "config", "dump_dir")
-             if getattr(options, k) is not None}
-    options = options.model_copy(update={"api_key": os.environ.get("OPENAI_API_KEY"), **paths})  # as Ray gets them
     summary = _run("eval", sources, options, how)
     fail_on_failed_chains(measured_rows(summary["totals"]),  # as `tcompact eval` ends
                           hint="their rows count nothing as kept; --retry-failed runs those files again")

@@ -7,11 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ..defaults import DEFAULT_CHAIN
-from ._options import (RUN_OPTIONS, BaseUrlOpt, ChainOpt, ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt,
-                       FullHistoryOpt, JsonOpt, ModelOpt, NoCacheOpt, PreserveOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt,
-                       SummarizerOpt, ToOpt, TranscriptOpt, TriggerRatioOpt, api_key, option_group, read_options,
-                       run_settings, with_selectors)
+from ._compaction import COMPACTION, compact_values, pick
+from ._options import JsonOpt, NoCacheOpt, option_group, with_selectors
 
 
 PathArg = Annotated[Path | None, typer.Argument(help="The transcript to compact (none: the session --session names).",
@@ -43,44 +40,32 @@ ForkOpt = Annotated[bool, typer.Option("--fork", help="Write the result as a new
 InPlaceOpt = Annotated[bool, typer.Option("--in-place", help="Replace the session, keeping a backup that `tcompact "
                                           "restore --session ID` brings back.")]
 
-#: compact's options, in the order --help shows them: (parameter, option, default).
+#: compact's options, in the order --help shows them: (parameter, option, default); those of every
+#: compaction come from the one table (:mod:`._compaction`).
 COMPACT_OPTIONS = (
-    ("compressor", ChainOpt, DEFAULT_CHAIN), ("summarizer", SummarizerOpt, "extractive"), ("output", OutputOpt, None),
-    ("dump_dir", DumpDirOpt, None), ("report", ReportOpt, None), ("offload_dir", OffloadDirOpt, None),
-    ("to", ToOpt, None), ("sets", SetOpt, None), ("config", ConfigOpt, None), ("model", ModelOpt, None),
-    ("base_url", BaseUrlOpt, None), *RUN_OPTIONS, ("replay_dir", ReplayDirOpt, None),
-    ("context_window", ContextWindowOpt, None), ("trigger_ratio", TriggerRatioOpt, None),
-    ("encoding", EncodingOpt, None), ("preserve", PreserveOpt, None), ("html", HtmlOpt, None),
-    ("now", NowOpt, False), ("force", ForceOpt, False), ("dry_run", DryRunOpt, False), ("strict", StrictOpt, False),
-    ("allow_mismatch", AllowMismatchOpt, False), ("json_out", JsonOpt, False), ("no_cache", NoCacheOpt, False),
-    ("transcript", TranscriptOpt, None), ("fmt", FormatOpt, None), ("full_history", FullHistoryOpt, False),
-    ("skip_bad_lines", SkipBadLinesOpt, False), ("fork", ForkOpt, False), ("in_place", InPlaceOpt, False),
+    *pick("compressor", "summarizer"), ("output", OutputOpt, None), ("dump_dir", DumpDirOpt, None),
+    ("report", ReportOpt, None), ("offload_dir", OffloadDirOpt, None),
+    *pick("to", "sets", "config", "model", "base_url", "timeout", "max_retries", "concurrency", "request_mode",
+          "summarizer_window", "replay_dir", "context_window", "trigger_ratio", "encoding", "preserve"),
+    ("html", HtmlOpt, None), ("now", NowOpt, False), ("force", ForceOpt, False), ("dry_run", DryRunOpt, False),
+    ("strict", StrictOpt, False), ("allow_mismatch", AllowMismatchOpt, False), ("json_out", JsonOpt, False),
+    ("no_cache", NoCacheOpt, False), *pick("transcript", "fmt", "full_history", "skip_bad_lines"),
+    ("fork", ForkOpt, False), ("in_place", InPlaceOpt, False),
 )
 
 
-def compact_job(*, compressor: str, summarizer: str, sets: list[str] | None, config: Path | None, model: str | None,
-                base_url: str | None, timeout: float | None, max_retries: int, concurrency: int, request_mode: str | None,
-                summarizer_window: int | None, replay_dir: Path | None, context_window: int | None,
-                trigger_ratio: float | None, encoding: str | None, preserve: str | None, now: bool, to: str | None,
-                transcript: str | None, fmt: str | None, full_history: bool, skip_bad_lines: bool, no_cache: bool,
-                **job: Any):
-    """The CompactJob of compact's option values (its PATH and selectors added by the command), validated
-    here at the boundary: the run settings, the --set overrides, the reading options."""
+def compact_job(**values: Any):
+    """The CompactJob of compact's option values (its PATH and selectors added by the command): its
+    settings made and checked here, at the boundary, once."""
     from ..errors import Interrupted
 
     try:  # the library's modules load here: most of a start-up that Ctrl-C may cut short
         from ..compaction import CompactJob, CompactOptions
-        from ..compressors import parse_sets
     except KeyboardInterrupt:
         raise Interrupted.nothing_written() from None
 
-    run = run_settings(timeout=timeout, max_retries=max_retries, concurrency=concurrency, request_mode=request_mode,
-                       summarizer_window=summarizer_window)
-    options = CompactOptions(
-        chain=compressor, overrides=parse_sets(sets), config=config, trigger_ratio=trigger_ratio,
-        summarizer=summarizer, model=model, base_url=base_url, api_key=api_key(), replay_dir=replay_dir, run=run,
-        encoding=encoding, context_window=context_window, now=now, to=to, transcript=transcript,
-        preserve=preserve, read=read_options(fmt, full_history, skip_bad_lines, keep_raw=True))
+    options = CompactOptions(**compact_values(values), now=values.pop("now"))
+    job = {name: value for name, value in values.items() if name not in COMPACTION and name != "no_cache"}
     return CompactJob(None, options, **job)
 
 
@@ -114,7 +99,7 @@ def compact(path: PathArg = None, job=None, selector=None, *, json_out: bool = F
         from ..compaction import run_job
 
         with render.call_progress(enabled=not json_out) as progress:
-            job = replace(job, path=path, selector=selector, options=replace(job.options, progress=progress))
+            job = replace(job, path=path, selector=selector, options=job.options.placed(progress=progress))
             outcome = run_job(job, warn=render.warn, warn_skipped=render.warn_skipped_lines)
     except KeyboardInterrupt:  # before the job began (the job takes back what it wrote itself)
         raise Interrupted.nothing_written() from None

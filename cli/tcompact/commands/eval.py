@@ -11,11 +11,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ..defaults import DEFAULT_CHAIN
-from ._options import (RUN_OPTIONS, BaseUrlOpt, ConfigOpt, ContextWindowOpt, EncodingOpt, FormatOpt, FullHistoryOpt,
-                       JsonOpt, ModelOpt, NoCacheOpt, PreserveOpt, ReplayDirOpt, SetOpt, SkipBadLinesOpt, SummarizerOpt,
-                       TranscriptOpt, option_group, run_settings, say_unknown_model,
-                       with_selectors)
+from ._compaction import pick, run_settings
+from ._options import JsonOpt, NoCacheOpt, api_key, option_group, say_unknown_model, with_selectors
 
 ChainsOpt = Annotated[list[str] | None, typer.Option("-c", "--compressor", help="A compressor or chain to evaluate "
                                                      "(repeatable; default: every compressor and the default chain "
@@ -30,21 +27,21 @@ DumpDirOpt = Annotated[Path | None, typer.Option("--dump-dir", help="Write the d
                                                  show_default=False)]
 
 
-#: The options that make up an EvalOptions: (parameter, option, default), in the order --help shows them.
+#: The options that make up an EvalOptions: (parameter, option, default), in the order --help shows them;
+#: those of every compaction come from the one table (:mod:`._compaction`), as compact takes them.
 EVAL_OPTIONS = (("chains", ChainsOpt, None), ("metric", MetricOpt, "canaries"), ("seed", SeedOpt, 1),
-                ("per_kind", PerKindOpt, 2), ("cuts", CutsOpt, 4), ("summarizer", SummarizerOpt, "extractive"),
-                ("model", ModelOpt, None), ("base_url", BaseUrlOpt, None), *RUN_OPTIONS,
-                ("replay_dir", ReplayDirOpt, None), ("dump_dir", DumpDirOpt, None), ("sets", SetOpt, None),
-                ("config", ConfigOpt, None), ("context_window", ContextWindowOpt, None),
-                ("encoding", EncodingOpt, None), ("preserve", PreserveOpt, None), ("transcript", TranscriptOpt, None), ("fmt", FormatOpt, None),
-                ("full_history", FullHistoryOpt, False), ("skip_bad_lines", SkipBadLinesOpt, False))
+                ("per_kind", PerKindOpt, 2), ("cuts", CutsOpt, 4),
+                *pick("summarizer", "model", "base_url", "timeout", "max_retries", "concurrency", "request_mode",
+                      "summarizer_window", "replay_dir"), ("dump_dir", DumpDirOpt, None),
+                *pick("sets", "config", "context_window", "encoding", "preserve", "transcript", "fmt", "full_history",
+                      "skip_bad_lines"))
 
 
-def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | None, fmt: str | None, timeout: float,
-                 max_retries: int, concurrency: int, request_mode: str | None, summarizer_window: int | None,
+def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | None, fmt: str | None,
                  **values: Any):
-    """EvalOptions from the command's values (validated here, at the boundary); a bad value is one
-    UsageError naming its option (the summariser's run settings in compact's words)."""
+    """EvalOptions from the command's values (validated here, at the boundary, each chain's compaction
+    settings made once); a bad value is one UsageError naming its option (the summariser's run settings
+    in compact's words). A batch's paths are made absolute, and the key read here: its workers run elsewhere."""
     from pydantic import ValidationError
 
     from ..errors import UsageError, bad_value
@@ -52,11 +49,12 @@ def eval_options(*, command: str, chains: list[str] | None, sets: list[str] | No
 
     if values["metric"] not in METRICS:
         raise UsageError(f"unknown --metric {values['metric']!r}", hint=f"use one of: {', '.join(METRICS)}")
-    run = run_settings(timeout=timeout, max_retries=max_retries, concurrency=concurrency, request_mode=request_mode,
-                       summarizer_window=summarizer_window)
+    run = run_settings(values)
+    if command.startswith("batch"):
+        values.update({k: values[k].resolve() for k in ("replay_dir", "config", "dump_dir") if values[k] is not None},
+                      api_key=api_key())
     try:
-        return EvalOptions(chains=tuple(chains or ()), sets=tuple(sets or ()), format=fmt, default_chain=DEFAULT_CHAIN,
-                           run=run, **values)
+        return EvalOptions(chains=tuple(chains or ()), sets=tuple(sets or ()), format=fmt, run=run, **values)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise UsageError(bad_value(f"--{str(first['loc'][0]).replace('_', '-')}", first),
@@ -103,6 +101,11 @@ def eval_(paths: PathsArg = None, options=None, json_out: JsonOpt = False, no_ca
       tcompact eval sessions/ --metric needed -c full -c truncate,dialogue
       tcompact eval --last 5 --agent claude
     """
+    _evaluate(paths, options, selector, json_out=json_out)
+
+
+def _evaluate(paths: list[Path] | None, options: Any, selector: Any, *, json_out: bool) -> None:
+    """Evaluate the PATHs (or the selected sessions), show the report; exit 2 on a file's error, 1 on a failed chain."""
     from .. import render
     from ..evaluation import evaluate_paths
     from ..render.eval_view import eval_outcome

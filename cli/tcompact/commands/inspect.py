@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -81,6 +81,14 @@ def inspect(paths: PathsArg = None, options=None, selector=None, *, json_out: bo
     with render.file_progress(enabled=not json_out) as on_file:
         report, counted = inspect_job(paths, options, session=session, html=html, cost=not no_cost,
                                       timezone_name=selector.timezone, on_file=on_file)
+    _show(report, counted, options, json_out=json_out, html=html, transcript=transcript, fold=fold)
+
+
+def _show(report: dict[str, Any], counted: Any, options: Any, *, json_out: bool, html: Path | None,
+          transcript: str | None, fold: bool) -> None:
+    """The report on the terminal (or --json), the HTML page, the files skipped; exit 2 on a file's error."""
+    from .. import render
+
     render.inspect_outcome(report, json_out=json_out, transcript=transcript, fold=fold)
     if html is not None:
         from ..pages import write_inspect_page

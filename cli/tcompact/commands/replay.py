@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ._options import JsonOpt, NoCacheOpt, TimeoutOpt, api_key
+from ._compaction import TimeoutOpt
+from ._options import JsonOpt, NoCacheOpt, api_key
 
 
 DumpsArg = Annotated[list[Path], typer.Argument(help="Dump files or folders of dumps.", show_default=False)]
@@ -86,13 +87,12 @@ def _rerun(paths: list[Path], summarizer: str, *, model: str | None, base_url: s
            timeout: float | None, dump_dir: Path | None, json_out: bool) -> None:
     """Re-run the one dump given with ``summarizer``; exit 1 when the re-run failed (after showing it)."""
     from .. import render
-    from ..compaction import CompactOptions
     from ..dump import load_dumps
-    from ..replaying import rerun_dump
+    from ..replaying.rerun import RerunOptions, rerun_dump
     from ..summarizers import RunSettings
 
-    options = CompactOptions(summarizer=summarizer, model=model, base_url=base_url, api_key=api_key(),
-                             run=RunSettings(timeout=timeout))
+    options = RerunOptions(summarizer=summarizer, model=model, base_url=base_url, api_key=api_key(),
+                           run=RunSettings(timeout=timeout))
     outcome = rerun_dump(load_dumps(paths), options, prompt=_read_prompt(prompt) if prompt is not None else None,
                          dump_dir=dump_dir)
     render.print_json(render.rerun_dict(outcome.rerun, outcome.written)) if json_out else \

@@ -3,12 +3,13 @@ compacted in place, and list or clean what tcompact keeps of the sessions it for
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from ._options import FormatOpt, JsonOpt, SkipBadLinesOpt, with_selectors
+from ._options import FormatOpt, JsonOpt, SkipBadLinesOpt, option_group, with_selectors
 
 
 PathArg = Annotated[Path | None, typer.Argument(help="A transcript compacted with -c offload.", show_default=False)]
@@ -28,12 +29,32 @@ PreCompactionOpt = Annotated[bool, typer.Option("--pre-compaction", help="With -
                                                 "hooks kept before the agent's last compaction as a new session.")]
 
 
+#: restore's options, in the order --help shows them: (parameter, option, default).
+RESTORE_OPTIONS = (("output", OutputOpt, None), ("store", StoreOpt, None), ("force", ForceOpt, False),
+                   ("fmt", FormatOpt, None), ("skip_bad_lines", SkipBadLinesOpt, False), ("list_", ListOpt, False),
+                   ("clean", CleanOpt, False), ("older_than", OlderThanOpt, None), ("json_out", JsonOpt, False),
+                   ("pre_compaction", PreCompactionOpt, False))
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What a restore command line asks for, beside its PATH and selectors."""
+
+    output: Path | None
+    store: Path | None
+    force: bool
+    fmt: str | None
+    skip_bad_lines: bool
+    list_: bool
+    clean: bool
+    older_than: str | None
+    json_out: bool
+    pre_compaction: bool
+
+
 @with_selectors
-def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = None, force: ForceOpt = False,
-            fmt: FormatOpt = None, skip_bad_lines: SkipBadLinesOpt = False, list_: ListOpt = False,
-            clean: CleanOpt = False, older_than: OlderThanOpt = None, json_out: JsonOpt = False,
-            pre_compaction: PreCompactionOpt = False,
-            selector=None) -> None:
+@option_group("asked", RESTORE_OPTIONS, _Asked)
+def restore(path: PathArg = None, asked=None, selector=None) -> None:
     """Put offloaded originals back into a compacted transcript.
 
     Rebuilds the original transcript from one compacted with -c offload and its offload store. Lines
@@ -57,43 +78,48 @@ def restore(path: PathArg = None, output: OutputOpt = None, store: StoreOpt = No
       tcompact restore --clean --older-than 30d
       tcompact restore --session 4b2e6300 --pre-compaction
     """
-    if list_ or clean or older_than is not None:
+    _restore(path, asked, selector)
+
+
+def _restore(path: Path | None, a: _Asked, selector: Any) -> None:
+    """What the options ask: list or clean what tcompact keeps, a session put back, or an offload's originals."""
+    if a.list_ or a.clean or a.older_than is not None:
         from ._sessions import kept_by_tcompact
 
-        return kept_by_tcompact(listing=list_, clean=clean, older_than=older_than, json_out=json_out,
-                                other=path is not None or output is not None or store is not None or selector.narrows)
-    if json_out:
+        return kept_by_tcompact(listing=a.list_, clean=a.clean, older_than=a.older_than, json_out=a.json_out,
+                                other=path is not None or a.output is not None or a.store is not None or
+                                selector.narrows)
+    if a.json_out:
         from ..errors import UsageError
 
         raise UsageError("--json goes with --list or --clean", hint="leave it out to restore")
-    if pre_compaction:
+    if a.pre_compaction:
         from ._sessions import restore_pre_compaction
 
-        return restore_pre_compaction(path, selector, output=output)
+        return restore_pre_compaction(path, selector, output=a.output)
     if path is None or selector.narrows:
         from ._sessions import restore_session
 
-        return restore_session(path, selector, output=output, force=force)
-    _restore_offload(path, output=output, store=store, force=force, fmt=fmt, skip_bad_lines=skip_bad_lines)
+        return restore_session(path, selector, output=a.output, force=a.force)
+    _restore_offload(path, a)
 
 
-def _restore_offload(path: Path, *, output: Path | None, store: Path | None, force: bool, fmt: str | None,
-                     skip_bad_lines: bool) -> None:
+def _restore_offload(path: Path, a: _Asked) -> None:
     """``restore FILE -o OUT``: the originals of an offload put back."""
     from .. import render
     from ..artifacts import write_bytes
     from ..restore import restore_file
     from ._options import read_options
 
-    if output is None:
+    if a.output is None:
         from ..errors import UsageError
 
         raise UsageError("Missing option '-o' / '--output'", hint="say where to write the restored transcript")
-    data, count, skipped = restore_file(path, store=store,
-                                        read=read_options(fmt, False, skip_bad_lines, keep_raw=True))
+    data, count, skipped = restore_file(path, store=a.store,
+                                        read=read_options(a.fmt, False, a.skip_bad_lines, keep_raw=True))
     render.warn_skipped_lines(str(path), skipped)
-    write_bytes(output, data, force=force, inputs=(path,))
-    render.console().print(f"Restored {count} offloaded line(s) into {output}")
+    write_bytes(a.output, data, force=a.force, inputs=(path,))
+    render.console().print(f"Restored {count} offloaded line(s) into {a.output}")
 
 
 def register(app: typer.Typer) -> None:

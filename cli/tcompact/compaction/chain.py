@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import summarizers
-from ..compressors.trigger import TRIGGER_REASONS
-from ..compressors.base import CompressionResult, Compressor, Context, Settings
+from ..compressors.base import CompressionResult, Compressor, Context, Settings, Status
 from ..dump import DumpContext, iter_dumps, safe_name
 from ..errors import UsageError
 from ..formats import Rendered, read_file, serialize, writable
@@ -23,9 +22,9 @@ from ..summarizers.base import Summarizer
 from ..tokens import TokenCounter
 from ..windows import resolve_window
 from .bad_lines import kept_note, without_cut_off_line
-from .options import CompactOptions, check_options, output_format, resolve_chain
+from .options import CompactOptions
 
-__all__ = ["Stage", "CompactionRun", "compact_file", "compact_source", "locate"]
+__all__ = ["Stage", "CompactionRun", "Status", "compact_file", "compact_source", "locate"]
 
 
 @dataclass(frozen=True)
@@ -40,9 +39,9 @@ class Stage:
 
 @dataclass(frozen=True)
 class CompactionRun:
-    """The outcome: ``status`` is "compacted", "nothing to do" or "failed" (the input is never touched)."""
+    """The outcome: ``status`` is compacted, nothing to do or failed (the input is never touched)."""
 
-    status: str
+    status: Status
     message: str
     source: SourceFile
     transcript: Transcript
@@ -60,6 +59,12 @@ class CompactionRun:
         """How many summariser calls the run made (one dump each)."""
         return sum(len(s.result.calls) for s in self.stages)
 
+    @property
+    def below_trigger(self) -> bool:
+        """Nothing to do because a compressor's trigger did not fire (``--now`` compacts anyway)."""
+        return self.status == Status.NOTHING_TO_DO and any(s.result.status == Status.BELOW_TRIGGER
+                                                            for s in self.stages)
+
     def dumps(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(file name, document)`` of every dump, built one at a time as they are written (redacted)."""
         for s in self.stages:
@@ -70,7 +75,6 @@ class CompactionRun:
 def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summarizer | None = None
                  ) -> CompactionRun:
     """Run the chain over one transcript of ``path``; ``summarizer`` overrides the one the options name."""
-    check_options(options)  # a bad chain, setting or option is an error before the file is read
     source = read_file(path, replace(options.read, keep_raw=True))
     return compact_source(source, options, summarizer=summarizer)
 
@@ -79,22 +83,18 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
                    ) -> CompactionRun:
     """Run the chain over one transcript of a file already read (with its raw records kept)."""
     source, left_out = without_cut_off_line(source, options.into_session)
-    chain, settings = resolve_chain(options)
-    fmt = output_format(options)
     original = source.transcript(options.transcript)
-    fmt = fmt or (source.format if source.format in writable() else "chat")
+    fmt = options.to or (source.format if source.format in writable() else "chat")
     counter = TokenCounter.for_model(options.model or original.model, encoding=options.encoding)
     recorded = (original.provider_usage or {}).get("model_context_window")
     window = resolve_window(context_window=options.context_window, model=options.model, file_model=original.model,
                             recorded=recorded if isinstance(recorded, int) else None).tokens
-    if summarizer is None and any(c.uses_summarizer for c in chain):
-        chosen = summarizers.check(options, used=True)  # the backend's typed settings
-        assert chosen is not None
-        summarizer = summarizers.build(chosen, counter=counter, progress=options.progress)
+    if summarizer is None and options.uses_summarizer:
+        summarizer = summarizers.build(options.summarizer_settings, counter=counter, progress=options.progress)
     ctx = Context(counter=counter, window=window, summarizer=summarizer, force=options.now,
                   preserve=options.preserve, offload_dir=options.offload_dir, locator=lambda m: locate(source, m),
                   transient_retries=options.run.retries, concurrency=options.run.concurrency)
-    stages = _run_chain(chain, settings, original.messages, ctx)
+    stages = _run_chain(options.compressors, options.settings, original.messages, ctx)
     run = _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
     run.report["notes"][:0] = [*left_out, *kept_note(source, run.output_format)] if run.output is not None else []
     return run
@@ -118,10 +118,10 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     final = stages[-1].result.messages if not stages[-1].result.failed else original.messages
     failed = next((s for s in stages if s.result.failed), None)
     applied = failed is None and any(s.result.applied for s in stages)
-    status = "failed" if failed else "compacted" if applied else "nothing to do"
+    status = Status.FAILED if failed else Status.COMPACTED if applied else Status.NOTHING_TO_DO
     message = (f"{failed.compressor.name}: {failed.result.reason}" if failed else
                "; ".join(f"{s.compressor.name}: {s.result.reason}" for s in stages))
-    if status == "nothing to do" and not ctx.force and any(s.result.reason.startswith(TRIGGER_REASONS) for s in stages):
+    if status == Status.NOTHING_TO_DO and any(s.result.status == Status.BELOW_TRIGGER for s in stages):
         message += "; --now compacts anyway"
     session = _session(source, original)
     info = {"path": source.path, "format": source.format, "sha256": _sha256(source), "transcript": original.id}
@@ -135,7 +135,7 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
             raise UsageError(f"{fmt} cannot represent the compacted transcript: {output.losses[0]}",
                              hint="write it with --to chat")
     blobs = tuple(_blob(source, b) for s in stages if s.result.applied for b in s.result.blobs)
-    report = compact_report(source=info, stages=stages, status=status, window=ctx.window, counter=ctx.counter,
+    report = compact_report(source=info, stages=stages, status=status.value, window=ctx.window, counter=ctx.counter,
                             summarizer=getattr(summarizer, "name", None), output_format=fmt)
     report["reason"] = message
     report["invariants"] = violations(original.messages, final, stages) if applied else []

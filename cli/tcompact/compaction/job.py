@@ -11,7 +11,7 @@ compacted from its file, and its result forked into a new session or put in its 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +21,12 @@ from ..sessions import Selector
 from ..summarizers import calls_model
 from ..windows import unknown_model
 from .bad_lines import kept_note
-from .chain import CompactionRun, compact_file
-from .options import CompactOptions, check_options
+from .chain import CompactionRun, Status, compact_file
+from .options import CompactOptions
 from .paths import OutputPaths, check_paths, default_paths
 from .writing import as_failed, as_written, outputs_of, write_run
 
-__all__ = ["CompactJob", "JobOutcome", "run_job", "strict_failure", "run_failure"]
+__all__ = ["CompactJob", "JobOutcome", "InAFile", "run_job", "strict_failure", "run_failure"]
 
 
 @dataclass(frozen=True)
@@ -102,45 +102,41 @@ def _interrupted(record: Journal) -> Interrupted:
 
 def _run_job(job: CompactJob, *, warn: Callable[[str], None],
              warn_skipped: Callable[[str, Sequence[tuple[int, str]]], None]) -> JobOutcome:
-    check_options(job.options)
-    o = job.options
-    for note in filter(None, [unknown_model(o.model, context_window=o.context_window, encoding=o.encoding,
-                                            called=calls_model(o.summarizer))]):
-        warn(note)
-    path, into, original, paths = _targets(job)
-    # a fork or an in-place run is asked for one session by name: it compacts whatever the trigger says
-    options = replace(job.options, offload_dir=str(paths.store.resolve()), now=job.options.now or into is not None,
-                      into_session=None if into is None else into.mode)
-    _check_targets(job, path, paths, in_place=into is not None and into.mode == "in-place")
-    run = compact_file(path, options)
-    if into is not None:
-        from ..sessions.fork import with_new_ids
-
-        run = with_new_ids(run, into)
+    _say_unknown_model(job.options, warn)
+    path, place, paths = _targets(job)
+    _check_targets(job, path, paths, in_place=place.in_place)
+    run = place.adopt(compact_file(path, place.options(job.options.placed(offload_dir=str(paths.store.resolve())))))
     _warn_read(run, path, warn=warn, warn_skipped=warn_skipped)
-    refused = None if job.dry_run else _refused(into, original)
+    refused = None if job.dry_run else place.refusal()
     if refused is not None:  # the agent wrote to the session meanwhile: the run failed, and says so everywhere
         run = as_failed(run, refused.what)
     written, problems = ([], list(run.report.get("invariants") or [])) if job.dry_run else \
         write_run(run, paths, force=job.force, source=path, strict=job.strict, allow_mismatch=job.allow_mismatch,
-                  private=None if into is None else into.state, settle=_settle(into, original))
+                  private=place.state, settle=place.settle())
     for problem in problems:
         warn(f"invariant: {problem}")
-    failure = refused or (strict_failure(problems) if job.strict else None) or \
-        _unwritten(run, paths, written, problems, dry_run=job.dry_run) or run_failure(run, paths, dry_run=job.dry_run)
+    failure = refused or _failure(job, run, paths, written, problems)
     if not job.dry_run:  # every output says what happened: a transcript not written is a failed run
         run = as_written(run, written=written, output=paths.output, problems=problems, strict=job.strict)
-    session = None
-    if into is not None and not job.dry_run:
-        from ..sessions.fork import finish, kept
-
-        session = finish(into, run, written)
-        written += kept(into) if session is not None else []
+    session, kept = (None, []) if job.dry_run else place.finish(run, written)
+    written += kept
     page = _page(job, run, paths, written=written, problems=problems)
-    outputs = outputs_of(run, paths, written, state=None if into is None else into.state)
-    written = written + ([page] if page is not None else [])
-    return JobOutcome(run, paths, tuple(written), outputs, tuple(problems), job.dry_run, into is not None, session,
-                      page, failure)
+    outputs = outputs_of(run, paths, written, state=place.state)
+    return JobOutcome(run, paths, tuple(written + ([page] if page is not None else [])), outputs, tuple(problems),
+                      job.dry_run, place.stored, session, page, failure)
+
+
+def _say_unknown_model(o: CompactOptions, warn: Callable[[str], None]) -> None:
+    note = unknown_model(o.model, context_window=o.context_window, encoding=o.encoding, called=calls_model(o.summarizer))
+    if note:
+        warn(note)
+
+
+def _failure(job: CompactJob, run: CompactionRun, paths: OutputPaths, written: Sequence[Path],
+             problems: Sequence[str]) -> WorkFailed | None:
+    """The failure to report once the result is shown: --strict, a transcript not written, the summariser."""
+    return (strict_failure(problems) if job.strict else None) or \
+        _unwritten(run, paths, written, problems, dry_run=job.dry_run) or run_failure(run, paths, dry_run=job.dry_run)
 
 
 def _warn_read(run: CompactionRun, path: Path, *, warn: Callable[[str], None],
@@ -154,25 +150,28 @@ def _warn_read(run: CompactionRun, path: Path, *, warn: Callable[[str], None],
             warn(note)
 
 
-def _refused(into: Any, original: bytes | None) -> TcompactError | None:
-    """In place: the refusal of a session the agent wrote to while it was compacted (checked again at the
-    last moment, :func:`_settle`)."""
-    if into is None or into.mode != "in-place":
+class InAFile:
+    """Where a run goes without --fork / --in-place: files only, nothing added around the run (what a
+    :class:`tcompact.sessions.fork.Placement` adds for a session of the agent's store)."""
+
+    state = None
+    in_place = False
+    stored = False
+
+    def options(self, options: CompactOptions) -> CompactOptions:
+        return options
+
+    def adopt(self, run: CompactionRun) -> CompactionRun:
+        return run
+
+    def refusal(self) -> None:
         return None
-    from ..sessions.fork import changed
 
-    assert original is not None
-    return changed(into, original=original)
-
-
-def _settle(into: Any, original: bytes | None) -> Callable[[Path], None] | None:
-    """In place: the step that keeps the session's backup before the compacted file takes its place."""
-    if into is None or into.mode != "in-place":
+    def settle(self) -> None:
         return None
-    from ..sessions.fork import keep_backup
 
-    assert original is not None
-    return keep_backup(into, original=original)
+    def finish(self, run: CompactionRun, written: list[Path]) -> tuple[None, list[Path]]:
+        return None, []
 
 
 def _check_targets(job: CompactJob, path: Path, paths: OutputPaths, *, in_place: bool) -> None:
@@ -201,28 +200,29 @@ def _page(job: CompactJob, run: CompactionRun, paths: OutputPaths, *, written: l
                               force=job.force)
 
 
-def _targets(job: CompactJob) -> tuple[Path, Any, bytes | None, OutputPaths]:
-    """The file to compact, the fork / in-place plan (None), what the session held, and the output paths."""
+def _targets(job: CompactJob) -> tuple[Path, Any, OutputPaths]:
+    """The file to compact, where the run goes (a :class:`~tcompact.sessions.fork.Placement`, or
+    :class:`InAFile`), and the output paths."""
     path, output, dump_dir, report, store = job.path, job.output, job.dump_dir, job.report, job.offload_dir
-    into = original = None
+    place: Any = InAFile()
     if job.fork or job.in_place or path is None or (job.selector is not None and job.selector.narrows):
-        path, into, original, output = _stored(job)
-        if into is not None:
+        path, place, output = _stored(job)
+        if place.stored:
             from ..sessions.fork import output_paths
 
-            output, dump_dir, report, store = output_paths(into, dump_dir=dump_dir, report=report,
+            output, dump_dir, report, store = output_paths(place.plan, dump_dir=dump_dir, report=report,
                                                            offload_dir=store, dry_run=job.dry_run)
     assert path is not None
-    return path, into, original, default_paths(path, output=output, dump_dir=dump_dir, store=store, report=report)
+    return path, place, default_paths(path, output=output, dump_dir=dump_dir, store=store, report=report)
 
 
-def _stored(job: CompactJob) -> tuple[Path, Any, bytes | None, Path | None]:
-    """(the session's file, the fork / in-place plan or None, the bytes it holds now, the output).
+def _stored(job: CompactJob) -> tuple[Path, Any, Path | None]:
+    """(the session's file, where the run goes, the output).
 
     A session compacted without --fork / --in-place is written to the current folder unless -o
     says otherwise, never into the agent's store (where the agent would list it as a session)."""
     from ..sessions import make_selector, one_session
-    from ..sessions.fork import FORK, IN_PLACE, check_options as check_fork, plan
+    from ..sessions.fork import FORK, IN_PLACE, Placement, check_options as check_fork, plan
     from ..sessions.stores import read_bytes
 
     selector = job.selector or make_selector()
@@ -233,10 +233,10 @@ def _stored(job: CompactJob) -> tuple[Path, Any, bytes | None, Path | None]:
                          hint="name the session one way")
     session = one_session(job.path, selector)
     if not (job.fork or job.in_place):
-        return session.files[0], None, None, job.output or Path(f"{session.id}.compacted.jsonl")
+        return session.files[0], InAFile(), job.output or Path(f"{session.id}.compacted.jsonl")
     into = plan(session, FORK if job.fork else IN_PLACE)
     check_fork(into, output=job.output, to=job.options.to)
-    return into.source, into, read_bytes(into.source), None
+    return into.source, Placement(into, read_bytes(into.source)), None
 
 
 def strict_failure(problems: Sequence[str]) -> WorkFailed | None:
@@ -249,7 +249,7 @@ def strict_failure(problems: Sequence[str]) -> WorkFailed | None:
 
 def _unwritten(run: CompactionRun, paths: OutputPaths, written: Sequence[Path], problems: Sequence[str], *,
                dry_run: bool) -> WorkFailed | None:
-    if run.status == "compacted" and not dry_run and paths.output not in written:
+    if run.status == Status.COMPACTED and not dry_run and paths.output not in written:
         return WorkFailed(f"the compaction was not written: {problems[-1]}", path=str(paths.output),
                           hint="nothing was replaced; the report says why (--allow-read-back-mismatch writes it anyway)")
     return None
@@ -257,7 +257,7 @@ def _unwritten(run: CompactionRun, paths: OutputPaths, written: Sequence[Path], 
 
 def run_failure(run: CompactionRun, paths: OutputPaths, *, dry_run: bool) -> WorkFailed | None:
     """The failure of a run whose summariser could not summarise (the input is untouched)."""
-    if run.status != "failed":
+    if run.status != Status.FAILED:
         return None
     where = "" if dry_run or not run.calls else f"; the failed call(s) are dumped in {paths.dump_dir}"
     return WorkFailed(f"{run.message}", hint=f"the input is untouched{where}")

@@ -1,7 +1,13 @@
-"""What ``tcompact compact`` can be told, typed, and the checks that refuse a bad option before any work."""
+"""The settings of one compaction: a frozen value, validated when it is made and trusted everywhere below.
+
+``compact``, ``batch compact`` and ``eval`` make it once, at the boundary, from the one option table
+(:mod:`tcompact.commands._compaction`); the chain is resolved there — its compressors and each one's
+validated settings — and the run (:func:`tcompact.compaction.compact_source`) reads them as they are.
+"""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,15 +21,21 @@ from ..errors import UsageError
 from ..formats import ReadOptions, writable
 from ..summarizers import RunSettings
 
-__all__ = ["CompactOptions", "check_options", "resolve_chain", "output_format"]
+__all__ = ["CompactOptions"]
+
+#: what may change between the making of the settings and their run, without another check: where the
+#: offloaded originals go, a session of the agent's store, --now for a fork, the progress view
+_PLACED = frozenset({"offload_dir", "into_session", "now", "progress"})
 
 
 @dataclass(frozen=True)
 class CompactOptions:
-    """Everything ``tcompact compact`` can be told, typed: the chain and its settings (``overrides``:
-    parsed ``--set`` values), the summariser and how its calls are made (``run``), and how to count.
-    ``now``: compact even below the compressors' triggers (``--now``; a fork or an in-place run always does);
-    ``into_session``: "fork" or "in-place" when the result becomes a session of the agent's store."""
+    """Everything one compaction is told, typed and checked when made (a bad value is a
+    :class:`~tcompact.errors.UsageError` naming its option): the chain and its settings
+    (``overrides``: parsed ``--set`` values; resolved once into ``compressors`` and ``settings``), the
+    summariser and how its calls are made (``run``), how to count, the output format (``to``).
+    ``now``: compact even below the compressors' triggers (``--now``; a fork or an in-place run always
+    does); ``into_session``: "fork" or "in-place" when the result becomes a session of the agent's store."""
 
     chain: str = DEFAULT_CHAIN
     overrides: tuple[Override, ...] = ()
@@ -46,29 +58,40 @@ class CompactOptions:
     read: ReadOptions = field(default_factory=ReadOptions)
     #: hears each summariser call's progress (a terminal view; None: not shown, and replies are not streamed)
     progress: Any = field(default=None, repr=False, compare=False)
+    #: the chain's compressors and their validated settings (``--set``, ``--config``, ``--trigger-ratio``)
+    compressors: tuple[Compressor, ...] = field(init=False, repr=False, compare=False)
+    settings: tuple[Settings, ...] = field(init=False, repr=False, compare=False)
+    #: what the one call into the summarisers (:func:`tcompact.summarizers.check`) gives for these options
+    summarizer_settings: Any = field(init=False, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        """Refuse a bad option before any file is read or output probed (a typo in ``-c`` is named as
+        such, not as an output that exists): the chain and its settings, the output format, the
+        window, the encoding and what the summariser needs."""
+        chain = parse_chain(self.chain)
+        settings = chain_settings(chain, overrides=self.overrides, config=self.config,
+                                  trigger_ratio=self.trigger_ratio)
+        if self.to is not None and self.to not in writable():
+            raise UsageError(f"cannot write {self.to!r}", hint=f"use --to {', '.join(writable())}")
+        if self.context_window is not None and self.context_window <= 0:
+            raise UsageError("--context-window must be a positive number of tokens")
+        if self.encoding is not None and self.encoding not in ENCODINGS:
+            raise UsageError(f"unknown encoding {self.encoding!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
+        chosen = summarizers.check(self, used=any(c.uses_summarizer for c in chain))  # the one call into them
+        object.__setattr__(self, "compressors", tuple(chain))
+        object.__setattr__(self, "settings", tuple(settings))
+        object.__setattr__(self, "summarizer_settings", chosen)
 
-def check_options(options: CompactOptions) -> None:
-    """Refuse a bad option before any file is read or output probed (a typo in ``-c`` is named as
-    such, not as an output that exists): the chain and its settings, the output format, the
-    window, the encoding and what the summariser needs."""
-    chain, _ = resolve_chain(options)
-    output_format(options)
-    if options.context_window is not None and options.context_window <= 0:
-        raise UsageError("--context-window must be a positive number of tokens")
-    if options.encoding is not None and options.encoding not in ENCODINGS:
-        raise UsageError(f"unknown encoding {options.encoding!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
-    summarizers.check(options, used=any(c.uses_summarizer for c in chain))
+    @property
+    def uses_summarizer(self) -> bool:
+        """Whether a compressor of the chain calls the summariser."""
+        return any(c.uses_summarizer for c in self.compressors)
 
-
-def resolve_chain(options: CompactOptions) -> tuple[list[Compressor], list[Settings]]:
-    """The compressors of ``options.chain`` and their validated settings (``--set``, ``--config``, ``--trigger-ratio``)."""
-    chain = parse_chain(options.chain)
-    return chain, chain_settings(chain, overrides=options.overrides, config=options.config,
-                                 trigger_ratio=options.trigger_ratio)
-
-
-def output_format(options: CompactOptions) -> str | None:
-    if options.to is not None and options.to not in writable():
-        raise UsageError(f"cannot write {options.to!r}", hint=f"use --to {', '.join(writable())}")
-    return options.to
+    def placed(self, **changes: Any) -> CompactOptions:
+        """The same settings for one run of them: where the offloaded originals go, a session of the
+        agent's store, ``now``, the progress view — nothing the checks looked at, so not checked again."""
+        assert changes.keys() <= _PLACED, changes.keys() - _PLACED
+        placed = copy.copy(self)
+        for name, value in changes.items():
+            object.__setattr__(placed, name, value)
+        return placed

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..artifacts import PRIVATE, folder_mode, make_folder, write_bytes, write_json
 from ..errors import TcompactError, WorkFailed
-from .chain import CompactionRun
+from .chain import CompactionRun, Status
 from .paths import OutputPaths
 
 __all__ = ["write_run", "write_report", "outputs_of", "as_written", "as_failed"]
@@ -41,24 +41,13 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
     called on it, written and read back, before it takes the session's place (it keeps the backup, or
     refuses, which leaves the session as it was).
     """
-    written: list[Path] = []
     problems = list(run.report.get("invariants") or [])
-    inputs, shared = (source,), folder_mode((source,))
-
-    def mode(folder: Path) -> int:  # inside tcompact's own folder, a folder is as private as it
-        return PRIVATE if private is not None and folder.resolve().is_relative_to(private.resolve()) else shared
-
-    if private is not None and (run.calls or run.status != "nothing to do"):
+    mode = _modes(source, private)
+    if private is not None and (run.calls or run.status != Status.NOTHING_TO_DO):
         make_folder(private, mode=PRIVATE)
-    if run.calls:
-        folder = make_folder(paths.dump_dir, mode=mode(paths.dump_dir))
-        written += [write_json(folder / name, doc, force=force, sync=False, inputs=inputs) for name, doc in run.dumps()]
-    transcript = run.status == "compacted" and not (strict and problems)
-    if transcript:
-        if run.blobs:
-            make_folder(paths.store, mode=PRIVATE)
-        for path, doc in run.blobs:
-            written.append(write_json(Path(path), doc, force=force, sync=False, inputs=inputs))
+    written = _dumps(run, paths.dump_dir, mode, force=force, source=source)
+    if run.status == Status.COMPACTED and not (strict and problems):
+        written += _blobs(run, paths.store, force=force, source=source)
         make_folder(paths.output.parent, mode=mode(paths.output.parent))
         written += _transcript(run, paths, problems, source=source, force=force, settle=settle,
                                allow=allow_mismatch and not strict)
@@ -68,11 +57,34 @@ def write_run(run: CompactionRun, paths: OutputPaths, *, force: bool, source: Pa
     return written + ([report] if report is not None else []), problems
 
 
+def _modes(source: Path, private: Path | None) -> Callable[[Path], int]:
+    """The mode of a folder made for the outputs: as private as ``source``, and inside tcompact's own
+    folder ``private``, as private as it."""
+    shared = folder_mode((source,))
+    return lambda folder: PRIVATE if private is not None and folder.resolve().is_relative_to(private.resolve()) \
+        else shared
+
+
+def _dumps(run: CompactionRun, folder: Path, mode: Callable[[Path], int], *, force: bool, source: Path) -> list[Path]:
+    """One dump per summariser call the run made (none: no folder made)."""
+    if not run.calls:
+        return []
+    made = make_folder(folder, mode=mode(folder))
+    return [write_json(made / name, doc, force=force, sync=False, inputs=(source,)) for name, doc in run.dumps()]
+
+
+def _blobs(run: CompactionRun, store: Path, *, force: bool, source: Path) -> list[Path]:
+    """The offloaded originals, in the store (0700)."""
+    if run.blobs:
+        make_folder(store, mode=PRIVATE)
+    return [write_json(Path(path), doc, force=force, sync=False, inputs=(source,)) for path, doc in run.blobs]
+
+
 def write_report(run: CompactionRun, paths: OutputPaths, *, written: Sequence[Path], problems: Sequence[str],
                  force: bool, source: Path, state: Path | None = None) -> Path | None:
     """The report file (none for "nothing to do"): the run's report, where its outputs went, the invariants
     broken; as private as ``source``."""
-    if paths.report is None or run.status == "nothing to do":
+    if paths.report is None or run.status == Status.NOTHING_TO_DO:
         return None
     report = {**run.report, "outputs": outputs_of(run, paths, [*written, paths.report], state=state)}
     return write_json(paths.report, {**report, "invariants": list(problems)}, force=force, inputs=(source,))
@@ -82,7 +94,7 @@ def as_written(run: CompactionRun, *, written: Sequence[Path], output: Path, pro
                strict: bool) -> CompactionRun:
     """The run as its outputs left it: a compaction whose transcript was not written (it does not read back,
     or breaks an invariant under ``strict``) failed, and says why; any other run as it was."""
-    if run.status != "compacted" or output in written:
+    if run.status != Status.COMPACTED or output in written:
         return run
     if strict and problems:
         return as_failed(run, f"the compaction breaks {len(problems)} invariant(s): {problems[0]}; the compacted "
@@ -92,8 +104,8 @@ def as_written(run: CompactionRun, *, written: Sequence[Path], output: Path, pro
 
 def as_failed(run: CompactionRun, reason: str) -> CompactionRun:
     """The run failed for ``reason`` (its report says so: status "failed", the reason); the input is untouched."""
-    return dataclasses.replace(run, status="failed", message=reason,
-                               report={**run.report, "status": "failed", "reason": reason})
+    return dataclasses.replace(run, status=Status.FAILED, message=reason,
+                               report={**run.report, "status": Status.FAILED.value, "reason": reason})
 
 
 def _transcript(run: CompactionRun, paths: OutputPaths, problems: list[str], *, source: Path, force: bool,

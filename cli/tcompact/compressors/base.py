@@ -11,10 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from ..defaults import CONCURRENCY, RETRIES
 from ..model import Message
 from ..spans import Span
 from ..summarizers.base import Summarizer
@@ -27,6 +29,7 @@ __all__ = [
     "CallRecord",  # (the summarisers' record of a call, kept here for the compressors that make them)
     "OffloadBlob",
     "Trigger",
+    "Status",
     "CompressionResult",
     "Compressor",
     "unchanged",
@@ -57,8 +60,8 @@ class Context:
     locator: Callable[[Message], str] = lambda m: "the original transcript"
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.time
-    transient_retries: int = 2
-    concurrency: int = 4
+    transient_retries: int = RETRIES
+    concurrency: int = CONCURRENCY
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,17 @@ class Trigger:
     forced: bool
 
 
+class Status(StrEnum):
+    """What a compressor (:attr:`CompressionResult.status`) or a whole chain (``CompactionRun.status``,
+    never ``BELOW_TRIGGER``: that is "nothing to do" there) did. The values are the words the reports
+    and ``--json`` have always used."""
+
+    COMPACTED = "compacted"
+    NOTHING_TO_DO = "nothing to do"
+    BELOW_TRIGGER = "below the trigger"
+    FAILED = "failed"
+
+
 @dataclass(frozen=True)
 class CompressionResult:
     """The outcome of one compressor run.
@@ -95,7 +109,8 @@ class CompressionResult:
     ``applied`` is False for every "nothing to do" outcome and for rejected or failed attempts,
     and then ``messages`` are the input unchanged; ``reason`` says which. ``failed`` is True when
     the summariser could not produce a summary (the command then exits 1). ``trigger`` holds the
-    figures its trigger decided on, for a compressor that has one.
+    figures its trigger decided on, for a compressor that has one; ``below_trigger``: it was left
+    alone because its trigger did not fire (``--now`` would act).
     """
 
     processor: str
@@ -111,6 +126,16 @@ class CompressionResult:
     failed: bool = False
     figures: Mapping[str, Any] = field(default_factory=dict)
     trigger: Trigger | None = None
+    below_trigger: bool = False
+
+    @property
+    def status(self) -> Status:
+        """What the compressor did, as a value."""
+        if self.failed:
+            return Status.FAILED
+        if self.applied:
+            return Status.COMPACTED
+        return Status.BELOW_TRIGGER if self.below_trigger else Status.NOTHING_TO_DO
 
 
 def unchanged(name: str, messages: Sequence[Message], reason: str, tokens: int, **kw: Any) -> CompressionResult:

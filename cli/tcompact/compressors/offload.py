@@ -58,7 +58,7 @@ class Offload(Compressor):
         assert isinstance(settings, OffloadSettings)
         before = ctx.counter.total(messages)
         if before <= settings.tokens_threshold and not ctx.force:
-            return unchanged(self.name, messages, "below the threshold", before)
+            return unchanged(self.name, messages, "below the threshold", before, below_trigger=True)
         calls = {link.result_at: link.call for link in index_tool_calls(messages).links}
         out = list(messages)
         blobs: list[OffloadBlob] = []

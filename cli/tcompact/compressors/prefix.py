@@ -133,7 +133,7 @@ class PrefixCompressor(Compressor):
                                   min_target_ratio=settings.min_target_context_ratio, force=ctx.force)
         why = refusal(trigger, empty=span.empty)
         if why:
-            return unchanged(self.name, messages, why, before, span=span, trigger=trigger)
+            return unchanged(self.name, messages, why, before, span=span, trigger=trigger, below_trigger=not span.empty)
         if ctx.summarizer is None:
             return unchanged(self.name, messages, "no summariser", before, span=span, failed=True, trigger=trigger)
         prompt = preserve_appendix(prompt_text(self.contract), ctx.preserve)

@@ -1,22 +1,23 @@
 """What ``tcompact eval`` (and ``batch eval``) can be told, validated at the boundary.
 
 The chains and their settings, the summariser and how its calls are made are compact's own
-(:meth:`EvalOptions.compact_options` is the ``compact --now`` run of one chain); the rest says
-what is measured: the canaries (``seed``, ``per_kind``) and the needed-token recall (``cuts``).
+(:meth:`EvalOptions.compact_options` is the ``compact --now`` run of one chain, made and checked
+once, with the options); the rest says what is measured: the canaries (``seed``, ``per_kind``) and
+the needed-token recall (``cuts``).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from ..compaction import CompactOptions, check_options
+from ..compaction import CompactOptions
 from ..compressors import Override, names, parse_chain, parse_sets
+from ..defaults import DEFAULT_CHAIN, DEFAULT_SUMMARIZER
 from ..errors import UsageError
-from ..defaults import DEFAULT_CHAIN
 from ..formats import ReadOptions
 from ..summarizers import RunSettings
 
@@ -38,7 +39,7 @@ class EvalOptions(BaseModel):
     seed: int = Field(1, ge=0, description="Seed of the canary texts and places.")
     per_kind: int = Field(2, ge=1, le=20, description="Canaries of each kind per session.")
     cuts: int = Field(4, ge=1, le=50, description="Needed tokens: cut points per session at most.")
-    summarizer: str = Field("extractive", description="extractive, openai or replay.")
+    summarizer: str = Field(DEFAULT_SUMMARIZER, description="extractive, openai or replay.")
     model: str | None = None
     base_url: str | None = None
     api_key: str | None = Field(None, repr=False, description="The openai summariser's key (default: "
@@ -47,7 +48,7 @@ class EvalOptions(BaseModel):
     replay_dir: Path | None = None
     dump_dir: Path | None = Field(None, description="Where the dumps of the summariser calls go (none: not written).")
     encoding: str | None = None
-    context_window: int | None = None  # checked with the rest of compact's options (check_options)
+    context_window: int | None = None  # checked with the rest of compact's options (CompactOptions)
     sets: tuple[str, ...] = ()
     config: Path | None = None
     preserve: str | None = None
@@ -55,6 +56,19 @@ class EvalOptions(BaseModel):
     format: str | None = None
     full_history: bool = False
     skip_bad_lines: bool = False
+    #: each chain evaluated, in order, and the settings of its ``compact --now`` run (made once, here)
+    _runs: dict[str, CompactOptions] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: Any) -> None:
+        """Every chain's options checked as ``compact`` checks them (an unknown compressor, a bad setting or a
+        summariser without what it needs is an error before any work), and a ``--set`` that fits none."""
+        chains = list(dict.fromkeys(self.chains)) or default_chains(self.default_chain)
+        overrides = parse_sets(self.sets)
+        self._runs = {spec: self._compact_options(spec, overrides) for spec in chains}
+        for override in overrides:
+            if not any(_fits(override, spec) for spec in chains):
+                raise UsageError(f"--set {override.text!r} fits no chain evaluated",
+                                 hint=f"the chains are: {' '.join(chains)}; see `tcompact compressors`")
 
     @property
     def canaries(self) -> bool:
@@ -66,17 +80,13 @@ class EvalOptions(BaseModel):
         """Whether the needed-token recall is measured."""
         return self.metric in ("needed", "both")
 
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> EvalOptions:
+        """A copy with ``update``, made again (checked, and every chain's settings made from it)."""
+        return type(self)(**{**dict(self), **(update or {})})
+
     def chain_list(self) -> list[str]:
-        """The chains to run, each with its options checked as ``compact`` checks them (an unknown
-        compressor, a bad setting or a summariser without what it needs is an error before any work)."""
-        chains = list(dict.fromkeys(self.chains)) or default_chains(self.default_chain)
-        for spec in chains:
-            check_options(self.compact_options(spec))
-        for override in parse_sets(self.sets):
-            if not any(_fits(override, spec) for spec in chains):
-                raise UsageError(f"--set {override.text!r} fits no chain evaluated",
-                                 hint=f"the chains are: {' '.join(chains)}; see `tcompact compressors`")
-        return chains
+        """The chains to run, in order."""
+        return list(self._runs)
 
     def read_options(self) -> ReadOptions:
         """How the sessions are read."""
@@ -84,12 +94,15 @@ class EvalOptions(BaseModel):
                            keep_raw=True)
 
     def compact_options(self, chain: str) -> CompactOptions:
-        """The options of the ``compact --now`` run of one chain: the ``--set`` values for its compressors
-        (one for a compressor of another chain evaluated is left out; :meth:`chain_list` refuses one that
-        fits no chain)."""
-        overrides = tuple(o for o in parse_sets(self.sets) if _fits(o, chain))
-        return CompactOptions(chain=chain, overrides=overrides, config=self.config,
-                              summarizer=self.summarizer, model=self.model, base_url=self.base_url,
+        """The settings of the ``compact --now`` run of one chain evaluated."""
+        return self._runs[chain]
+
+    def _compact_options(self, chain: str, overrides: tuple[Override, ...]) -> CompactOptions:
+        """The ``--set`` values for its compressors (one for a compressor of another chain evaluated is left
+        out; one that fits no chain is refused)."""
+        return CompactOptions(chain=chain, overrides=tuple(o for o in overrides if _fits(o, chain)),
+                              config=self.config, summarizer=self.summarizer, model=self.model,
+                              base_url=self.base_url,
                               api_key=self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY"),
                               run=self.run, replay_dir=self.replay_dir, encoding=self.encoding,
                               context_window=self.context_window, now=True, transcript=self.transcript,

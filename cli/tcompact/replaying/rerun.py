@@ -4,7 +4,7 @@ written next to it (``replays/``), linked to the original."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ from .. import summarizers
 from ..artifacts import write_json
 from ..compressors import get
 from ..compressors.base import CompressionResult
+from ..defaults import DEFAULT_SUMMARIZER
 from ..dump import Dump, DumpContext, build_dumps, messages_of
 from ..errors import UsageError, WorkFailed
 from ..redact import redact
@@ -19,7 +20,7 @@ from ..summarizers.base import ModelWindow, Summarizer, SummaryRequest, SummaryR
 from ..summarizers.contracts import extract_snapshot
 from .rebuild import rebuild, run_context
 
-__all__ = ["Rerun", "PromptOverride", "rerun", "check_rerun_options", "RerunOutcome", "rerun_dump"]
+__all__ = ["Rerun", "PromptOverride", "rerun", "check_rerun_options", "RerunOutcome", "RerunOptions", "rerun_dump"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,21 @@ def check_rerun_options(summarizer: str | None, *, model: str | None, base_url: 
 
 
 @dataclass(frozen=True)
+class RerunOptions:
+    """The summariser a dump is re-run with and how its calls are made: what building a backend reads
+    (:class:`tcompact.summarizers.SummarizerOptions`), without a chain to check."""
+
+    summarizer: str = DEFAULT_SUMMARIZER
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    replay_dir: Path | None = None
+    run: summarizers.RunSettings = field(default_factory=summarizers.RunSettings)
+    #: hears the call's progress (none here: a re-run shows its result when it is done)
+    progress: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
 class RerunOutcome:
     """A re-run, the dumps it wrote and where, and the failure to report once it is shown (None: exit 0)."""
 
@@ -114,9 +130,9 @@ class RerunOutcome:
 
 
 def rerun_dump(dumps: Sequence[Dump], options: Any, *, prompt: str | None, dump_dir: Path | None) -> RerunOutcome:
-    """Re-run the one dump given with the backend ``options`` name (:class:`tcompact.compaction.CompactOptions`:
-    the summariser, its model — default: the one the dump records — and how calls are made), and write
-    its new dumps to ``dump_dir`` (default: ``replays/`` next to the dump)."""
+    """Re-run the one dump given with the backend ``options`` name (:class:`RerunOptions`: the summariser,
+    its model — default: the one the dump records — and how calls are made), and write its new dumps to
+    ``dump_dir`` (default: ``replays/`` next to the dump)."""
     if len(dumps) != 1:
         raise UsageError(f"--summarizer re-runs one dump; {len(dumps)} were given", hint="pass a single dump file")
     (dump,) = dumps

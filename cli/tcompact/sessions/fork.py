@@ -39,7 +39,7 @@ from ..errors import InputError, OutputError, UsageError
 from .state import BACKUP_MARK, state_root, tighten
 from .stores import CLAUDE, Session, read_bytes
 
-__all__ = ["ForkPlan", "plan", "rewrite_ids", "resume_command", "replace_in_place", "keep_backup", "restore_backup",
+__all__ = ["ForkPlan", "Placement", "plan", "rewrite_ids", "resume_command", "replace_in_place", "keep_backup", "restore_backup",
            "check_options", "output_paths", "with_new_ids", "finish", "kept", "changed", "BACKUP_MARK", "FORK", "IN_PLACE",
            "new_codex_id"]
 
@@ -240,3 +240,47 @@ def finish(p: ForkPlan, run: Any, written: list[Path]) -> dict[str, Any] | None:
 def kept(p: ForkPlan) -> list[Path]:
     """The files an in-place run keeps beside the session: the backup and its note."""
     return [p.backup, _note_of(p.backup)] if p.backup is not None else []
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A compaction run put into the agent's store — forked, or in place of the session that held
+    ``original`` —, as what it adds around the run: the settings (it compacts whatever the trigger
+    says), the output's session id, the last check and the backup of an in-place run, and what to
+    tell the user once the outputs are written. ``compact`` without --fork / --in-place has a
+    placement that adds nothing (:class:`tcompact.compaction.job.InAFile`)."""
+
+    plan: ForkPlan
+    original: bytes
+    stored = True
+
+    @property
+    def state(self) -> Path:
+        """The entry of tcompact's state folder the run's other outputs go to."""
+        return self.plan.state
+
+    @property
+    def in_place(self) -> bool:
+        """The result replaces the session itself."""
+        return self.plan.mode == IN_PLACE
+
+    def options(self, options: Any) -> Any:
+        """The run's settings: a session named to be forked or replaced is compacted below the trigger too."""
+        return options.placed(now=True, into_session=self.plan.mode)
+
+    def adopt(self, run: Any) -> Any:
+        """The run with its output carrying the fork's session id."""
+        return with_new_ids(run, self.plan)
+
+    def refusal(self) -> OutputError | None:
+        """In place: the refusal of a session the agent wrote to while it was compacted."""
+        return changed(self.plan, original=self.original) if self.in_place else None
+
+    def settle(self) -> Callable[[Path], None] | None:
+        """In place: the step that keeps the session's backup before the compacted file takes its place."""
+        return keep_backup(self.plan, original=self.original) if self.in_place else None
+
+    def finish(self, run: Any, written: list[Path]) -> tuple[dict[str, Any] | None, list[Path]]:
+        """(the ``session`` entry, the files kept beside it), once the outputs are written."""
+        session = finish(self.plan, run, written)
+        return session, kept(self.plan) if session is not None else []

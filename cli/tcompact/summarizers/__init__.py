@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..defaults import CONCURRENCY, RETRIES
 from ..errors import UsageError
 from ..registry import by_name
 from .base import BackendSettings, Summarizer
@@ -34,13 +35,13 @@ class RunSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    retries: int = Field(2, ge=0, description="Retries of a transient summariser error.",
+    retries: int = Field(RETRIES, ge=0, description="Retries of a transient summariser error.",
                          json_schema_extra={"option": "--max-retries", "rule": "must be 0 or more"})
     timeout: float | None = Field(None, gt=0, description="Deadline in seconds for each summariser attempt (the "
                                   "whole answer); None: derived from each call's size and the server's measured "
                                   "speed.", json_schema_extra={"option": "--timeout",
                                                           "rule": "must be a positive number of seconds"})
-    concurrency: int = Field(4, ge=1, description="Summariser calls run at once (round-level).",
+    concurrency: int = Field(CONCURRENCY, ge=1, description="Summariser calls run at once (round-level).",
                              json_schema_extra={"option": "--concurrency", "rule": "must be 1 or more"})
     summarizer_window: int | None = Field(None, ge=1, description="openai: the summariser model's context window "
                                           "in tokens (None: what the server reports).",

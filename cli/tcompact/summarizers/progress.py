@@ -27,12 +27,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..defaults import MIN_DEADLINE
+
 __all__ = ["CallProgress", "Speed", "Streamed", "read_stream", "is_local"]
 
 #: Assumed speeds (prompt tokens read, tokens written, a second) before the first call is measured.
 LOCAL_SPEED = (20.0, 4.0)
 HOSTED_SPEED = (1000.0, 30.0)
-MIN_DEADLINE = 60.0
 SLACK = 30.0
 
 

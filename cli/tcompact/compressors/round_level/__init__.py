@@ -103,7 +103,7 @@ class RoundLevel(Compressor):
         trigger = self._trigger(messages, settings, ctx, before)
         why = refusal(trigger, empty=False)
         if why:
-            return unchanged(self.name, messages, why, before, trigger=trigger)
+            return unchanged(self.name, messages, why, before, trigger=trigger, below_trigger=True)
         run = _Run(messages, settings, ctx)
         run.execute()
         figures = {"stages": run.stages, "stopped": run.stopped}
