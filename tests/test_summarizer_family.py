@@ -4,6 +4,7 @@ capabilities and a pydantic settings model, registered by one entry of ``REGISTR
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import orjson
 import pytest
@@ -82,21 +83,23 @@ def test_check_gives_the_chosen_backends_typed_settings():
     assert "k" not in repr(settings)  # the key is never shown
     assert summarizers.check(CompactOptions(summarizer="replay", replay_dir=Path("d")), used=True) == \
         ReplaySettings(replay_dir=Path("d"))
+    assert options.summarizer_settings == settings  # what the settings value holds: the one call, made when it was
     # not called by the chain: nothing is needed, and there are no settings to build from
-    assert summarizers.check(CompactOptions(summarizer="openai"), used=False) is None
+    unused = CompactOptions(summarizer="openai", chain="truncate")
+    assert (summarizers.check(unused, used=False), unused.summarizer_settings) == (None, None)
 
 
 def test_check_names_another_backends_own_options_in_their_order():
-    options = CompactOptions(base_url="http://x/v1", run=summarizers.RunSettings(summarizer_window=9,
-                                                                                 request_mode="serialized"))
-    assert OpenAISettings.own_given(options) == ["--request-mode", "--base-url", "--summarizer-window"]
-    with pytest.raises(UsageError) as info:
-        summarizers.check(options, used=False)
+    given = dict(base_url="http://x/v1", run=summarizers.RunSettings(summarizer_window=9, request_mode="serialized"))
+    assert OpenAISettings.own_given(SimpleNamespace(model=None, api_key=None, **given)) == [
+        "--request-mode", "--base-url", "--summarizer-window"]
+    with pytest.raises(UsageError) as info:  # refused when the settings value is made
+        CompactOptions(**given)
     assert (info.value.what, info.value.hint) == (
         "--request-mode is an option of the openai summariser, and the summariser is extractive",
         "add --summarizer openai, or leave --request-mode out")
     with pytest.raises(UsageError) as info:  # an empty model is no model
-        summarizers.check(CompactOptions(summarizer="openai", model=""), used=True)
+        CompactOptions(summarizer="openai", model="")
     assert (info.value.what, info.value.hint) == ("--summarizer openai needs --model",
                                                   "e.g. --model gpt-4o-mini or your vLLM model")
 
