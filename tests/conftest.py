@@ -129,7 +129,7 @@ def _hermetic_token_cache(_token_cache_dir, monkeypatch):
 @pytest.fixture(scope="module")
 def counter():
     """A token counter (o200k_base), one per test module."""
-    from tcompact.tokens import TokenCounter
+    from tcompact.counting.tokens import TokenCounter
 
     return TokenCounter()
 
@@ -145,7 +145,7 @@ def summarizer(counter):
 @pytest.fixture
 def encoding():
     """The bundled o200k_base encoding."""
-    from tcompact.tokens import load_encoding
+    from tcompact.counting.tokens import load_encoding
 
     return load_encoding("o200k_base")
 

@@ -207,6 +207,6 @@ def _cluster_cache():
 
 @ray.remote(num_cpus=1)
 def _cache_folder() -> str:
-    from tcompact.tokencache import cache_folder
+    from tcompact.counting.cache import cache_folder
 
     return str(cache_folder())

@@ -6,7 +6,7 @@ import pytest
 
 from tcompact.compressors._benefit import DENSITY, MIN_FACTS, benefit, facts
 from tcompact.model import Message, ToolCall
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 COUNTER = TokenCounter()
 

@@ -264,7 +264,7 @@ def test_inspect_without_spans_does_not_import_the_compressors():
 #: The modules a plain ``inspect --json`` may import: its command, the readers, counting, the caches.
 INSPECT_MODULES = {
     "tcompact", "tcompact.app", "tcompact.commands", "tcompact.commands._help", "tcompact.commands._options",
-    "tcompact.commands._sessions", "tcompact.commands.inspect", "tcompact.encodings", "tcompact.errors",
+    "tcompact.commands._sessions", "tcompact.commands.inspect", "tcompact.counting", "tcompact.counting.encodings", "tcompact.errors",
     "tcompact.formats", "tcompact.formats._digest", "tcompact.formats._lines", "tcompact.formats._merge",
     "tcompact.formats._source", "tcompact.formats.family",
     "tcompact.formats.family.base", "tcompact.formats.family.chat", "tcompact.formats.family.claude_code",
@@ -272,10 +272,10 @@ INSPECT_MODULES = {
     "tcompact.formats.chat", "tcompact.formats.claude_chain", "tcompact.formats.claude_code",
     "tcompact.formats.claude_messages", "tcompact.formats.codex", "tcompact.formats.codex_items",
     "tcompact.formats.codex_usage", "tcompact.formats.steps",
-    "tcompact.formats.trajectories", "tcompact.growing", "tcompact.images", "tcompact.inspect_job",
-    "tcompact.inspect_report", "tcompact.inspection", "tcompact.markers", "tcompact.model", "tcompact.render",
-    "tcompact.registry", "tcompact.reportcache", "tcompact.rounds", "tcompact.tokencache", "tcompact.tokenpieces",
-    "tcompact.tokens", "tcompact.tokentable", "tcompact.windows",
+    "tcompact.formats.trajectories", "tcompact.inspection.growing", "tcompact.counting.images", "tcompact.inspection.job",
+    "tcompact.inspection.report", "tcompact.inspection", "tcompact.markers", "tcompact.model", "tcompact.render",
+    "tcompact.registry", "tcompact.inspection.reportcache", "tcompact.rounds", "tcompact.counting.cache", "tcompact.counting.pieces",
+    "tcompact.counting.tokens", "tcompact.counting.table", "tcompact.counting.windows",
 }
 
 
@@ -312,15 +312,15 @@ def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
         assert set(modules) - INSPECT_MODULES == set(), what
         assert set(others) - {"__main__", "_distutils_hack", "annotated_doc", "orjson", "shellingham", "tcompact",
                               "typer"} == set(), what
-    assert "tcompact.growing" in runs["read on"][1] and "tcompact.formats.steps" in runs["read on"][1]
+    assert "tcompact.inspection.growing" in runs["read on"][1] and "tcompact.formats.steps" in runs["read on"][1]
     # a second look at an unchanged file finds its report without a reader, a message or a count
     assert set(runs["the report kept"][1]) == INSPECT_MODULES - {
-        "tcompact.formats.chat", "tcompact.formats.claude_chain", "tcompact.formats.claude_code", "tcompact.images",
+        "tcompact.formats.chat", "tcompact.formats.claude_chain", "tcompact.formats.claude_code", "tcompact.counting.images",
         "tcompact.formats._lines", "tcompact.formats.codex_items",
         "tcompact.formats.claude_messages", "tcompact.formats.codex", "tcompact.formats.steps", "tcompact.model",
         "tcompact.formats.codex_usage",
-        "tcompact.formats.trajectories", "tcompact.formats._merge", "tcompact.inspect_report", "tcompact.markers",
-        "tcompact.rounds", "tcompact.tokenpieces", "tcompact.tokens", "tcompact.windows"}
+        "tcompact.formats.trajectories", "tcompact.formats._merge", "tcompact.inspection.report", "tcompact.markers",
+        "tcompact.rounds", "tcompact.counting.pieces", "tcompact.counting.tokens", "tcompact.counting.windows"}
 
 
 def test_folder_scan_passes_over_files_that_are_no_transcripts(runner, tmp_path):

@@ -14,7 +14,7 @@ from tcompact.compressors.truncate import truncate_text
 from tcompact.errors import UsageError
 from tcompact.formats.chat import parse_message
 from tcompact.model import Message, ToolCall
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 
 def ctx(**kw):

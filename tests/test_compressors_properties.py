@@ -13,7 +13,7 @@ from tcompact.compressors.base import Context
 from tcompact.model import index_tool_calls
 from tcompact.rounds import is_real_user, last_real_user_index
 from tcompact.summarizers.extractive import ExtractiveSummarizer
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 COUNTER = TokenCounter()
 #: Limits small enough that the non-summarising compressors act on a generated session.

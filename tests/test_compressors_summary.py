@@ -17,7 +17,7 @@ from tcompact.model import Message
 from tcompact.spans import legal_cut_points
 from tcompact.summarizers.base import SummarizerError
 from tcompact.summarizers.contracts import prompt_text
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 SNAPSHOT = "<coverage_check>all kept</coverage_check>\n<state_snapshot>\n1. Active Task\nfix it\n</state_snapshot>"
 PAD = "filler text " * 300

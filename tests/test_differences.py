@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tcompact.differences import first_difference
+from tcompact.replaying.differences import first_difference
 
 
 def test_equal_values_have_no_difference():

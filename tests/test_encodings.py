@@ -13,10 +13,10 @@ from importlib.metadata import version
 import pytest
 from conftest import EDGE_TEXTS
 
-from tcompact import encodings, tokencache
-from tcompact.encodings import ENCODINGS, encoding_for_model, fingerprint, load_encoding
+from tcompact.counting import encodings, cache as tokencache
+from tcompact.counting.encodings import ENCODINGS, encoding_for_model, fingerprint, load_encoding
 from tcompact.errors import InputError, UsageError
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tcompact.errors import UsageError
 from tcompact.formats import ReadOptions, read_bytes, serialize
 from tcompact.model import Message, Reasoning, Transcript
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 NOW = "2026-01-01T00:00:00.000Z"
 RECORDS = {"chat": SESSION, "claude-code": parallel_session(), "codex": rollout()}

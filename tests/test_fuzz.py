@@ -40,7 +40,7 @@ from typer.testing import CliRunner
 from tcompact.app import app
 from tcompact.compressors._edit import CUT_MARK
 from tcompact.formats import ReadOptions, read_file
-from tcompact.invariants import violations
+from tcompact.compaction.invariants import violations
 from tcompact.rounds import last_real_user_index
 
 COMPRESSORS = ("truncate", "offload", "micro", "current-round", "dialogue", "full", "round-level")
@@ -595,7 +595,7 @@ def test_a_marker_longer_than_what_it_replaces_is_not_applied(tmp_path):
     from tcompact.compressors import get
     from tcompact.compressors.base import Context
     from tcompact.model import Message, ToolCall
-    from tcompact.tokens import TokenCounter
+    from tcompact.counting.tokens import TokenCounter
 
     nine = "\n".join("ok" for _ in range(9))  # one line over max_lines=8: the marker is longer than the cut
     msgs = [Message(role="user", content="go")]

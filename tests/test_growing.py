@@ -1,4 +1,4 @@
-"""inspect of a file that grew (tcompact.growing): read on from the state kept after the last read, every
+"""inspect of a file that grew (tcompact.inspection.growing): read on from the state kept after the last read, every
 figure equal to a read from scratch — on every shared session grown line by line as a live agent appends,
 and on files rewritten in the middle, truncated, replaced, torn, and grown in ways a reader cannot go on from."""
 
@@ -9,7 +9,8 @@ import pytest
 from codex_lines import item, ln, message, rollout, token_count
 from conftest import REAL_FILES, SAMPLES, SESSION, jsonl, msg, real_file
 
-from tcompact import growing, tokencache
+from tcompact.inspection import growing
+from tcompact.counting import cache as tokencache
 from tcompact.errors import TcompactError
 from tcompact.formats import ReadOptions, read_file, steps
 from tcompact.inspection import InspectOptions, inspect_file, inspect_source

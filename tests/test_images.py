@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcompact.images import IMAGE_DEFAULT_TOKENS, IMAGE_LOW_DETAIL_TOKENS, image_size, image_tokens, tile_tokens
+from tcompact.counting.images import IMAGE_DEFAULT_TOKENS, IMAGE_LOW_DETAIL_TOKENS, image_size, image_tokens, tile_tokens
 
 
 def b64(data: bytes) -> str:

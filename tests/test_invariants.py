@@ -13,11 +13,11 @@ from tcompact.compressors import get, names, parse_sets
 from tcompact.compressors._edit import CUT_MARK
 from tcompact.compressors.base import CompressionResult, Context
 from tcompact.formats import read_file
-from tcompact.invariants import violations
+from tcompact.compaction.invariants import violations
 from tcompact.model import Message, ToolCall
 from tcompact.summarizers.extractive import ExtractiveSummarizer
 from tcompact.spans import Span
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 SYSTEM = Message(role="system", content="You are an agent.")
 REQUEST = Message(role="user", content="Fix the parser, keep the API.")

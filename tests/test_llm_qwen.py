@@ -37,7 +37,7 @@ from tcompact.model import Message
 from tcompact.summarizers.base import SummarizerError, SummaryRequest
 from tcompact.summarizers.narrative import FIELDS, parse_reply, schema
 from tcompact.summarizers.openai_compat import OpenAISummarizer
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 ALIAS = "qwen2.5-coder-0.5b"
 WINDOW = 4096

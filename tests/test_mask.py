@@ -12,7 +12,7 @@ from tcompact.compressors.mask import MASK_MARKER
 from tcompact.errors import UsageError
 from tcompact.formats.chat import parse_message
 from tcompact.model import Message, Reasoning
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 BIG = "\n".join(f"line {n} of the output" for n in range(120))
 

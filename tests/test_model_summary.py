@@ -22,7 +22,7 @@ from tcompact.summarizers import narrative
 from tcompact.summarizers.base import ModelWindow, SummaryResponse
 from tcompact.summarizers.contracts import extract_snapshot, prompt_text
 from tcompact.summarizers.progress import CallProgress, Speed, is_local, read_stream
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 COUNTER = TokenCounter()
 

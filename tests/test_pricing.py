@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcompact.pricing import PRICES_PACKAGE, Cost, price, prices_version
+from tcompact.sessions.pricing import PRICES_PACKAGE, Cost, price, prices_version
 from tcompact.sessions.usage import ANTHROPIC, OPENAI, Request
 
 AT = datetime(2025, 11, 1, tzinfo=timezone.utc)

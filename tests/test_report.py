@@ -13,10 +13,10 @@ from tcompact.compaction import CompactOptions, Stage, compact_file
 from tcompact.compressors import get
 from tcompact.compressors.base import CallRecord, CompressionResult
 from tcompact.model import Message
-from tcompact.report import REPORT_SCHEMA_VERSION, compact_report
+from tcompact.compaction.report import REPORT_SCHEMA_VERSION, compact_report
 from tcompact.spans import Span
 from tcompact.summarizers.base import SummarizerError, SummaryRequest, SummaryResponse
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 BEFORE = tuple(Message(role="user" if i % 2 == 0 else "assistant", content=f"message {i}") for i in range(6))
 AFTER = (BEFORE[0], Message(role="user", content="summary"), BEFORE[5])

@@ -17,7 +17,9 @@ from claude_lines import parallel_session
 from conftest import REAL_FILES, SAMPLES, jsonl, real_file
 from typer.testing import CliRunner
 
-from tcompact import inspect_shapes, pages, report
+from tcompact.inspection import shapes as inspect_shapes
+from tcompact import pages
+from tcompact.compaction import report
 from tcompact.app import app
 from tcompact.evaluation import EvalOptions, evaluate_paths
 from tcompact.evaluation import shapes as eval_shapes
@@ -417,7 +419,8 @@ def test_a_stored_session_in_detail_is_the_declared_shape(machine, which):
 
 @pytest.mark.parametrize("sample", ["claude_code_session.jsonl", "codex_rollout.jsonl"])
 def test_a_kept_report_and_one_read_on_from_a_kept_state_have_the_declared_shape(sample, tmp_path, monkeypatch):
-    from tcompact import growing, tokencache
+    from tcompact.inspection import growing
+    from tcompact.counting import cache as tokencache
     from tcompact.inspection import inspect_file
 
     monkeypatch.setenv(tokencache.CACHE_ENV, str(tmp_path / "cache"))

@@ -11,11 +11,12 @@ import pytest
 from conftest import REAL_FILES, SAMPLES, SESSION, jsonl, msg, real_file
 from typer.testing import CliRunner
 
-from tcompact import reportcache, tokencache
+from tcompact.inspection import reportcache
+from tcompact.counting import cache as tokencache
 from tcompact.app import app
 from tcompact.formats import ReadOptions, read_file
 from tcompact.inspection import InspectOptions, inspect_file
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from tcompact.errors import UsageError
 from tcompact.formats.chat import parse_message
 from tcompact.model import Message
 from tcompact.summarizers.base import SummarizerError
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 MARK = "[ROUND_LEVEL_MEMORY_BLOCK]"
 PAD = "detail " * 150
@@ -310,7 +310,7 @@ def test_the_aggressive_stages_ask_each_block_for_what_gets_the_context_under_th
 
 def test_hard_truncation_keeps_the_head_of_an_over_budget_last_request_with_a_marker():
     from tcompact.compressors.round_level.truncation import hard_truncate
-    from tcompact.invariants import violations
+    from tcompact.compaction.invariants import violations
 
     counter = TokenCounter()
     request = U("fix it: " + "word " * 3000)
@@ -513,7 +513,7 @@ def _sessions(draw):
 def test_generated_sessions_keep_every_invariant_through_every_stage(messages, target, call_budget, keep_recent,
                                                                     keep_last, context_cap):
     from tcompact.compaction import Stage
-    from tcompact.invariants import violations
+    from tcompact.compaction.invariants import violations
     from tcompact.summarizers.extractive import ExtractiveSummarizer
 
     counter = TokenCounter()

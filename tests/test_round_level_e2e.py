@@ -17,8 +17,8 @@ from tcompact.app import app
 from tcompact.compaction import CompactOptions, compact_file
 from tcompact.formats import read_file
 from tcompact.formats.chat import message_to_dict
-from tcompact.invariants import violations
-from tcompact.tokens import TokenCounter
+from tcompact.compaction.invariants import violations
+from tcompact.counting.tokens import TokenCounter
 
 TARGET = 160_000
 

@@ -11,7 +11,7 @@ from conftest import SAMPLES
 from tcompact.compressors.round_level.prompting import MINIMAL_PROMPT, fit_prompt, head_tail
 from tcompact.formats import read_file
 from tcompact.summarizers.contracts import prompt_text
-from tcompact.tokens import TokenCounter, texts_of
+from tcompact.counting.tokens import TokenCounter, texts_of
 
 
 def _reference(system, prompt, *, budget, counter, head_ratio, marker):
@@ -58,7 +58,7 @@ def test_prompt_parts_count_what_their_texts_count_whole(key, encoding):
 
     from tcompact.compressors.round_level.prompting import PromptParts
     from tcompact.compressors.round_level.targets import l0_targets
-    from tcompact.tokens import load_encoding
+    from tcompact.counting.tokens import load_encoding
 
     def exact(text: str) -> int:
         return len(load_encoding(encoding).encode_ordinary(text))

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tcompact.pricing import price
+from tcompact.sessions.pricing import price
 from tcompact.sessions.groups import group_rows, usage_sums
 from tcompact.sessions.usage import ANTHROPIC, Request
 

@@ -12,7 +12,7 @@ from conftest import jsonl
 from tcompact.errors import UsageError
 from tcompact.formats import ReadOptions
 from tcompact.inspection import InspectOptions, inspect_paths
-from tcompact.pricing import price
+from tcompact.sessions.pricing import price
 from tcompact.sessions.report import SessionsOptions, session_detail, session_row, sessions_report
 from tcompact.sessions.stores import Session
 from tcompact.sessions.usage import ANTHROPIC, Request

@@ -19,7 +19,7 @@ from tcompact.formats.chat import parse_message
 from tcompact.model import Message
 from tcompact.spans import Span, legal_cut_points
 from tcompact.summarizers.base import ModelWindow, SummarizerError
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 COUNTER = TokenCounter()
 SNAPSHOT = "<state_snapshot>\n1. Active Task\nfix the parser\n</state_snapshot>"

@@ -17,7 +17,7 @@ from tcompact.model import Message
 from tcompact.spans import legal_cut_points
 from tcompact.summarizers.base import ModelWindow, SummarizerError
 from tcompact.summarizers.contracts import prompt_text
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 SNAPSHOT = "<state_snapshot>\n1. Active Task\nfix it\n</state_snapshot>"
 COUNTER = TokenCounter()

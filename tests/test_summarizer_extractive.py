@@ -15,7 +15,7 @@ from tcompact.model import Message, ToolCall
 from tcompact.summarizers.base import SummarizerError, SummaryRequest, SummaryResponse
 from tcompact.summarizers.contracts import SECTIONS, extract_snapshot, prompt_text
 from tcompact.summarizers.extractive import ExtractiveSummarizer
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 REQUEST = ("Fix the failing export test in rosterkit/export.py. Don't change the public API and please keep "
            "the CSV header as is.")

@@ -19,7 +19,7 @@ from tcompact.formats import read_file
 from tcompact.model import Message
 from tcompact.summarizers.base import Block, SummaryRequest, SummaryResponse
 from tcompact.summarizers.extractive import ExtractiveSummarizer
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 REQUEST = ("Fix the failing export test in rosterkit/export.py. Don't change the public API and please keep "
            "the CSV header as is.")

@@ -21,7 +21,7 @@ from tcompact.summarizers.contracts import SECTIONS
 from tcompact.summarizers.extractive.fitting import Item
 from tcompact.summarizers.extractive.snapshot.fit import fit, render
 from tcompact.summarizers.extractive.snapshot.layout import _LAYOUTS, place
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 from test_summarizer_extractive import assistant, call, result, run, user
 

@@ -44,7 +44,7 @@ from tcompact.app import app
 from tcompact.model import Message
 from tcompact.summarizers.base import SummarizerError, SummaryRequest
 from tcompact.summarizers.openai_compat import OpenAISummarizer
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 KEY = "sk-e2e-fault-0123456789abcdefXYZ"
 #: --timeout where the fault is a timeout; elsewhere a patient 5 s, so a loaded machine cannot turn a 429 into one.

@@ -14,7 +14,7 @@ from tcompact.formats.chat import message_to_dict
 from tcompact.model import Message
 from tcompact.summarizers.base import SummaryRequest
 from tcompact.summarizers.extractive import ExtractiveSummarizer
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 
 def long_requests(rounds: int = 30) -> tuple[Message, ...]:

@@ -17,7 +17,7 @@ from tcompact.rounds import is_real_user
 from tcompact.summarizers.extractive import ExtractiveSummarizer
 from tcompact.summarizers.extractive.scan import Scan
 from tcompact.summarizers.extractive.tools import error_lines
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SPEC, CODEX = FIXTURES / "claude_spec_session.jsonl", FIXTURES / "codex_write_stdin.jsonl"

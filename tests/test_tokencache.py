@@ -15,11 +15,12 @@ import pytest
 from conftest import REAL_FILES, SAMPLES, SESSION, call, jsonl, msg, real_file
 from platformdirs import user_cache_dir
 
-from tcompact import reportcache, tokencache
+from tcompact.inspection import reportcache
+from tcompact.counting import cache as tokencache
 from tcompact.compaction import CompactOptions, compact_file
 from tcompact.inspection import InspectOptions, inspect_paths
-from tcompact.tokencache import TABLE, text_keys
-from tcompact.tokens import TokenCounter, texts_of
+from tcompact.counting.cache import TABLE, text_keys
+from tcompact.counting.tokens import TokenCounter, texts_of
 
 
 @pytest.fixture
@@ -140,7 +141,7 @@ def test_a_cache_folder_that_cannot_be_used_means_a_run_without_the_cache(tmp_pa
 
 
 def test_damaged_tokenizer_tables_are_rebuilt(own_cache):
-    code = "from tcompact.tokens import TokenCounter; print(TokenCounter(cache=False).count('hello there'))"
+    code = "from tcompact.counting.tokens import TokenCounter; print(TokenCounter(cache=False).count('hello there'))"
     env = {**os.environ, tokencache.CACHE_ENV: str(own_cache)}
 
     def run():
@@ -184,7 +185,7 @@ def test_the_cache_holds_every_text_of_a_session(monkeypatch, own_cache):
     source = read_file(SAMPLES / "claude_code_session.jsonl")
     texts = {t for tr in source.transcripts for t in texts_of(tr.messages) if t}
     _inspect(SAMPLES / "claude_code_session.jsonl", monkeypatch, cache=True)
-    from tcompact.encodings import fingerprint
+    from tcompact.counting.encodings import fingerprint
 
     found = tokencache.shared_cache().lookup(text_keys(fingerprint("o200k_base"), sorted(texts)))
     bare = TokenCounter(cache=False)

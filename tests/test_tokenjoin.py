@@ -10,8 +10,8 @@ from conftest import REAL_FILES, SAMPLES, real_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcompact.tokenjoin import EdgeCounts, first_split, joined_count, last_split, splits_between
-from tcompact.tokens import TokenCounter, load_encoding
+from tcompact.counting.join import EdgeCounts, first_split, joined_count, last_split, splits_between
+from tcompact.counting.tokens import TokenCounter, load_encoding
 
 # Characters around the split points and the ones that defeat them: line breaks, a slash after one,
 # punctuation runs, contractions, digits, other whitespace, letters of other scripts, marks.
@@ -79,7 +79,7 @@ _KINDS = {
 
 def _texts(path) -> list[str]:
     from tcompact.formats import read_file
-    from tcompact.tokens import texts_of
+    from tcompact.counting.tokens import texts_of
 
     return [t for tr in read_file(path).transcripts for t in texts_of(tr.messages) if t]
 

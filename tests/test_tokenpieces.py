@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tcompact.tokencache import text_keys
-from tcompact.tokenpieces import CHUNKS_PER_WORKER, interruptibly, parallel_keys, pieces, pool, slices
+from tcompact.counting.cache import text_keys
+from tcompact.counting.pieces import CHUNKS_PER_WORKER, interruptibly, parallel_keys, pieces, pool, slices
 
 SRC = Path(__file__).resolve().parents[1] / "cli"
 
@@ -86,7 +86,7 @@ def test_ctrl_c_reaches_the_caller_while_the_tokenizer_is_being_built():
     import subprocess
     import sys
 
-    code = ("import hashlib\nfrom tcompact.tokenpieces import interruptibly\ntry:\n    print('ready', flush=True)\n"
+    code = ("import hashlib\nfrom tcompact.counting.pieces import interruptibly\ntry:\n    print('ready', flush=True)\n"
             "    interruptibly(hashlib.pbkdf2_hmac, 'sha256', b'x', b'y', 1_000_000_000)\n"
             "except KeyboardInterrupt:\n    print('interrupted', flush=True)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,

@@ -13,10 +13,10 @@ from conftest import EDGE_TEXTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcompact.encodings import load_encoding
+from tcompact.counting.encodings import load_encoding
 from tcompact.model import Message, Reasoning, ToolCall
-from tcompact.tokencache import TokenCache
-from tcompact.tokens import (
+from tcompact.counting.cache import TokenCache
+from tcompact.counting.tokens import (
     KINDS,
     MESSAGE_OVERHEAD,
     TOOL_CALL_OVERHEAD,
@@ -25,7 +25,7 @@ from tcompact.tokens import (
     message_kind,
     texts_of,
 )
-from tcompact.tokenpieces import pieces
+from tcompact.counting.pieces import pieces
 
 
 
@@ -169,7 +169,7 @@ def test_pieces_add_up_to_the_whole_on_real_texts(name):
     from conftest import REAL_FILES, SAMPLES, SHARED
 
     from tcompact.formats import read_file
-    from tcompact.tokens import texts_of
+    from tcompact.counting.tokens import texts_of
 
     paths = [*SAMPLES.glob("*.jsonl"), *(SHARED / f for f in REAL_FILES.values() if (SHARED / f).exists())]
     counter = TokenCounter(name, cache=False)
@@ -204,7 +204,7 @@ def test_a_long_text_is_counted_in_parallel_pieces_with_the_same_count(encoding)
     text = "".join(f"line {i}: {'x' * (i % 50)} done\n" for i in range(40_000))  # ~1.7 MB
     counter = TokenCounter(cache=False)
     assert counter.count(text) == len(encoding.encode_ordinary(text))
-    from tcompact.tokenpieces import PIECE
+    from tcompact.counting.pieces import PIECE
 
     assert len(pieces(text)) == len(text) // PIECE
 

@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from tcompact import tokentable
-from tcompact.tokencache import LOCK, TABLE, WAYS, TokenCache, text_keys
+from tcompact.counting import table as tokentable
+from tcompact.counting.cache import LOCK, TABLE, WAYS, TokenCache, text_keys
 
 HEADER, SLOT = 4096, 32
 

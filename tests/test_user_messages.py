@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 from tcompact.user_messages import CUT_MARK, DEFAULT_BUDGET, cut_middle, select
 
 COUNTER = TokenCounter()

@@ -19,7 +19,7 @@ from tcompact.summarizers.base import SummaryRequest
 from tcompact.summarizers.contracts import SECTIONS, prompt_text
 from tcompact.summarizers.extractive import ExtractiveSummarizer
 from tcompact.summarizers.validity import ECHO_SHARE, LOOP_SHARE, cut_problem, snapshot_problem, text_problem
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 PROMPT = prompt_text("current")
 

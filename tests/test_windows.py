@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcompact.windows import (
+from tcompact.counting.windows import (
     DEFAULT_WINDOW,
     MIN_TARGET_RATIO,
     TRIGGER_RATIO,

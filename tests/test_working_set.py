@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 
 from tcompact.model import Message, ToolCall
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 from tcompact.working_set import file_views, pick_files, terms, working_set
 from tcompact.working_set.index import build_index
 

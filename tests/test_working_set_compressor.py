@@ -13,7 +13,7 @@ from tcompact.compressors.mask import MASK_MARKER
 from tcompact.model import Message, ToolCall, index_tool_calls
 from tcompact.spans import legal_cut_points
 from tcompact.summarizers.extractive import ExtractiveSummarizer
-from tcompact.tokens import TokenCounter
+from tcompact.counting.tokens import TokenCounter
 
 SOURCE = "\n".join(f"def handler_{n:02d}(request):\n    return route_table_{n:02d}[request.path]" for n in range(40))
 

@@ -26,7 +26,7 @@ _LAZY = {
     "read_file": "formats",
     "find_files": "formats",
     "convert_file": "conversion",
-    "TokenCounter": "tokens",
+    "TokenCounter": "counting.tokens",
     "split_rounds": "rounds",
     "is_real_user": "rounds",
     "Span": "spans",

@@ -113,7 +113,7 @@ def text_of(content: str | Sequence[Mapping[str, Any]] | None) -> str:
 
 def text_pieces(content: str | Sequence[Mapping[str, Any]] | None) -> list[str]:
     """The strings :func:`text_of` joins, the line breaks between them included: ``"".join`` of them is
-    the text (whose count their counts make, :mod:`tcompact.tokenjoin`)."""
+    the text (whose count their counts make, :mod:`tcompact.counting.join`)."""
     if content is None:
         return []
     if isinstance(content, str):

@@ -21,11 +21,11 @@ from .compressors import build_span, span_names
 from .errors import UsageError
 from .inspection import Counted, InspectOptions, span_part
 from .model import Message
-from .tokens import MessageTokens
+from .counting.tokens import MessageTokens
 
 if TYPE_CHECKING:
-    from .inspect_shapes import FileReport, InspectReport, SpanPart, TranscriptReport
-    from .report import CompactReport
+    from .inspection.shapes import FileReport, InspectReport, SpanPart, TranscriptReport
+    from .compaction.report import CompactReport
 
 __all__ = ["check_html", "SpanLayout", "CallFacts", "MemoryBlock", "FilePage", "file_page", "write_inspect_page", "span_layouts", "CompactPage", "compact_page",
            "write_compact_page", "call_facts", "memory_blocks_made"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .tokens import TokenCounter
+from .counting.tokens import TokenCounter
 
 __all__ = ["DEFAULT_BUDGET", "CUT_MARK", "select", "cut_middle"]
 

@@ -366,7 +366,7 @@ def section_scaling(inputs: dict, repeat: int, report: Report) -> None:
 
 def section_memory(inputs: dict, big: FileFigures, report: Report) -> None:
     print("\npeak memory of a first inspect above the tokenizer alone")
-    tokenizer = median_run([measure([sys.executable, "-c", "from tcompact.tokens import load_encoding; "
+    tokenizer = median_run([measure([sys.executable, "-c", "from tcompact.counting.tokens import load_encoding; "
                                      "load_encoding('o200k_base')"], env=child_env(SEED)) for _ in range(3)])
     show("tokenizer only", tokenizer)
     rows = [(inputs["scaled"][8].name, big.size_mb, big.first.peak_mb)]

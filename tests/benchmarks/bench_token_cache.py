@@ -25,7 +25,7 @@ from pathlib import Path
 
 from _common import OUT_DIR, machine
 
-from tcompact.tokencache import TokenCache, text_keys
+from tcompact.counting.cache import TokenCache, text_keys
 
 WORK = OUT_DIR / "token_cache"
 STORED = 200_000

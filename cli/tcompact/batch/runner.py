@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..errors import InputError, Interrupted, UsageError
-from ..tokencache import enabled as cache_enabled
+from ..counting.cache import enabled as cache_enabled
 from .engines import Engine, make_engine
 from .kinds import Kind, get_kind
 from .results import RESULTS, Results, claim, path_key

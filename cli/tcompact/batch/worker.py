@@ -70,7 +70,7 @@ def internal_error_text(exc: BaseException) -> str:
 @contextlib.contextmanager
 def _cache_off(off: bool) -> Iterator[None]:
     """``TCOMPACT_NO_CACHE=1`` while the task runs (when ``off``), and the worker's own value again after."""
-    from ..tokencache import NO_CACHE_ENV
+    from ..counting.cache import NO_CACHE_ENV
 
     was = os.environ.get(NO_CACHE_ENV)
     if off:

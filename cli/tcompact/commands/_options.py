@@ -36,10 +36,10 @@ CountModelOpt = Annotated[str | None, typer.Option("--model", help="Count and si
 def say_unknown_model(model: str | None, *, context_window: int | None, encoding: str | None,
                       summarizer: str | None = None) -> None:
     """A ``--model`` that no table knows sets nothing (unless the summariser calls it): said on stderr,
-    not ignored (:func:`tcompact.windows.unknown_model`)."""
+    not ignored (:func:`tcompact.counting.windows.unknown_model`)."""
     if not model:
         return
-    from ..windows import unknown_model
+    from ..counting.windows import unknown_model
 
     called = False
     if summarizer is not None:
@@ -65,7 +65,7 @@ def _no_cache(value: bool) -> bool:
     if value:
         import os
 
-        from ..tokencache import NO_CACHE_ENV
+        from ..counting.cache import NO_CACHE_ENV
 
         os.environ[NO_CACHE_ENV] = "1"
     return value

@@ -65,7 +65,7 @@ def inspect(paths: PathsArg = None, options=None, selector=None, *, json_out: bo
       tcompact inspect --last 5
     """
     from .. import render
-    from ..inspect_job import inspect_job
+    from ..inspection.job import inspect_job
     from ._sessions import paths_or_session
 
     if fold and json_out:

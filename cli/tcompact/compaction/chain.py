@@ -15,12 +15,12 @@ from ..dump import DumpContext, iter_dumps, safe_name
 from ..errors import UsageError
 from ..formats import Rendered, read_file, serialize, writable
 from ..formats.chat import message_to_dict
-from ..invariants import violations
+from .invariants import violations
 from ..model import Message, SourceFile, Transcript
-from ..report import compact_report
+from .report import compact_report
 from ..summarizers.base import Summarizer
-from ..tokens import TokenCounter
-from ..windows import resolve_window
+from ..counting.tokens import TokenCounter
+from ..counting.windows import resolve_window
 from .bad_lines import kept_note, without_cut_off_line
 from .options import CompactOptions
 

@@ -19,7 +19,7 @@ from ..errors import InputError, Interrupted, TcompactError, UsageError, WorkFai
 from ..journal import Journal, journal
 from ..sessions import Selector
 from ..summarizers import calls_model
-from ..windows import unknown_model
+from ..counting.windows import unknown_model
 from .bad_lines import kept_note
 from .chain import CompactionRun, Status, compact_file
 from .options import CompactOptions

@@ -16,7 +16,7 @@ from .. import summarizers
 from ..compressors import Override, chain_settings, parse_chain
 from ..compressors.base import Compressor, Settings
 from ..defaults import DEFAULT_CHAIN
-from ..encodings import ENCODINGS
+from ..counting.encodings import ENCODINGS
 from ..errors import UsageError
 from ..formats import ReadOptions, writable
 from ..summarizers import RunSettings

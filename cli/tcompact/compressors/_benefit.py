@@ -27,7 +27,7 @@ from ..model import Message
 from ..redact import redact
 from ..summarizers.extractive.text import split_sentences
 from ..summarizers.extractive.tools import error_lines
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 
 __all__ = ["Benefit", "benefit", "facts", "DENSITY"]
 

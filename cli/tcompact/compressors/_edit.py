@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..model import Message, index_tool_calls
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 
 __all__ = ["result_text", "with_text", "tool_names", "call_preview", "cut_head", "CUT_MARK"]
 

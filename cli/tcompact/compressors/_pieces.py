@@ -22,7 +22,7 @@ import orjson
 from ..model import Message
 from ..rounds import is_real_user
 from ..spans import Span, legal_cut_points
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 from ._edit import with_text
 from .round_level.prompting import cap_text
 

@@ -21,7 +21,7 @@ from ..model import Message
 from ..spans import Span
 from ..summarizers.base import Summarizer
 from ..summarizers.calls import CallRecord
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 
 __all__ = [
     "Settings",

@@ -18,7 +18,7 @@ from ..markers import CONTINUATION
 from ..model import Message
 from ..rounds import command_prompt, is_real_user
 from ..spans import Span, adjust_keep_recent_for_tool_boundaries
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 from ..user_messages import select
 from ._edit import with_text
 from .base import Settings

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from ..model import Message, index_tool_calls
 from ..summarizers.extractive.tools import error_lines
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 from ._edit import call_preview, result_text, with_text
 from .base import CompressionResult, Compressor, Context, Settings, unchanged
 

@@ -25,8 +25,8 @@ from ..spans import Span
 from ..summarizers.base import SummaryRequest
 from ..summarizers.calls import summarize
 from ..summarizers.contracts import extract_snapshot, prompt_text
-from ..tokens import TokenCounter
-from ..windows import MIN_TARGET_RATIO, TRIGGER_RATIO
+from ..counting.tokens import TokenCounter
+from ..counting.windows import MIN_TARGET_RATIO, TRIGGER_RATIO
 from ._benefit import benefit
 from ._model import model_summary, writes_with_model
 from .base import CompressionResult, Compressor, Context, Settings, Trigger, unchanged

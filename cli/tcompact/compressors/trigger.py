@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from ..windows import ratio_threshold
+from ..counting.windows import ratio_threshold
 from .base import Trigger
 
 __all__ = ["Outcome", "TRIGGER_REASONS", "decide", "refusal", "trigger_figures", "trigger_reason"]

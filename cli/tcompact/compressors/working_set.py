@@ -24,7 +24,7 @@ from pydantic import Field
 
 from ..model import Message
 from ..spans import Span, adjust_keep_recent_for_tool_boundaries
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 from ..working_set import working_set
 from .base import Context, Settings
 from .full import Full, FullSettings

@@ -12,7 +12,7 @@ from ..compressors.base import CallRecord, CompressionResult, Settings
 from ..model import Message
 from ..redact import redact_value
 from ..spans import Span
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 from .values import SCHEMA_VERSION, content_hashes, digest, dump_name, message_dict, safe_name
 
 __all__ = ["DumpContext", "build_dumps", "iter_dumps"]

@@ -32,7 +32,7 @@ from .options import METRICS, EvalOptions, default_chains
 from .recall import NeededSummary, needed_entry, needed_settings
 
 if TYPE_CHECKING:
-    from ..inspect_shapes import FileError
+    from ..inspection.shapes import FileError
     from .shapes import EvalReport, EvalTotals, FileEntry
 
 __all__ = ["EvalOptions", "METRICS", "KINDS", "evaluate_file", "evaluate_paths", "summarize", "Summary",

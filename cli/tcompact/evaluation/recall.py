@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..compaction import CompactionRun, locate
 from ..model import Message, SourceFile, Transcript
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 from .baselines import BASELINES
 from .needed import CALLS_AHEAD, MIN_CHARS, Needed, SessionIndex, action_points, choose_cuts, message_line
 from .options import EvalOptions

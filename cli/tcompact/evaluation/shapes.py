@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 if TYPE_CHECKING:
-    from ..inspect_shapes import FileError, PassedOver
+    from ..inspection.shapes import FileError, PassedOver
 
 __all__ = ["Survival", "SurvivalShare", "CanaryRow", "CanaryResult", "KeptOf", "ChainRow", "NeededFrom", "NeededUse",
            "NeededToken", "Score", "NeededScore", "NeededCut", "NeededTotal", "NeededEntry", "CanaryPart", "FileEntry",

@@ -86,7 +86,7 @@ def status_line(payload: Mapping[str, Any], *, trigger: float = DEFAULT_TRIGGER,
 
 def _context(payload: Mapping[str, Any], seen: Mapping[str, Any], model: str) -> tuple[int | None, int | None]:
     """(tokens in the context, window): from the client's figures, else the session's last usage."""
-    from ..windows import DEFAULT_WINDOW, window_for_model
+    from ..counting.windows import DEFAULT_WINDOW, window_for_model
 
     window_info = payload.get("context_window") if isinstance(payload.get("context_window"), dict) else {}
     window = window_info.get("context_window_size")

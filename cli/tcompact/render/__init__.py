@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # rich is imported on first use: a --json run never draws anything
     from rich.console import Console
 
-    from ..inspect_shapes import InspectReport
+    from ..inspection.shapes import InspectReport
 
 __all__ = [
     "print_json",

@@ -12,7 +12,7 @@ from rich.text import Text
 from . import percent, console
 
 if TYPE_CHECKING:
-    from ..report import CompactReport, StageReport
+    from ..compaction.report import CompactReport, StageReport
 
 __all__ = ["compact_outcome", "compact_report", "compressors_table"]
 

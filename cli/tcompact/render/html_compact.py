@@ -3,7 +3,7 @@
 Before and after totals, a waterfall of tokens through the chain (round-level's pipeline stages
 one bar each), the summariser calls (latency, tokens, attempts, a link to each dump), the memory
 blocks the run produced (collapsible), the stages and the invariant checks. Drawn from the
-compaction report dict (:mod:`tcompact.report`) and, for what it does not hold (per call the
+compaction report dict (:mod:`tcompact.compaction.report`) and, for what it does not hold (per call the
 stage, the target and the provider's usage; the dumps and outputs written; the memory blocks),
 from a :class:`tcompact.pages.CompactPage`.
 """
@@ -19,7 +19,7 @@ from .html_common import chart_div, esc, link, n, page, pct, table
 
 if TYPE_CHECKING:
     from ..pages import CallFacts, CompactPage, MemoryBlock
-    from ..report import CompactReport, StageReport, SummarizerTotals
+    from ..compaction.report import CompactReport, StageReport, SummarizerTotals
 
 __all__ = ["waterfall_steps", "waterfall_chart", "calls_rows", "latency_chart", "compact_html", "compact_page_html"]
 

@@ -20,7 +20,7 @@ from .html_common import chart_div, esc, n, page, pct, table
 from .html_inspect_charts import KIND_LABELS, SPAN_PARTS, file_charts, rounds_chart, tool_rows
 
 if TYPE_CHECKING:
-    from ..inspect_shapes import FileReport, InspectReport, ProviderUsage, TokenSplit, TopMessage, TranscriptReport
+    from ..inspection.shapes import FileReport, InspectReport, ProviderUsage, TokenSplit, TopMessage, TranscriptReport
     from ..pages import FilePage, SpanLayout
 
 __all__ = ["file_page", "inspect_html"]

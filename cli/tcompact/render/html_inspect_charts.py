@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..tokens import KINDS, message_kind
+from ..counting.tokens import KINDS, message_kind
 
 if TYPE_CHECKING:
-    from ..inspect_shapes import CompactionRow, ProviderUsage, RoundRow, ToolRow, Window
+    from ..inspection.shapes import CompactionRow, ProviderUsage, RoundRow, ToolRow, Window
     from ..pages import FilePage, SpanLayout
 
 __all__ = ["KIND_LABELS", "KIND_COLORS", "SPAN_PARTS", "cumulative_chart", "kinds_by_round_chart", "span_chart",

@@ -13,7 +13,7 @@ from rich.text import Text
 from . import thousands, percent
 
 if TYPE_CHECKING:
-    from ..inspect_shapes import (CompactionRow, ProviderUsage, RoundRow, SpanReport, TokenSplit, ToolRow, TopMessage,
+    from ..inspection.shapes import (CompactionRow, ProviderUsage, RoundRow, SpanReport, TokenSplit, ToolRow, TopMessage,
                                   TranscriptReport)
 
 __all__ = [

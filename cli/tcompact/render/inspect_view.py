@@ -14,7 +14,7 @@ from . import plural, thousands, console
 from . import inspect_tables as tables
 
 if TYPE_CHECKING:
-    from ..inspect_shapes import FileReport, InspectReport, RoundRow, Totals, TranscriptReport, Window
+    from ..inspection.shapes import FileReport, InspectReport, RoundRow, Totals, TranscriptReport, Window
 
 __all__ = ["inspect_outcome", "inspect_report", "window_bar", "sparkline"]
 _BAR = 40

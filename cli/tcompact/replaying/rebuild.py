@@ -11,7 +11,7 @@ from ..compressors.base import CompressionResult, Context
 from ..dump import messages_of
 from ..errors import InputError
 from ..summarizers.base import Summarizer
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 
 __all__ = ["rebuild", "run_context"]
 

@@ -147,7 +147,7 @@ def rerun_dump(dumps: Sequence[Dump], options: Any, *, prompt: str | None, dump_
     options = replace(options, model=options.model or (recorded if isinstance(recorded, str) else None), run=run)
     settings = summarizers.check(options, used=True)
     assert settings is not None  # a backend that is used has its settings
-    from ..tokens import TokenCounter
+    from ..counting.tokens import TokenCounter
 
     built = summarizers.build(settings, counter=TokenCounter(dump.doc["encoding"]["name"]), progress=options.progress)
     result = rerun(dump, built, prompt=prompt)

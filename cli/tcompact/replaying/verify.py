@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compressors.base import CompressionResult
-from ..differences import first_difference
+from .differences import first_difference
 from ..dump import Dump, RunIndex, load_dumps, message_dict, read_dump, sibling_dump
 from ..errors import InputError
 from ..summarizers.base import ModelWindow, Summarizer, SummaryRequest, SummaryResponse

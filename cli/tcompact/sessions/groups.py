@@ -106,6 +106,6 @@ def _tools(pairs: Sequence[tuple[SessionRow, Any]]) -> tuple[list[ToolGroup], To
 
 
 def _cost(requests: Sequence[Request]) -> Cost | None:
-    from ..pricing import price
+    from .pricing import price
 
     return price(requests).as_dict() if requests else None

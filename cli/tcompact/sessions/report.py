@@ -3,7 +3,7 @@
 Each session's files are read and counted as ``inspect FILE`` counts them; the row adds up its
 transcripts (sub-agents included), takes the context-window use of its main transcript at the
 end, and sums the provider-reported usage of its requests (:mod:`tcompact.sessions.usage`)
-with their cost (:mod:`tcompact.pricing`). A file that holds usage and no message is counted for
+with their cost (:mod:`tcompact.sessions.pricing`). A file that holds usage and no message is counted for
 its usage alone (a session of such files is listed with no messages). A request found in several
 sessions (a fork or a resumed copy holds its original's history) is counted once, in the session it
 was made in (:mod:`tcompact.sessions.copies`); the others count it under ``copied_requests``.
@@ -30,7 +30,7 @@ from .groups import GROUPS, group_rows, usage_sums
 from .usage import Request, requests_of
 
 if TYPE_CHECKING:
-    from ..inspect_shapes import FileError, FileReport, InspectReport, PassedOver, TranscriptReport
+    from ..inspection.shapes import FileError, FileReport, InspectReport, PassedOver, TranscriptReport
     from .shapes import Context, Prices, SessionRow, SessionSkippedLine, SessionsReport
 
 __all__ = ["SessionsOptions", "sessions_report", "session_row", "session_detail", "live", "GROUPS", "SCHEMA_VERSION"]
@@ -178,7 +178,7 @@ def session_row(s: Session, files: Sequence[FileReport], requests: Sequence[Requ
         "usage": {**usage_sums(requests), "copied_requests": copied} if requests or copied else None,
     }
     if cost:
-        from ..pricing import price
+        from .pricing import price
 
         row["cost"] = price(requests).as_dict() if requests else None
     return row
@@ -200,7 +200,7 @@ def _zone_name(tz: tzinfo) -> str:
 
 
 def _prices() -> Prices:
-    from ..pricing import PRICES_PACKAGE, prices_version
+    from .pricing import PRICES_PACKAGE, prices_version
 
     return {"package": PRICES_PACKAGE, "version": prices_version()}
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 if TYPE_CHECKING:
-    from ..inspect_shapes import FileError, PassedOver
+    from ..inspection.shapes import FileError, PassedOver
 
 __all__ = ["Cost", "Prices", "UsageSums", "RowUsage", "Context", "SessionRow", "SummedTotals", "SummedGroup",
            "ModelGroup", "ToolTotals", "ToolGroup", "Group", "GroupTotals", "SessionSkippedLine", "SessionsReport"]
 
 
 class Cost(TypedDict):
-    """Dollars for some requests (:mod:`tcompact.pricing`): ``usd`` in all, the priced share, what had no price."""
+    """Dollars for some requests (:mod:`tcompact.sessions.pricing`): ``usd`` in all, the priced share, what had no price."""
 
     usd: float | None
     priced_usd: float

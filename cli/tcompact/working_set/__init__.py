@@ -23,7 +23,7 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 
 from ..model import Message
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 from .files import FileView, clean_read, file_views
 from .index import IndexEntry, build_index, render_index, terms
 from .picking import WorkingFile, pick_files

@@ -23,7 +23,7 @@ from ..model import Message, index_tool_calls
 from ..summarizers.extractive.tools import classify
 from ..terms import MIN_CHARS, tokens_of
 from .files import strip_notes
-from ..tokens import TokenCounter
+from ..counting.tokens import TokenCounter
 
 __all__ = ["IndexEntry", "terms", "build_index", "render_index"]
 

@@ -30,7 +30,7 @@ from ...markers import ROUND_LEVEL_MARKER
 from ...model import Message
 from ...rounds import last_real_user_index
 from ...spans import Span, round_level_span
-from ...windows import ratio_threshold
+from ...counting.windows import ratio_threshold
 from ..trigger import refusal
 from ..base import CallRecord, CompressionResult, Compressor, Context, Settings, Trigger, unchanged
 from .budget import stage_budget

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ...model import Message
 from ...summarizers.base import Block
-from ...tokens import TokenCounter
+from ...counting.tokens import TokenCounter
 from .targets import memory_message, pinned
 
 __all__ = ["MIN_BLOCK_TOKENS", "stage_budget"]

@@ -31,7 +31,7 @@ from ...spans import Span
 from ...summarizers.base import Block, ModelWindow, SummaryRequest, SummaryResponse, model_window
 from ...summarizers.contracts import prompt_text
 from ...summarizers.validity import cut_problem, text_problem
-from ...tokens import texts_of
+from ...counting.tokens import texts_of
 from ...summarizers.calls import Summary, summarize
 from ...summarizers.fitting import OUTPUT_SHARE, prompt_room
 from ..base import CallRecord, Context

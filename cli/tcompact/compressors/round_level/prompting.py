@@ -6,7 +6,7 @@ head and the tail kept, the marker between — at the largest size that fits (bi
 when even the minimal prompt does not fit, the call cannot be made.
 
 Counting: the prompts are the transcript serialised again, so their counts are made from the
-messages' texts, counted already (:func:`tcompact.tokenjoin.joined_count`): only the stretches
+messages' texts, counted already (:func:`tcompact.counting.join.joined_count`): only the stretches
 around the joins — a line's head, the first and last few words of its text — are tokenised.
 """
 
@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from ...model import Message, text_pieces
 from ...summarizers.base import Block
 from ...summarizers.contracts import prompt_text
-from ...tokenjoin import EdgeCounts, joined_count
-from ...tokens import TokenCounter
+from ...counting.join import EdgeCounts, joined_count
+from ...counting.tokens import TokenCounter
 from .targets import level_of, pinned
 
 __all__ = ["serialize", "PromptParts", "system_prompt", "fit_prompt", "head_tail", "cap_text", "MINIMAL_PROMPT"]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from ...model import Message
 from ...rounds import last_real_user_index
-from ...tokens import TokenCounter
+from ...counting.tokens import TokenCounter
 from .._edit import cut_head
 from .prompting import head_tail, serialize
 from .targets import is_memory, level_of, memory_message

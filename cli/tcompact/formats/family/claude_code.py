@@ -76,6 +76,6 @@ class ClaudeCode(Format):
 
 def _tokens(t: Transcript) -> int:
     """The size of the context before a compaction, when the caller did not say it."""
-    from ...tokens import TokenCounter
+    from ...counting.tokens import TokenCounter
 
     return TokenCounter.for_model(t.model).total(t.messages)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import time
 
-from ...tokens import TokenCounter
+from ...counting.tokens import TokenCounter
 from ..base import BackendSettings, Summarizer, SummarizerError, SummaryRequest, SummaryResponse
 from ..contracts import SECTIONS
 from .blocks import summarize_blocks

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ...tokens import TokenCounter
+from ...counting.tokens import TokenCounter
 
 __all__ = ["Item", "Estimate", "count_lines", "drop_until_fit", "give_up", "by_priority", "sections_of"]
 

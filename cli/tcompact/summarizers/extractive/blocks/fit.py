@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ....redact import redact
-from ....tokens import TokenCounter
+from ....counting.tokens import TokenCounter
 from ..fitting import Estimate, Item, count_lines, drop_until_fit, sections_of
 from ..text import cut
 from .parts import TIER_FINAL

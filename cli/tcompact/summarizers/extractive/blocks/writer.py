@@ -32,7 +32,7 @@ import orjson
 
 from ....model import Message
 from ....redact import redact
-from ....tokens import TokenCounter
+from ....counting.tokens import TokenCounter
 from ...base import Block, SummaryRequest
 from .background import backgrounds as find_backgrounds
 from ..fitting import Item

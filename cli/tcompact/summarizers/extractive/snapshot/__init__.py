@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ....tokens import TokenCounter
+from ....counting.tokens import TokenCounter
 from ....user_messages import DEFAULT_BUDGET
 from ..scan import Scan, earlier_block, in_progress, next_step
 from ..text import resume_field

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ....redact import redact
-from ....tokens import TokenCounter
+from ....counting.tokens import TokenCounter
 from ..fitting import Estimate, Item, by_priority, count_lines, give_up, sections_of
 
 __all__ = ["render", "fit"]

@@ -14,7 +14,7 @@ blocks, each block whole or not at all.
 from __future__ import annotations
 
 import re
-from ....tokens import TokenCounter
+from ....counting.tokens import TokenCounter
 from ..scan import Said, Scan
 from ..text import classify_sentence, clean, cut, informative, prose_lines, split_sentences
 from ..fitting import Item

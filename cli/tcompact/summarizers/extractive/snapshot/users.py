@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ....tokens import TokenCounter
+from ....counting.tokens import TokenCounter
 from ....user_messages import DEFAULT_BUDGET, select
 from ..scan import Requests, Said, Scan
 from ..text import CONSTRAINT_CUES, USER_SPLIT, clean, cut, one_line, promise, prose_lines, quote, word_count

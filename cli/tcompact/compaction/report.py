@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
-from . import __version__
-from .tokens import TokenCounter
+from .. import __version__
+from ..counting.tokens import TokenCounter
 
 __all__ = ["REPORT_SCHEMA_VERSION", "compact_report", "CompactReport", "StageReport", "CallRow", "Size", "StageSpan",
            "SummarizerTotals"]

@@ -7,7 +7,7 @@ before, keyed by a hash of the encoding and the text, in the user's cache folder
 ``TCOMPACT_NO_CACHE=1``, set by ``--no-cache``, turns it off), so a text is tokenised once per
 machine and the tokenizer is not even loaded when every text is found.
 
-The store is one fixed-size file, ``tokens-v1.bin`` (:mod:`tcompact.tokentable`): buckets of
+The store is one fixed-size file, ``tokens-v1.bin`` (:mod:`tcompact.counting.table`): buckets of
 32-byte slots; a full bucket gives up its least recently used slot (eviction), so the file never
 grows past its size (16 MiB, 524,288 counts by default). It was
 chosen over sqlite3 by measurement (``tests/benchmarks/bench_token_cache.py``, 200,000 counts
@@ -29,7 +29,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from .tokentable import BUCKETS, LOCK, TABLE, WAYS, TokenCache
+from .table import BUCKETS, LOCK, TABLE, WAYS, TokenCache
 
 __all__ = ["CACHE_ENV", "NO_CACHE_ENV", "TokenCache", "cache_folder", "enabled", "shared_cache", "text_keys",
            "read_blob", "write_blob", "TABLE", "LOCK", "WAYS", "BUCKETS"]

@@ -13,12 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
-from .errors import NotATranscriptError
-from .inspection import SCHEMA_VERSION, Counted, InspectOptions, inspect_counted
+from .. import __version__
+from ..errors import NotATranscriptError
+from . import SCHEMA_VERSION, Counted, InspectOptions, inspect_counted
 
 if TYPE_CHECKING:
-    from .inspect_shapes import InspectReport
+    from .shapes import InspectReport
 
 __all__ = ["inspect_job"]
 
@@ -31,11 +31,11 @@ def inspect_job(paths: Sequence[str | Path], options: InspectOptions, *, session
     ``session``, read as the sessions view reads them: bad lines skipped and reported, an unfinished
     last line left out), and — for an HTML page at ``html`` — the one file's transcripts as counted."""
     if html is not None:
-        from .pages import check_html
+        from ..pages import check_html
 
         check_html(html, force=True, keep=paths)
     if session is not None:  # read as the sessions view reads the agents' files
-        from .sessions.report import live
+        from ..sessions.report import live
 
         options = replace(options, read=live(options.read))
     try:
@@ -45,8 +45,8 @@ def inspect_job(paths: Sequence[str | Path], options: InspectOptions, *, session
             raise
         report, counted = _usage_only(exc), None  # a stored session whose one file holds usage and no message
     if session is not None:
-        from .sessions import discover, stores_from_env
-        from .sessions.report import session_detail
+        from ..sessions import discover, stores_from_env
+        from ..sessions.report import session_detail
 
         report = session_detail(session, report, read=options.read, cost=cost, timezone_name=timezone_name,
                                 others=discover(stores_from_env()))

@@ -1,5 +1,5 @@
 """The shape of ``inspect --json`` (README, "inspect --json"), declared: what :mod:`tcompact.inspection` and
-:mod:`tcompact.inspect_report` build and what the views in :mod:`tcompact.render` read.
+:mod:`tcompact.inspection.report` build and what the views in :mod:`tcompact.render` read.
 
 Plain ``TypedDict`` s: the report stays the JSON-ready dict it always was (the same bytes written), and
 its keys are named once here for the code on both sides. Imported for annotations only (under
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 if TYPE_CHECKING:
-    from .sessions.shapes import Prices, SessionRow
+    from ..sessions.shapes import Prices, SessionRow
 
 __all__ = ["InspectReport", "FileReport", "TranscriptReport", "TokenSplit", "ToolRow", "Orphans", "RoundRow",
            "TopMessage", "CompactionRow", "Window", "SpanPart", "SpanReport", "SkippedLine", "FileError",

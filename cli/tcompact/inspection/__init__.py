@@ -1,7 +1,7 @@
 """Where a session's tokens go: the data behind ``tcompact inspect``.
 
 Everything here is pure: files are read through :mod:`tcompact.formats`, counted through
-:mod:`tcompact.tokens`, and the result is a plain JSON-ready dict whose shape is the documented
+:mod:`tcompact.counting.tokens`, and the result is a plain JSON-ready dict whose shape is the documented
 ``--json`` schema (README, "inspect --json"). The terminal view in :mod:`tcompact.render` draws
 the same dict.
 """
@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
-from .errors import InputError, NotATranscriptError, TcompactError, UsageError
-from .encodings import ENCODINGS
-from .formats import ReadOptions, find_files, read_file
+from .. import __version__
+from ..errors import InputError, NotATranscriptError, TcompactError, UsageError
+from ..counting.encodings import ENCODINGS
+from ..formats import ReadOptions, find_files, read_file
 
 if TYPE_CHECKING:  # (a report kept for the file's bytes is found without them)
-    from .inspect_shapes import FileError, FileReport, InspectReport, PassedOver, SpanPart, SpanReport, Totals
-    from .model import Message, SourceFile
-    from .spans import Span
-    from .tokens import MessageTokens
+    from .shapes import FileError, FileReport, InspectReport, PassedOver, SpanPart, SpanReport, Totals
+    from ..model import Message, SourceFile
+    from ..spans import Span
+    from ..counting.tokens import MessageTokens
 
 __all__ = ["InspectOptions", "Counted", "inspect_file", "inspect_paths", "inspect_counted", "inspect_source",
            "span_part", "SCHEMA_VERSION"]
@@ -46,14 +46,14 @@ class InspectOptions:
         if self.encoding is not None and self.encoding not in ENCODINGS:
             raise UsageError(f"unknown encoding {self.encoding!r}", hint=f"use one of: {', '.join(ENCODINGS)}")
         if self.spans is not None:
-            from .compressors import span_names  # the compressors (and pydantic) only when a layout is asked for
+            from ..compressors import span_names  # the compressors (and pydantic) only when a layout is asked for
 
             if self.spans not in span_names():
                 raise UsageError(f"unknown span layout {self.spans!r}", hint=f"use one of: {', '.join(span_names())}")
         if self.keep_recent is not None and self.keep_recent < 0:
             raise UsageError("--keep-recent must be 0 or more")
         if self.keep_recent is not None:
-            from .compressors import get, span_names
+            from ..compressors import get, span_names
 
             if self.spans is None:
                 raise UsageError("--keep-recent sets the raw tail of a --spans layout, and no --spans was given",
@@ -150,8 +150,8 @@ def _report_or_raise(exc: TcompactError, path: Path, errors: list[FileError], *,
 
 def inspect_file(path: str | Path, options: InspectOptions | None = None) -> FileReport:
     """The report of one file: the one kept for the same bytes, options and code when there is one
-    (:mod:`tcompact.reportcache`), else made — from the state kept after an earlier read of the file
-    when it only grew since (:mod:`tcompact.growing`) — and kept."""
+    (:mod:`tcompact.inspection.reportcache`), else made — from the state kept after an earlier read of the file
+    when it only grew since (:mod:`tcompact.inspection.growing`) — and kept."""
     return _inspect_file(path, options or InspectOptions(), counted=False)[0]
 
 
@@ -180,8 +180,8 @@ def inspect_source(source: SourceFile, options: InspectOptions) -> FileReport:
 
 
 def _inspect_source(source: SourceFile, options: InspectOptions) -> tuple[FileReport, dict[str, Counted]]:
-    from .inspect_report import counters, facts_of, file_report, stamps_of, transcript_report, usage_of
-    from .tokens import texts_of
+    from .report import counters, facts_of, file_report, stamps_of, transcript_report, usage_of
+    from ..counting.tokens import texts_of
 
     counted = counters(source.transcripts, options)
     for counter in {id(c): c for _, c in counted}.values():  # one parallel pass over every text of the file
@@ -204,7 +204,7 @@ def _span(messages: Sequence[Message], facts: Sequence[Any], options: InspectOpt
     """What makes a transcript's ``span`` entry (from its total and window) when a layout was asked for."""
     if options.spans is None:
         return None
-    from .compressors import build_span, keep_recent_default
+    from ..compressors import build_span, keep_recent_default
 
     spans = options.spans
     span = build_span(spans, messages, keep_recent=options.keep_recent)
@@ -228,7 +228,7 @@ def span_part(r: range, totals: Sequence[int]) -> SpanPart:
 def _would_compact(name: str, span: Span, total: int, body_tokens: int, window: int) -> bool:
     """Whether the compressor, with its default settings, would act (its own trigger: spec §2.2's
     0.8 / 0.1 ratios, round-level's trigger_total_tokens)."""
-    from .compressors import get
+    from ..compressors import get
 
     compressor = get(name)
     return compressor.acts(total, body_tokens, window=window, settings=compressor.preview_settings(),
@@ -250,7 +250,7 @@ def _totals(reports: Sequence[FileReport]) -> Totals:
 def __getattr__(name: str) -> Any:
     """``preview`` and ``message_preview``, which the report's module makes, imported on first use."""
     if name in ("preview", "message_preview"):
-        from . import inspect_report
+        from . import report as inspect_report
 
         return getattr(inspect_report, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

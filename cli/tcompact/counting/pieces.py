@@ -2,7 +2,7 @@
 up to its count (:func:`pieces`), the process's one thread pool (tiktoken and hashing release the GIL), work
 cut into slices of about equal length, and the tokenizer built where Ctrl-C can reach the caller.
 
-Split from :mod:`tcompact.tokens`, which counts messages by the documented formula with these.
+Split from :mod:`tcompact.counting.tokens`, which counts messages by the documented formula with these.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import InputError, UsageError
+from ..errors import InputError, UsageError
 
 if TYPE_CHECKING:
     import tiktoken
@@ -113,7 +113,7 @@ def encoding_for_model(model: str | None) -> tuple[str, bool]:
 def load_encoding(name: str) -> tiktoken.Encoding:
     """Build a tiktoken encoding from the bundled rank file, checking its sha256 first.
 
-    The decoded rank table is kept in the token cache folder (:func:`tcompact.tokencache.read_blob`),
+    The decoded rank table is kept in the token cache folder (:func:`tcompact.counting.cache.read_blob`),
     which saves most of the decoding on every later load; it is named after the rank file's
     expected sha256, so a table built from any other file is never used.
     """
@@ -121,7 +121,7 @@ def load_encoding(name: str) -> tiktoken.Encoding:
     ranks = _cached_ranks(name, spec)
     if ranks is None:
         ranks = _decode_ranks(_rank_file(spec))
-        from . import tokencache
+        from . import cache as tokencache
 
         tokencache.write_blob(_ranks_blob(name, spec), marshal.dumps(ranks))
     import tiktoken
@@ -160,7 +160,7 @@ def _ranks_blob(name: str, spec: _EncodingSpec) -> str:
 
 
 def _cached_ranks(name: str, spec: _EncodingSpec) -> dict[bytes, int] | None:
-    from . import tokencache
+    from . import cache as tokencache
 
     blob = tokencache.read_blob(_ranks_blob(name, spec))
     if blob is None:

@@ -5,7 +5,7 @@ hour, CRC-32 of key and count). A key lives in the bucket its first bytes name; 
 gives up its least recently used slot. Reads take no lock (``os.pread``; a slot read while it is
 written fails its CRC and is a miss); writes take an exclusive ``flock`` on the lock file beside
 it and write whole slots; a damaged file is replaced by an empty one under that lock. The policy
-around it (where it lives, when it is used) is :mod:`tcompact.tokencache`'s.
+around it (where it lives, when it is used) is :mod:`tcompact.counting.cache`'s.
 """
 
 from __future__ import annotations

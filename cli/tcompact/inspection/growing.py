@@ -7,7 +7,7 @@ it again and again. After reading a JSON Lines file whose last line is complete,
 * the reader's state there (:mod:`tcompact.formats.steps`: the format, the records' bookkeeping, the
   reader's own state — a Claude Code file's lines with what the chain walk needs of them, a Codex
   rollout's assembly state, a chat log's running usage);
-* the facts of the messages read (:class:`tcompact.inspect_report.MessageFacts`, with the encoding
+* the facts of the messages read (:class:`tcompact.inspection.report.MessageFacts`, with the encoding
   they were counted with): their counts and what the report says of them.
 
 The next inspect of the same path with the same options and code hashes the file once; when its first
@@ -17,8 +17,8 @@ and the messages read before come from their facts (their tokens are not even lo
 that goes on over the old end is built again from the last lines' bytes, read in the same pass.
 
 States live in ``resume-v1/`` of the token cache folder, one per path, options and code (the key of
-:mod:`tcompact.reportcache`, plus the resolved path), written atomically with their sha256
-(:func:`tcompact.tokencache.write_blob`; a damaged one is a miss), within the same bounds as the
+:mod:`tcompact.inspection.reportcache`, plus the resolved path), written atomically with their sha256
+(:func:`tcompact.counting.cache.write_blob`; a damaged one is a miss), within the same bounds as the
 reports; ``--no-cache`` turns them off with the rest of the cache.
 """
 
@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import tokencache
-from .formats._source import gc_paused
+from ..counting import cache as tokencache
+from ..formats._source import gc_paused
 
 if TYPE_CHECKING:
-    from .inspect_shapes import FileReport
-    from .inspection import InspectOptions
+    from .shapes import FileReport
+    from . import InspectOptions
 
 __all__ = ["FOLDER", "Kept", "find", "save", "inspect_grown"]
 
@@ -109,11 +109,11 @@ def save(kept: Kept, *, digest: bytes, steps: dict[str, Any], messages: Any) -> 
 
 
 def inspect_grown(path: str | Path, options: InspectOptions, kept: Kept) -> FileReport:
-    """The report of ``path``: the one kept for its bytes (:mod:`tcompact.reportcache`), else made from
+    """The report of ``path``: the one kept for its bytes (:mod:`tcompact.inspection.reportcache`), else made from
     its kept state when its first bytes are those the state was taken at, else made from the file read
     whole; the state after it is kept (when a later read can go on from it), and the report."""
     from . import reportcache
-    from .formats._digest import digest_with_mark
+    from ..formats._digest import digest_with_mark
 
     mark = kept.mark()
     scan = digest_with_mark(Path(path), *(mark[:2] if mark else (None, None)), keep_from=mark[2] if mark else 0)
@@ -129,7 +129,7 @@ def inspect_grown(path: str | Path, options: InspectOptions, kept: Kept) -> File
 
 
 class _Read:
-    """What :func:`tcompact.reportcache.put` asks of the hash fed while reading: the bytes' digest."""
+    """What :func:`tcompact.inspection.reportcache.put` asks of the hash fed while reading: the bytes' digest."""
 
     def __init__(self, digest: bytes) -> None:
         self._digest = digest
@@ -141,9 +141,9 @@ class _Read:
 def _read_whole(path: str | Path, options: InspectOptions, kept: Kept, where: Any) -> FileReport:
     """The report of a file read whole, its state kept when a later read can go on from it."""
     from . import reportcache
-    from .formats import read_steps
-    from .formats.steps import Steps
-    from .inspection import inspect_source
+    from ..formats import read_steps
+    from ..formats.steps import Steps
+    from . import inspect_source
 
     read = hashlib.sha256()
     source = read_steps(path, options.read, digest=read)
@@ -164,9 +164,9 @@ def _resumed(path: str | Path, options: InspectOptions, kept: Kept, scan: tuple[
              ) -> FileReport | None:
     """The report of a file read on from its kept state (``scan``: the file's digest, that of the kept
     prefix, the bytes from the kept last lines on); None when it cannot be (then it is read whole)."""
-    from .errors import TcompactError
-    from .formats import ReadContext
-    from .formats.steps import NotResumable, resume
+    from ..errors import TcompactError
+    from ..formats import ReadContext
+    from ..formats.steps import NotResumable, resume
 
     ctx = ReadContext(path=str(path), options=options.read)
     try:
@@ -185,10 +185,10 @@ def _resumed(path: str | Path, options: InspectOptions, kept: Kept, scan: tuple[
 def _inspect_steps(steps: Any, options: InspectOptions, kept: Any) -> tuple[FileReport, Any, Any]:
     """The report of a JSON Lines file read in steps, the state to keep (None: none) and its messages'
     facts to keep; raises NotResumable when ``kept`` facts were counted with another encoding."""
-    from .formats.steps import NotResumable
-    from .inspect_report import counters, facts_of, file_report, from_plain, plain, transcript_report, usage_of
-    from .model import Message
-    from .tokens import texts_of
+    from ..formats.steps import NotResumable
+    from .report import counters, facts_of, file_report, from_plain, plain, transcript_report, usage_of
+    from ..model import Message
+    from ..counting.tokens import texts_of
 
     state = steps.snapshot(steps.ends[-1] if steps.ends else 0)
     transcripts, unknown, _meta = steps.finish(kept)

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .compressors._edit import CUT_MARK
-from .model import Message, index_tool_calls
-from .rounds import last_real_user_index
+from ..compressors._edit import CUT_MARK
+from ..model import Message, index_tool_calls
+from ..rounds import last_real_user_index
 
 __all__ = ["violations"]
 

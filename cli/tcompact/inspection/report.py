@@ -4,7 +4,7 @@ Everything ``inspect`` says of a transcript's messages — tokens by role and ki
 rounds, the largest messages — is made from a few facts per message (:class:`MessageFacts`: its role
 and counts, its calls and their tokens, the calls it answers, whether a user wrote it, its previews),
 never from the messages themselves. A file that grew is then reported from the facts kept from its
-last read and those of its new messages only (:mod:`tcompact.growing`), with the very code that
+last read and those of its new messages only (:mod:`tcompact.inspection.growing`), with the very code that
 reports a file read whole: the same figures, by construction.
 """
 
@@ -15,15 +15,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .model import Message, SourceFile, ToolCall, ToolIndex, Transcript, index_tool_calls
-from .rounds import is_real_user, split_starts
-from .tokens import KINDS, MessageTokens, TokenCounter, encoding_for_model
-from .windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
+from ..model import Message, SourceFile, ToolCall, ToolIndex, Transcript, index_tool_calls
+from ..rounds import is_real_user, split_starts
+from ..counting.tokens import KINDS, MessageTokens, TokenCounter, encoding_for_model
+from ..counting.windows import MIN_TARGET_RATIO, TRIGGER_RATIO, ratio_threshold, resolve_window
 
 if TYPE_CHECKING:
-    from .inspect_shapes import (FileReport, ProviderUsage, RoundRow, TokenSplit, ToolRow, TopMessage, TranscriptReport,
+    from .shapes import (FileReport, ProviderUsage, RoundRow, TokenSplit, ToolRow, TopMessage, TranscriptReport,
                                  Window)
-    from .inspection import InspectOptions
+    from . import InspectOptions
 
 __all__ = ["MessageFacts", "facts_of", "plain", "from_plain", "transcript_report", "file_report", "counters",
            "usage_of", "stamps_of", "preview", "message_preview", "short_name"]

@@ -1,6 +1,6 @@
 """Whole-file inspect reports, kept by what they were made from: a second look at an unchanged file.
 
-Counting is cached per text (:mod:`tcompact.tokencache`), but a second ``inspect`` of a large file
+Counting is cached per text (:mod:`tcompact.counting.cache`), but a second ``inspect`` of a large file
 would still read it all again — parse every line, build the transcript, hash and look up every
 text — which is most of what a cached run costs. This cache keeps the finished report of a file
 (the per-file object of ``inspect --json``) under a key that covers everything the report is a
@@ -16,7 +16,7 @@ function of, so that a report found is the report the run would make:
 
 The report's ``path`` is not in the key (copies of one file share a report); it is put back as the
 file was named this time. Reports live in ``reports-v1/`` of the token cache folder, each written
-atomically with its sha256 (:func:`tcompact.tokencache.write_blob`; a damaged one is a miss), at
+atomically with its sha256 (:func:`tcompact.counting.cache.write_blob`; a damaged one is a miss), at
 most :data:`MAX_REPORTS` of them and :data:`MAX_BYTES` in all: the least recently used go first
 (a hit refreshes its report's modification time). ``--no-cache`` and ``TCOMPACT_NO_CACHE`` turn it
 off with the token cache; deleting the folder is always safe.
@@ -31,10 +31,10 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from . import tokencache
+from ..counting import cache as tokencache
 
 if TYPE_CHECKING:
-    from .inspect_shapes import FileReport
+    from .shapes import FileReport
 
 __all__ = ["FOLDER", "MAX_BYTES", "MAX_REPORTS", "Slot", "slot", "slot_of", "get", "put", "evict", "code_digest"]
 
@@ -62,7 +62,7 @@ def slot(path: str | Path, options: object) -> Slot | None:
     the file cannot be read (reading it will then say why)."""
     if not tokencache.enabled():
         return None
-    from .formats._digest import file_digest
+    from ..formats._digest import file_digest
 
     digest = file_digest(Path(path))
     return None if digest is None else slot_of(digest, options)
@@ -157,13 +157,13 @@ def _code() -> bytes:
 
     import orjson
 
-    from . import __version__
-    from .encodings import ENCODINGS, fingerprint
+    from .. import __version__
+    from ..counting.encodings import ENCODINGS, fingerprint
 
     digest = hashlib.sha256("\0".join(("tcompact-report-v1", __version__, sys.version, orjson.__version__)).encode())
     for name in ENCODINGS:
         digest.update(fingerprint(name))
-    for entry in _package_files(Path(__file__).parent):
+    for entry in _package_files(Path(__file__).parents[1]):
         digest.update(entry.encode("utf-8", "surrogateescape"))
     return digest.digest()
 

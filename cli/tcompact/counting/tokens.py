@@ -1,4 +1,4 @@
-"""Token counting with the encodings shipped inside the package (:mod:`tcompact.encodings`).
+"""Token counting with the encodings shipped inside the package (:mod:`tcompact.counting.encodings`).
 
 Per-message formula (documented in the README, "Token counting"):
 
@@ -12,7 +12,7 @@ Per-message formula (documented in the README, "Token counting"):
 
 Each distinct text is tokenised once: :meth:`TokenCounter.prime` batch-encodes every text of a
 message list in parallel (long texts in pieces, :func:`pieces`) and caches the counts, in memory
-and in the persistent cache shared by every tcompact process (:mod:`tcompact.tokencache`).
+and in the persistent cache shared by every tcompact process (:mod:`tcompact.counting.cache`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Any
 
 from .encodings import ENCODINGS, encoding_for_model, load_encoding
 from .images import image_tokens
-from .model import Message, ToolCall
-from .rounds import is_real_user
-from .tokenpieces import CHUNKS_PER_WORKER, interruptibly, parallel_keys, pieces, pool, slices
+from ..model import Message, ToolCall
+from ..rounds import is_real_user
+from .pieces import CHUNKS_PER_WORKER, interruptibly, parallel_keys, pieces, pool, slices
 
 __all__ = [
     "ENCODINGS", "KINDS", "MESSAGE_OVERHEAD", "TOOL_CALL_OVERHEAD", "MessageTokens", "TokenCounter",
@@ -71,9 +71,9 @@ _LOADING = threading.Lock()
 class TokenCounter:
     """Counts tokens with one encoding, caching the count of every distinct text.
 
-    Counts are looked up in the persistent cache first (:mod:`tcompact.tokencache`; ``cache``
+    Counts are looked up in the persistent cache first (:mod:`tcompact.counting.cache`; ``cache``
     True means the process's shared cache unless caching is off, False none, or a given
-    :class:`~tcompact.tokencache.TokenCache`), and the tokenizer is loaded only when some text is
+    :class:`~tcompact.counting.cache.TokenCache`), and the tokenizer is loaded only when some text is
     not found there. ``tokenized`` counts the texts this counter had to tokenise.
     """
 
@@ -121,7 +121,7 @@ class TokenCounter:
             self._store_resolved = True
             choice = self._store_choice
             if choice is True:
-                from .tokencache import shared_cache
+                from .cache import shared_cache
 
                 choice = shared_cache()
             self._store = choice or None
@@ -149,7 +149,7 @@ class TokenCounter:
             cache.update(zip(todo, self._counts(todo)))
             return
         from .encodings import fingerprint
-        from .tokencache import text_keys
+        from .cache import text_keys
 
         keys = parallel_keys(text_keys, fingerprint(self.encoding_name), todo)
         found = store.lookup(keys)
@@ -166,7 +166,7 @@ class TokenCounter:
 
     def counts_in_memory(self, texts: Sequence[str]) -> list[int]:
         """Counts of ``texts``, those not counted yet tokenised together, the short ones kept in memory only:
-        pieces of other texts (:mod:`tcompact.tokenjoin`) that no later run would look up."""
+        pieces of other texts (:mod:`tcompact.counting.join`) that no later run would look up."""
         cache = self._cache
         todo = [t for t in dict.fromkeys(texts) if t not in cache]
         if not todo:

@@ -32,7 +32,7 @@ from decimal import Decimal
 from functools import cache
 from typing import Any
 
-from .sessions.usage import ANTHROPIC, OPENAI, Request
+from .usage import ANTHROPIC, OPENAI, Request
 
 __all__ = ["Cost", "price", "prices_version", "PRICES_PACKAGE"]
 
