@@ -4,6 +4,9 @@ legal cuts."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from types import SimpleNamespace
+
 import pytest
 from conftest import FakeSummarizer, call, msg
 from generated_sessions import sessions
@@ -12,13 +15,13 @@ from hypothesis import strategies as st
 
 from tcompact.compressors import get
 from tcompact.compressors.trigger import TRIGGER_REASONS, Outcome, decide, trigger_figures, trigger_reason
-from tcompact.summarizers.calls import RESAMPLE_TEMPERATURE, refusal_hint
+from tcompact.summarizers.calls import RESAMPLE_TEMPERATURE, refusal_hint, summarize
 from tcompact.summarizers.fitting import OVERFLOW_BUDGETS, learned, shrink_span
 from tcompact.compressors.base import Context
 from tcompact.formats.chat import parse_message
 from tcompact.model import Message
 from tcompact.spans import Span, legal_cut_points
-from tcompact.summarizers.base import ModelWindow, SummarizerError
+from tcompact.summarizers.base import ModelWindow, SummarizerError, SummaryRequest
 from tcompact.counting.tokens import TokenCounter
 
 COUNTER = TokenCounter()
@@ -145,3 +148,118 @@ def test_a_shrunk_span_is_smaller_and_never_splits_a_tool_pair(messages, budget)
     assert smaller.body.start == 1 and smaller.body.stop < span.body.stop
     assert smaller.tail.start == smaller.body.stop and smaller.tail.stop == len(messages)
     assert smaller.body.stop in legal_cut_points(messages)
+
+
+# ---- summarize(): the call policy on its own --------------------------------------------------------
+
+
+class Windowed(FakeSummarizer):
+    """A fake whose backend says its window (``None``: it knows none)."""
+
+    def __init__(self, window, *replies):
+        super().__init__(*replies)
+        self.window = window
+
+    def context_window(self):
+        return self.window
+
+
+def talk(pairs: int) -> list[Message]:
+    """A user question, then ``pairs`` tool calls with a 100-word result each, then a reply."""
+    out = [Message(role="user", content="go")]
+    for n in range(pairs):
+        out += [parse_message(msg("assistant", "", tool_calls=[call(f"c{n}", "bash", {})])),
+                Message(role="tool", content="word " * 100, tool_call_ids=(f"c{n}",))]
+    return out + [Message(role="assistant", content="done")]
+
+
+def policy(fake, messages, *, shrink=True, less=None, refit=None):
+    """``summarize`` over the whole body of ``messages`` (the last message the tail), its sleeps."""
+    sleeps = []
+    ctx = SimpleNamespace(counter=COUNTER, summarizer=fake, transient_retries=2, sleep=sleeps.append,
+                          clock=lambda: 0.0)
+
+    def build(span):
+        return SummaryRequest(processor="dialogue", contract="state_snapshot", prompt="Summarise.",
+                              messages=tuple(messages), body=span.body, target_tokens=100)
+
+    span = Span.from_cuts(len(messages), 1, len(messages) - 1)
+    got = summarize(messages, span, build, ctx, fixed_tokens=lambda s: 50, shrink=shrink, less=less, refit=refit)
+    return got, sleeps
+
+
+def test_a_request_that_fits_the_known_window_is_sent_whole():
+    messages = talk(2)
+    got, _ = policy(Windowed(ModelWindow(8192, "test"), SNAPSHOT), messages)
+    assert (got.error, got.span.body, [c.reason for c in got.calls]) == (None, range(1, 5), ["ok"])
+    assert got.calls[0].request.max_tokens == 100  # the summary budget: below a quarter of the window
+
+
+def test_an_overflow_without_figures_shrinks_to_a_share_of_the_known_window():
+    messages = talk(6)  # each call with its result counts 9 + 105 tokens; the fixed part of a request, 50
+    fake = Windowed(ModelWindow(900, "test"), SummarizerError("context_overflow", "too long"), SNAPSHOT)
+    got, _ = policy(fake, messages)
+    assert [c.reason for c in got.calls] == ["context overflow: body shrunk to fit 0.85 of the summariser's window",
+                                             "ok"]
+    # room (900 - 100 answer - 64 margin) / 1.15 = 640: five pairs fit up front; after the refusal 640 × 0.85, four
+    assert [c.span.body for c in got.calls] == [range(1, 11), range(1, 9)]
+
+
+def test_an_overflow_whose_stated_window_no_span_fits_stops_with_the_figures():
+    long = Message(role="assistant", content="word " * 200)  # a legal cut after it, but alone too big
+    messages = [talk(0)[0], long, *talk(3)[1:]]
+    fake = FakeSummarizer(SummarizerError("context_overflow", "too long", context_window=279))
+    got, _ = policy(fake, messages)
+    assert got.error.kind == "context_overflow" and got.response is None
+    (only,) = got.calls
+    # room: (279 - 69 answer (a quarter of the window) - 64 margin) / 1.15 = 126; the first message with the
+    # fixed 50 counts 255
+    assert (COUNTER.message(long).total, only.reason) == (205, "no span fits the server's window of 279 tokens (the "
+                                                               "smallest counts 255 here, room for 126)")
+
+
+def test_a_reply_cut_at_its_limit_is_asked_once_for_less():
+    messages = talk(2)
+    cut = SummarizerError("invalid_response", "not a usable summary: the reply was cut at max_tokens (100)")
+    fake = FakeSummarizer(cut, cut, SNAPSHOT)
+    shorter = []
+
+    def less(request):
+        shorter.append(request.target_tokens)
+        return replace(request, prompt="Summarise in fewer words.")
+
+    got, sleeps = policy(fake, messages, less=less)
+    assert [c.reason for c in got.calls] == ["reply cut at its limit: asked again for less",
+                                             "reply refused: retrying", "ok"]
+    assert shorter == [100] and sleeps == []
+    assert [r.prompt.split("\n")[0] for r in fake.calls] == ["Summarise.", "Summarise in fewer words.",
+                                                             "Summarise in fewer words."]
+    assert [r.parameters.get("seed") for r in fake.calls] == [None, None, 2]  # only the plain refusal resamples
+
+
+def test_a_fitted_request_is_refitted_only_when_the_server_says_its_window():
+    messages = talk(2)
+    refitted = []
+
+    def refit(request, window, ratio):
+        refitted.append((window, ratio))
+        return replace(request, prompt="Summarise (refitted).")
+
+    told = SummarizerError("context_overflow", "too long", context_window=1000)
+    got, _ = policy(FakeSummarizer(told, SNAPSHOT), messages, shrink=False, refit=refit)
+    assert [c.reason for c in got.calls] == ["context overflow: refitted to the server's window of 1,000 tokens", "ok"]
+    assert refitted == [(ModelWindow(1000, "overflow error"), 1.15)]
+    silent = SummarizerError("context_overflow", "too long")
+    got, _ = policy(FakeSummarizer(silent), messages, shrink=False, refit=refit)
+    assert [c.reason for c in got.calls] == ["context overflow on a request fitted to its budget"]
+    assert got.error is silent and len(refitted) == 1
+
+
+@pytest.mark.parametrize(("errors", "reasons"), [
+    ([SummarizerError("authentication", "401")], ["authentication is not retried"]),
+    ([SummarizerError("timeout", "slow")] * 3, ["transient timeout: retrying"] * 2 + ["transient retries exhausted"]),
+])
+def test_what_is_not_retried_says_why(errors, reasons):
+    got, sleeps = policy(FakeSummarizer(*errors), talk(2))
+    assert [c.reason for c in got.calls] == reasons and got.error is errors[-1]
+    assert sleeps == [0.05, 0.1][: len(errors) - 1]
