@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import json
 import socket
 import subprocess
 import sys
@@ -10,7 +11,19 @@ import time
 
 import pytest
 from conftest import REPO
-from openai_server import FakeOpenAI, delay, empty_choices, error, ok, raw, reset, tool_calls_only
+from openai_server import (
+    DEFAULT_USAGE,
+    FakeOpenAI,
+    Reply,
+    delay,
+    dribble,
+    empty_choices,
+    error,
+    ok,
+    raw,
+    reset,
+    tool_calls_only,
+)
 from tcompact.errors import UsageError
 from tcompact.model import Message, ToolCall
 from tcompact.summarizers.base import TRANSIENT_KINDS, SummarizerError, SummaryRequest
@@ -462,3 +475,49 @@ def test_importing_the_module_does_not_import_openai():
             "print('openai' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=REPO)
     assert (out.returncode, out.stdout) == (0, "False\n")
+
+
+# ------------------------------------------------------------------- streamed, when a progress view watches
+
+
+def streamed(*pieces: str, timings: dict | None = None) -> Reply:
+    """A chat-completion stream as servers send it: one chunk per text piece, the finish, then the usage."""
+    def event(choices: list, **extra) -> bytes:
+        chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": "fake-model",
+                 "choices": choices, **extra}
+        return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+    body = b"".join(event([{"index": 0, "delta": {"content": p}, "finish_reason": None}]) for p in pieces)
+    body += event([{"index": 0, "delta": {}, "finish_reason": "stop"}])
+    body += event([], usage=dict(DEFAULT_USAGE), **({"timings": timings} if timings else {}))
+    return raw(200, body + b"data: [DONE]\n\n", {"Content-Type": "text/event-stream"})
+
+
+def test_a_watched_call_is_streamed_and_reports_each_piece_then_its_end(server, make):
+    seen = []
+    server.enqueue(streamed("<state_snapshot>", "f fixed", "</state_snapshot>", timings={"predicted_n": 3}))
+    response = make(progress=seen.append).summarize(REQUEST)
+    assert (response.text, response.finish_reason, response.model) == ("<state_snapshot>f fixed</state_snapshot>",
+                                                                       "stop", "fake-model")
+    assert (response.usage, response.timings) == (dict(DEFAULT_USAGE), {"predicted_n": 3})
+    body = server.requests[0].body
+    assert (body["stream"], body["stream_options"]) == (True, {"include_usage": True})
+    assert (seen[0].received, seen[0].done, seen[-1].received, seen[-1].done) == (0, False, 3, True)
+    assert sorted({e.received for e in seen}) == [0, 1, 2, 3] and [e.done for e in seen].count(True) == 1
+    assert {(e.processor, e.part, e.sent) for e in seen} == {("current-round", None, seen[0].sent)}
+
+
+def test_a_stream_still_arriving_at_the_deadline_is_a_timeout_and_its_view_ends(server):
+    seen = []
+    summarizer = OpenAISummarizer(model="test-model", base_url=server.base_url, api_key=KEY, timeout=0.5,
+                                  progress=seen.append)
+    server.enqueue(dribble(0.05, then=streamed("<state_snapshot>", "slow", "</state_snapshot>")))  # ~40 s whole
+    try:
+        started = time.perf_counter()
+        err = fail(summarizer)
+        assert time.perf_counter() - started < 3.0
+    finally:
+        summarizer.close()
+    assert err.kind == "timeout"
+    assert err.what.endswith(": the whole answer did not arrive within 0.5 s (the server was still sending it)")
+    assert (seen[-1].received, seen[-1].done) == (0, True)
