@@ -14,15 +14,16 @@ from session_stores import A, B, D, E, env_for, project_folder, small_home
 from typer.testing import CliRunner
 
 from tcompact.app import app
+from tcompact.artifacts import write_bytes
 from tcompact.errors import InputError, OutputError, UsageError
 from tcompact.formats import read_file
 from tcompact.sessions.fork import (
     ForkPlan,
+    Placement,
     check_options,
     new_codex_id,
     output_paths,
     plan,
-    replace_in_place,
     restore_backup,
     resume_command,
     rewrite_ids,
@@ -268,15 +269,18 @@ def test_the_resume_command_quotes_the_project(tmp_path):
     assert resume_command(p("codex", None)) == "codex resume n1"
 
 
-def test_replace_in_place_keeps_a_backup_and_refuses_a_session_that_changed(tmp_path):
+def test_an_in_place_placement_keeps_a_backup_and_refuses_a_session_that_changed(tmp_path):
     s = claude_session(tmp_path)
     p = plan(s, "in-place", env={"HOME": str(tmp_path)})
     original = s.main.read_bytes()
     with pytest.raises(OutputError) as exc:
-        replace_in_place(p, b"compacted\n", original=b"what was read before the agent wrote more\n")
+        write_bytes(p.target, b"compacted\n", force=True,
+                    check=Placement(p, b"what was read before the agent wrote more\n").settle())
     assert str(exc.value) == (f"{s.main}: the session file changed while it was being compacted (is the agent "
                               "running?) — nothing was replaced; run the command again")
-    backup = replace_in_place(p, b"compacted\n", original=original)
+    assert s.main.read_bytes() == original
+    write_bytes(p.target, b"compacted\n", force=True, check=Placement(p, original).settle())
+    backup = p.backup
     assert backup.name.startswith("s-old.jsonl.tcompact-backup-") and backup.name.endswith("Z")
     assert (s.main.read_bytes(), backup.read_bytes()) == (b"compacted\n", original)
     note = orjson.loads(backup.with_name(backup.name + ".json").read_bytes())

@@ -39,7 +39,7 @@ from ..errors import InputError, OutputError, UsageError
 from .state import BACKUP_MARK, state_root, tighten
 from .stores import CLAUDE, Session, read_bytes
 
-__all__ = ["ForkPlan", "Placement", "plan", "rewrite_ids", "resume_command", "replace_in_place", "keep_backup", "restore_backup",
+__all__ = ["ForkPlan", "Placement", "plan", "rewrite_ids", "resume_command", "keep_backup", "restore_backup",
            "check_options", "output_paths", "with_new_ids", "finish", "kept", "changed", "BACKUP_MARK", "FORK", "IN_PLACE",
            "new_codex_id"]
 
@@ -157,13 +157,6 @@ def changed(p: ForkPlan, *, original: bytes) -> OutputError | None:
         return None
     return OutputError("the session file changed while it was being compacted (is the agent running?)",
                        path=str(p.target), hint="nothing was replaced; run the command again")
-
-
-def replace_in_place(p: ForkPlan, data: bytes, *, original: bytes) -> Path:
-    """Put ``data`` in the session's place, keeping its bytes in a backup (:func:`keep_backup`)."""
-    write_bytes(p.target, data, force=True, check=keep_backup(p, original=original))
-    assert p.backup is not None
-    return p.backup
 
 
 def _note_of(backup: Path) -> Path:
