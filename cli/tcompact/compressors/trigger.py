@@ -13,7 +13,7 @@ from enum import Enum
 from ..counting.windows import ratio_threshold
 from .base import Trigger
 
-__all__ = ["Outcome", "TRIGGER_REASONS", "decide", "refusal", "trigger_figures", "trigger_reason"]
+__all__ = ["Outcome", "decide", "refusal", "trigger_figures", "trigger_reason"]
 
 
 class Outcome(Enum):
@@ -23,10 +23,6 @@ class Outcome(Enum):
     NO_SPAN = "no compressible span"
     BELOW_THRESHOLD = "below the threshold"
     BELOW_MINIMUM = "the compressible part is below the minimum target"
-
-
-#: How the reasons of a compressor left below its trigger begin (``--now`` acts anyway).
-TRIGGER_REASONS = (Outcome.BELOW_THRESHOLD.value, Outcome.BELOW_MINIMUM.value)
 
 
 def trigger_figures(total: int, body_tokens: int, *, window: int, trigger_ratio: float, min_target_ratio: float,

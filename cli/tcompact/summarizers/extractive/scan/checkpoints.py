@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 
 from ....model import Message
-from ....markers import CHECKPOINT_PREFIXES, CONTINUATION
+from ....markers import CONTINUATION, is_checkpoint_text
 from ....rounds import INJECTED_PREFIXES
 from ..text import cut
 
@@ -43,8 +43,7 @@ def says_answered(text: str) -> bool:
 def is_checkpoint(message: Message) -> bool:
     """Whether an injected message holds an earlier checkpoint (a memory block, a compact summary)."""
     text = message.text
-    head = text.lstrip()[:200]
-    return head.startswith(CHECKPOINT_PREFIXES) or (message.internal and "<state_snapshot>" in text[:20000])
+    return is_checkpoint_text(text) or (message.internal and "<state_snapshot>" in text[:20000])
 
 
 def carry(text: str) -> list[tuple[str, str]]:
