@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 from conftest import REPO
@@ -521,3 +522,41 @@ def test_a_stream_still_arriving_at_the_deadline_is_a_timeout_and_its_view_ends(
     assert err.kind == "timeout"
     assert err.what.endswith(": the whole answer did not arrive within 0.5 s (the server was still sending it)")
     assert (seen[-1].received, seen[-1].done) == (0, True)
+
+
+# ------------------------------------------------------------------------ a schema the server refuses
+
+
+SCHEMA = {"type": "object", "properties": {"narrative": {"type": "string"}}, "required": ["narrative"]}
+
+
+def test_a_request_with_a_schema_sends_it_as_response_format(server, make):
+    server.enqueue(ok('{"narrative": "fixed f"}'))
+    response = make().summarize(replace(REQUEST, schema=SCHEMA))
+    assert response.text == '{"narrative": "fixed f"}'
+    assert server.requests[0].body["response_format"] == {"type": "json_schema",
+                                                          "json_schema": {"name": "summary", "schema": SCHEMA}}
+
+
+def test_a_server_that_refuses_the_schema_is_asked_again_without_it_and_never_sent_one_again(server):
+    summarizer = OpenAISummarizer(model="test-model", base_url=server.base_url, api_key=KEY, timeout=2.0)
+    server.enqueue(error(400, "'response_format' of type 'json_schema' is not supported"), ok("first"), ok("second"))
+    try:
+        assert summarizer.summarize(replace(REQUEST, schema=SCHEMA)).text == "first"
+        assert summarizer.summarize(replace(REQUEST, schema=SCHEMA)).text == "second"
+    finally:
+        summarizer.close()
+    assert ["response_format" in r.body for r in server.requests] == [True, False, False]
+    assert summarizer.structured is False
+
+
+def test_a_bad_request_that_is_not_about_the_schema_is_not_asked_again(server):
+    summarizer = OpenAISummarizer(model="test-model", base_url=server.base_url, api_key=KEY, timeout=2.0)
+    server.enqueue(error(400, "temperature must be at most 2"))
+    try:
+        err = fail(summarizer, replace(REQUEST, schema=SCHEMA))
+    finally:
+        summarizer.close()
+    assert (err.kind, len(server.requests), summarizer.structured) == ("api_request_error", 1, True)
+    assert (err.what, err.hint) == (f"{host(server)}: HTTP 400: temperature must be at most 2",
+                                    "the endpoint rejected the request: check the model name and the parameters")
