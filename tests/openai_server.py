@@ -19,7 +19,7 @@ Faults: ``error(status, ...)`` (any HTTP error, with headers such as Retry-After
 (no answer for ``s`` seconds: a client timeout), ``reset()`` (the connection reset, no answer),
 ``dribble(s)`` (headers at once, then the body one byte every ``s`` seconds: no single read is
 slow, the whole answer is), ``raw(...)`` (malformed bodies), ``empty_choices()``,
-``tool_calls_only()``.
+``tool_calls_only()``; ``streamed(*pieces)`` answers as a server streaming its reply does.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ __all__ = [
     "ok",
     "raw",
     "reset",
+    "streamed",
     "tool_calls_only",
 ]
 
@@ -129,6 +130,19 @@ def reset() -> Reply:
 def raw(status: int, body: bytes, headers: Mapping[str, str] | None = None) -> Reply:
     """Exactly these bytes (e.g. malformed JSON); Content-Type defaults to application/json."""
     return Reply(status, body, dict(_JSON if headers is None else headers))
+
+
+def streamed(*pieces: str, timings: dict | None = None) -> Reply:
+    """A chat-completion stream as servers send it: one chunk per text piece, the finish, then the usage."""
+    def event(choices: list, **extra) -> bytes:
+        chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": "fake-model",
+                 "choices": choices, **extra}
+        return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+    body = b"".join(event([{"index": 0, "delta": {"content": p}, "finish_reason": None}]) for p in pieces)
+    body += event([{"index": 0, "delta": {}, "finish_reason": "stop"}])
+    body += event([], usage=dict(DEFAULT_USAGE), **({"timings": timings} if timings else {}))
+    return raw(200, body + b"data: [DONE]\n\n", {"Content-Type": "text/event-stream"})
 
 
 def empty_choices() -> Reply:

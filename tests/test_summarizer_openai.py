@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import email.utils
-import json
 import socket
 import subprocess
 import sys
@@ -15,9 +14,9 @@ from conftest import REPO
 from openai_server import (
     DEFAULT_USAGE,
     FakeOpenAI,
-    Reply,
     delay,
     dribble,
+    streamed,
     empty_choices,
     error,
     ok,
@@ -479,19 +478,6 @@ def test_importing_the_module_does_not_import_openai():
 
 
 # ------------------------------------------------------------------- streamed, when a progress view watches
-
-
-def streamed(*pieces: str, timings: dict | None = None) -> Reply:
-    """A chat-completion stream as servers send it: one chunk per text piece, the finish, then the usage."""
-    def event(choices: list, **extra) -> bytes:
-        chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": "fake-model",
-                 "choices": choices, **extra}
-        return b"data: " + json.dumps(chunk).encode() + b"\n\n"
-
-    body = b"".join(event([{"index": 0, "delta": {"content": p}, "finish_reason": None}]) for p in pieces)
-    body += event([{"index": 0, "delta": {}, "finish_reason": "stop"}])
-    body += event([], usage=dict(DEFAULT_USAGE), **({"timings": timings} if timings else {}))
-    return raw(200, body + b"data: [DONE]\n\n", {"Content-Type": "text/event-stream"})
 
 
 def test_a_watched_call_is_streamed_and_reports_each_piece_then_its_end(server, make):
