@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import json
 import socket
 import subprocess
 import sys
@@ -379,6 +380,14 @@ def test_non_json_success_body_is_server_unstable(server, make):
 
 
 # ----------------------------------------------------------------------------- empty replies
+
+
+def test_an_answer_in_content_parts_is_their_text_joined(server, make):
+    parts = [{"type": "text", "text": "<state_snapshot>"}, {"type": "text", "text": "done"}, {"type": "image_url"}]
+    body = {"id": "c", "object": "chat.completion", "created": 0, "model": "fake-model",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": parts}, "finish_reason": "stop"}]}
+    server.enqueue(raw(200, json.dumps(body).encode()))
+    assert make().summarize(REQUEST).text == "<state_snapshot>done"
 
 
 def test_empty_choices_is_empty_response(server, make):
