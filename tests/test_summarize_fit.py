@@ -62,6 +62,9 @@ def test_budget_and_room_arithmetic():
     assert state_budget("Fit in {max_tokens} tokens.", 1500) == "Fit in 1,500 tokens."
     assert state_budget("No placeholder.", 64) == "No placeholder.\n\nYour whole answer must fit in 64 tokens: it is " \
                                                  "cut off there."
+    # no budget known (a backend that takes none): the placeholder says so, no sentence is added
+    assert state_budget("Fit in {max_tokens}.", None) == "Fit in the limit."
+    assert state_budget("No placeholder.", None) == "No placeholder."
 
 
 def test_a_known_window_shrinks_the_span_before_the_first_call_and_caps_the_budget():
