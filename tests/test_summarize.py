@@ -205,17 +205,11 @@ def test_an_overflow_without_figures_shrinks_to_a_share_of_the_known_window():
     assert [c.span.body for c in got.calls] == [range(1, 11), range(1, 9)]
 
 
-def test_an_overflow_whose_stated_window_no_span_fits_stops_with_the_figures():
-    long = Message(role="assistant", content="word " * 200)  # a legal cut after it, but alone too big
-    messages = [talk(0)[0], long, *talk(3)[1:]]
-    fake = FakeSummarizer(SummarizerError("context_overflow", "too long", context_window=279))
-    got, _ = policy(fake, messages)
-    assert got.error.kind == "context_overflow" and got.response is None
-    (only,) = got.calls
-    # room: (279 - 69 answer (a quarter of the window) - 64 margin) / 1.15 = 126; the first message with the
-    # fixed 50 counts 255
-    assert (COUNTER.message(long).total, only.reason) == (205, "no span fits the server's window of 279 tokens (the "
-                                                               "smallest counts 255 here, room for 126)")
+def test_an_overflow_over_a_body_of_one_message_has_no_smaller_span():
+    messages = [talk(0)[0], Message(role="assistant", content="word " * 200), talk(0)[-1]]
+    refusal = SummarizerError("context_overflow", "too long")
+    got, _ = policy(FakeSummarizer(refusal), messages)
+    assert (got.error, got.response, [c.reason for c in got.calls]) == (refusal, None, ["no smaller span"])
 
 
 def test_a_reply_cut_at_its_limit_is_asked_once_for_less():
