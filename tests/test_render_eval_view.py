@@ -56,7 +56,7 @@ def test_several_sessions_get_a_row_each(screen):
     eval_report(REPORT)
     assert screen() == (
         "Canaries: 12 planted in 2 session(s), 2 of each kind per session, seed 7; every chain compacted with "
-        "--force\n" + CHAINS + """\
+        "--now\n" + CHAINS + """\
 Per session: share kept and tokens after / before (sessions listed below)
 
  #       full   truncate,dialogue
