@@ -3,10 +3,17 @@ aimed at one compressor or all, every setting's bounds with the error a user see
 
 from __future__ import annotations
 
-import pytest
-from pydantic import ValidationError
+from dataclasses import replace
 
-from tcompact.compressors import REGISTRY, chain_settings, describe, get, names, parse_chain, parse_sets
+import orjson
+import pytest
+from conftest import SAMPLES
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from tcompact import compressors
+from tcompact.app import app
+from tcompact.compressors import REGISTRY, CompressionResult, Compressor, Settings, chain_settings, describe, get, names, parse_chain, parse_sets
 from tcompact.errors import InputError, UsageError
 
 NAMES = ["truncate", "offload", "micro", "mask", "current-round", "dialogue", "round-level", "full", "working-set"]
@@ -219,3 +226,43 @@ def test_the_preview_keeps_the_raw_tail_its_compressor_names(name, setting):
                                    "messages — leave --keep-recent out")
     else:
         assert getattr(compressor.preview_settings(3), setting) == 3
+
+
+class _BlankSettings(Settings):
+    """The tiny compressor's settings: how many of the newest tool outputs stay."""
+
+    keep: int = 1
+
+
+class Blank(Compressor):
+    """A new compressor as a new module would define it: every tool output but the newest ``keep`` blanked."""
+
+    name = "blank"
+    description = "blank every tool output but the newest"
+    settings_model = _BlankSettings
+
+    def compress(self, messages, settings, ctx):
+        outputs = [i for i, m in enumerate(messages) if m.role == "tool"]
+        blanked = set(outputs[:len(outputs) - settings.keep])
+        out = tuple(replace(m, content="[blank]") if i in blanked else m for i, m in enumerate(messages))
+        return CompressionResult(processor=self.name, messages=out, applied=bool(blanked),
+                                 reason=f"{len(blanked)} outputs blanked", tokens_before=ctx.counter.total(messages),
+                                 tokens_after=ctx.counter.total(out))
+
+
+def test_a_new_compressor_is_one_class_and_one_registry_entry(monkeypatch, tmp_path):
+    monkeypatch.setattr(compressors, "REGISTRY", (*compressors.REGISTRY, Blank))
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "blank", "--set",
+                                      "keep=2", "--now", "-o", str(out), "--json"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    report = orjson.loads(result.stdout)
+    assert (report["status"], [s["processor"] for s in report["stages"]]) == ("compacted", ["blank"])
+    written = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    tools = [m["content"] for m in written if m["role"] == "tool"]
+    assert tools[:-2] == ["[blank]"] * (len(tools) - 2) and "[blank]" not in tools[-2:] and len(tools) > 2
+    listed = CliRunner().invoke(app, ["compressors"])
+    assert "blank" in listed.stdout and "blank every tool output but the newest" in listed.stdout
+    monkeypatch.setattr(compressors, "REGISTRY", compressors.REGISTRY[:-1])
+    gone = CliRunner().invoke(app, ["compact", str(SAMPLES / "chat_tool_session.jsonl"), "-c", "blank", "--now"])
+    assert gone.exit_code == 2 and "unknown compressor 'blank'" in gone.stderr

@@ -124,7 +124,7 @@ def test_the_table(monkeypatch):
 
 
 TABLE = """\
-Needed tokens: 16 at 7 cut point(s) in 2 session(s) (at most 4 a session, uses within the next 40 calls); every chain compacted with --force
+Needed tokens: 16 at 7 cut point(s) in 2 session(s) (at most 4 a session, uses within the next 40 calls); every chain compacted with --now
 Needed tokens kept, per chain (baselines below the line)
 
                  kept   recoverable   size
@@ -197,7 +197,7 @@ def test_a_failed_compaction_keeps_nothing_not_even_the_last_request(monkeypatch
 
 
 FAILED = """\
-Canaries: 14 planted in 1 session(s), 2 of each kind per session, seed 1; every chain compacted with --force
+Canaries: 14 planted in 1 session(s), 2 of each kind per session, seed 1; every chain compacted with --now
 Kept verbatim, per chain
 
                 full (1 failed)
@@ -217,7 +217,7 @@ Kept verbatim, per chain
  last request               0/1
 
 tokens: after / before, all sessions together; worst: the highest of one session; pairing: tool calls or results left without their partner; last request: sessions whose last real request is kept verbatim
-Needed tokens: 11 at 4 cut point(s) in 1 session(s) (at most 4 a session, uses within the next 40 calls); every chain compacted with --force
+Needed tokens: 11 at 4 cut point(s) in 1 session(s) (at most 4 a session, uses within the next 40 calls); every chain compacted with --now
 Needed tokens kept, per chain (baselines below the line)
 
                    kept   recoverable   size

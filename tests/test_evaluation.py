@@ -259,7 +259,7 @@ def test_eval_command_prints_the_chains_side_by_side(runner):
     assert (result.exit_code, result.stderr) == (0, "")
     lines = [line.rstrip() for line in result.stdout.splitlines()]
     assert lines[:6] == [
-        "Canaries: 14 planted in 1 session(s), 2 of each kind per session, seed 1; every chain compacted with --force",
+        "Canaries: 14 planted in 1 session(s), 2 of each kind per session, seed 1; every chain compacted with --now",
         "Kept verbatim, per chain",
         "",
         "                micro   working-set (default)",

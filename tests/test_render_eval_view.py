@@ -56,7 +56,7 @@ def test_several_sessions_get_a_row_each(screen):
     eval_report(REPORT)
     assert screen() == (
         "Canaries: 12 planted in 2 session(s), 2 of each kind per session, seed 7; every chain compacted with "
-        "--force\n" + CHAINS + """\
+        "--now\n" + CHAINS + """\
 Per session: share kept and tokens after / before (sessions listed below)
 
  #       full   truncate,dialogue
@@ -72,7 +72,7 @@ Per session: share kept and tokens after / before (sessions listed below)
 def test_one_session_has_no_table_of_sessions(screen):
     eval_report({**REPORT, "files": REPORT["files"][:1]})
     assert screen() == ("Canaries: 6 planted in 1 session(s), 2 of each kind per session, seed 7; every chain "
-                        "compacted with --force\n" + CHAINS)
+                        "compacted with --now\n" + CHAINS)
 
 
 SEVEN = ["truncate", "offload", "micro", "current-round", "dialogue", "round-level", "full"]
@@ -86,7 +86,7 @@ WIDE = {**REPORT, "kinds": ["error_line"], "chains": SEVEN,
 def test_every_chain_fits_80_columns_with_names_broken_between_words(screen):
     eval_report(WIDE)
     assert screen() == """\
-Canaries: 4 planted in 2 session(s), 2 of each kind per session, seed 7; every chain compacted with --force
+Canaries: 4 planted in 2 session(s), 2 of each kind per session, seed 7; every chain compacted with --now
 Kept verbatim, per chain
                                         current-            round-       full
               truncate  offload  micro     round  dialogue   level  (default)

@@ -64,7 +64,7 @@ def chains_table(out: Any, doc: Mapping[str, Any]) -> None:
     (``sessions``, ``canaries``, ``per_kind``, ``seed``, ``kinds``, ``default_chain``): eval's report,
     or the totals of ``tcompact batch eval``."""
     out.print(Text(f"Canaries: {doc['canaries']:,} planted in {doc['sessions']:,} session(s), {doc['per_kind']} of "
-                   f"each kind per session, seed {doc['seed']}; every chain compacted with --force"))
+                   f"each kind per session, seed {doc['seed']}; every chain compacted with --now"))
     out.print(_fitted(out, lambda narrow: _chains(doc, narrow)))
     out.print(Text("tokens: after / before, all sessions together; worst: the highest of one session; pairing: tool "
                    "calls or results left without their partner; last request: sessions whose last real request "

@@ -41,7 +41,7 @@ def needed_tables(out: Any, doc: Mapping[str, Any]) -> None:
     ``baselines``, ``default_chain``): eval's report, or the totals of ``tcompact batch eval``."""
     out.print(Text(f"Needed tokens: {doc['needed']:,} at {doc['cuts']:,} cut point(s) in {doc['sessions']:,} "
                    f"session(s) (at most {doc['cuts_per_session']} a session, uses within the next "
-                   f"{doc['calls_ahead']} calls); every chain compacted with --force"))
+                   f"{doc['calls_ahead']} calls); every chain compacted with --now"))
     rows = doc["summary"]
     grid = house_table("Needed tokens kept, per chain (baselines below the line)", narrow=False)
     for heading in ("", "kept", "recoverable", "size"):
