@@ -263,7 +263,7 @@ def test_inspect_without_spans_does_not_import_the_compressors():
 
 #: The modules a plain ``inspect --json`` may import: its command, the readers, counting, the caches.
 INSPECT_MODULES = {
-    "tcompact", "tcompact.app", "tcompact.commands", "tcompact.commands._help", "tcompact.commands._options",
+    "tcompact", "tcompact.app", "tcompact.launch", "tcompact.commands", "tcompact.commands._help", "tcompact.commands._options",
     "tcompact.commands._sessions", "tcompact.commands.inspect", "tcompact.counting", "tcompact.counting.encodings", "tcompact.errors",
     "tcompact.formats", "tcompact.formats._digest", "tcompact.formats._lines", "tcompact.formats._merge",
     "tcompact.formats._source", "tcompact.formats.family",

@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 from . import __version__
 from .commands._help import HelpContext
 from .errors import TcompactError
+from .launch import exit_now
 
 __all__ = ["app", "main"]
 
@@ -198,16 +199,5 @@ def main() -> None:
         app(prog_name="tcompact")
     except SystemExit as exc:
         if exc.code == INTERRUPTED:  # stop now: worker threads may be waiting on a summariser's answer
-            _exit_now(INTERRUPTED)
+            exit_now(INTERRUPTED)  # it has taken back what it wrote
         raise
-
-
-def _exit_now(code: int) -> None:
-    """End the process at once: what the command had to say is flushed, and it has taken back what it
-    wrote; threads still waiting (a summariser call in flight, which a normal exit would join) end with it."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["main"]
+__all__ = ["main", "exit_now"]
 
 
 def main() -> None:
@@ -36,6 +36,12 @@ def _fast(args: list[str]) -> None:
         from .hooks.statusline import run_statusline
 
         code = run_statusline(args[1:], stdin=sys.stdin.buffer, stdout=sys.stdout, stderr=sys.stderr)
+    exit_now(code)
+
+
+def exit_now(code: int) -> None:
+    """End the process at once: what the command had to say is flushed; threads still waiting (a hook
+    past its time limit, a summariser call in flight, which a normal exit would join) end with it."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
