@@ -264,6 +264,7 @@ def test_inspect_without_spans_does_not_import_the_compressors():
 #: The modules a plain ``inspect --json`` may import: its command, the readers, counting, the caches.
 INSPECT_MODULES = {
     "tcompact", "tcompact.app", "tcompact.launch", "tcompact.commands", "tcompact.commands._help", "tcompact.commands._options",
+    "tcompact.commands._inspect_run",
     "tcompact.commands._sessions", "tcompact.commands.inspect", "tcompact.counting", "tcompact.counting.encodings", "tcompact.errors",
     "tcompact.formats", "tcompact.formats._digest", "tcompact.formats._lines", "tcompact.formats._merge",
     "tcompact.formats._source", "tcompact.formats.family",
@@ -321,6 +322,77 @@ def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
         "tcompact.formats.codex_usage",
         "tcompact.formats.trajectories", "tcompact.formats._merge", "tcompact.inspection.report", "tcompact.markers",
         "tcompact.rounds", "tcompact.counting.pieces", "tcompact.counting.tokens", "tcompact.counting.windows"}
+
+
+#: What the entry point's fast path for ``inspect PATH --json`` may import: no command line (typer, click), no
+#: rich, no pydantic, no tiktoken (every text was counted before), no other command.
+FAST_INSPECT_MODULES = INSPECT_MODULES - {"tcompact.app", "tcompact.commands._help", "tcompact.commands._options",
+                                          "tcompact.commands._sessions", "tcompact.commands.inspect"}
+
+
+def test_the_entry_points_plain_inspect_imports_no_command_line(tmp_path):
+    """issue 26 item 3: ``tcompact inspect PATH --json`` runs from the entry point without typer (whose import
+    and command building were most of a second look at a small file): with its kept report, read whole, and
+    read on from its kept state; its output the command line's, byte for byte."""
+    import json
+
+    sample = (SAMPLES / "chat_tool_session.jsonl").read_bytes()
+    last = sample.splitlines(keepends=True)[-1]
+    session, copy = tmp_path / "s.jsonl", tmp_path / "copy.jsonl"
+    session.write_bytes(sample)
+    copy.write_bytes(sample + last)  # other bytes, every text counted before
+    env = {**os.environ, "TCOMPACT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("TCOMPACT_NO_CACHE", None)
+    code = ("import json, sys; import tcompact.launch as launch; sys.argv = ['tcompact', 'inspect', sys.argv[1], '--json']\n"
+            "def end(status):\n"
+            "    print(json.dumps([status, sorted(m for m in sys.modules if m.startswith('tcompact')), "
+            "sorted({m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names))]), file=sys.stderr)\n"
+            "    exit_now(status)\n"
+            "launch.exit_now, exit_now = end, launch.exit_now\n"
+            "launch.main()\n")
+
+    def imported(path):
+        out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=REPO, env=env)
+        whole = subprocess.run([sys.executable, "-m", "tcompact", "inspect", str(path), "--json", "--top", "10"],
+                               capture_output=True, text=True, cwd=REPO, env=env)  # (--top: the command line's path)
+        assert (out.returncode, out.stdout) == (whole.returncode, whole.stdout) and whole.stdout
+        return json.loads(out.stderr.splitlines()[-1])
+
+    imported(session)  # counts the texts, keeps the report and the state
+    runs = {"the report kept": imported(session), "read whole": imported(copy)}
+    with open(session, "ab") as fh:  # then read on from the kept state: a line appended, its texts counted before
+        fh.write(sample.splitlines(keepends=True)[-2])
+    runs["read on"] = imported(session)
+    for what, (status, modules, others) in runs.items():
+        assert status == 0, what
+        assert set(modules) - FAST_INSPECT_MODULES == set(), (what, set(modules) - FAST_INSPECT_MODULES)
+        assert set(others) - {"__main__", "_distutils_hack", "orjson", "tcompact"} == set(), what
+    assert "tcompact.inspection.growing" in runs["read on"][1] and "tcompact.formats.steps" in runs["read on"][1]
+    assert "tcompact.formats.claude_code" not in runs["the report kept"][1]
+
+
+def test_the_entry_points_plain_inspect_leaves_the_rest_to_the_command_line(tmp_path):
+    """What the fast path does not take (another option, no PATH, a file that cannot be read) is the command
+    line's, its error line and exit status as ever."""
+    from pathlib import Path
+
+    from tcompact.commands._inspect_run import _plain_paths, plain_options
+    from tcompact.commands.inspect import inspect_options
+
+    assert _plain_paths(["a.jsonl", "--json"]) == ([Path("a.jsonl")], True)
+    assert _plain_paths(["a.jsonl", "./b"]) == ([Path("a.jsonl"), Path("b")], False)
+    assert _plain_paths(["--json", "a.jsonl"]) == ([Path("a.jsonl")], True)
+    for args in ([], ["--json"], ["a.jsonl", "--top", "3"], ["a.jsonl", "--json", "--json"], ["-"], [""], ["a", "-h"]):
+        assert _plain_paths(args) is None, args
+    # the kept reports are keyed by the options' repr: the fast path's must be the command's with no option
+    assert repr(plain_options()) == repr(inspect_options(no_cache=False, encoding=None, model=None,
+                                                         context_window=None, spans=None, keep_recent=None, top=10,
+                                                         fmt=None, full_history=False, skip_bad_lines=False))
+    env = {**os.environ, "TCOMPACT_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-m", "tcompact", "inspect", str(tmp_path / "missing.jsonl"), "--json"],
+                         capture_output=True, text=True, cwd=REPO, env=env)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == f"Error: {tmp_path / 'missing.jsonl'}: no such file or folder — check the path\n"
 
 
 def test_folder_scan_passes_over_files_that_are_no_transcripts(runner, tmp_path):

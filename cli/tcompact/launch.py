@@ -5,7 +5,9 @@
 command line (typer, every command's options) alone takes about 0.3 s. So this looks at the
 arguments first: those two commands run straight from :mod:`tcompact.hooks` and end the process
 (``os._exit``, after flushing — nothing else is left to clean up, and a hook past its time limit is
-not waited for); everything else, ``--help`` of those two included, goes to :func:`tcompact.app.main`.
+not waited for); so does the plainest ``inspect PATH... [--json]`` (a second look at a file is most of
+all start-up: :mod:`tcompact.commands._inspect_run`), unless it fails before any output; everything else,
+``--help`` of those included, goes to :func:`tcompact.app.main`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ def main() -> None:
     args = sys.argv[1:]
     if args[:1] in (["hook"], ["statusline"]) and not {"-h", "--help"} & set(args):
         _fast(args)
+    if args[:1] == ["inspect"]:
+        _inspect(args[1:])
     from .app import main as app_main
 
     app_main()
@@ -37,6 +41,19 @@ def _fast(args: list[str]) -> None:
 
         code = run_statusline(args[1:], stdin=sys.stdin.buffer, stdout=sys.stdout, stderr=sys.stderr)
     exit_now(code)
+
+
+def _inspect(args: list[str]) -> None:
+    """``inspect PATH... [--json]`` without the command line (and the process ended with its status); any
+    other command line, or a failure before output, returns (then the command line runs)."""
+    import gc
+
+    from .commands._inspect_run import run_plain
+
+    gc.disable()  # (as app.main: a command's data holds no reference cycles)
+    code = run_plain(args)
+    if code is not None:
+        exit_now(code)
 
 
 def exit_now(code: int) -> None:

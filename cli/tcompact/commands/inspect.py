@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -64,8 +64,7 @@ def inspect(paths: PathsArg = None, options=None, selector=None, *, json_out: bo
       tcompact inspect ~/.claude/projects/ --html report.html
       tcompact inspect --last 5
     """
-    from .. import render
-    from ..inspection.job import inspect_job
+    from ._inspect_run import inspect_report, show
     from ._sessions import paths_or_session
 
     if fold and json_out:
@@ -78,26 +77,9 @@ def inspect(paths: PathsArg = None, options=None, selector=None, *, json_out: bo
     if found is None:  # the sessions were listed
         return
     paths, session = found
-    with render.file_progress(enabled=not json_out) as on_file:
-        report, counted = inspect_job(paths, options, session=session, html=html, cost=not no_cost,
-                                      timezone_name=selector.timezone, on_file=on_file)
-    _show(report, counted, options, json_out=json_out, html=html, transcript=transcript, fold=fold)
-
-
-def _show(report: dict[str, Any], counted: Any, options: Any, *, json_out: bool, html: Path | None,
-          transcript: str | None, fold: bool) -> None:
-    """The report on the terminal (or --json), the HTML page, the files skipped; exit 2 on a file's error."""
-    from .. import render
-
-    render.inspect_outcome(report, json_out=json_out, transcript=transcript, fold=fold)
-    if html is not None:
-        from ..pages import write_inspect_page
-
-        written = write_inspect_page(html, report, counted, options, wanted=transcript)
-        if not json_out:
-            render.console().print(f"Wrote the HTML report: {written}", markup=False)
-    render.warn_skipped(report)
-    if report["errors"]:
+    report, counted = inspect_report(paths, options, json_out=json_out, session=session, html=html, cost=not no_cost,
+                                     timezone_name=selector.timezone)
+    if show(report, counted, options, json_out=json_out, html=html, transcript=transcript, fold=fold):
         raise typer.Exit(2)
 
 
