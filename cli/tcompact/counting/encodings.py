@@ -14,7 +14,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -139,6 +138,8 @@ def _spec(name: str) -> _EncodingSpec:
 
 
 def _rank_file(spec: _EncodingSpec) -> bytes:
+    from importlib import resources  # (only when no decoded table is kept: 6 ms of every start-up otherwise)
+
     data = resources.files("tcompact").joinpath("data", spec.file).read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest != spec.sha256:
