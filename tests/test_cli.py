@@ -280,11 +280,11 @@ INSPECT_MODULES = {
 }
 
 
-def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
-    """issue 26 item 3: start-up is most of a small file's inspect, and the status line and hooks read a
-    session on every refresh. A plain ``inspect --json`` imports none of the other commands, no writer, no
-    compressor or summariser, no rich and no pydantic; with every text counted before, not the tokenizer
-    either — whether the report is kept, the file is read whole, or read on from its kept state."""
+def _three_reads(tmp_path, code, *, same_as_command_line=False):
+    """What ``python -c code FILE`` printed last on stderr (as JSON) for a chat session inspected a second time
+    (its report kept), a copy with a line more (read whole, every text counted before) and the session with a
+    line appended (read on from its kept state); with ``same_as_command_line``, each run's exit status and
+    stdout are checked against the command line's from scratch (``--no-cache``)."""
     import json
 
     sample = (SAMPLES / "chat_tool_session.jsonl").read_bytes()
@@ -294,13 +294,13 @@ def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
     copy.write_bytes(sample + last)  # other bytes, every text counted before
     env = {**os.environ, "TCOMPACT_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("TCOMPACT_NO_CACHE", None)
-    code = ("import json, sys; from tcompact.app import main; sys.argv = ['tcompact', 'inspect', sys.argv[1], '--json']\n"
-            "try:\n    main()\nexcept SystemExit as end:\n    status = end.code\n"
-            "print(json.dumps([status, sorted(m for m in sys.modules if m.startswith('tcompact')), "
-            "sorted({m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names))]), file=sys.stderr)")
 
     def imported(path):
         out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=REPO, env=env)
+        if same_as_command_line:
+            whole = subprocess.run([sys.executable, "-m", "tcompact", "inspect", str(path), "--json", "--no-cache"],
+                                   capture_output=True, text=True, cwd=REPO, env=env)
+            assert (out.returncode, out.stdout) == (whole.returncode, whole.stdout) and whole.stdout
         return json.loads(out.stderr.splitlines()[-1])
 
     imported(session)  # counts the texts, keeps the report and the state
@@ -308,12 +308,25 @@ def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
     with open(session, "ab") as fh:  # then read on from the kept state: a line appended, its texts counted before
         fh.write(sample.splitlines(keepends=True)[-2])
     runs["read on"] = imported(session)
+    assert "tcompact.inspection.growing" in runs["read on"][1] and "tcompact.formats.steps" in runs["read on"][1]
+    return runs
+
+
+def test_a_plain_inspect_imports_only_what_it_needs(tmp_path):
+    """issue 26 item 3: start-up is most of a small file's inspect, and the status line and hooks read a
+    session on every refresh. A plain ``inspect --json`` imports none of the other commands, no writer, no
+    compressor or summariser, no rich and no pydantic; with every text counted before, not the tokenizer
+    either — whether the report is kept, the file is read whole, or read on from its kept state."""
+    code = ("import json, sys; from tcompact.app import main; sys.argv = ['tcompact', 'inspect', sys.argv[1], '--json']\n"
+            "try:\n    main()\nexcept SystemExit as end:\n    status = end.code\n"
+            "print(json.dumps([status, sorted(m for m in sys.modules if m.startswith('tcompact')), "
+            "sorted({m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names))]), file=sys.stderr)")
+    runs = _three_reads(tmp_path, code)
     for what, (status, modules, others) in runs.items():
         assert status in (0, None), what
         assert set(modules) - INSPECT_MODULES == set(), what
         assert set(others) - {"__main__", "_distutils_hack", "annotated_doc", "orjson", "shellingham", "tcompact",
                               "typer"} == set(), what
-    assert "tcompact.inspection.growing" in runs["read on"][1] and "tcompact.formats.steps" in runs["read on"][1]
     # a second look at an unchanged file finds its report without a reader, a message or a count
     assert set(runs["the report kept"][1]) == INSPECT_MODULES - {
         "tcompact.formats.chat", "tcompact.formats.claude_chain", "tcompact.formats.claude_code", "tcompact.counting.images",
@@ -334,15 +347,6 @@ def test_the_entry_points_plain_inspect_imports_no_command_line(tmp_path):
     """issue 26 item 3: ``tcompact inspect PATH --json`` runs from the entry point without typer (whose import
     and command building were most of a second look at a small file): with its kept report, read whole, and
     read on from its kept state; its output the command line's, byte for byte."""
-    import json
-
-    sample = (SAMPLES / "chat_tool_session.jsonl").read_bytes()
-    last = sample.splitlines(keepends=True)[-1]
-    session, copy = tmp_path / "s.jsonl", tmp_path / "copy.jsonl"
-    session.write_bytes(sample)
-    copy.write_bytes(sample + last)  # other bytes, every text counted before
-    env = {**os.environ, "TCOMPACT_CACHE_DIR": str(tmp_path / "cache")}
-    env.pop("TCOMPACT_NO_CACHE", None)
     code = ("import json, sys; import tcompact.launch as launch; sys.argv = ['tcompact', 'inspect', sys.argv[1], '--json']\n"
             "def end(status):\n"
             "    print(json.dumps([status, sorted(m for m in sys.modules if m.startswith('tcompact')), "
@@ -350,24 +354,11 @@ def test_the_entry_points_plain_inspect_imports_no_command_line(tmp_path):
             "    exit_now(status)\n"
             "launch.exit_now, exit_now = end, launch.exit_now\n"
             "launch.main()\n")
-
-    def imported(path):
-        out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=REPO, env=env)
-        whole = subprocess.run([sys.executable, "-m", "tcompact", "inspect", str(path), "--json", "--top", "10"],
-                               capture_output=True, text=True, cwd=REPO, env=env)  # (--top: the command line's path)
-        assert (out.returncode, out.stdout) == (whole.returncode, whole.stdout) and whole.stdout
-        return json.loads(out.stderr.splitlines()[-1])
-
-    imported(session)  # counts the texts, keeps the report and the state
-    runs = {"the report kept": imported(session), "read whole": imported(copy)}
-    with open(session, "ab") as fh:  # then read on from the kept state: a line appended, its texts counted before
-        fh.write(sample.splitlines(keepends=True)[-2])
-    runs["read on"] = imported(session)
+    runs = _three_reads(tmp_path, code, same_as_command_line=True)
     for what, (status, modules, others) in runs.items():
         assert status == 0, what
         assert set(modules) - FAST_INSPECT_MODULES == set(), (what, set(modules) - FAST_INSPECT_MODULES)
         assert set(others) - {"__main__", "_distutils_hack", "orjson", "tcompact"} == set(), what
-    assert "tcompact.inspection.growing" in runs["read on"][1] and "tcompact.formats.steps" in runs["read on"][1]
     assert "tcompact.formats.claude_code" not in runs["the report kept"][1]
 
 
