@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from ...model import Message
 
@@ -163,11 +164,18 @@ def prose_lines(text: str) -> Iterable[str]:
             continue
         if fenced or not line or line.startswith(("|", "#", "---", "===", "<", ">")):
             continue
-        if line[0] in "*_" and _STAGE_DIRECTION.fullmatch(line):
-            continue
-        line = unmarked(no_emoji(line)).strip()
+        line = _prose_line(line)
         if line:
             yield line
+
+
+@lru_cache(maxsize=1 << 14)
+def _prose_line(line: str) -> str:
+    """A stripped line of prose without its marks and emoji; '' for a stage direction (remembered: a long
+    session repeats its lines — issue 26: 24,000 lines, 3,300 distinct)."""
+    if line[0] in "*_" and _STAGE_DIRECTION.fullmatch(line):
+        return ""
+    return unmarked(no_emoji(line)).strip()
 
 
 def word_count(text: str) -> int:
