@@ -109,16 +109,16 @@ def _tokens(*texts: str) -> set[str]:
 
 
 def facts(messages: Iterable[Message]) -> tuple[set[str], set[str]]:
-    """The facts of some messages: their technical tokens, and the user's sentences (each distinct text read
-    once: a long session repeats its prompts, reminders and error lines)."""
+    """The facts of some messages: their technical tokens, and the user's sentences (each distinct text, and
+    each distinct line of the user's, read once: a long session repeats its prompts, reminders and error lines)."""
     texts: set[str] = set()
-    sentences: set[str] = set()
+    lines: set[str] = set()
     for role, text in dict.fromkeys(_texts(messages)):
         text = _REDACTED.sub(" ", redact(text))  # a secret is never kept, so it is no fact a summary could lose
         texts.add(text)
         if role == "user":
-            sentences.update(s for line in text[:50_000].splitlines() for s in split_sentences(line.strip())
-                             if len(s.split()) >= 4 and len(s) <= 300)
+            lines.update(line.strip() for line in text[:50_000].splitlines())
+    sentences = {s for line in lines for s in split_sentences(line) if len(s.split()) >= 4 and len(s) <= 300}
     return {t for t in _tokens(*texts) if len(t) >= 3}, sentences
 
 

@@ -90,10 +90,18 @@ def window(text: str) -> str:
 
 def lowered(text: str) -> str | None:
     """The text in lower case, to look for the words a case-insensitive pattern needs; None when it has
-    letters such a pattern takes for others (İ, ı, ſ)."""
-    if not text.isascii() and any(c in text for c in _ODD_CASES):
-        return None
-    return text.lower()
+    letters such a pattern takes for others (İ, ı, ſ). The last answer is remembered: a tool result is
+    looked at for offloads, a test summary and error lines in turn (issue 26)."""
+    global _LAST_LOWERED
+    last = _LAST_LOWERED  # one read: another thread may replace it
+    if last[0] is text:
+        return last[1]
+    lower = None if not text.isascii() and any(c in text for c in _ODD_CASES) else text.lower()
+    _LAST_LOWERED = (text, lower)
+    return lower
+
+
+_LAST_LOWERED: tuple[str, str | None] = ("", "")
 
 
 def words_in(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
