@@ -172,18 +172,22 @@ def prose_lines(text: str) -> Iterable[str]:
             continue
         if fenced or not line or line.startswith(("|", "#", "---", "===", "<", ">")):
             continue
-        line = _prose_line(line)
+        line = _remembered_line(line) if len(line) <= _REMEMBER_CHARS else _prose_line(line)
         if line:
             yield line
 
 
-@lru_cache(maxsize=1 << 14)
 def _prose_line(line: str) -> str:
-    """A stripped line of prose without its marks and emoji; '' for a stage direction (remembered: a long
-    session repeats its lines — issue 26: 24,000 lines, 3,300 distinct)."""
+    """A stripped line of prose without its marks and emoji; '' for a stage direction."""
     if line[0] in "*_" and _STAGE_DIRECTION.fullmatch(line):
         return ""
     return unmarked(no_emoji(line)).strip()
+
+
+#: A line this short is cleaned once per process: a long session repeats its lines (issue 26: 24,000 lines of
+#: assistant prose, 3,300 distinct).
+_REMEMBER_CHARS = 2000
+_remembered_line = lru_cache(maxsize=1 << 14)(_prose_line)
 
 
 def word_count(text: str) -> int:
