@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from tcompact.compressors._benefit import DENSITY, MIN_FACTS, benefit, facts
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tcompact.compressors._benefit import DENSITY, MIN_FACTS, _tokens, benefit, facts
 from tcompact.model import Message, ToolCall
 from tcompact.counting.tokens import TokenCounter
 
@@ -111,3 +115,18 @@ def test_the_token_test_comes_before_the_skeleton_test():
     verdict = benefit(body(), replacement("(none)"), summary="(none)", before=100, after=120, counter=COUNTER)
     assert (verdict.accepted, verdict.reason, verdict.facts_kept) == (False, "no benefit (120 ≥ 100 tokens); original "
                                                                             "kept", None)
+
+
+#: The facts' one regex as it was before issue 26 read the distinct words instead of the texts.
+_PLAIN_FACT = re.compile(r"`[^`\n]{2,80}`|[\w@~-]*[/_.][\w./@~-]*\w|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|"
+                         r"\b\d[\d.,:]*\d\b")
+_FACT_PIECES = ["a", "Zq", "xY", "_", ".", "/", "@", "~", "-", ",", ":", "1", "23", " ", "\n", "\t", "`", "``",
+                "\u00a0", "\x1c", "é", "日", "src/app.py", "parse_config", "HttpClient", "`two words`", "v1.2,3"]
+
+
+@settings(max_examples=800, deadline=None, database=None)
+@given(st.lists(st.lists(st.sampled_from(_FACT_PIECES), max_size=30).map("".join), min_size=1, max_size=3))
+def test_the_facts_of_distinct_words_are_those_of_the_whole_texts(texts):
+    """Code spans are found in each text, the other facts in its distinct words: the same as one regex over
+    each whole text (a blank, a backtick and a text's edge are alike to ``\\b``, and no other fact holds one)."""
+    assert _tokens(*texts) == {t.strip("`") for text in texts for t in _PLAIN_FACT.findall(text)}

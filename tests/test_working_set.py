@@ -4,11 +4,14 @@ relevance to the open task, and the index of the exact terms the hidden tool out
 from __future__ import annotations
 
 import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tcompact.model import Message, ToolCall
 from tcompact.counting.tokens import TokenCounter
 from tcompact.working_set import file_views, pick_files, terms, working_set
 from tcompact.working_set.index import build_index
+from tcompact.working_set.picking import _FILE_NAME, _names_in
 
 READ = "     1→def parse(text):\n     2→    return text.split(',')\n\n<system-reminder>\nConsider malware.\n" \
        "</system-reminder>\n"
@@ -128,3 +131,16 @@ def test_a_read_is_cleaned_once_when_read_again_and_before_an_edit_uses_it():
     views = file_views(msgs)
     assert views["/p/a.py"].text == "def parse(text):\n    return text.split(',', 2)"
     assert (views["/p/b.py"].text, views["/p/b.py"].state) == ("x = 1", "read")
+
+
+_NAME_PIECES = ["a", "Zq", "_", ".", "-", "/", "1", " ", "\n", "\t", "`", "\u00a0", "é", "日", ".py", "x.tar.gz",
+                "README.md", "...", ".e", "a.b-c"]
+
+
+@settings(max_examples=800, deadline=None, database=None)
+@given(st.lists(st.sampled_from(_NAME_PIECES), max_size=30).map("".join))
+def test_the_file_names_of_a_text_are_those_of_its_runs_with_a_dot(text):
+    """Only the runs of name characters holding a dot before a letter are read, each once: the same names as
+    the regex over the whole text."""
+    runs: dict[str, list[str]] = {}
+    assert _names_in(text, runs) == set(_FILE_NAME.findall(text)) == _names_in(text, runs)

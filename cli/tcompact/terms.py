@@ -10,6 +10,7 @@ the index keeps exactly what the measure asks for.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["MIN_CHARS", "tokens_of"]
 
@@ -34,12 +35,20 @@ def tokens_of(text: str) -> set[str]:
     digits, and not a plain word (lower case, Capitalised or UPPER CASE letters, or such words joined
     by hyphens: "connection", "Traceback", "read-only"). ``src/app.py``, ``parse_config``,
     ``HttpClient``, ``019b7f04-0b04``, ``12345678`` are tokens."""
-    out = set()
-    for raw in set(_CANDIDATE.findall(text)):  # each distinct run once
-        token = _trimmed(raw)
-        if len(token) >= MIN_CHARS and not _PLAIN.fullmatch(token) and _FOUR_ALNUM.match(token):
-            out.add(token)
-    return out
+    found = (_remembered(raw) if len(raw) <= _REMEMBER_CHARS else _token(raw)
+             for raw in set(_CANDIDATE.findall(text)))  # each distinct run once
+    return {token for token in found if token}
+
+
+def _token(raw: str) -> str:
+    """The token a run is, or ''."""
+    token = _trimmed(raw)
+    return token if len(token) >= MIN_CHARS and not _PLAIN.fullmatch(token) and _FOUR_ALNUM.match(token) else ""
+
+
+#: A run this short is looked at once per process (a session's outputs repeat their paths and names).
+_REMEMBER_CHARS = 200
+_remembered = lru_cache(maxsize=1 << 16)(_token)
 
 
 def _trimmed(token: str) -> str:

@@ -25,6 +25,8 @@ MAX_FILES = 5
 _CUT = "\n[… {n:,} characters in the middle of this file left out by tcompact; read the file for them …]\n"
 _DATA = re.compile(r"(?i)\.(?:jsonl?|ndjson|csv|tsv|log|lock|vtt|srt|svg|xml|map|bin|out|txt|min\.js)$")
 _FILE_NAME = re.compile(r"[\w.-]+\.[A-Za-z]\w{0,9}\b")
+_DOT_LETTER = re.compile(r"\.[A-Za-z]")  # in every file name
+_NAME_RUN = re.compile(r"[\w.-]*")  # a file name is part of such a run
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +83,36 @@ def _eligible(view: FileView, users: str) -> bool:
 def _named(messages: Sequence[Message]) -> dict[str, int]:
     """Per file name: the last message where the assistant (text, reasoning, calls) or the user named it."""
     out: dict[str, int] = {}
+    runs: dict[str, list[str]] = {}  # the file names of each run of name characters, found once
     for i, m in enumerate(messages):
         if m.role in ("assistant", "user"):
             text = m.text + " ".join(r.text for r in m.reasoning) + " ".join(c.arguments for c in m.tool_calls)
-            for name in set(_FILE_NAME.findall(text[:100_000])):
+            for name in _names_in(text[:100_000], runs):
                 out[name] = i
+    return out
+
+
+def _names_in(text: str, runs: dict[str, list[str]]) -> set[str]:
+    """The file names a text holds: those of each run of ``[\\w.-]`` characters holding a dot before a letter.
+
+    A file name is such a run or part of one, so only those runs are looked at, each distinct one once
+    (issue 26: a session's 7.6 MB of messages hold 43,000 such dots in 305 distinct runs), and the regex's
+    backtracking at every position of every other word is spared."""
+    out: set[str] = set()
+    end, backwards = -1, ""
+    for dot in _DOT_LETTER.finditer(text):
+        at = dot.start()
+        if at < end:  # in the run just read
+            continue
+        backwards = backwards or text[::-1]
+        back = len(text) - at  # the characters before the dot, read backwards, start here
+        start = at - (_NAME_RUN.match(backwards, back).end() - back)
+        end = _NAME_RUN.match(text, at).end()
+        run = text[start:end]
+        names = runs.get(run)
+        if names is None:
+            names = runs[run] = _FILE_NAME.findall(run)
+        out.update(names)
     return out
 
 

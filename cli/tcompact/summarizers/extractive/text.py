@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from ...model import Message
 
@@ -89,10 +90,18 @@ def window(text: str) -> str:
 
 def lowered(text: str) -> str | None:
     """The text in lower case, to look for the words a case-insensitive pattern needs; None when it has
-    letters such a pattern takes for others (İ, ı, ſ)."""
-    if not text.isascii() and any(c in text for c in _ODD_CASES):
-        return None
-    return text.lower()
+    letters such a pattern takes for others (İ, ı, ſ). The last answer is remembered: a tool result is
+    looked at for offloads, a test summary and error lines in turn (issue 26)."""
+    global _LAST_LOWERED
+    last = _LAST_LOWERED  # one read: another thread may replace it
+    if last[0] is text:
+        return last[1]
+    lower = None if not text.isascii() and any(c in text for c in _ODD_CASES) else text.lower()
+    _LAST_LOWERED = (text, lower)
+    return lower
+
+
+_LAST_LOWERED: tuple[str, str | None] = ("", "")
 
 
 def words_in(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
@@ -163,11 +172,22 @@ def prose_lines(text: str) -> Iterable[str]:
             continue
         if fenced or not line or line.startswith(("|", "#", "---", "===", "<", ">")):
             continue
-        if line[0] in "*_" and _STAGE_DIRECTION.fullmatch(line):
-            continue
-        line = unmarked(no_emoji(line)).strip()
+        line = _remembered_line(line) if len(line) <= _REMEMBER_CHARS else _prose_line(line)
         if line:
             yield line
+
+
+def _prose_line(line: str) -> str:
+    """A stripped line of prose without its marks and emoji; '' for a stage direction."""
+    if line[0] in "*_" and _STAGE_DIRECTION.fullmatch(line):
+        return ""
+    return unmarked(no_emoji(line)).strip()
+
+
+#: A line this short is cleaned once per process: a long session repeats its lines (issue 26: 24,000 lines of
+#: assistant prose, 3,300 distinct).
+_REMEMBER_CHARS = 2000
+_remembered_line = lru_cache(maxsize=1 << 14)(_prose_line)
 
 
 def word_count(text: str) -> int:

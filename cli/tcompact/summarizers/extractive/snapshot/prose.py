@@ -39,12 +39,14 @@ def statement_items(said: Said, *, shown: str = "") -> list[Item]:
     """The assistant's sentences of the body as items, once each, corrections replacing what they correct;
     sentences standing in ``shown`` (the final answer's opening, the outcome of a request) are left out."""
     seen: set[str] = set()
+    read: set[str] = set()  # a line read again gives nothing (its sentences are seen or not informative)
     out: list[Item] = []
     subjects: list[set[str]] = []
     for index, rnd, text in said.texts:
         for line in prose_lines(text[:20000]):
-            if line.startswith("["):  # menu options
+            if line.startswith("[") or line in read:  # menu options; a long session repeats its lines
                 continue
+            read.add(line)
             for sentence in split_sentences(line):
                 sentence = sentence.strip(" -*")
                 key = sentence.lower()
