@@ -190,8 +190,8 @@ def write_json(path: str | Path, document: object, *, force: bool = False, sync:
 
     target = Path(path)
     make_folder(target.parent, mode=folder_mode(inputs) if inputs else None)
-    return write_bytes(target, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n", force=force, sync=sync,
-                       inputs=inputs)
+    data = orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)  # (no copy to add it)
+    return write_bytes(target, data, force=force, sync=sync, inputs=inputs)
 
 
 def make_folder(folder: str | Path, *, mode: int | None = None) -> Path:
