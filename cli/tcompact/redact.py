@@ -171,7 +171,6 @@ _ODD_CASES = ("\u017f", "\u0131")  # ſ and ı, which case-insensitive patterns 
 _ALL_NEEDLES = tuple(sorted({n for needles in _NEEDLES for n in needles}, key=len, reverse=True))
 
 
-
 def redact(text: str) -> str:
     """The text with every secret replaced by ``[REDACTED:<kind>]``."""
     low = _lower(text)
