@@ -115,6 +115,18 @@ def test_write_bytes_writes_atomically_and_refuses_to_overwrite(tmp_path):
     assert target.read_bytes() == b"two\n" and sorted(tmp_path.iterdir()) == [target]
 
 
+@pytest.mark.parametrize("size", [0, 1, artifacts._PIECE, 2 * artifacts._PIECE + 123])
+def test_write_bytes_writes_every_byte_of_a_file_written_in_pieces(tmp_path, size):
+    data = os.urandom(size)
+    assert artifacts.write_bytes(tmp_path / "f.bin", data).read_bytes() == data
+
+
+def test_write_json_ends_the_indented_document_with_one_newline(tmp_path):
+    doc = {"a": [1, "x" * artifacts._PIECE], "b": None}
+    written = artifacts.write_json(tmp_path / "d.json", doc).read_bytes()
+    assert written == orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+
+
 def test_write_bytes_refuses_an_input_and_a_missing_or_unwritable_folder(tmp_path, monkeypatch):
     source = tmp_path / "in.jsonl"
     source.write_bytes(b"keep")

@@ -173,6 +173,22 @@ def test_calls_started_in_the_same_millisecond_get_distinct_names(two_calls):
     assert names == [f"{ms}_round-level_chat_tool_session.json", f"{ms}_round-level_chat_tool_session-2.json"]
 
 
+def test_a_key_in_a_long_prompt_sent_by_two_calls_is_redacted_in_both_dumps(two_calls):
+    """Each text is redacted once per run and taken from there by the later dumps; a long text is looked
+    through needle by needle (tcompact.redact)."""
+    stage = two_calls.stages[0]
+    long = "The quick brown fox jumps over the lazy dog. " * 100 + f"\nexport OPENAI_API_KEY={KEY}\n"
+    calls = tuple(replace(c, request=replace(c.request, prompt=long + c.request.prompt)) for c in stage.result.calls)
+    docs = [doc for _, doc in build_dumps(replace(stage.result, calls=calls), before=stage.before,
+                                          settings=stage.settings, counter=two_calls.counter,
+                                          ctx=two_calls.dump_context)]
+    assert len(docs) == 2
+    for doc, call in zip(docs, calls, strict=True):
+        assert KEY not in orjson.dumps(doc).decode()
+        assert doc["request"]["prompt"] == call.request.prompt.replace(KEY, "[REDACTED:openai_key]")
+    assert [doc["redactions"] for doc in docs] == [1, 2]  # texts changed by redaction so far in the run: one prompt each
+
+
 def test_a_refused_summary_is_dumped_with_its_figures_and_secrets_redacted(tmp_path):
     path = jsonl(tmp_path / "s.jsonl", [*SESSION, msg("user", f"my key is {KEY} keep it")])
     run = compact_file(path, CompactOptions(chain="dialogue", now=True))

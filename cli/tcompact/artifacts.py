@@ -25,6 +25,11 @@ __all__ = ["write_bytes", "write_json", "write_page", "make_folder", "remove", "
 
 #: The mode of tcompact's own folders (the state folder, the cache, offload stores): its user's only.
 PRIVATE = 0o700
+# Files are written in pieces of this size: one write() of a whole 86 MB dump took 0.2-0.7 s of CPU and
+# 1-5 s of wall time in the kernel on a loaded 2-core Linux 6.18 machine, in 256 KiB (or 64-512 KiB) pieces
+# 0.03 s and 0.2 s; pieces of 1 MiB or more are as slow as one write (likely the page cache's large folios,
+# whose allocation has to compact memory).
+_PIECE = 256 * 1024
 
 Paths = Iterable["str | Path | None"]
 
@@ -107,7 +112,9 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
     try:
         os.chmod(tmp, _mode(target) & _ceiling(inputs))
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            view = memoryview(data)
+            for start in range(0, len(view), _PIECE):
+                fh.write(view[start:start + _PIECE])
             fh.flush()
             if sync:
                 os.fsync(fh.fileno())
@@ -190,8 +197,8 @@ def write_json(path: str | Path, document: object, *, force: bool = False, sync:
 
     target = Path(path)
     make_folder(target.parent, mode=folder_mode(inputs) if inputs else None)
-    return write_bytes(target, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n", force=force, sync=sync,
-                       inputs=inputs)
+    data = orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)  # (no copy to add it)
+    return write_bytes(target, data, force=force, sync=sync, inputs=inputs)
 
 
 def make_folder(folder: str | Path, *, mode: int | None = None) -> Path:

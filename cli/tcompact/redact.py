@@ -16,7 +16,7 @@ bare run of hex or base64 characters.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -143,6 +143,19 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("pass", "pwd", "secret", "key", "token"),
     ("pass", "pwd", "secret", "key", "token"),
 )
+# Each needle looked for is a pass over the text, and a text without secrets is looked through for
+# every needle. A long text (from _LAZY_FROM characters: a short one is cheaper to test for all at once)
+# is looked for a needle only when a pattern asks, in the order of _LAZY (the generic patterns stop at
+# the first found: "token" is common); a needle that holds another only where that one is (_INSIDE);
+# the classic GitHub and the Stripe prefixes by one regex each (a regex starting with a two-letter
+# literal searches about as fast as ``in``: one pass, not five or two).
+_LAZY_FROM = 4096
+_LAZY: dict[str, tuple[str | re.Pattern[str], ...]] = {
+    "k_live_": (re.compile(r"k_(?:live|test)_"),),
+    "ghp_": (re.compile(r"gh[pousr]_"), "github_pat_"),
+    "pass": ("token", "key", "pass", "secret", "pwd"),
+}
+_INSIDE = {"sk-ant-": "sk-", "private key": "key"}
 assert len(_NEEDLES) == len(PATTERNS)
 # Where a match can start, for the patterns tried only there instead of at every character: where the
 # lower-case text holds one of these words (moved by the offset: a Stripe key starts one letter before
@@ -152,21 +165,21 @@ _GENERIC_STARTS = ("pass", "pwd", "private", "secret", "api", "access", "token")
 _STARTS = {"generic_secret": (_GENERIC_STARTS, 0, False), "aws_secret_access_key": (("aws",), 0, True),
            "stripe_key": (("k_live_", "k_test_"), -1, False), "authorization": (("authorization",), 0, True),
            "bearer_token": (("bearer",), 0, False)}
-_SUBS = tuple((frozenset(needles), pattern, _replace(kind), _STARTS.get(kind))
+_SUBS = tuple(((frozenset(needles), _LAZY.get(needles[0], needles)), pattern, _replace(kind), _STARTS.get(kind))
               for needles, (kind, pattern) in zip(_NEEDLES, PATTERNS, strict=True))
 _ODD_CASES = ("\u017f", "\u0131")  # ſ and ı, which case-insensitive patterns take for s and i
-
-
 _ALL_NEEDLES = tuple(sorted({n for needles in _NEEDLES for n in needles}, key=len, reverse=True))
 
 
 def redact(text: str) -> str:
     """The text with every secret replaced by ``[REDACTED:<kind>]``."""
-    low = text.lower()
+    low = _lower(text)
     present = _present(low)
+    if present is None:
+        return text
     starts: dict[tuple[str, ...], list[int]] = {}
     for needles, pattern, sub, where in _SUBS:
-        if present.isdisjoint(needles):
+        if not present(needles):
             continue
         if where is not None and len(low) == len(text) and (not where[2] or _plain(text)):
             words, offset, _ = where
@@ -176,9 +189,21 @@ def redact(text: str) -> str:
         else:
             new = pattern.sub(sub, text)
         if new is not text and new != text:  # a replacement: look again (its label may hold a needle)
-            text, low, starts = new, new.lower(), {}
+            text, low, starts = new, _lower(new), {}
             present = _present(low)
+            if present is None:  # nothing left for the remaining patterns
+                return text
     return text
+
+
+def _lower(text: str) -> str:
+    """``text`` with its ASCII letters in lower case, the same length and ASCII characters as ``text.lower()``
+    (all that is looked for in it is ASCII). Other letters are left as they are: lowering them is most of the
+    time of ``lower()`` on a text that is not ASCII, and only İ and the Kelvin sign K lower to ASCII letters
+    (a text holding one is lowered whole)."""
+    if text.isascii() or "\u0130" in text or "\u212a" in text:
+        return text.lower()
+    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
 
 
 def _plain(text: str) -> bool:
@@ -187,10 +212,37 @@ def _plain(text: str) -> bool:
     return text.isascii() or not any(c in text for c in _ODD_CASES)
 
 
-def _present(low: str) -> frozenset[str]:
-    """The needles that occur in ``low`` (each distinct needle is looked for once, however many
-    patterns share it)."""
-    return frozenset(n for n in _ALL_NEEDLES if n in low)
+def _present(low: str) -> Callable[[tuple[frozenset[str], tuple[str | re.Pattern[str], ...]]], bool] | None:
+    """A test of whether ``low`` holds one of a pattern's needles (each distinct needle looked for once);
+    None for a short text that holds none."""
+    if len(low) < _LAZY_FROM:
+        found = frozenset(n for n in _ALL_NEEDLES if n in low)
+        return (lambda needles: not found.isdisjoint(needles[0])) if found else None
+    return _Present(low).any
+
+
+class _Present(dict):
+    """Which needles occur in one long lower-case text (needle → bool), each looked for once, when first asked."""
+
+    def __init__(self, low: str) -> None:
+        super().__init__()
+        self.low = low
+
+    def any(self, needles: tuple[frozenset[str], tuple[str | re.Pattern[str], ...]]) -> bool:
+        """Whether ``low`` holds one of ``needles`` (looked for in their lazy order, up to the first found)."""
+        for needle in needles[1]:
+            if self[needle]:
+                return True
+        return False
+
+    def __missing__(self, needle: str | re.Pattern[str]) -> bool:
+        if isinstance(needle, re.Pattern):
+            found = needle.search(self.low) is not None
+        else:
+            inside = _INSIDE.get(needle)
+            found = (inside is None or self[inside]) and needle in self.low
+        self[needle] = found
+        return found
 
 
 def _starts(low: str, firsts: tuple[str, ...] = _GENERIC_STARTS) -> list[int]:
