@@ -665,6 +665,28 @@ def test_a_tool_result_without_a_call_id_replays(runner, tmp_path):
     assert (result.exit_code, result.stdout.splitlines()[-1]) == (0, "1 dump(s): 1 OK, 0 mismatched")
 
 
+def test_an_extractive_answer_the_reply_checks_would_refuse_replays(runner, tmp_path):
+    """Was: replay --verify MISMATCH (context_after.messages[0].role) — verify's wrapper around the replayed
+    answers did not say they came from the extractive summariser, so its summary of a session repeating
+    "fix" was checked as a model's reply, refused as a loop, and asked for again; there was no second answer."""
+    fix40 = "fix fix fix fix fix fix " + "x" * 50
+    records = [{"role": "assistant", "content": None},
+               {"role": "assistant", "content": "\x7f\x17\x97O\U0002d5c3M\U000595a3N\x08\U00016dc31H,PO9\x95\x90C-"},
+               {"role": "assistant", "content": "\U00026e1b\U000df85a\x10U\x1a\U000de9de"},
+               {"role": "user", "content": fix40 * 40}, {"role": "assistant", "content": None},
+               {"role": "assistant", "content": None}, {"role": "user", "content": "fix"},
+               {"role": "user", "content": None}, {"role": "assistant", "content": None},
+               {"role": "assistant", "content": "fix"}, {"role": "assistant", "content": "fix" * 40},
+               {"role": "assistant", "content": "fix"}, {"role": "assistant", "content": "fix fix fix fix" * 40},
+               {"role": "assistant", "content": ""}, {"role": "assistant", "content": "0"},
+               {"role": "user", "content": None}]
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = _invoke(runner, "compact", "c.jsonl", "-c", "dialogue", "--now", "-o", "o.jsonl", "--dump-dir", "dumps")
+    assert (result.exit_code, result.stderr) == (0, "")
+    result = _invoke(runner, "replay", "dumps", "--verify")
+    assert (result.exit_code, result.stdout.splitlines()[-1]) == (0, "1 dump(s): 1 OK, 0 mismatched")
+
+
 def test_a_claude_reply_whose_lines_are_out_of_order_compacts_and_reads_back(runner, tmp_path):
     """Was: "the output does not read back": the new chain ended on a line older than the file's newest leaf."""
     lines = (SAMPLES / "claude_code_session.jsonl").read_bytes().splitlines(keepends=True)[:40]

@@ -39,7 +39,7 @@ class PromptOverride(Summarizer):
 
     def __init__(self, inner: Summarizer, prompt: str | None) -> None:
         self.inner, self.prompt, self.name = inner, prompt, inner.name
-        self.narrates = inner.narrates
+        self.narrates, self.trusted = inner.narrates, inner.trusted
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         return self.inner.summarize(self._override(request))

@@ -104,7 +104,7 @@ class _Recorder(Summarizer):
     def __init__(self, inner: Summarizer) -> None:
         self.inner = inner
         self.requests: list[SummaryRequest] = []
-        self.narrates = inner.narrates
+        self.narrates, self.trusted = inner.narrates, inner.trusted  # (the extractive answers are not checked again)
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         self.requests.append(request)
