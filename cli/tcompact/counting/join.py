@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .tokens import TokenCounter
 
-__all__ = ["EdgeCounts", "joined_count", "first_split", "last_split"]
+__all__ = ["EdgeCounts", "joined_count", "joined_counts", "first_split", "last_split"]
 
 #: The character before a split point, the one after it looked ahead at (the point is the match's end).
 _SPLIT = re.compile(r"\n(?=[!-.0-~])|[!-/:-@\[-`{-~](?= )")
@@ -68,9 +68,21 @@ def joined_count(counter: TokenCounter, parts: Sequence[str | tuple[str, int]]) 
     """Tokens of the parts joined, exactly: a part's count where it is known (a ``(text, tokens)`` part,
     or one the counter has counted) less its edges to its first and last split points; the stretches
     across the joins tokenised on their own."""
+    return joined_counts(counter, [parts])[0]
+
+
+def joined_counts(counter: TokenCounter, many: Sequence[Sequence[str | tuple[str, int]]]) -> list[int]:
+    """:func:`joined_count` of each list of parts, the stretches of them all tokenised in one batch."""
+    plans = [_plan(counter, parts) for parts in many]
+    counts = iter(counter.counts_in_memory([t for _, plus, minus in plans for t in (*plus, *minus)]))
+    return [given + sum(next(counts) for _ in plus) - sum(next(counts) for _ in minus) for given, plus, minus in plans]
+
+
+def _plan(counter: TokenCounter, parts: Sequence[str | tuple[str, int]]) -> tuple[int, list[str], list[str]]:
+    """(the known counts of parts taken whole, the stretches to add, the edges to take off)."""
     plus: list[str] = []
     minus: list[str] = []
-    given = 0  # the known counts of parts taken whole
+    given = 0
     open_: list[str] = []  # the text since the last split point, not counted yet
     last = ""
     for item in parts:
@@ -93,8 +105,7 @@ def joined_count(counter: TokenCounter, parts: Sequence[str | tuple[str, int]]) 
                 plus.append(part[first:end])
         open_ = [part[end:]]
     plus.append("".join(open_))
-    counts = counter.counts_in_memory([*plus, *minus])
-    return given + sum(counts[:len(plus)]) - sum(counts[len(plus):])
+    return given, plus, minus
 
 
 class EdgeCounts:

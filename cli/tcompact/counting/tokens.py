@@ -66,6 +66,9 @@ class MessageTokens:
 #: Pieces of joined texts (:meth:`TokenCounter.counts_in_memory`) up to this many characters are kept.
 _KEPT_PIECE = 4096
 _LOADING = threading.Lock()
+#: Batches of up to this many characters are tokenised in the calling thread: handing a few short texts
+#: to the pool and waiting for them cost more than tokenising them (round-level counts thousands).
+_INLINE = 1 << 15
 
 
 class TokenCounter:
@@ -183,6 +186,8 @@ class TokenCounter:
         items = [(i, s, e) for i, t in enumerate(texts) for s, e in pieces(t)]
         if len(items) == 1:
             return [self._buffer_count(texts[0])]
+        if sum(e - s for _, s, e in items) <= _INLINE:  # less work than handing it to the pool
+            return self._piece_counts(texts, items)  # (a small batch is never in pieces: one item a text)
         counts = [0] * len(texts)
         parts = slices(items, pool()._max_workers * CHUNKS_PER_WORKER)
         for part, part_counts in zip(parts, pool().map(lambda p: self._piece_counts(texts, p), parts)):
