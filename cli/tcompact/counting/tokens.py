@@ -163,6 +163,19 @@ class TokenCounter:
             cache.update((todo[i], n) for i, n in zip(missing, counts))
             store.store((keys[i], n) for i, n in zip(missing, counts))
 
+    def learn(self, counts: Iterable[tuple[str, int]]) -> None:
+        """Keep counts made without tokenising the texts (from their parts' counts,
+        :func:`tcompact.counting.join.joined_counts`), in memory and in the persistent cache as
+        :meth:`prime` keeps the counts it makes."""
+        new = {t: n for t, n in counts if t not in self._cache}
+        self._cache.update(new)
+        store = self._persistent()
+        if new and store is not None:
+            from .encodings import fingerprint
+            from .cache import text_keys
+
+            store.store(zip(parallel_keys(text_keys, fingerprint(self.encoding_name), list(new)), new.values()))
+
     def known(self, text: str) -> int | None:
         """The count of ``text`` if this counter has it already, else None (nothing is counted)."""
         return self._cache.get(text)
