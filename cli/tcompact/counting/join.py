@@ -110,8 +110,9 @@ def _plan(counter: TokenCounter, parts: Sequence[str | tuple[str, int]]) -> tupl
 
 class EdgeCounts:
     """Exact counts of a text's heads (``text[:end]``) and tails (``text[start:]``), from the counts of
-    its chunks: the text is cut at split points about every ``chunk`` characters and the chunks are
-    counted once; a head then costs its chunks' counts and the stretch after its last chunk bound.
+    its chunks: the text is cut at split points about every ``chunk`` characters and a chunk is counted
+    the first time a head or tail covers it (a cut keeps a head and a tail: the middle of a long text is
+    never counted); a head then costs its chunks' counts and the stretch after its last chunk bound.
 
     A head/tail cut of a long prompt is searched for by counting candidates (``fit_prompt`` of round-level):
     each was a tokenisation of up to the whole budget; with this, of a few thousand characters.
@@ -125,20 +126,28 @@ class EdgeCounts:
                 break
             bounds.append(m.end())
         bounds.append(len(text))
-        sums = [0]
-        for n in counter.counts_in_memory([text[a:b] for a, b in zip(bounds, bounds[1:])]):
-            sums.append(sums[-1] + n)
-        self._counter, self._text, self._bounds, self._sums = counter, text, bounds, sums
+        self._counter, self._text, self._bounds = counter, text, bounds
+        self._chunks: list[int | None] = [None] * (len(bounds) - 1)
 
     def head(self, end: int) -> int:
         """Tokens of ``text[:end]`` (0 <= end <= len)."""
         j = bisect.bisect_right(self._bounds, end) - 1
-        return self._sums[j] + self._stretch(self._bounds[j], end)
+        return self._sum(0, j) + self._stretch(self._bounds[j], end)
 
     def tail(self, start: int) -> int:
         """Tokens of ``text[start:]`` (0 <= start <= len)."""
         j = bisect.bisect_left(self._bounds, start)
-        return self._sums[-1] - self._sums[j] + self._stretch(start, self._bounds[j])
+        return self._sum(j, len(self._chunks)) + self._stretch(start, self._bounds[j])
+
+    def _sum(self, first: int, last: int) -> int:
+        """Tokens of chunks ``first`` to ``last - 1``, those not counted yet counted in one batch."""
+        chunks, bounds = self._chunks, self._bounds
+        todo = [i for i in range(first, last) if chunks[i] is None]
+        if todo:
+            counts = self._counter.counts_in_memory([self._text[bounds[i]:bounds[i + 1]] for i in todo])
+            for i, n in zip(todo, counts):
+                chunks[i] = n
+        return sum(chunks[first:last])  # type: ignore[arg-type]
 
     def _stretch(self, a: int, b: int) -> int:
         return self._counter.counts_in_memory([self._text[a:b]])[0] if b > a else 0
