@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .tokens import TokenCounter
 
-__all__ = ["EdgeCounts", "joined_count", "joined_counts", "first_split", "last_split"]
+__all__ = ["EdgeCounts", "joined_count", "joined_counts", "rstripped", "first_split", "last_split"]
 
 #: The character before a split point, the one after it looked ahead at (the point is the match's end).
 _SPLIT = re.compile(r"\n(?=[!-.0-~])|[!-/:-@\[-`{-~](?= )")
@@ -106,6 +106,15 @@ def _plan(counter: TokenCounter, parts: Sequence[str | tuple[str, int]]) -> tupl
         open_ = [part[end:]]
     plus.append("".join(open_))
     return given, plus, minus
+
+
+def rstripped(parts: list[str]) -> list[str]:
+    """The parts of ``"".join(parts).rstrip()`` (the list itself, shortened)."""
+    while parts and not parts[-1].rstrip():
+        parts.pop()
+    if parts and parts[-1] != parts[-1].rstrip():
+        parts[-1] = parts[-1].rstrip()
+    return parts
 
 
 class EdgeCounts:

@@ -163,13 +163,13 @@ class TokenCounter:
             cache.update((todo[i], n) for i, n in zip(missing, counts))
             store.store((keys[i], n) for i, n in zip(missing, counts))
 
-    def learn(self, counts: Iterable[tuple[str, int]]) -> None:
+    def learn(self, counts: Iterable[tuple[str, int]], *, persistent: bool = False) -> None:
         """Keep counts made without tokenising the texts (from their parts' counts,
-        :func:`tcompact.counting.join.joined_counts`), in memory and in the persistent cache as
-        :meth:`prime` keeps the counts it makes."""
+        :func:`tcompact.counting.join.joined_counts`) as :meth:`count` keeps its counts, in memory, or also in
+        the persistent cache (``persistent``) as :meth:`prime` does."""
         new = {t: n for t, n in counts if t not in self._cache}
         self._cache.update(new)
-        store = self._persistent()
+        store = self._persistent() if persistent else None
         if new and store is not None:
             from .encodings import fingerprint
             from .cache import text_keys

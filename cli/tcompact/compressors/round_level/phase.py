@@ -250,7 +250,7 @@ def _count_memories(counter: TokenCounter, marker: str, usable: Sequence[tuple[B
     """The texts of a call's memory blocks counted in one batch, from their summaries' counts (the extractive
     summariser counted each summary it wrote): their headers and the joins are tokenised, not the summaries."""
     texts = [(memory_text(marker, block.scope, ""), summary) for block, summary in usable]
-    counter.learn(zip((head + summary for head, summary in texts), joined_counts(counter, texts)))
+    counter.learn(zip((head + summary for head, summary in texts), joined_counts(counter, texts)), persistent=True)
 
 
 def _raw_fallback(messages: Sequence[Message], call: _Call, text: str, ctx: Context, *, settings,

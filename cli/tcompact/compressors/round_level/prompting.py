@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from ...model import Message, text_pieces
 from ...summarizers.base import Block
 from ...summarizers.contracts import prompt_text
-from ...counting.join import EdgeCounts, joined_count, joined_counts
+from ...counting.join import EdgeCounts, joined_count, joined_counts, rstripped
 from ...counting.tokens import TokenCounter
 from .targets import level_of, pinned
 
@@ -98,7 +98,7 @@ class PromptParts:
                window_tokens: int, call_budget: int, max_output_tokens: int | None = None) -> str:
         """The user prompt of one call (spec §8.1.5; ``max_output_tokens``, when the answer has a limit, is ours)."""
         ids = [b.block_id for b in blocks]
-        last = _rstrip(list(self._block_pieces[ids[-1]]))  # its header is never blank: the strip ends there
+        last = rstripped(list(self._block_pieces[ids[-1]]))  # its header is never blank: the strip ends there
         pieces = [p for k in ids[:-1] for p in (*self._block_pieces[k], "\n")] + last
         targets = "".join(pieces) or "(none)"
         # counted from the blocks' own counts (but the last, cut at its end)
@@ -146,15 +146,6 @@ def _target(messages: Sequence[Message], b: Block, marker: str) -> list[str]:
 def _joined(texts: Sequence[str], sep: str) -> list[str]:
     """The pieces of ``sep.join(texts)``."""
     return [p for t in texts for p in (sep, t)][1:]
-
-
-def _rstrip(pieces: list[str]) -> list[str]:
-    """The pieces of ``"".join(pieces).rstrip()``."""
-    while pieces and not pieces[-1].rstrip():
-        pieces.pop()
-    if pieces and pieces[-1] != pieces[-1].rstrip():
-        pieces[-1] = pieces[-1].rstrip()
-    return pieces
 
 
 def head_tail(text: str, keep: int, *, head_ratio: float, marker: str) -> str:
