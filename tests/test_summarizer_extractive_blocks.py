@@ -524,3 +524,12 @@ def test_a_budget_of_nothing_renders_the_whole_summary_and_a_tiny_one_is_still_h
     assert whole == big  # no budget: every line as it is
     tiny = answers(summarizer, (memory("completed_react", big),), request, target=30)["m"]
     assert counter.count(tiny) <= 30 and tiny.startswith("User Requirements:\n- “word word")
+
+
+def test_a_fitted_block_summary_is_counted_from_its_lines_exactly():
+    counter = TokenCounter("o200k_base", cache=False)
+    got = answers(ExtractiveSummarizer(counter), session(), round_blocks(session()), target=120)
+    fitted = [s for s in got.values() if counter.known(s) is not None]
+    assert fitted  # the fit counted them and kept their counts (round-level counts its memory blocks from them)
+    for summary in fitted:
+        assert counter.known(summary) == len(counter.encoding.encode_ordinary(summary))

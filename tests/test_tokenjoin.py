@@ -10,7 +10,7 @@ from conftest import REAL_FILES, SAMPLES, real_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcompact.counting.join import EdgeCounts, first_split, joined_count, last_split, splits_between
+from tcompact.counting.join import EdgeCounts, first_split, joined_count, joined_counts, last_split, splits_between
 from tcompact.counting.tokens import TokenCounter, load_encoding
 
 # Characters around the split points and the ones that defeat them: line breaks, a slash after one,
@@ -146,3 +146,41 @@ def test_heads_and_tails_count_from_their_chunks_what_they_count_whole(encoding)
     for at in [0, 1, len(text) - 1, len(text), *edges._bounds, *(b + d for b in edges._bounds[1:-1] for d in (-1, 1)),
                *rng.sample(range(len(text)), 60)]:
         assert edges.head(at) == _exact(encoding, text[:at]) and edges.tail(at) == _exact(encoding, text[at:]), at
+
+
+def test_many_joins_are_counted_exactly_in_one_batch(monkeypatch):
+    counter = TokenCounter("o200k_base", cache=False)
+    many = [["[1] role=user | content=", "Fix the test.\nIt fails, twice."], ["(none)"], [],
+            [("Summary:\n- kept", _exact("o200k_base", "Summary:\n- kept")), "\n", "- (+3 omitted for budget)"], ["a\n", "/b", " c"]]
+    batches = []
+    plain = counter._counts
+    monkeypatch.setattr(counter, "_counts", lambda texts: batches.append(list(texts)) or plain(texts))
+    assert joined_counts(counter, many) == [_exact("o200k_base", "".join(p if isinstance(p, str) else p[0]
+                                                                         for p in parts)) for parts in many]
+    assert len(batches) == 1  # every stretch of every join in one call
+
+
+def test_a_learned_count_is_kept_in_memory_and_only_when_asked_in_the_persistent_cache(tmp_path):
+    from tcompact.counting.cache import TokenCache
+
+    store = TokenCache(tmp_path)
+    memory, both = "kept in memory only", "kept in both"
+    counter = TokenCounter("o200k_base", cache=store)
+    counter.learn([(memory, _exact("o200k_base", memory))])
+    counter.learn([(both, _exact("o200k_base", both))], persistent=True)
+    assert [counter.count(memory), counter.count(both)] == [_exact("o200k_base", t) for t in (memory, both)]
+    assert counter.tokenized == 0
+    fresh = TokenCounter("o200k_base", cache=store)
+    assert fresh.count(both) == _exact("o200k_base", both) and fresh.tokenized == 0  # in the persistent cache
+    assert fresh.count(memory) == _exact("o200k_base", memory) and fresh.tokenized == 1  # tokenised: not there
+
+
+def test_a_head_and_a_tail_count_the_chunks_they_cover_and_no_other():
+    text = "".join(f"line {i}: some words, and more.\n" for i in range(2000))
+    counter = TokenCounter("o200k_base", cache=False)
+    edges = EdgeCounts(counter, text, chunk=256)
+    chunks = len(edges._bounds) - 1
+    assert chunks > 200 and counter.tokenized == 0  # nothing counted up front
+    assert edges.head(1000) == _exact("o200k_base", text[:1000])
+    assert edges.tail(len(text) - 1500) == _exact("o200k_base", text[-1500:])
+    assert counter.tokenized <= 12  # a few chunks and the stretches past their bounds, not the text's

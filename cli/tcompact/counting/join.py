@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .tokens import TokenCounter
 
-__all__ = ["EdgeCounts", "joined_count", "first_split", "last_split"]
+__all__ = ["EdgeCounts", "joined_count", "joined_counts", "rstripped", "first_split", "last_split"]
 
 #: The character before a split point, the one after it looked ahead at (the point is the match's end).
 _SPLIT = re.compile(r"\n(?=[!-.0-~])|[!-/:-@\[-`{-~](?= )")
@@ -68,9 +68,21 @@ def joined_count(counter: TokenCounter, parts: Sequence[str | tuple[str, int]]) 
     """Tokens of the parts joined, exactly: a part's count where it is known (a ``(text, tokens)`` part,
     or one the counter has counted) less its edges to its first and last split points; the stretches
     across the joins tokenised on their own."""
+    return joined_counts(counter, [parts])[0]
+
+
+def joined_counts(counter: TokenCounter, many: Sequence[Sequence[str | tuple[str, int]]]) -> list[int]:
+    """:func:`joined_count` of each list of parts, the stretches of them all tokenised in one batch."""
+    plans = [_plan(counter, parts) for parts in many]
+    counts = iter(counter.counts_in_memory([t for _, plus, minus in plans for t in (*plus, *minus)]))
+    return [given + sum(next(counts) for _ in plus) - sum(next(counts) for _ in minus) for given, plus, minus in plans]
+
+
+def _plan(counter: TokenCounter, parts: Sequence[str | tuple[str, int]]) -> tuple[int, list[str], list[str]]:
+    """(the known counts of parts taken whole, the stretches to add, the edges to take off)."""
     plus: list[str] = []
     minus: list[str] = []
-    given = 0  # the known counts of parts taken whole
+    given = 0
     open_: list[str] = []  # the text since the last split point, not counted yet
     last = ""
     for item in parts:
@@ -93,14 +105,23 @@ def joined_count(counter: TokenCounter, parts: Sequence[str | tuple[str, int]]) 
                 plus.append(part[first:end])
         open_ = [part[end:]]
     plus.append("".join(open_))
-    counts = counter.counts_in_memory([*plus, *minus])
-    return given + sum(counts[:len(plus)]) - sum(counts[len(plus):])
+    return given, plus, minus
+
+
+def rstripped(parts: list[str]) -> list[str]:
+    """The parts of ``"".join(parts).rstrip()`` (the list itself, shortened)."""
+    while parts and not parts[-1].rstrip():
+        parts.pop()
+    if parts and parts[-1] != parts[-1].rstrip():
+        parts[-1] = parts[-1].rstrip()
+    return parts
 
 
 class EdgeCounts:
     """Exact counts of a text's heads (``text[:end]``) and tails (``text[start:]``), from the counts of
-    its chunks: the text is cut at split points about every ``chunk`` characters and the chunks are
-    counted once; a head then costs its chunks' counts and the stretch after its last chunk bound.
+    its chunks: the text is cut at split points about every ``chunk`` characters and a chunk is counted
+    the first time a head or tail covers it (a cut keeps a head and a tail: the middle of a long text is
+    never counted); a head then costs its chunks' counts and the stretch after its last chunk bound.
 
     A head/tail cut of a long prompt is searched for by counting candidates (``fit_prompt`` of round-level):
     each was a tokenisation of up to the whole budget; with this, of a few thousand characters.
@@ -114,20 +135,28 @@ class EdgeCounts:
                 break
             bounds.append(m.end())
         bounds.append(len(text))
-        sums = [0]
-        for n in counter.counts_in_memory([text[a:b] for a, b in zip(bounds, bounds[1:])]):
-            sums.append(sums[-1] + n)
-        self._counter, self._text, self._bounds, self._sums = counter, text, bounds, sums
+        self._counter, self._text, self._bounds = counter, text, bounds
+        self._chunks: list[int | None] = [None] * (len(bounds) - 1)
 
     def head(self, end: int) -> int:
         """Tokens of ``text[:end]`` (0 <= end <= len)."""
         j = bisect.bisect_right(self._bounds, end) - 1
-        return self._sums[j] + self._stretch(self._bounds[j], end)
+        return self._sum(0, j) + self._stretch(self._bounds[j], end)
 
     def tail(self, start: int) -> int:
         """Tokens of ``text[start:]`` (0 <= start <= len)."""
         j = bisect.bisect_left(self._bounds, start)
-        return self._sums[-1] - self._sums[j] + self._stretch(start, self._bounds[j])
+        return self._sum(j, len(self._chunks)) + self._stretch(start, self._bounds[j])
+
+    def _sum(self, first: int, last: int) -> int:
+        """Tokens of chunks ``first`` to ``last - 1``, those not counted yet counted in one batch."""
+        chunks, bounds = self._chunks, self._bounds
+        todo = [i for i in range(first, last) if chunks[i] is None]
+        if todo:
+            counts = self._counter.counts_in_memory([self._text[bounds[i]:bounds[i + 1]] for i in todo])
+            for i, n in zip(todo, counts):
+                chunks[i] = n
+        return sum(chunks[first:last])  # type: ignore[arg-type]
 
     def _stretch(self, a: int, b: int) -> int:
         return self._counter.counts_in_memory([self._text[a:b]])[0] if b > a else 0

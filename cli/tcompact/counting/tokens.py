@@ -66,6 +66,9 @@ class MessageTokens:
 #: Pieces of joined texts (:meth:`TokenCounter.counts_in_memory`) up to this many characters are kept.
 _KEPT_PIECE = 4096
 _LOADING = threading.Lock()
+#: Batches of up to this many characters are tokenised in the calling thread: handing a few short texts
+#: to the pool and waiting for them cost more than tokenising them (round-level counts thousands).
+_INLINE = 1 << 15
 
 
 class TokenCounter:
@@ -160,6 +163,19 @@ class TokenCounter:
             cache.update((todo[i], n) for i, n in zip(missing, counts))
             store.store((keys[i], n) for i, n in zip(missing, counts))
 
+    def learn(self, counts: Iterable[tuple[str, int]], *, persistent: bool = False) -> None:
+        """Keep counts made without tokenising the texts (from their parts' counts,
+        :func:`tcompact.counting.join.joined_counts`) as :meth:`count` keeps its counts, in memory, or also in
+        the persistent cache (``persistent``) as :meth:`prime` does."""
+        new = {t: n for t, n in counts if t not in self._cache}
+        self._cache.update(new)
+        store = self._persistent() if persistent else None
+        if new and store is not None:
+            from .encodings import fingerprint
+            from .cache import text_keys
+
+            store.store(zip(parallel_keys(text_keys, fingerprint(self.encoding_name), list(new)), new.values()))
+
     def known(self, text: str) -> int | None:
         """The count of ``text`` if this counter has it already, else None (nothing is counted)."""
         return self._cache.get(text)
@@ -183,6 +199,8 @@ class TokenCounter:
         items = [(i, s, e) for i, t in enumerate(texts) for s, e in pieces(t)]
         if len(items) == 1:
             return [self._buffer_count(texts[0])]
+        if sum(e - s for _, s, e in items) <= _INLINE:  # less work than handing it to the pool
+            return self._piece_counts(texts, items)  # (a small batch is never in pieces: one item a text)
         counts = [0] * len(texts)
         parts = slices(items, pool()._max_workers * CHUNKS_PER_WORKER)
         for part, part_counts in zip(parts, pool().map(lambda p: self._piece_counts(texts, p), parts)):

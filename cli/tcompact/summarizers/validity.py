@@ -29,7 +29,7 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 
 from .contracts import SECTIONS, extract_snapshot, placeholders
 
@@ -99,10 +99,16 @@ def _echo_share(text: str, instructions: Iterable[str]) -> float:
     grams = _grams(text)
     if len(grams) < ECHO_WORDS:
         return 0.0
-    known: set[tuple[str, ...]] = set()
-    for instruction in instructions:
-        known |= _prompt_grams(instruction)
-    return sum(1 for g in grams if g in known) / len(grams)
+    known = _known_grams(tuple(instructions))
+    return sum(map(known.__contains__, grams)) / len(grams)
+
+
+@lru_cache(maxsize=64)
+def _known_grams(instructions: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
+    """The 8-word sequences of the instructions (a compressor checks every summary against the same ones)."""
+    if len(instructions) == 1:
+        return _prompt_grams(instructions[0])
+    return frozenset().union(*map(_prompt_grams, instructions))
 
 
 @cache
@@ -112,7 +118,7 @@ def _prompt_grams(prompt: str) -> frozenset[tuple[str, ...]]:
 
 def _grams(text: str) -> list[tuple[str, ...]]:
     words = _WORD.findall(text.lower())
-    return [tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)]
+    return list(zip(*(words[i:] for i in range(ECHO_WORDS))))  # every run of ECHO_WORDS words, in order
 
 
 def _loop(text: str) -> str | None:
@@ -144,12 +150,18 @@ def _tail_repeat(text: str) -> re.Match[str] | None:
     A match ends in four copies of a piece of 2-200 characters followed by whitespace only
     (``\\s*$``), so the copies end at some ``j`` no earlier than the text without its trailing
     whitespace; where no such ``j`` and length ``p`` have ``text[j-4p:j-p] == text[j-3p:j]`` the
-    search cannot match, and it only runs where they do.
+    search cannot match, and it only runs where they do (a ``p`` is tried only where ``text[j-1]`` recurs
+    ``p`` characters back, found by ``str.rfind``).
     """
     n = len(text)
     stripped = len(text.rstrip())  # str.rstrip() and \s share one definition of whitespace
-    for p in range(2, min(200, n // 4) + 1):
-        for j in range(max(stripped, 4 * p), n + 1):
+    for j in range(max(stripped, 8), n + 1):
+        # only the lengths 2 <= p <= min(200, j // 4) at which the character before j recurs p back can match
+        last, low = text[j - 1], j - 1 - min(200, j // 4)
+        i = text.rfind(last, low, j - 2)
+        while i >= 0:
+            p = j - 1 - i
             if text[j - 4 * p:j - p] == text[j - 3 * p:j]:
                 return _TAIL.search(text)
+            i = text.rfind(last, low, i)
     return None

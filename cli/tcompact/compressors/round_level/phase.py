@@ -31,12 +31,13 @@ from ...spans import Span
 from ...summarizers.base import Block, ModelWindow, SummaryRequest, SummaryResponse, model_window
 from ...summarizers.contracts import prompt_text
 from ...summarizers.validity import cut_problem, text_problem
-from ...counting.tokens import texts_of
+from ...counting.join import joined_counts
+from ...counting.tokens import TokenCounter
 from ...summarizers.calls import Summary, summarize
 from ...summarizers.fitting import OUTPUT_SHARE, prompt_room
 from ..base import CallRecord, Context
 from .prompting import PromptParts, fit_prompt, system_prompt
-from .targets import memory_message, pinned
+from .targets import memory_message, memory_text, pinned
 
 __all__ = ["Phase", "PhaseResult", "run_phase"]
 
@@ -236,14 +237,20 @@ def _replacements(messages: Sequence[Message], call: _Call, text: str, ctx: Cont
         return _raw_fallback(messages, call, text, ctx, settings=settings, call_budget=call_budget, keep=keep)
     usable = [(block, redact(summary)) for block in call.blocks if (summary := parsed.get(block.block_id))
               and text_problem(summary, instructions=_instructions(call.request)) is None]
-    ctx.counter.prime(texts_of(memory_message(settings.compression_marker, block.scope, summary, block.next_level)
-                               for block, summary in usable))  # the call's new texts counted in one pass
+    _count_memories(ctx.counter, settings.compression_marker, usable)
     out = []
     for block, summary in usable:
         kept = _accept(messages, block, summary, ctx, settings=settings, call_budget=call_budget, keep=keep)
         if kept is not None:
             out.append(kept)
     return out
+
+
+def _count_memories(counter: TokenCounter, marker: str, usable: Sequence[tuple[Block, str]]) -> None:
+    """The texts of a call's memory blocks counted in one batch, from their summaries' counts (the extractive
+    summariser counted each summary it wrote): their headers and the joins are tokenised, not the summaries."""
+    texts = [(memory_text(marker, block.scope, ""), summary) for block, summary in usable]
+    counter.learn(zip((head + summary for head, summary in texts), joined_counts(counter, texts)), persistent=True)
 
 
 def _raw_fallback(messages: Sequence[Message], call: _Call, text: str, ctx: Context, *, settings,

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from ...model import Message, text_pieces
 from ...summarizers.base import Block
 from ...summarizers.contracts import prompt_text
-from ...counting.join import EdgeCounts, joined_count
+from ...counting.join import EdgeCounts, joined_count, joined_counts, rstripped
 from ...counting.tokens import TokenCounter
 from .targets import level_of, pinned
 
@@ -76,10 +76,12 @@ class PromptParts:
         self.blocks = {k: "".join(v) for k, v in self._block_pieces.items()}
         self.counter = counter
         self._tokens: dict[str, int] = {}  # counts of this stage's texts, made from their pieces
-        self.reference, self.protected = (self._context("".join(pieces), self._count(pieces), context_max_tokens,
+        counted = joined_counts(counter, [*contexts, *self._block_pieces.values()])  # one batch for the stage
+        self.reference, self.protected = (self._context("".join(pieces), tokens, context_max_tokens,
                                                         head_ratio=head_ratio, marker=truncated_marker)
-                                          for pieces in contexts)
-        self.costs = {k: self._count(self._block_pieces[k]) + 1 for k in self.blocks}
+                                          for pieces, tokens in zip(contexts, counted))
+        self._block_tokens = dict(zip(self._block_pieces, counted[2:]))
+        self.costs = {k: n + 1 for k, n in self._block_tokens.items()}
         self._base: int | None = None
         self._prompts: dict[str, int] = {}
 
@@ -95,8 +97,12 @@ class PromptParts:
     def prompt(self, blocks: Sequence[Block], *, phase: str, target_tokens: int, keep_recent: int,
                window_tokens: int, call_budget: int, max_output_tokens: int | None = None) -> str:
         """The user prompt of one call (spec §8.1.5; ``max_output_tokens``, when the answer has a limit, is ours)."""
-        pieces = _rstrip([p for b in blocks for p in ("\n", *self._block_pieces[b.block_id])][1:])
+        ids = [b.block_id for b in blocks]
+        last = rstripped(list(self._block_pieces[ids[-1]]))  # its header is never blank: the strip ends there
+        pieces = [p for k in ids[:-1] for p in (*self._block_pieces[k], "\n")] + last
         targets = "".join(pieces) or "(none)"
+        # counted from the blocks' own counts (but the last, cut at its end)
+        whole = [p for k in ids[:-1] for p in ((self.blocks[k], self._block_tokens[k]), "\n")] + last
         limit = [] if max_output_tokens is None else [f"- max_output_tokens: {max_output_tokens}"]
         lines = ["[Compression Task]", f"- phase: {phase}", f"- target_summary_tokens: {target_tokens}", *limit,
                  f"- keep_recent_messages: {keep_recent}", f"- selected_blocks: {len(blocks)}",
@@ -106,7 +112,7 @@ class PromptParts:
                  "", "[Output Contract]", prompt_text("round_level_contract")]
         prompt = "\n".join(lines)
         counts = {self.reference: self._tokens[self.reference], self.protected: self._tokens[self.protected],
-                  targets: self._count(pieces) if pieces else self.counter.count(targets)}
+                  targets: self._count(whole) if pieces else self.counter.count(targets)}
         self._prompts[prompt] = self._count([(t, counts[t]) if t in counts else t for t in _joined(lines, "\n")])
         return prompt
 
@@ -140,15 +146,6 @@ def _target(messages: Sequence[Message], b: Block, marker: str) -> list[str]:
 def _joined(texts: Sequence[str], sep: str) -> list[str]:
     """The pieces of ``sep.join(texts)``."""
     return [p for t in texts for p in (sep, t)][1:]
-
-
-def _rstrip(pieces: list[str]) -> list[str]:
-    """The pieces of ``"".join(pieces).rstrip()``."""
-    while pieces and not pieces[-1].rstrip():
-        pieces.pop()
-    if pieces and pieces[-1] != pieces[-1].rstrip():
-        pieces[-1] = pieces[-1].rstrip()
-    return pieces
 
 
 def head_tail(text: str, keep: int, *, head_ratio: float, marker: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ....redact import redact
+from ....counting.join import joined_count, rstripped
 from ....counting.tokens import TokenCounter
 from ..fitting import Estimate, Item, count_lines, drop_until_fit, sections_of
 from ..text import cut
@@ -36,6 +37,11 @@ def render_lines(items: Sequence[Item]) -> None:
 
 def render(sections: Sequence[Section], *, skeleton: bool = False) -> str:
     """The summary: each shown section's heading, its kept lines and a marker of what was left out."""
+    return "\n".join(_rendered(sections, skeleton=skeleton)).rstrip()
+
+
+def _rendered(sections: Sequence[Section], *, skeleton: bool = False) -> list[str]:
+    """The lines of :func:`render`, before they are joined."""
     out: list[str] = []
     for title, items, always in sections:
         kept = [item.line for item in items if item.keep] if not skeleton else []
@@ -49,7 +55,7 @@ def render(sections: Sequence[Section], *, skeleton: bool = False) -> str:
         elif not kept:
             out.append("- (none)")
         out.append("")
-    return "\n".join(out).rstrip()
+    return out
 
 
 def fit(sections: list[Section], budget: int, *, counter: TokenCounter) -> str:
@@ -64,14 +70,26 @@ def fit(sections: list[Section], budget: int, *, counter: TokenCounter) -> str:
         estimate = Estimate(base + sum(item.cost for item in everything), goal, marker=marker,
                             owner=sections_of([(title, items) for title, items, _ in sections]))
         _fit_lines(everything, estimate, counter=counter)
-        text = redact(render(sections))
-        total = counter.count(text)
+        text, total = _counted(sections, counter)
         if total <= budget:
             return text
         goal -= (total - goal) + max(8, budget // 50)
         for item in everything:
             item.keep = True
     return _hard_cut(text, budget, counter)
+
+
+def _counted(sections: Sequence[Section], counter: TokenCounter) -> tuple[str, int]:
+    """The rendered summary (redacted) and its tokens, counted from its lines' counts when redaction left
+    it as it was (its lines were counted: only the joins are tokenised)."""
+    lines = _rendered(sections)
+    text = "\n".join(lines).rstrip()
+    redacted = redact(text)
+    if redacted != text:
+        return redacted, counter.count(redacted)
+    tokens = joined_count(counter, rstripped([p for line in lines for p in ("\n", line)][1:]))
+    counter.learn(((text, tokens),))
+    return text, tokens
 
 
 def _fit_lines(everything: Sequence[Item], estimate: Estimate, *, counter: TokenCounter) -> None:
