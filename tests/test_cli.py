@@ -386,6 +386,26 @@ def test_the_entry_points_plain_inspect_leaves_the_rest_to_the_command_line(tmp_
     assert out.stderr == f"Error: {tmp_path / 'missing.jsonl'}: no such file or folder — check the path\n"
 
 
+def test_the_entry_points_plain_inspect_says_what_is_wrong_with_a_file_as_the_command_line_does(runner, tmp_path):
+    """Bad input ends the fast path with the command line's error line and status (the file is not read a
+    second time by the command line to say so)."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"role": "user", "content": "hi"}\n{"role": "assistant", "content": \n', encoding="utf-8")
+    env = {**os.environ, "TCOMPACT_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-m", "tcompact", "inspect", str(bad), "--json"],
+                         capture_output=True, text=True, cwd=REPO, env=env)
+    typer_run = runner.invoke(app, ["inspect", str(bad), "--json"])
+    assert (out.returncode, out.stdout, out.stderr) == (typer_run.exit_code, typer_run.stdout, typer_run.stderr)
+    timed = subprocess.run([sys.executable, "-X", "importtime", "-m", "tcompact", "inspect", str(bad), "--json"],
+                           capture_output=True, text=True, cwd=REPO, env=env)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in timed.stderr.splitlines() if line.startswith("import time:")}
+    assert ("tcompact.commands._inspect_run" in imported, "typer" in imported) == (True, False)
+    assert timed.stderr.splitlines()[-1] == out.stderr.rstrip("\n")
+    assert (out.returncode, out.stderr) == (2, f"Error: {bad}:2: not valid JSON (unexpected end of data at column "
+                                               "34) — fix or remove that line, or pass --skip-bad-lines to read on "
+                                               "without it\n")
+
+
 def test_folder_scan_passes_over_files_that_are_no_transcripts(runner, tmp_path):
     (tmp_path / "proj").mkdir()
     jsonl(tmp_path / "proj" / "a.jsonl", SESSION)

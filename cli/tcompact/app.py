@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 
 from . import __version__
 from .commands._help import HelpContext
-from .errors import TcompactError
+from .errors import TcompactError, error_line
 from .launch import exit_now
 
 __all__ = ["app", "main"]
@@ -33,7 +33,7 @@ CLOSED_PIPE = 141
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    typer.echo(f"Error: {' '.join(message.split())}", err=True)
+    typer.echo(error_line(message), err=True)
     return typer.Exit(code)
 
 

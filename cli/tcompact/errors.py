@@ -11,7 +11,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["TcompactError", "InputError", "NotATranscriptError", "UsageError", "OutputError", "WorkFailed",
-           "Interrupted", "plain_rule", "bad_value"]
+           "Interrupted", "plain_rule", "bad_value", "error_line"]
+
+
+def error_line(message: str) -> str:
+    """The one line a failure is to the user (its whitespace folded), as the command line and the entry point's
+    fast paths print it."""
+    return f"Error: {' '.join(message.split())}"
 
 
 class TcompactError(Exception):

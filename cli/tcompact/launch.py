@@ -6,7 +6,8 @@ command line (typer, every command's options) alone takes about 0.3 s. So this l
 arguments first: those two commands run straight from :mod:`tcompact.hooks` and end the process
 (``os._exit``, after flushing — nothing else is left to clean up, and a hook past its time limit is
 not waited for); so does the plainest ``inspect PATH... [--json]`` (a second look at a file is most of
-all start-up: :mod:`tcompact.commands._inspect_run`), unless it fails before any output; everything else,
+all start-up: :mod:`tcompact.commands._inspect_run`), unless it fails before any output other than on bad
+input; everything else,
 ``--help`` of those included, goes to :func:`tcompact.app.main`.
 """
 

@@ -5,8 +5,9 @@ a session that grew is read on from where the last read stopped (:mod:`tcompact.
 both, importing typer and building the command took as long as the work. So the entry point
 (:mod:`tcompact.launch`) hands the plainest command line — ``inspect PATH... [--json]``, every other option
 at its default — to :func:`run_plain`, which runs :func:`inspect_report` and :func:`show` as the command does and imports
-no typer. Anything else, and any error before output, goes back to the command line, which does the same
-work again and says what went wrong as it always has: the output is the same bytes either way.
+no typer. Bad input (a :class:`~tcompact.errors.TcompactError`) ends with its one line, as the command line
+prints it; anything else, and any other error before output, goes back to the command line, which does the
+same work again and says what went wrong as it always has: the output is the same bytes either way.
 """
 
 from __future__ import annotations
@@ -70,17 +71,22 @@ def _plain_paths(args: list[str]) -> tuple[list[Path], bool] | None:
 
 
 def run_plain(args: list[str]) -> int | None:
-    """Run ``inspect`` with its arguments ``args`` when they are ``PATH... [--json]``: the exit status;
-    None when they are not, or when the work failed before any output (the command line then runs)."""
+    """Run ``inspect`` with its arguments ``args`` when they are ``PATH... [--json]``: the exit status (bad
+    input: its error line, as the command line's); None when they are not, or when the work failed otherwise
+    before any output (the command line then runs)."""
     plain = _plain_paths(args)
     if plain is None:
         return None
     paths, json_out = plain
     options = plain_options()
+    from ..errors import TcompactError
+
     try:
         report, counted = inspect_report(paths, options, json_out=json_out)
     except KeyboardInterrupt:
         return _interrupted()
+    except TcompactError as exc:  # bad input: its one line, as the command line prints it (the file not read again)
+        return _failed(str(exc), exc.exit_code)
     except Exception:  # noqa: BLE001 — the command line does it again and says what went wrong, as it always has
         return None
     try:
@@ -102,5 +108,13 @@ def _closed_pipe() -> int:
 
 
 def _interrupted() -> int:
-    sys.stderr.write("Error: interrupted\n")
-    return _INTERRUPTED
+    return _failed("interrupted", _INTERRUPTED)
+
+
+def _failed(message: str, code: int) -> int:
+    from ..errors import error_line
+
+    sys.stdout.flush()
+    sys.stderr.write(error_line(message) + "\n")
+    sys.stderr.flush()
+    return code
