@@ -111,13 +111,7 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
                           hint="check the folder's permissions") from None
     try:
         os.chmod(tmp, _mode(target) & _ceiling(inputs))
-        with os.fdopen(fd, "wb") as fh:
-            view = memoryview(data)
-            for start in range(0, len(view), _PIECE):
-                fh.write(view[start:start + _PIECE])
-            fh.flush()
-            if sync:
-                os.fsync(fh.fileno())
+        _write_pieces(fd, data, sync=sync)
         if check is not None:
             check(Path(tmp))
         _replace(tmp, target)
@@ -129,6 +123,17 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False, inputs: t
         _remove(tmp)
         raise
     return target
+
+
+def _write_pieces(fd: int, data: bytes, *, sync: bool) -> None:
+    """``data`` into the open file ``fd`` (closed after) in pieces of ``_PIECE`` bytes, flushed to disk when ``sync``."""
+    with os.fdopen(fd, "wb") as fh:
+        view = memoryview(data)
+        for start in range(0, len(view), _PIECE):
+            fh.write(view[start:start + _PIECE])
+        fh.flush()
+        if sync:
+            os.fsync(fh.fileno())
 
 
 def _replace(tmp: str, target: Path) -> None:
