@@ -174,6 +174,17 @@ def test_a_link_carries_the_call_itself():
     assert link.call == ToolCall("d", "grep", "2")
 
 
+def test_a_list_changed_in_place_is_paired_again():
+    call = Message(role="assistant", tool_calls=(ToolCall("d", "bash", "1"),))
+    messages = [call, T("x")]
+    assert index_tool_calls(messages).orphan_results == (1,)
+    messages[1] = T("d")  # same list, same length, another message
+    assert [(k.call_at, k.result_at) for k in index_tool_calls(messages).links] == [(0, 1)]
+    messages.append(T("d"))
+    assert [(k.call_at, k.result_at) for k in index_tool_calls(messages).links] == [(0, 1), (0, 2)]
+    assert index_tool_calls(messages[:1]).unanswered == ((0, call.tool_calls[0]),)
+
+
 _IDS = st.sampled_from(["a", "b", "c", "d"])
 _CALLS = st.lists(st.tuples(_IDS, st.sampled_from(["function", "server"])), max_size=3).map(
     lambda calls: Message(role="assistant", tool_calls=tuple(ToolCall(i, "t", "", k) for i, k in calls)))

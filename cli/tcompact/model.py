@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 from types import MappingProxyType
 from typing import Any
 
@@ -211,6 +212,13 @@ class ToolIndex:
     unanswered: tuple[tuple[int, ToolCall], ...]
 
 
+#: The last few message lists paired, with their index: one compaction pairs the same list up to eight times
+#: (layout, masking, the working set's files and index, the invariants). Messages are frozen, so the same
+#: messages, the same objects in the same order, pair the same way.
+_PAIRED: list[tuple[tuple[Message, ...], ToolIndex]] = []
+_PAIRED_KEPT = 4
+
+
 def index_tool_calls(messages: Sequence[Message]) -> ToolIndex:
     """Pair every tool result with the nearest earlier call carrying its id.
 
@@ -218,6 +226,17 @@ def index_tool_calls(messages: Sequence[Message]) -> ToolIndex:
     SWE-agent demonstration answers ``call_5iDd…`` four times). Calls the provider runs itself
     (``type == "server"``) expect no result.
     """
+    for n, (seen, index) in enumerate(_PAIRED):
+        if len(seen) == len(messages) and all(map(is_, seen, messages)):
+            _PAIRED.insert(0, _PAIRED.pop(n))
+            return index
+    index = _index_tool_calls(messages)
+    _PAIRED.insert(0, (tuple(messages), index))
+    del _PAIRED[_PAIRED_KEPT:]
+    return index
+
+
+def _index_tool_calls(messages: Sequence[Message]) -> ToolIndex:
     latest: dict[str, tuple[int, ToolCall]] = {}
     answered: set[tuple[int, str]] = set()
     links: list[ToolLink] = []

@@ -15,13 +15,13 @@ from collections.abc import Callable, Sequence
 
 from pydantic import Field
 
-from ..model import Message, index_tool_calls
+from ..model import Message, ToolCall, index_tool_calls
 from ..summarizers.extractive.tools import error_lines
 from ..counting.tokens import TokenCounter
 from ._edit import call_preview, result_text, with_text
 from .base import CompressionResult, Compressor, Context, Settings, unchanged
 
-__all__ = ["Mask", "MaskSettings", "MASK_MARKER", "mask_outputs", "masked_text", "old_results"]
+__all__ = ["Mask", "MaskSettings", "MASK_MARKER", "mask_outputs", "masked_text", "old_calls", "old_results"]
 
 MASK_MARKER = "[tcompact masked an old tool output"
 
@@ -60,12 +60,20 @@ def old_results(messages: Sequence[Message], keep_turns: int, *, start: int = 0,
                 tools: Sequence[str] = ()) -> dict[int, str]:
     """Index → call preview of the tool results (from ``start`` on) answering calls older than the newest
     ``keep_turns`` turns (assistant messages with tool calls), only of ``tools`` when given."""
+    return {i: call_preview(c.name, c.arguments) for i, c in old_calls(messages, keep_turns, start=start,
+                                                                        tools=tools).items()}
+
+
+def old_calls(messages: Sequence[Message], keep_turns: int, *, start: int = 0,
+              tools: Sequence[str] = ()) -> dict[int, ToolCall]:
+    """Index → the call answered, of the results :func:`old_results` previews (a caller that needs only some
+    of the previews makes those alone)."""
     turns = [i for i, m in enumerate(messages) if m.role == "assistant" and m.tool_calls]
     recent = set(turns[len(turns) - keep_turns:]) if keep_turns else set()
-    out: dict[int, str] = {}
+    out: dict[int, ToolCall] = {}
     for link in index_tool_calls(messages).links:
         if link.result_at >= start and link.call_at not in recent and (not tools or link.call.name in tools):
-            out.setdefault(link.result_at, call_preview(link.call.name, link.call.arguments))
+            out.setdefault(link.result_at, link.call)
     return out
 
 

@@ -28,7 +28,8 @@ from ..counting.tokens import TokenCounter
 from ..working_set import working_set
 from .base import Context, Settings
 from .full import Full, FullSettings
-from .mask import masked_text, mask_outputs, old_results
+from ._edit import call_preview
+from .mask import masked_text, mask_outputs, old_calls, old_results
 from .reinjection import recovered_context
 
 __all__ = ["WorkingSetCompressor", "WorkingSetSettings"]
@@ -67,13 +68,13 @@ class WorkingSetCompressor(Full):
         counted as their placeholders), grown so no tool call loses its result."""
         assert isinstance(settings, WorkingSetSettings)
         start = next((i for i, m in enumerate(messages) if m.role not in ("system", "developer")), len(messages))
-        old = old_results(messages, settings.keep_recent_turns, start=start)
+        old = old_calls(messages, settings.keep_recent_turns, start=start)  # previews of the tail's alone
         room = min(settings.keep_recent_tokens, int(counter.total(messages) * settings.keep_recent_share))
         used, cut = 0, len(messages)
         for i in range(len(messages) - 1, start - 1, -1):
             m = messages[i]
-            cost = counter.count(masked_text(m.text, old[i], "the original transcript")) if i in old \
-                else counter.message(m).total
+            cost = counter.count(masked_text(m.text, call_preview(old[i].name, old[i].arguments),
+                                             "the original transcript")) if i in old else counter.message(m).total
             if used + cost > room:
                 break
             used, cut = used + cost, i
