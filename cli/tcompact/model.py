@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import is_
+import threading
 from types import MappingProxyType
 from typing import Any
 
@@ -217,6 +218,7 @@ class ToolIndex:
 #: messages, the same objects in the same order, pair the same way.
 _PAIRED: list[tuple[tuple[Message, ...], ToolIndex]] = []
 _PAIRED_KEPT = 4
+_PAIRING = threading.Lock()
 
 
 def index_tool_calls(messages: Sequence[Message]) -> ToolIndex:
@@ -226,13 +228,15 @@ def index_tool_calls(messages: Sequence[Message]) -> ToolIndex:
     SWE-agent demonstration answers ``call_5iDd…`` four times). Calls the provider runs itself
     (``type == "server"``) expect no result.
     """
-    for n, (seen, index) in enumerate(_PAIRED):
-        if len(seen) == len(messages) and all(map(is_, seen, messages)):
-            _PAIRED.insert(0, _PAIRED.pop(n))
-            return index
+    with _PAIRING:  # (summariser and batch threads pair lists too)
+        for n, (seen, index) in enumerate(_PAIRED):
+            if len(seen) == len(messages) and all(map(is_, seen, messages)):
+                _PAIRED.insert(0, _PAIRED.pop(n))
+                return index
     index = _index_tool_calls(messages)
-    _PAIRED.insert(0, (tuple(messages), index))
-    del _PAIRED[_PAIRED_KEPT:]
+    with _PAIRING:
+        _PAIRED.insert(0, (tuple(messages), index))
+        del _PAIRED[_PAIRED_KEPT:]
     return index
 
 
