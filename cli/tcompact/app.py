@@ -11,7 +11,6 @@ threads still in a summariser call. Commands are imported lazily so ``--help`` s
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 import typer
@@ -20,16 +19,11 @@ from typer.core import TyperGroup
 from . import __version__
 from .commands._help import HelpContext
 from .errors import TcompactError, error_line
-from .launch import exit_now
+from .launch import CLOSED_PIPE, INTERRUPTED, exit_now, silence_stdout
 
 __all__ = ["app", "main"]
 
 _INTERNAL_ERROR = 70
-#: Ctrl-C: the status a shell reports for a command SIGINT ended (128 + 2).
-INTERRUPTED = 130
-#: A reader that closed stdout early (``tcompact inspect f | head -2``): the command ends quietly
-#: with the status a shell reports for a Unix tool that SIGPIPE ended (``yes | head -1``): 128 + 13.
-CLOSED_PIPE = 141
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -38,12 +32,8 @@ def _fail(message: str, code: int) -> typer.Exit:
 
 
 def _closed_pipe() -> typer.Exit:
-    """End quietly: stdout goes to /dev/null, so that the interpreter's last flush fails no more."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # no real stdout (a test runner's capture): nothing to silence
-        pass
+    """End quietly (:func:`tcompact.launch.silence_stdout`)."""
+    silence_stdout()
     return typer.Exit(CLOSED_PIPE)
 
 

@@ -16,7 +16,13 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["main", "exit_now"]
+__all__ = ["main", "exit_now", "silence_stdout", "INTERRUPTED", "CLOSED_PIPE"]
+
+#: Ctrl-C: the status a shell reports for a command SIGINT ended (128 + 2).
+INTERRUPTED = 130
+#: A reader that closed stdout early (``tcompact inspect f | head -2``): the command ends quietly
+#: with the status a shell reports for a Unix tool that SIGPIPE ended (``yes | head -1``): 128 + 13.
+CLOSED_PIPE = 141
 
 
 def main() -> None:
@@ -66,3 +72,12 @@ def exit_now(code: int) -> None:
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+def silence_stdout() -> None:
+    """After a reader closed stdout: stdout goes to /dev/null, so that the interpreter's last flush fails no more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's capture): nothing to silence
+        pass

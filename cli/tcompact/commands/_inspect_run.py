@@ -12,17 +12,11 @@ same work again and says what went wrong as it always has: the output is the sam
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 __all__ = ["inspect_report", "plain_options", "run_plain", "show"]
-
-#: What ``run_plain`` ends with when a reader closed stdout, or on Ctrl-C (app.py's CLOSED_PIPE, INTERRUPTED).
-_CLOSED_PIPE = 141
-_INTERRUPTED = 130
-
 
 def inspect_report(paths: list[Path], options: Any, *, json_out: bool, session: Any = None,
                    html: Path | None = None, cost: bool = True, timezone_name: str | None = None) -> tuple[Any, Any]:
@@ -98,17 +92,17 @@ def run_plain(args: list[str]) -> int | None:
 
 
 def _closed_pipe() -> int:
-    """A reader closed stdout: end quietly, as the command line does (stdout to /dev/null: no last flush fails)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-    return _CLOSED_PIPE
+    """A reader closed stdout: end quietly, as the command line does."""
+    from ..launch import CLOSED_PIPE, silence_stdout
+
+    silence_stdout()
+    return CLOSED_PIPE
 
 
 def _interrupted() -> int:
-    return _failed("interrupted", _INTERRUPTED)
+    from ..launch import INTERRUPTED
+
+    return _failed("interrupted", INTERRUPTED)
 
 
 def _failed(message: str, code: int) -> int:
