@@ -273,22 +273,23 @@ def _sub_at(pattern: re.Pattern[str], sub: Any, text: str, starts: list[int]) ->
     return "".join(out)
 
 
-def redact_value(value: Any, cache: dict[str, str] | None = None) -> Any:
+def redact_value(value: Any, cache: dict[str, str] | None = None, *, leaf: Callable[[str], str] | None = None) -> Any:
     """A copy of a JSON-like value with strings redacted and values under secret-named keys blanked.
 
     ``cache`` (text → redacted text) may be shared between calls that see the same strings, as the
-    dumps of one compaction do.
+    dumps of one compaction do. ``leaf``: the redaction of one string, when it is known another way
+    (made ahead by a copy of the process, :mod:`tcompact.dump.ahead`); :func:`redact` by default.
     """
-    return _redacted(value, {} if cache is None else cache)
+    return _redacted(value, {} if cache is None else cache, leaf or redact)
 
 
-def _redacted(value: Any, cache: dict[str, str]) -> Any:
+def _redacted(value: Any, cache: dict[str, str], leaf: Callable[[str], str]) -> Any:
     # (a dump holds hundreds of thousands of values: the common types are told first, and cheaply)
     kind = type(value)
     if kind is str or (kind is not dict and kind is not list and isinstance(value, str)):
         done = cache.get(value)
         if done is None:
-            done = cache[value] = redact(value)
+            done = cache[value] = leaf(value)
         return done
     if kind is dict or (kind is not list and isinstance(value, Mapping)):
         out: dict[Any, Any] = {}
@@ -296,12 +297,12 @@ def _redacted(value: Any, cache: dict[str, str]) -> Any:
             if isinstance(item, str) and item and isinstance(key, str) and _secret_key(key):
                 out[key] = item if item.startswith("[REDACTED") else "[REDACTED:secret_field]"
             else:
-                out[key] = _redacted(item, cache)
+                out[key] = _redacted(item, cache, leaf)
         return out
     if isinstance(value, list):
-        return [_redacted(item, cache) for item in value]
+        return [_redacted(item, cache, leaf) for item in value]
     if isinstance(value, tuple):
-        return tuple(_redacted(item, cache) for item in value)
+        return tuple(_redacted(item, cache, leaf) for item in value)
     return value
 
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .. import forked
 from ..errors import NotATranscriptError, TcompactError
 from .kinds import get_kind
 
@@ -86,7 +87,7 @@ def _cache_off(off: bool) -> Iterator[None]:
 
 def execute(job: Job) -> dict[str, Any] | str:
     """The result line of one task, or :data:`RESUMED` when its recorded line still holds."""
-    with _cache_off(job.no_cache):
+    with _cache_off(job.no_cache), forked.disabled():  # (the other cores run the other tasks)
         return _execute(job)
 
 

@@ -11,7 +11,9 @@ from typing import Any
 
 from .. import summarizers
 from ..compressors.base import CompressionResult, Compressor, Context, Settings, Status
+from .. import forked
 from ..dump import DumpContext, iter_dumps, safe_name
+from ..dump.ahead import DumpsAhead
 from ..errors import UsageError
 from ..formats import Rendered, read_file, serialize, writable
 from ..formats.chat import message_to_dict
@@ -91,11 +93,16 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
                             recorded=recorded if isinstance(recorded, int) else None).tokens
     if summarizer is None and options.uses_summarizer:
         summarizer = summarizers.build(options.summarizer_settings, counter=counter, progress=options.progress)
+    ahead = None
+    if summarizer is not None and forked.enabled():  # the dumps' redaction, made meanwhile (dump/ahead.py)
+        counter.total(original.messages)  # (counted first, as the chain does: counting takes both cores)
+        ahead = DumpsAhead(original.messages)
     ctx = Context(counter=counter, window=window, summarizer=summarizer, force=options.now,
                   preserve=options.preserve, offload_dir=options.offload_dir, locator=lambda m: locate(source, m),
-                  transient_retries=options.run.retries, concurrency=options.run.concurrency)
+                  transient_retries=options.run.retries, concurrency=options.run.concurrency,
+                  **({"dumped": ahead.texts} if ahead is not None else {}))
     stages = _run_chain(options.compressors, options.settings, original.messages, ctx)
-    run = _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer)
+    run = _finish(source, original, stages, ctx, options, fmt=fmt, summarizer=summarizer, ahead=ahead)
     run.report["notes"][:0] = [*left_out, *kept_note(source, run.output_format)] if run.output is not None else []
     return run
 
@@ -114,7 +121,7 @@ def _run_chain(chain: Sequence[Compressor], settings: Sequence[Settings], messag
 
 
 def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: Context, options: CompactOptions,
-            *, fmt: str, summarizer: Summarizer | None) -> CompactionRun:
+            *, fmt: str, summarizer: Summarizer | None, ahead: DumpsAhead | None = None) -> CompactionRun:
     final = stages[-1].result.messages if not stages[-1].result.failed else original.messages
     failed = next((s for s in stages if s.result.failed), None)
     applied = failed is None and any(s.result.applied for s in stages)
@@ -126,7 +133,7 @@ def _finish(source: SourceFile, original: Transcript, stages: list[Stage], ctx: 
     session = _session(source, original)
     info = {"path": source.path, "format": source.format, "sha256": _sha256(source), "transcript": original.id}
     dctx = DumpContext(session=session, source=info, summarizer=getattr(summarizer, "name", "none"),
-                       preserve=ctx.preserve)
+                       preserve=ctx.preserve, ahead=ahead)
     output = None
     if applied:
         new = replace(original, messages=tuple(final))

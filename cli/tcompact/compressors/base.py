@@ -48,7 +48,8 @@ class Context:
 
     ``window`` is the context window in tokens; ``force`` skips the trigger checks (the span must
     still hold something); ``locator`` names where a message's full original can be found (for
-    recovery markers); ``offload_dir`` is the path offloaded originals will be written under.
+    recovery markers); ``offload_dir`` is the path offloaded originals will be written under;
+    ``dumped`` hears texts the dumps will hold (a stage's prompts), which may then be redacted meanwhile.
     """
 
     counter: TokenCounter
@@ -62,6 +63,7 @@ class Context:
     clock: Callable[[], float] = time.time
     transient_retries: int = RETRIES
     concurrency: int = CONCURRENCY
+    dumped: Callable[[Sequence[str]], None] = lambda texts: None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ Split from :mod:`tcompact.counting.tokens`, which counts messages by the documen
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from functools import cache
@@ -45,10 +46,13 @@ def interruptibly(fn: Any, *args: Any) -> Any:
 @cache
 def pool() -> Any:
     """One thread pool for the process: tiktoken releases the GIL while it encodes."""
-    import os
     from concurrent.futures import ThreadPoolExecutor
 
     return ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)), thread_name_prefix="tcompact-tok")
+
+
+# A forked copy (:mod:`tcompact.forked`) has none of the pool's threads: it makes a pool of its own.
+os.register_at_fork(after_in_child=pool.cache_clear)
 
 
 def pieces(text: str, size: int = PIECE) -> list[tuple[int, int]]:

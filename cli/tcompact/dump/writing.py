@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -13,6 +13,7 @@ from ..model import Message
 from ..redact import redact_value
 from ..spans import Span
 from ..counting.tokens import TokenCounter
+from .ahead import DumpsAhead
 from .values import SCHEMA_VERSION, content_hashes, digest, dump_name, message_dict, safe_name
 
 __all__ = ["DumpContext", "build_dumps", "iter_dumps"]
@@ -26,6 +27,7 @@ class DumpContext:
     source: Mapping[str, Any]
     summarizer: str
     preserve: str | None = None
+    ahead: DumpsAhead | None = field(default=None, compare=False, repr=False)
 
 
 def build_dumps(result: CompressionResult, *, before: Sequence[Message], settings: Settings, counter: TokenCounter,
@@ -43,15 +45,17 @@ def iter_dumps(result: CompressionResult, *, before: Sequence[Message], settings
     run_id = f"{int(result.calls[0].started * 1000)}-{safe_name(result.processor)}-{safe_name(ctx.session)}" \
         if result.calls else ""
     shared: dict[str, Any] | None = None
+    leaf = ctx.ahead.leaf() if ctx.ahead is not None and result.calls else None  # what was redacted meanwhile
     for n, call in enumerate(result.calls, start=1):
         doc = _document(call, result, number=n, before=before, with_context=shared is None, settings=settings,
                         counter=counter, ctx=ctx, attempts=attempts)
-        doc = redact_value({**doc, "run": {"id": run_id, "call": n, "calls": len(result.calls)}}, cache)
+        doc = {**doc, "run": {"id": run_id, "call": n, "calls": len(result.calls)}}
         before_sha = None  # the run's context is hashed once, for the shared record and this dump's hashes
         if shared is None:
-            before_sha = digest(doc["context_before"]["messages"])
+            doc, before_sha = _first(doc, cache, ctx.ahead, before, leaf)
             shared = {"in_call": n, "messages_sha256": before_sha, "total_tokens": result.tokens_before}
         else:
+            doc = redact_value(doc, cache, leaf=leaf)
             doc["context_before"] = shared
         doc["redactions"] = cache.changed
         doc["hashes"] = content_hashes(doc, context_before=before_sha)
@@ -60,6 +64,21 @@ def iter_dumps(result: CompressionResult, *, before: Sequence[Message], settings
             name = f"{name[:-5]}-{n}.json"
         used.add(name)
         yield name, doc
+
+
+def _first(doc: dict[str, Any], cache: dict[str, str], ahead: DumpsAhead | None, before: Sequence[Message],
+           leaf: Callable[[str], str] | None) -> tuple[dict[str, Any], str]:
+    """The first dump redacted, and the digest of its context: the context's strings first, from the
+    redaction made ahead when there is one (:mod:`.ahead`), so that the rest finds them done."""
+    made = ahead.redaction(before) if ahead is not None else None
+    if made is None:
+        doc = redact_value(doc, cache, leaf=leaf)
+        return doc, digest(doc["context_before"]["messages"])
+    changed, sha = made
+    context = redact_value(doc["context_before"], cache, leaf=lambda text: changed.get(text, text))
+    doc = redact_value({**doc, "context_before": None}, cache, leaf=leaf)
+    doc["context_before"] = context
+    return doc, sha
 
 
 class _Redacted(dict):
