@@ -75,18 +75,28 @@ def repeated_samples(tmp_path_factory):
     return _copied(tmp_path_factory.mktemp("repeated") / "session.jsonl", SAMPLE_FILES, 55)
 
 
-def test_the_aggressive_stages_not_hard_truncation_bring_a_repeated_session_under_target(repeated_samples):
-    """Issue 23 item 3: the aggressive stages replaced next to nothing (each memory block, far under their 20 000
-    tokens, came back as it was) and hard truncation cut the context to one block without a level."""
-    run = compact_file(repeated_samples, CompactOptions(chain="round-level"))
+@pytest.mark.parametrize("target, stages, after, levels", [
+    (None, ["recursive"], 35_083, {1: 1, 2: 1}),
+    (20_000, ["recursive", "aggressive_keep_recent"], 19_488, {1: 1, 3: 1}),
+])
+def test_the_stages_not_hard_truncation_bring_a_repeated_session_under_target(repeated_samples, target, stages, after,
+                                                                               levels):
+    """Issue 23 item 3: the later stages replaced next to nothing (each memory block came back as it was) and hard
+    truncation cut the context to one block without a level. The merge of the 331 memory blocks, which repeat the
+    samples 55 times, is a repetitive text the reply checks call a loop; the extractive summariser is trusted, so
+    it is no longer refused (it was, and the aggressive stages then replaced 276 blocks): the recursive stage
+    ends under the default target, and under a lower one the aggressive stage replaces what is left."""
+    from tcompact.compressors import parse_sets
+
+    sets = parse_sets([f"round-level.target_total_tokens={target}"] if target else [])
+    run = compact_file(repeated_samples, CompactOptions(chain="round-level", overrides=sets))
     assert run.status == "compacted" and run.report["before"]["tokens"] == 1_088_725
     pipeline = run.report["stages"][0]["pipeline"]
-    assert [p["stage"] for p in pipeline] == ["recursive", "aggressive_keep_recent"]
-    assert pipeline[0]["tokens_after"] > TARGET >= pipeline[1]["tokens_after"] == run.report["after"]["tokens"]
-    levels = Counter(m.extra["metadata"]["compress_level"] for m in run.messages
-                     if m.text.startswith("[ROUND_LEVEL_MEMORY_BLOCK]"))
-    replaced = pipeline[1]["replaced"]  # the rest were already under the budget asked for
-    assert pipeline[0]["replaced"] == 331 and replaced > 200 and levels == {1: 331 - replaced, 2: replaced}
+    assert [p["stage"] for p in pipeline] == stages
+    assert pipeline[0]["replaced"] == 332 and pipeline[0]["reason"] == "331 block(s) replaced; 1 block(s) replaced"
+    assert pipeline[-1]["tokens_after"] == run.report["after"]["tokens"] == after <= (target or TARGET)
+    assert Counter(m.extra["metadata"]["compress_level"] for m in run.messages
+                   if m.text.startswith("[ROUND_LEVEL_MEMORY_BLOCK]")) == levels
     assert violations(run.transcript.messages, run.messages, run.stages) == []
 
 
@@ -167,3 +177,36 @@ def test_the_prompt_bound_that_spares_counting_holds_on_real_prompts(big_session
             slack.append(parts.upper_bound(group) - counter.count(prompt))
         assert len(slack) == len(groups) > 20 and min(slack) >= 0, (cap, min(slack))
         assert max(slack) < 400  # an upper bound, and a tight one
+
+
+def test_an_extractive_block_summary_that_repeats_the_request_it_quotes_replaces_its_block(tmp_path):
+    """The extractive summariser is trusted (its answers are not checked as a model's are): a block whose
+    summary quotes a request that repeats one paragraph forty times — "a loop" to the reply checks — is
+    replaced all the same, as the call's own check already let it through (the blocks were kept raw before)."""
+    from generated_sessions import _call, _result, chat_bytes
+
+    from tcompact.compressors import parse_sets
+    from tcompact.compressors.round_level.phase import parse_blocks
+    from tcompact.model import Message
+    from tcompact.summarizers.validity import text_problem
+
+    request = ("Split complex tasks into independent subtasks and execute them in parallel with minimal memory "
+               "usage.\n## Process\n1. **Analyze and Plan** the work\n2. Discover the available agents and their "
+               "tools\n") * 40
+    messages = [Message(role="system", content="You are an agent.")]
+    for r in range(2):
+        messages += [Message(role="user", content=request), _call(f"c{r}", "Bash", command="ls"),
+                     _result(f"c{r}", "a.py\nb.py"), Message(role="assistant", content="Done listing.")]
+    messages.append(Message(role="user", content="next"))
+    path = tmp_path / "repeated.jsonl"
+    path.write_bytes(chat_bytes(messages))
+    run = compact_file(path, CompactOptions(chain="round-level", now=True, overrides=parse_sets(
+        ["round-level.first_pass_target_tokens=3000", "round-level.keep_recent_messages=1"])))
+    (call,) = run.stages[0].result.calls
+    summaries = parse_blocks(call.response.text)
+    assert [text_problem(s, instructions=()) for s in summaries.values()] == [
+        "a loop: the reply repeats itself (it compresses to 5% of its size)"] * 2
+    assert run.stages[0].result.figures["stages"] == [
+        {"stage": "recursive", "tokens_before": 3282, "tokens_after": 2808, "calls": 1, "replaced": 2,
+         "reason": "2 block(s) replaced"}]
+    assert sum(any(s in m.text for s in summaries.values()) for m in run.messages) == 2

@@ -47,6 +47,9 @@ class PromptOverride(Summarizer):
     def prepare(self, request: SummaryRequest) -> SummaryRequest:
         return self.inner.prepare(self._override(request))
 
+    def answer_ahead(self, requests: Sequence[SummaryRequest]) -> None:
+        self.inner.answer_ahead([self._override(r) for r in requests])
+
     def context_window(self) -> ModelWindow | None:
         return self.inner.context_window()
 

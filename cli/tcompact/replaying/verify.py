@@ -110,6 +110,9 @@ class _Recorder(Summarizer):
         self.requests.append(request)
         return self.inner.summarize(request)
 
+    def answer_ahead(self, requests: Sequence[SummaryRequest]) -> None:
+        self.inner.answer_ahead(requests)
+
     def context_window(self) -> ModelWindow | None:
         return self.inner.context_window()
 

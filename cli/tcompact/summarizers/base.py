@@ -219,7 +219,7 @@ class Summarizer(ABC):
     ``reads_prompt`` (it follows the instruction prompt). What the compressors ask of a built one:
     ``trusted`` (its answers follow the contract by construction: the reply checks of
     :mod:`tcompact.summarizers.validity` are not made) and ``narrates`` (it writes the narrative beside
-    the extractive facts, compressors/_model.py), :meth:`context_window` and :meth:`prepare`.
+    the extractive facts, compressors/_model.py), :meth:`context_window`, :meth:`prepare` and :meth:`answer_ahead`.
     """
 
     name: str
@@ -248,6 +248,11 @@ class Summarizer(ABC):
     def prepare(self, request: SummaryRequest) -> SummaryRequest:
         """``request`` with the model and parameters the backend will send (as it is, for one that sends none)."""
         return request
+
+    def answer_ahead(self, requests: Sequence[SummaryRequest]) -> None:
+        """Told that ``requests`` will be sent: a backend that answers in this process may start on them
+        elsewhere meanwhile (the extractive one, in a copy of the process). Others need not do anything."""
+        return None
 
 
 def model_window(summarizer: Summarizer | None) -> ModelWindow | None:

@@ -98,6 +98,7 @@ def run_phase(messages: Sequence[Message], targets: Sequence[Block], phase: Phas
         return PhaseResult(tuple(messages), (), 0, f"the call budget of {call_budget:,} tokens is impossible")
     results = _run_calls(messages, calls, ctx)
     records = tuple(r for got in results for r in got.calls)
+    ctx.dumped([r.request.prompt for r in records])
     failed = next((got for got in results if _lost(got)), None)
     if failed is not None:
         return PhaseResult(tuple(messages), records, 0, f"summariser failed: {failed.error}", failed=True)
@@ -183,6 +184,8 @@ def _run_calls(messages: Sequence[Message], calls: Sequence[_Call], ctx: Context
             lost.set()
         return got
 
+    if len(calls) > 1:  # the later calls, about half the work, to a copy of the process if the summariser uses one
+        ctx.summarizer.answer_ahead([c.request for c in calls[_later_half(messages, calls):]])
     if len(calls) == 1 or ctx.concurrency <= 1:
         return [one(c) for c in calls]
     pool = ThreadPoolExecutor(max_workers=min(ctx.concurrency, len(calls)), thread_name_prefix="tcompact-call")
@@ -190,6 +193,19 @@ def _run_calls(messages: Sequence[Message], calls: Sequence[_Call], ctx: Context
         return list(pool.map(one, calls))
     finally:  # all done, or Ctrl-C: the calls not started are dropped and those in flight not waited for
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _later_half(messages: Sequence[Message], calls: Sequence[_Call]) -> int:
+    """Where the later calls begin that a second process takes, so that the larger share of the calls'
+    characters is as small as it can be (the later start on a tie: the copy has its own costs)."""
+    sizes = [sum(len(messages[i].text) for i in call.request.body) for call in calls]
+    total, before, best, at = sum(sizes), 0, None, len(calls)
+    for n in range(1, len(calls)):
+        before += sizes[n - 1]
+        larger = max(before, total - before)
+        if best is None or larger <= best:
+            best, at = larger, n
+    return at
 
 
 def _lost(got: Summary) -> bool:
@@ -235,8 +251,9 @@ def _replacements(messages: Sequence[Message], call: _Call, text: str, ctx: Cont
     parsed = parse_blocks(text)
     if parsed is None:
         return _raw_fallback(messages, call, text, ctx, settings=settings, call_budget=call_budget, keep=keep)
+    trusted = ctx.summarizer is not None and ctx.summarizer.trusted  # (its answers are not checked: the extractive)
     usable = [(block, redact(summary)) for block in call.blocks if (summary := parsed.get(block.block_id))
-              and text_problem(summary, instructions=_instructions(call.request)) is None]
+              and (trusted or text_problem(summary, instructions=_instructions(call.request)) is None)]
     _count_memories(ctx.counter, settings.compression_marker, usable)
     out = []
     for block, summary in usable:

@@ -39,13 +39,17 @@ The work is split by what it does, one package each:
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from ...counting.tokens import TokenCounter
+from ...model import Message
 from ..base import BackendSettings, Summarizer, SummarizerError, SummaryRequest, SummaryResponse
 from ..contracts import SECTIONS
+from .ahead import Ahead
 from .blocks import summarize_blocks
 from .scan import Scan
 from .snapshot import instruction, write_snapshot
+from .tools.errors import drop_error_lines_ahead, error_lines_ahead
 
 __all__ = ["ExtractiveSummarizer", "ExtractiveSettings"]
 
@@ -67,6 +71,7 @@ class ExtractiveSummarizer(Summarizer):
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
+        self._ahead = Ahead(counter)
 
     @classmethod
     def build(cls, settings: ExtractiveSettings, *, counter: TokenCounter, progress: object = None
@@ -78,14 +83,36 @@ class ExtractiveSummarizer(Summarizer):
         "blocks" request with one summary per block (:mod:`.blocks`)."""
         started = time.perf_counter()
         if request.contract == "blocks":
-            text = summarize_blocks(request, self.counter)
+            text = self._ahead.take(request)
+            if text is None:
+                text = summarize_blocks(request, self.counter)
             return SummaryResponse(text=text, usage=None, model="extractive", latency_s=time.perf_counter() - started)
         titles = SECTIONS.get(request.contract)
         if titles is None:
             raise SummarizerError("api_request_error", f"unknown summary contract {request.contract!r}",
                                   hint=f"choose one of: {', '.join(SECTIONS)}")
-        scan = Scan(request.messages, request.body)
+        error_lines_ahead(_later_outputs(request.messages, request.body))  # found meanwhile by a copy
+        try:
+            scan = Scan(request.messages, request.body)
+        finally:
+            drop_error_lines_ahead()
         text = write_snapshot(scan, request.contract, titles, budget=request.target_tokens, counter=self.counter,
                               preserve=instruction(request.prompt),
                               cap=max(request.cap_tokens or 0, request.target_tokens))
         return SummaryResponse(text=text, usage=None, model="extractive", latency_s=time.perf_counter() - started)
+
+    def answer_ahead(self, requests: Sequence[SummaryRequest]) -> None:
+        """A copy of the process answers the "blocks" ``requests`` meanwhile (:mod:`.ahead`)."""
+        self._ahead.start(requests, lambda request: summarize_blocks(request, self.counter))
+
+
+def _later_outputs(messages: Sequence[Message], body: range) -> list[str]:
+    """The tool outputs of the later part of ``body`` holding half of its outputs' characters: the scan
+    reaches them once it has read the earlier half itself."""
+    outputs = [m.text for m in messages[body.start:body.stop] if m.role in ("tool", "function")]
+    left = sum(map(len, outputs)) / 2
+    n = len(outputs)
+    while n > 0 and len(outputs[n - 1]) <= left:
+        n -= 1
+        left -= len(outputs[n])
+    return outputs[n:]

@@ -20,15 +20,16 @@ import hashlib
 import re
 import threading
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import accumulate
 
 import orjson
 
+from ....forked import Forked, enabled
 from ..text import cut, lowered, one_line
 from .outputs import HEADER_LINE, first_lines
 
-__all__ = ["error_lines", "outcome_line", "key_error"]
+__all__ = ["drop_error_lines_ahead", "error_lines", "error_lines_ahead", "outcome_line", "key_error"]
 
 _WORDS = ("error", "fatal", "fail", "panic", "exception", "traceback", "not found", "denied", "err!", "cannot",
           "no such file", "not permitted", "*** ")
@@ -112,8 +113,10 @@ def error_lines(text: str, limit: int = 4) -> list[str]:
     scan and the benefit check after it read the same outputs (issue 26)."""
     if len(text) < _REMEMBER_FROM:
         return _error_lines(text, limit)
-    key = (hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest(), limit)
+    key = _key(text, limit)
     found = _REMEMBERED.get(key)
+    if found is None and _AHEAD:
+        found = _from_ahead(key)
     if found is None:
         found = tuple(_error_lines(text, limit))
         with _REMEMBERING:
@@ -127,6 +130,51 @@ _REMEMBER_FROM = 512  # characters: a shorter output is looked at again
 _REMEMBER = 1 << 16  # answers remembered at most (the oldest go first)
 _REMEMBERED: dict[tuple[bytes, int], tuple[str, ...]] = {}
 _REMEMBERING = threading.Lock()
+_AHEAD: list[tuple[frozenset[tuple[bytes, int]], Forked[dict[tuple[bytes, int], tuple[str, ...]]]]] = []
+_AHEAD_FROM = 1 << 20  # characters of outputs below which no copy of the process is worth making
+
+
+def _key(text: str, limit: int) -> tuple[bytes, int]:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest(), limit
+
+
+def error_lines_ahead(texts: Sequence[str], limit: int = 4) -> None:
+    """Have a copy of the process (:mod:`tcompact.forked`) find the error lines of ``texts`` meanwhile (a
+    summariser's scan reaches them later): :func:`error_lines` takes its answers from there."""
+    todo = {}
+    for text in texts:
+        if len(text) >= _REMEMBER_FROM:
+            key = _key(text, limit)
+            if key not in _REMEMBERED:
+                todo.setdefault(key, text)
+    if sum(map(len, todo.values())) < _AHEAD_FROM or not enabled():
+        return
+    copy = Forked(lambda: {key: tuple(_error_lines(text, limit)) for key, text in todo.items()})
+    with _REMEMBERING:
+        _AHEAD.append((frozenset(todo), copy))
+
+
+def drop_error_lines_ahead() -> None:
+    """The copies whose answers were not asked for stopped, and forgotten."""
+    with _REMEMBERING:
+        batches = list(_AHEAD)
+        _AHEAD.clear()
+    for _, copy in batches:
+        copy.close()
+
+
+def _from_ahead(key: tuple[bytes, int]) -> tuple[str, ...] | None:
+    """The answer for ``key`` from the copy finding it, waited for (its other answers remembered too)."""
+    with _REMEMBERING:
+        batch = next((b for b in _AHEAD if key in b[0]), None)
+        if batch is None:
+            return None
+        _AHEAD.remove(batch)
+        found = batch[1].result() or {}
+        _REMEMBERED.update(found)
+        while len(_REMEMBERED) > _REMEMBER:
+            _REMEMBERED.pop(next(iter(_REMEMBERED)), None)
+        return found.get(key)
 
 
 def _error_lines(text: str, limit: int) -> list[str]:
