@@ -14,7 +14,7 @@ shrinks stay tool-aligned.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -27,7 +27,7 @@ from ..summarizers.calls import summarize
 from ..summarizers.contracts import extract_snapshot, prompt_text
 from ..counting.tokens import TokenCounter
 from ..counting.windows import MIN_TARGET_RATIO, TRIGGER_RATIO
-from ._benefit import benefit
+from ._benefit import benefit, facts
 from ._model import model_summary, writes_with_model
 from .base import CompressionResult, Compressor, Context, Settings, Trigger, unchanged
 from .trigger import refusal, trigger_figures, trigger_reason
@@ -150,7 +150,12 @@ class PrefixCompressor(Compressor):
         if writes_with_model(ctx.summarizer):
             return self._with_model(messages, span, ctx, build(span), settings=settings, before=before, target=target,
                                     trigger=trigger)
-        got = summarize(messages, span, build, ctx, fixed_tokens=fixed)
+        ready: dict[str, Any] = {}  # what needs no summary, made while the summariser answers
+
+        def meanwhile() -> None:
+            ready.update(self.ahead_of_answer(messages, span, settings, ctx))
+
+        got = summarize(messages, span, build, ctx, fixed_tokens=fixed, meanwhile=meanwhile)
         if got.response is None:
             return unchanged(self.name, messages, f"summariser failed: {got.error}", before, span=got.span,
                              calls=got.calls, failed=True, trigger=trigger)
@@ -159,7 +164,13 @@ class PrefixCompressor(Compressor):
             return unchanged(self.name, messages, "the summariser returned an empty summary", before, span=got.span,
                              calls=got.calls, failed=True, trigger=trigger)
         return self._assemble(messages, got.span, summary, before=before, calls=got.calls, settings=settings,
-                              ctx=ctx, target=target, trigger=trigger)
+                              ctx=ctx, target=target, trigger=trigger, ready=ready if got.span == span else {})
+
+    def ahead_of_answer(self, messages: Sequence[Message], span: Span, settings: Settings,
+                        ctx: Context) -> dict[str, Any]:
+        """What :meth:`compress` needs besides the summary, made while the summariser answers (the extractive
+        one in a copy of the process): the facts of what the summary replaces, for the benefit check."""
+        return {"facts": facts(_replaced(messages, span))}
 
     def layout(self, messages: Sequence[Message], settings: Settings, counter: TokenCounter) -> Span:
         """The span ``compress`` uses (the working-set compaction sizes its tail with ``counter``)."""
@@ -170,7 +181,7 @@ class PrefixCompressor(Compressor):
         return list(messages[span.tail.start:])
 
     def reinjected(self, messages: Sequence[Message], kept: Sequence[Message], span: Span, settings: Settings, *,
-                   ctx: Context, target: int) -> Message | None:
+                   ctx: Context, target: int, ready: dict[str, Any] | None = None) -> Message | None:
         """The ``<recovered_context>`` message that follows the summary (None when it has nothing)."""
         return recovered_context(messages, kept, self.builders, max_chars=reinjection_chars(target))
 
@@ -186,17 +197,18 @@ class PrefixCompressor(Compressor):
 
     def _assemble(self, messages: Sequence[Message], span: Span, summary: str, *, before: int, calls: tuple,
                   settings: Settings, ctx: Context, target: int, trigger: Trigger,
-                  notes: tuple[str, ...] = ()) -> CompressionResult:
+                  notes: tuple[str, ...] = (), ready: dict[str, Any] | None = None) -> CompressionResult:
         counter = ctx.counter
         lead, note = self.replacement(messages, span, summary, settings, counter)
         head, tail = list(messages[: span.body.start]) + pinned(messages, span.body), self.kept_tail(
             messages, span, settings, ctx)
-        extra = self.reinjected(messages, head + lead + tail, span, settings, ctx=ctx, target=target)
+        ready = ready or {}
+        extra = self.reinjected(messages, head + lead + tail, span, settings, ctx=ctx, target=target, ready=ready)
         replacement = lead + ([extra] if extra else [])
         new = tuple(head + replacement + tail)
         after = counter.total(new)
-        replaced = [messages[i] for i in span.body if messages[i].role not in ("system", "developer")]
-        verdict = benefit(replaced, replacement, summary=summary, before=before, after=after, counter=counter)
+        verdict = benefit(_replaced(messages, span), replacement, summary=summary, before=before, after=after,
+                          counter=counter, known=ready.get("facts"))
         figures = {"facts_kept": verdict.facts_kept, "tokens_kept": verdict.tokens_kept}
         if not verdict.accepted:
             return unchanged(self.name, messages, verdict.reason, before, span=span, calls=calls, trigger=trigger,
@@ -204,3 +216,8 @@ class PrefixCompressor(Compressor):
         return CompressionResult(processor=self.name, messages=new, applied=True, reason="compacted",
                                  tokens_before=before, tokens_after=after, span=span, calls=calls, figures=figures,
                                  notes=(note, *notes), trigger=trigger)
+
+
+def _replaced(messages: Sequence[Message], span: Span) -> list[Message]:
+    """The messages the summary takes the place of (the system and developer ones stay)."""
+    return [messages[i] for i in span.body if messages[i].role not in ("system", "developer")]

@@ -19,17 +19,19 @@ summary — with three changes, the hybrid the JetBrains study (arXiv 2508.21433
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import Field
 
 from ..model import Message
 from ..spans import Span, adjust_keep_recent_for_tool_boundaries
 from ..counting.tokens import TokenCounter
-from ..working_set import working_set
+from ..working_set import working_files, working_set
 from .base import Context, Settings
-from .full import Full, FullSettings
+from .full import Full, FullSettings, kept_user_messages
 from ._edit import call_preview
 from .mask import masked_text, mask_outputs, old_calls, old_results
+from .prefix import pinned
 from .reinjection import recovered_context
 
 __all__ = ["WorkingSetCompressor", "WorkingSetSettings"]
@@ -89,14 +91,37 @@ class WorkingSetCompressor(Full):
         out, _ = mask_outputs(messages, old, counter=ctx.counter, locator=ctx.locator)
         return out[span.tail.start:]
 
+    def ahead_of_answer(self, messages: Sequence[Message], span: Span, settings: Settings,
+                        ctx: Context) -> dict[str, Any]:
+        """Full's, and the files of the working set: the kept messages but the summary are known already (the
+        user's messages kept verbatim, the tail), and so what the reader no longer sees and the budget."""
+        assert isinstance(settings, WorkingSetSettings)
+        kept = (list(messages[: span.body.start]) + pinned(messages, span.body)
+                + kept_user_messages([messages[i] for i in span.body], settings.user_messages_max_tokens, ctx.counter)
+                + self.kept_tail(messages, span, settings, ctx))
+        hidden, budget = self._hidden(messages, kept), self._budget(messages, span, settings, ctx)
+        return {**super().ahead_of_answer(messages, span, settings, ctx),
+                "files": (hidden, budget, working_files(messages, ctx.counter, budget, hidden=hidden))}
+
     def reinjected(self, messages: Sequence[Message], kept: Sequence[Message], span: Span, settings: Settings, *,
-                   ctx: Context, target: int) -> Message | None:
+                   ctx: Context, target: int, ready: dict[str, Any] | None = None) -> Message | None:
         """Todo list, plan and skills as ``full`` has them, then the working set within its budget."""
         assert isinstance(settings, WorkingSetSettings)
-        replaced = sum(ctx.counter.message(messages[i]).total for i in span.body)
-        budget = min(settings.working_set_max_tokens, int(replaced * settings.working_set_ratio))
-        visible = {id(m) for m in kept}
-        hidden = {i for i, m in enumerate(messages) if id(m) not in visible}
+        budget, hidden = self._budget(messages, span, settings, ctx), self._hidden(messages, kept)
+        made = (ready or {}).get("files")
+        files = made[2] if made is not None and made[:2] == (hidden, budget) else None
         shown = "\n".join(m.text for m in kept)
-        found = working_set(messages, ctx.counter, budget, hidden=hidden, shown=shown, locator=ctx.locator)
+        found = working_set(messages, ctx.counter, budget, hidden=hidden, shown=shown, locator=ctx.locator,
+                            files=files)
         return recovered_context(messages, kept, self.builders, sections={"working_set": found.text})
+
+    @staticmethod
+    def _budget(messages: Sequence[Message], span: Span, settings: WorkingSetSettings, ctx: Context) -> int:
+        replaced = sum(ctx.counter.message(messages[i]).total for i in span.body)
+        return min(settings.working_set_max_tokens, int(replaced * settings.working_set_ratio))
+
+    @staticmethod
+    def _hidden(messages: Sequence[Message], kept: Sequence[Message]) -> frozenset[int]:
+        """The indices of the messages the reader no longer sees."""
+        visible = {id(m) for m in kept}
+        return frozenset(i for i, m in enumerate(messages) if id(m) not in visible)

@@ -109,14 +109,17 @@ def summarize(messages: Sequence[Message], span: Span, build: Callable[[Span], S
               *, fixed_tokens: Callable[[Span], int], shrink: bool = True, check: Check | None = snapshot_check,
               refit: Callable[[SummaryRequest, ModelWindow, float], SummaryRequest | None] | None = None,
               less: Callable[[SummaryRequest], SummaryRequest] | None = None,
-              window: ModelWindow | None = None) -> Summary:
+              window: ModelWindow | None = None, meanwhile: Callable[[], object] | None = None) -> Summary:
     """Call the summariser on ``build(span)`` with the policy above.
 
     ``shrink=False`` is for requests already fitted to their budget (round-level, the pieces of a
     model summary): an overflow is final unless the refusal says the server's window and ``refit``
     can fit the request to it. ``less``: the request that asks for a shorter answer, sent once —
     instead of a resampled retry — after a reply cut at its limit. ``window``: the summariser's
-    window as the caller learned it (default: what the backend says).
+    window as the caller learned it (default: what the backend says). ``meanwhile``: the caller's work
+    that does not need the answer, done once the summariser is told the first request
+    (:meth:`~tcompact.summarizers.base.Summarizer.answer_ahead`: the extractive one answers it in a copy of
+    the process meanwhile).
     """
     assert ctx.summarizer is not None
     call = _Call(messages, build, ctx, fixed_tokens=fixed_tokens, shrink=shrink, check=check, refit=refit, less=less,
@@ -127,6 +130,9 @@ def summarize(messages: Sequence[Message], span: Span, build: Callable[[Span], S
             return Summary(None, span, (), fitted)
         span = fitted
     request = call.budgeted(build(span)) if shrink else build(span)
+    if meanwhile is not None:
+        ctx.summarizer.answer_ahead([call.sent(request)])
+        meanwhile()
     while True:
         attempt = call.send(request)
         if attempt.error is None:
@@ -168,7 +174,7 @@ class _Call:
             # a seed per attempt: each retry differs from the last, and a re-run gets the same answers back
             request = replace(request, parameters={**request.parameters, "temperature": RESAMPLE_TEMPERATURE,
                                                    "seed": len(self.calls)})
-        request = self.summarizer.prepare(replace(request, window=self.window))
+        request = self.sent(request)
         started = self.ctx.clock()
         try:
             response = self.summarizer.summarize(request)
@@ -180,6 +186,10 @@ class _Call:
                 "invalid_response", f"not a usable summary: {problem}", hint=refusal_hint(problem, request.processor)),
                 started)
         return _Attempt(request, response, None, started)
+
+    def sent(self, request: SummaryRequest) -> SummaryRequest:
+        """The request as the backend gets it: the window known, the model and parameters it sends."""
+        return self.summarizer.prepare(replace(request, window=self.window))
 
     def record(self, attempt: _Attempt, span: Span, *, retried: bool, reason: str) -> None:
         self.calls.append(CallRecord(attempt.request, attempt.response, attempt.error, len(self.calls) + 1,

@@ -29,7 +29,7 @@ from .index import IndexEntry, build_index, render_index, terms
 from .picking import WorkingFile, pick_files
 
 __all__ = ["WorkingSet", "WorkingFile", "working_set", "file_views", "FileView", "clean_read", "terms",
-           "IndexEntry", "FILES_SHARE", "pick_files"]
+           "IndexEntry", "FILES_SHARE", "pick_files", "working_files"]
 
 #: The share of the budget the files may take (the index takes the rest, and what the files leave).
 FILES_SHARE = 0.6
@@ -54,15 +54,24 @@ class WorkingSet:
 
 def working_set(messages: Sequence[Message], counter: TokenCounter, budget: int, *,
                 hidden: Container[int] | None = None, shown: str = "",
-                locator: Callable[[Message], str] | None = None) -> WorkingSet:
+                locator: Callable[[Message], str] | None = None,
+                files: Sequence[WorkingFile] | None = None) -> WorkingSet:
     """The working set of ``messages`` within ``budget`` tokens.
 
     ``hidden``: the indices whose content the reader no longer sees (default: all); only their files
     and outputs are candidates. ``shown``: text the reader does see (a summary, kept messages) —
-    terms standing in it are not repeated. ``locator`` names where a message's original is."""
+    terms standing in it are not repeated. ``locator`` names where a message's original is. ``files``: the
+    files :func:`working_files` picked for the same messages, ``hidden`` and ``budget`` (made beforehand)."""
     hidden = range(len(messages)) if hidden is None else hidden
-    files = pick_files(messages, int(budget * FILES_SHARE), hidden=hidden, size=counter.count)
+    if files is None:
+        files = working_files(messages, counter, budget, hidden=hidden)
     used = sum(counter.count(f.render()) for f in files)
     seen = shown + "\n" + "\n".join(f.text for f in files)
     index = build_index(messages, counter, budget - used, hidden=hidden, shown=seen, locator=locator)
     return WorkingSet(tuple(files), tuple(index), used + (counter.count(render_index(index)) if index else 0))
+
+
+def working_files(messages: Sequence[Message], counter: TokenCounter, budget: int, *,
+                  hidden: Container[int]) -> list[WorkingFile]:
+    """The files of the working set of ``budget`` tokens (they do not depend on what the reader is shown)."""
+    return pick_files(messages, int(budget * FILES_SHARE), hidden=hidden, size=counter.count)

@@ -141,6 +141,7 @@ def _plan_calls(messages: Sequence[Message], targets: Sequence[Block], phase: Ph
         else:
             groups.append([block])
             used = cost
+    _answer_later(messages, groups, phase, ctx)
     total = ctx.counter.total(messages)
     calls = [_call(g, phase, ctx, parts=parts, settings=settings, budget=call_budget, system=system, total=total,
                    messages=messages, window=window) for g in groups]
@@ -184,8 +185,6 @@ def _run_calls(messages: Sequence[Message], calls: Sequence[_Call], ctx: Context
             lost.set()
         return got
 
-    if len(calls) > 1:  # the later calls, about half the work, to a copy of the process if the summariser uses one
-        ctx.summarizer.answer_ahead([c.request for c in calls[_later_half(messages, calls):]])
     if len(calls) == 1 or ctx.concurrency <= 1:
         return [one(c) for c in calls]
     pool = ThreadPoolExecutor(max_workers=min(ctx.concurrency, len(calls)), thread_name_prefix="tcompact-call")
@@ -195,12 +194,24 @@ def _run_calls(messages: Sequence[Message], calls: Sequence[_Call], ctx: Context
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _later_half(messages: Sequence[Message], calls: Sequence[_Call]) -> int:
-    """Where the later calls begin that a second process takes, so that the larger share of the calls'
-    characters is as small as it can be (the later start on a tie: the copy has its own costs)."""
-    sizes = [sum(len(messages[i].text) for i in call.request.body) for call in calls]
-    total, before, best, at = sum(sizes), 0, None, len(calls)
-    for n in range(1, len(calls)):
+def _answer_later(messages: Sequence[Message], groups: Sequence[Sequence[Block]], phase: Phase, ctx: Context) -> None:
+    """The summariser told the later calls of the stage (about half the characters) as soon as they are known,
+    before their prompts are built: an answer depends on the blocks alone, and the extractive summariser has a
+    copy of the process answer them meanwhile (:meth:`~tcompact.summarizers.base.Summarizer.answer_ahead`)."""
+    if len(groups) < 2 or ctx.summarizer is None:
+        return
+    sizes = [sum(len(m.text) for m in messages[g[0].start:g[-1].end + 1]) for g in groups]
+    ctx.summarizer.answer_ahead([
+        SummaryRequest(processor="round-level", contract="blocks", prompt="", messages=tuple(messages),
+                       body=range(g[0].start, g[-1].end + 1), target_tokens=phase.target_tokens, blocks=tuple(g))
+        for g in groups[later_half(sizes):]])
+
+
+def later_half(sizes: Sequence[int]) -> int:
+    """Where the later items begin that a second process takes, so that the larger of the two shares of
+    ``sizes`` is as small as it can be (the later start on a tie: the copy has its own costs)."""
+    total, before, best, at = sum(sizes), 0, None, len(sizes)
+    for n in range(1, len(sizes)):
         before += sizes[n - 1]
         larger = max(before, total - before)
         if best is None or larger <= best:

@@ -82,28 +82,29 @@ class ExtractiveSummarizer(Summarizer):
         """Summarise ``request.messages[request.body]`` into a ``<state_snapshot>`` block, or answer a
         "blocks" request with one summary per block (:mod:`.blocks`)."""
         started = time.perf_counter()
-        if request.contract == "blocks":
-            text = self._ahead.take(request)
-            if text is None:
-                text = summarize_blocks(request, self.counter)
-            return SummaryResponse(text=text, usage=None, model="extractive", latency_s=time.perf_counter() - started)
-        titles = SECTIONS.get(request.contract)
-        if titles is None:
+        if request.contract != "blocks" and request.contract not in SECTIONS:
             raise SummarizerError("api_request_error", f"unknown summary contract {request.contract!r}",
                                   hint=f"choose one of: {', '.join(SECTIONS)}")
+        text = self._ahead.take(request)
+        if text is None:
+            text = self._answer(request)
+        return SummaryResponse(text=text, usage=None, model="extractive", latency_s=time.perf_counter() - started)
+
+    def answer_ahead(self, requests: Sequence[SummaryRequest]) -> None:
+        """A copy of the process answers ``requests`` meanwhile (:mod:`.ahead`)."""
+        self._ahead.start([r for r in requests if r.contract == "blocks" or r.contract in SECTIONS], self._answer)
+
+    def _answer(self, request: SummaryRequest) -> str:
+        if request.contract == "blocks":
+            return summarize_blocks(request, self.counter)
         error_lines_ahead(_later_outputs(request.messages, request.body))  # found meanwhile by a copy
         try:
             scan = Scan(request.messages, request.body)
         finally:
             drop_error_lines_ahead()
-        text = write_snapshot(scan, request.contract, titles, budget=request.target_tokens, counter=self.counter,
-                              preserve=instruction(request.prompt),
+        return write_snapshot(scan, request.contract, SECTIONS[request.contract], budget=request.target_tokens,
+                              counter=self.counter, preserve=instruction(request.prompt),
                               cap=max(request.cap_tokens or 0, request.target_tokens))
-        return SummaryResponse(text=text, usage=None, model="extractive", latency_s=time.perf_counter() - started)
-
-    def answer_ahead(self, requests: Sequence[SummaryRequest]) -> None:
-        """A copy of the process answers the "blocks" ``requests`` meanwhile (:mod:`.ahead`)."""
-        self._ahead.start(requests, lambda request: summarize_blocks(request, self.counter))
 
 
 def _later_outputs(messages: Sequence[Message], body: range) -> list[str]:

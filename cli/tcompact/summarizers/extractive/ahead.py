@@ -1,11 +1,12 @@
-"""Answers to "blocks" requests made ahead by a copy of the process (:mod:`tcompact.forked`, issue 26).
+"""The extractive summariser's answers made ahead by a copy of the process (:mod:`tcompact.forked`, issue 26).
 
-Round-level sends a stage's calls at once; the extractive summariser answers them in this process,
-one thread of Python at a time, while a second core waits. Told which requests are coming
-(:meth:`~tcompact.summarizers.base.Summarizer.answer_ahead`), it has a copy of the process answer
-some of them meanwhile; :meth:`Ahead.take` hands such an answer over when its request arrives (the
-same text: the answer depends on the request alone), with the token counts of its block summaries,
-which the pipeline counts next. A request the copy did not answer is answered here as before.
+The extractive summariser answers in this process, one thread of Python, while a second core waits.
+Told which requests are coming (:meth:`~tcompact.summarizers.base.Summarizer.answer_ahead`) — the later
+half of a round-level stage's calls, or the one request of a summarising compressor, which meanwhile does
+the work that does not need the answer — it has a copy of the process answer them; :meth:`Ahead.take`
+hands such an answer over when its request arrives (the same text: the answer depends on the request
+alone), with the token counts of its block summaries, which round-level counts next. A request the copy
+did not answer is answered here as before.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ class Ahead:
         self._lock = threading.Lock()
 
     def start(self, requests: Sequence[SummaryRequest], answer: Callable[[SummaryRequest], str]) -> None:
-        """Have a copy answer ``requests`` (those of the "blocks" contract) with ``answer``."""
-        wanted = [r for r in requests if r.contract == "blocks"]
+        """Have a copy answer ``requests`` with ``answer``."""
+        wanted = list(requests)
         if not wanted or not enabled():
             return
         _ = self.counter.encoding  # the tokenizer built once, before the copy is made, for both
@@ -76,9 +77,11 @@ class _Batch:
         return self.answers[n] if self.answers is not None and n < len(self.answers) else None
 
 
-def _key(request: SummaryRequest) -> tuple[int, tuple, int]:
-    """What a "blocks" answer depends on: the messages (the same object), the blocks, their budget."""
-    return id(request.messages), request.blocks, request.target_tokens
+def _key(request: SummaryRequest) -> tuple:
+    """What an answer depends on: the messages (the same object), the body, the contract and budgets, the blocks
+    of a "blocks" request, the prompt of another (its preserve instruction)."""
+    return (id(request.messages), request.contract, request.body.start, request.body.stop, request.blocks,
+            request.target_tokens, request.cap_tokens, None if request.contract == "blocks" else request.prompt)
 
 
 def _answered(text: str, counter: TokenCounter) -> _Answer:
