@@ -151,9 +151,9 @@ def _erosion(replaced: Sequence[Message], found: set[str]) -> float | None:
 
 
 def benefit(replaced: Sequence[Message], replacement: Sequence[Message], *, summary: str, before: int, after: int,
-            counter: TokenCounter, known: tuple[set[str], set[str]] | None = None) -> Benefit:
+            counter: TokenCounter) -> Benefit:
     """Whether ``replacement`` (holding ``summary``) is worth putting in the place of ``replaced`` (the whole
-    list goes from ``before`` to ``after`` tokens); ``known``: ``facts(replaced)``, made already."""
+    list goes from ``before`` to ``after`` tokens)."""
     if before > 0 and after >= before:
         return Benefit(False, f"no benefit ({after:,} ≥ {before:,} tokens); original kept", None, 1.0)
     if _skeleton(summary):
@@ -161,7 +161,7 @@ def benefit(replaced: Sequence[Message], replacement: Sequence[Message], *, summ
                        1.0)
     old_tokens = counter.total(replaced)
     tokens_kept = counter.total(replacement) / old_tokens if old_tokens else 0.0
-    tokens, sentences = facts(replaced) if known is None else known
+    tokens, sentences = facts(replaced)
     if len(tokens) + len(sentences) < MIN_FACTS:
         return Benefit(True, "compacted", None, round(tokens_kept, 4))
     text = "\n".join(m.text + "\n" + "\n".join(c.arguments for c in m.tool_calls) for m in replacement)

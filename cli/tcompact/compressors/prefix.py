@@ -27,7 +27,7 @@ from ..summarizers.calls import summarize
 from ..summarizers.contracts import extract_snapshot, prompt_text
 from ..counting.tokens import TokenCounter
 from ..counting.windows import MIN_TARGET_RATIO, TRIGGER_RATIO
-from ._benefit import benefit, facts
+from ._benefit import benefit
 from ._model import model_summary, writes_with_model
 from .base import CompressionResult, Compressor, Context, Settings, Trigger, unchanged
 from .trigger import refusal, trigger_figures, trigger_reason
@@ -106,6 +106,8 @@ class PrefixCompressor(Compressor):
     meaning: ClassVar[str]
     policy: ClassVar[str]
     builders: ClassVar[tuple[str, ...]]
+    #: Whether :meth:`ahead_of_answer` has work to do while the summariser answers.
+    works_meanwhile: ClassVar[bool] = False
 
     def span(self, messages: Sequence[Message], settings: Settings) -> Span:
         """The prefix / body / tail split."""
@@ -155,7 +157,8 @@ class PrefixCompressor(Compressor):
         def meanwhile() -> None:
             ready.update(self.ahead_of_answer(messages, span, settings, ctx))
 
-        got = summarize(messages, span, build, ctx, fixed_tokens=fixed, meanwhile=meanwhile)
+        got = summarize(messages, span, build, ctx, fixed_tokens=fixed,
+                        meanwhile=meanwhile if self.works_meanwhile else None)
         if got.response is None:
             return unchanged(self.name, messages, f"summariser failed: {got.error}", before, span=got.span,
                              calls=got.calls, failed=True, trigger=trigger)
@@ -169,8 +172,8 @@ class PrefixCompressor(Compressor):
     def ahead_of_answer(self, messages: Sequence[Message], span: Span, settings: Settings,
                         ctx: Context) -> dict[str, Any]:
         """What :meth:`compress` needs besides the summary, made while the summariser answers (the extractive
-        one in a copy of the process): the facts of what the summary replaces, for the benefit check."""
-        return {"facts": facts(_replaced(messages, span))}
+        one in a copy of the process) when :attr:`works_meanwhile`: none here."""
+        return {}
 
     def layout(self, messages: Sequence[Message], settings: Settings, counter: TokenCounter) -> Span:
         """The span ``compress`` uses (the working-set compaction sizes its tail with ``counter``)."""
@@ -208,7 +211,7 @@ class PrefixCompressor(Compressor):
         new = tuple(head + replacement + tail)
         after = counter.total(new)
         verdict = benefit(_replaced(messages, span), replacement, summary=summary, before=before, after=after,
-                          counter=counter, known=ready.get("facts"))
+                          counter=counter)
         figures = {"facts_kept": verdict.facts_kept, "tokens_kept": verdict.tokens_kept}
         if not verdict.accepted:
             return unchanged(self.name, messages, verdict.reason, before, span=span, calls=calls, trigger=trigger,

@@ -60,6 +60,7 @@ class WorkingSetCompressor(Full):
                    "the files being worked on and an index of what the tools returned")
     settings_model = WorkingSetSettings
     builders = ("plan", "skills", "todo")
+    works_meanwhile = True
 
     def span(self, messages: Sequence[Message], settings: Settings) -> Span:
         """The layout with the default token counter (``compress`` uses the run's)."""
@@ -93,15 +94,14 @@ class WorkingSetCompressor(Full):
 
     def ahead_of_answer(self, messages: Sequence[Message], span: Span, settings: Settings,
                         ctx: Context) -> dict[str, Any]:
-        """Full's, and the files of the working set: the kept messages but the summary are known already (the
-        user's messages kept verbatim, the tail), and so what the reader no longer sees and the budget."""
+        """The files of the working set: the kept messages but the summary are known already (the user's
+        messages kept verbatim, the tail), and so what the reader no longer sees and the budget."""
         assert isinstance(settings, WorkingSetSettings)
         kept = (list(messages[: span.body.start]) + pinned(messages, span.body)
                 + kept_user_messages([messages[i] for i in span.body], settings.user_messages_max_tokens, ctx.counter)
                 + self.kept_tail(messages, span, settings, ctx))
         hidden, budget = self._hidden(messages, kept), self._budget(messages, span, settings, ctx)
-        return {**super().ahead_of_answer(messages, span, settings, ctx),
-                "files": (hidden, budget, working_files(messages, ctx.counter, budget, hidden=hidden))}
+        return {"files": (hidden, budget, working_files(messages, ctx.counter, budget, hidden=hidden))}
 
     def reinjected(self, messages: Sequence[Message], kept: Sequence[Message], span: Span, settings: Settings, *,
                    ctx: Context, target: int, ready: dict[str, Any] | None = None) -> Message | None:

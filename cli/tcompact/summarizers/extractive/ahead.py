@@ -19,6 +19,7 @@ import orjson
 from ...counting.tokens import TokenCounter
 from ...forked import Forked, enabled
 from ..base import SummaryRequest
+from .tools.errors import remember, remembered
 
 __all__ = ["Ahead"]
 
@@ -39,7 +40,7 @@ class Ahead:
         if not wanted or not enabled():
             return
         _ = self.counter.encoding  # the tokenizer built once, before the copy is made, for both
-        batch = _Batch(wanted, Forked(lambda: [_answered(answer(r), self.counter) for r in wanted]))
+        batch = _Batch(wanted, Forked(lambda: _answers(wanted, answer, self.counter)))
         with self._lock:
             self._batches.append(batch)
 
@@ -60,10 +61,10 @@ class Ahead:
 
 
 class _Batch:
-    def __init__(self, requests: list[SummaryRequest], copy: Forked[list[_Answer]]) -> None:
+    def __init__(self, requests: list[SummaryRequest], copy: Forked[tuple[list[_Answer], dict]]) -> None:
         self.requests = requests
         self.pending = {_key(r): n for n, r in enumerate(requests)}
-        self.copy: Forked[list[_Answer]] | None = copy
+        self.copy: Forked[tuple[list[_Answer], dict]] | None = copy
         self.answers: list[_Answer] | None = None
 
     def holds(self, request: SummaryRequest) -> bool:
@@ -73,7 +74,10 @@ class _Batch:
     def pop(self, request: SummaryRequest) -> _Answer | None:
         n = self.pending.pop(_key(request))
         if self.copy is not None:  # the first request of the batch: wait for the copy
-            self.answers, self.copy = self.copy.result(), None
+            got, self.copy = self.copy.result(), None
+            if got is not None:
+                self.answers, found = got
+                remember(found)  # the error lines of the outputs it read: the benefit check reads them again
         return self.answers[n] if self.answers is not None and n < len(self.answers) else None
 
 
@@ -82,6 +86,14 @@ def _key(request: SummaryRequest) -> tuple:
     of a "blocks" request, the prompt of another (its preserve instruction)."""
     return (id(request.messages), request.contract, request.body.start, request.body.stop, request.blocks,
             request.target_tokens, request.cap_tokens, None if request.contract == "blocks" else request.prompt)
+
+
+def _answers(requests: list[SummaryRequest], answer: Callable[[SummaryRequest], str], counter: TokenCounter
+             ) -> tuple[list[_Answer], dict]:
+    """In the copy: each answer, and the error lines it found (remembered by :func:`error_lines`)."""
+    known = remembered().keys()
+    out = [_answered(answer(r), counter) for r in requests]
+    return out, {k: v for k, v in remembered().items() if k not in known}
 
 
 def _answered(text: str, counter: TokenCounter) -> _Answer:

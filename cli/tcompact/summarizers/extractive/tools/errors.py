@@ -29,7 +29,8 @@ from ....forked import Forked, enabled
 from ..text import cut, lowered, one_line
 from .outputs import HEADER_LINE, first_lines
 
-__all__ = ["drop_error_lines_ahead", "error_lines", "error_lines_ahead", "outcome_line", "key_error"]
+__all__ = ["drop_error_lines_ahead", "error_lines", "error_lines_ahead", "outcome_line", "key_error", "remember",
+           "remembered"]
 
 _WORDS = ("error", "fatal", "fail", "panic", "exception", "traceback", "not found", "denied", "err!", "cannot",
           "no such file", "not permitted", "*** ")
@@ -154,6 +155,20 @@ def error_lines_ahead(texts: Sequence[str], limit: int = 4) -> None:
         _AHEAD.append((frozenset(todo), copy))
 
 
+def remembered() -> dict[tuple[bytes, int], tuple[str, ...]]:
+    """The answers :func:`error_lines` remembers, as they are now (a copy)."""
+    with _REMEMBERING:
+        return dict(_REMEMBERED)
+
+
+def remember(found: dict[tuple[bytes, int], tuple[str, ...]]) -> None:
+    """Answers found elsewhere (by a copy of the process) remembered as this process's own."""
+    with _REMEMBERING:
+        _REMEMBERED.update(found)
+        while len(_REMEMBERED) > _REMEMBER:
+            _REMEMBERED.pop(next(iter(_REMEMBERED)), None)
+
+
 def drop_error_lines_ahead() -> None:
     """The copies whose answers were not asked for stopped, and forgotten."""
     with _REMEMBERING:
@@ -170,11 +185,9 @@ def _from_ahead(key: tuple[bytes, int]) -> tuple[str, ...] | None:
         if batch is None:
             return None
         _AHEAD.remove(batch)
-        found = batch[1].result() or {}
-        _REMEMBERED.update(found)
-        while len(_REMEMBERED) > _REMEMBER:
-            _REMEMBERED.pop(next(iter(_REMEMBERED)), None)
-        return found.get(key)
+    found = batch[1].result() or {}
+    remember(found)
+    return found.get(key)
 
 
 def _error_lines(text: str, limit: int) -> list[str]:
