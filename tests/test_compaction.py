@@ -441,7 +441,7 @@ def test_a_failed_job_reports_its_failure_after_writing_the_dumps(tmp_path, monk
     from tcompact.compaction import job as job_module
 
     real = job_module.compact_file
-    monkeypatch.setattr(job_module, "compact_file", lambda path, options: real(path, options, summarizer=_failing()))
+    monkeypatch.setattr(job_module, "compact_file", lambda path, options, **kw: real(path, options, summarizer=_failing(), **kw))
     source = _copy(tmp_path)
     out = Heard().run(CompactJob(source, DIALOGUE))
     assert isinstance(out.failure, WorkFailed) and out.failure.exit_code == 1
@@ -457,7 +457,7 @@ def test_a_job_whose_output_does_not_read_back_fails_and_strict_says_why(tmp_pat
     from tcompact.compaction import job as job_module
 
     real = job_module.compact_file
-    monkeypatch.setattr(job_module, "compact_file", lambda path, options: _not_reading_back(real(path, options)))
+    monkeypatch.setattr(job_module, "compact_file", lambda path, options, **kw: _not_reading_back(real(path, options, **kw)))
     source = _copy(tmp_path)
     heard = Heard()
     out = heard.run(CompactJob(source, DIALOGUE))

@@ -132,4 +132,3 @@ def _reap(pid: int, fd: int | None, *, kill: bool = True) -> int:
         return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     except ChildProcessError:
         return -1
-

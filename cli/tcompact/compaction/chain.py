@@ -74,16 +74,17 @@ class CompactionRun:
                                   ctx=self.dump_context)
 
 
-def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summarizer | None = None
-                 ) -> CompactionRun:
+def compact_file(path: str | Path, options: CompactOptions, *, summarizer: Summarizer | None = None,
+                 dumps_ahead: bool = False) -> CompactionRun:
     """Run the chain over one transcript of ``path``; ``summarizer`` overrides the one the options name."""
     source = read_file(path, replace(options.read, keep_raw=True))
-    return compact_source(source, options, summarizer=summarizer)
+    return compact_source(source, options, summarizer=summarizer, dumps_ahead=dumps_ahead)
 
 
-def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: Summarizer | None = None
-                   ) -> CompactionRun:
-    """Run the chain over one transcript of a file already read (with its raw records kept)."""
+def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: Summarizer | None = None,
+                   dumps_ahead: bool = False) -> CompactionRun:
+    """Run the chain over one transcript of a file already read (with its raw records kept); ``dumps_ahead``:
+    the dumps will be written, and their redaction may be made meanwhile (:mod:`tcompact.dump.ahead`)."""
     source, left_out = without_cut_off_line(source, options.into_session)
     original = source.transcript(options.transcript)
     fmt = options.to or (source.format if source.format in writable() else "chat")
@@ -94,7 +95,7 @@ def compact_source(source: SourceFile, options: CompactOptions, *, summarizer: S
     if summarizer is None and options.uses_summarizer:
         summarizer = summarizers.build(options.summarizer_settings, counter=counter, progress=options.progress)
     ahead = None
-    if summarizer is not None and forked.enabled():  # the dumps' redaction, made meanwhile (dump/ahead.py)
+    if dumps_ahead and summarizer is not None and forked.enabled():  # the dumps' redaction, made meanwhile
         counter.total(original.messages)  # (counted first, as the chain does: counting takes both cores)
         ahead = DumpsAhead(original.messages)
     ctx = Context(counter=counter, window=window, summarizer=summarizer, force=options.now,

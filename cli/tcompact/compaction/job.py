@@ -105,7 +105,8 @@ def _run_job(job: CompactJob, *, warn: Callable[[str], None],
     _say_unknown_model(job.options, warn)
     path, place, paths = _targets(job)
     _check_targets(job, path, paths, in_place=place.in_place)
-    run = place.adopt(compact_file(path, place.options(job.options.placed(offload_dir=str(paths.store.resolve())))))
+    run = place.adopt(compact_file(path, place.options(job.options.placed(offload_dir=str(paths.store.resolve()))),
+                                   dumps_ahead=not job.dry_run))
     _warn_read(run, path, warn=warn, warn_skipped=warn_skipped)
     refused = None if job.dry_run else place.refusal()
     if refused is not None:  # the agent wrote to the session meanwhile: the run failed, and says so everywhere

@@ -61,13 +61,6 @@ class DumpsAhead:
         known = self._known
         return lambda text: known[text] if text in known else redact(text)
 
-    def close(self) -> None:
-        """The copies stopped, if they still run (their answers are not wanted)."""
-        for copy in [self._context, *(c for _, c in self._texts)]:
-            if copy is not None:
-                copy.close()
-        self._context, self._texts = None, []
-
 
 def _context(messages: Sequence[Message]) -> tuple[dict[str, str], str]:
     seen: dict[str, str] = {}

@@ -23,7 +23,7 @@ __all__ = ["run_chain"]
 def run_chain(source: SourceFile, chain: str, *, options: EvalOptions, cut: int | None = None
               ) -> tuple[CompactionRun, tuple[Message, ...]]:
     """The run of ``chain`` over ``source`` (its dumps written when asked) and the context after it."""
-    run = compact_source(source, options.compact_options(chain))
+    run = compact_source(source, options.compact_options(chain), dumps_ahead=options.dump_dir is not None)
     if options.dump_dir is not None and run.calls:
         folder = options.dump_dir / safe_name(run.dump_context.session)
         folder = (folder / f"cut-{cut}" if cut is not None else folder) / safe_name(chain)
