@@ -17,7 +17,7 @@ from tcompact.compaction import CompactOptions, compact_file
 from tcompact.compressors import parse_sets
 from tcompact.compressors.round_level.phase import later_half
 from tcompact.counting.tokens import TokenCounter
-from tcompact.dump import ahead as dumps_ahead
+from tcompact.dump import ahead as dump_ahead
 from tcompact.forked import Forked
 from tcompact.model import Message
 from tcompact.summarizers.extractive.tools import errors
@@ -123,7 +123,7 @@ def _normal(value):
 
 
 def _outcome(path, chain, sets):
-    run = compact_file(path, CompactOptions(chain=chain, now=True, overrides=parse_sets(sets)))
+    run = compact_file(path, CompactOptions(chain=chain, now=True, overrides=parse_sets(sets)), dumps_ahead=True)
     dumps = {}
     for _, doc in run.dumps():
         doc["hashes"].pop("response")  # (the response holds the latency)
@@ -138,7 +138,7 @@ def _outcome(path, chain, sets):
 ])
 def test_a_compaction_writes_the_same_with_copies_and_without(tmp_path, monkeypatch, chain, sets):
     path = _secret_session(tmp_path)
-    monkeypatch.setattr(dumps_ahead, "MIN_TEXTS", 0)  # every stage's prompts to a copy
+    monkeypatch.setattr(dump_ahead, "MIN_TEXTS", 0)  # every stage's prompts to a copy
     monkeypatch.setattr(errors, "_AHEAD_FROM", 0)  # and every scan's error lines
     answered = []
     result = Forked.result
@@ -166,7 +166,57 @@ def test_a_compaction_writes_the_same_with_copies_and_without(tmp_path, monkeypa
         assert len(with_copies[1]) >= 3  # several calls: some answered by the copy
 
 
+@needs_copies
+def test_no_redaction_ahead_for_dumps_nobody_writes(tmp_path, monkeypatch):
+    """``compact --dry-run`` and ``eval`` without ``--dump-dir`` write no dumps: no copy redacts them."""
+    made = []
+    real = dump_ahead.DumpsAhead.__init__
+
+    def spied(self, messages):
+        made.append(len(messages))
+        real(self, messages)
+
+    monkeypatch.setattr(dump_ahead.DumpsAhead, "__init__", spied)
+    path = _secret_session(tmp_path)
+    compact_file(path, CompactOptions(chain="full", now=True))
+    assert made == []
+    compact_file(path, CompactOptions(chain="full", now=True), dumps_ahead=True)
+    assert made == [len(tool_heavy_session(12)) + 3]
+
+
 @pytest.mark.parametrize("sizes, at", [([10, 10, 10, 10], 2), ([100, 1, 1], 1), ([1, 1, 100], 2), ([5, 5], 1),
                                        ([1, 2, 3, 4, 5, 6], 4), ([7], 1)])
 def test_the_later_calls_given_to_a_copy_hold_about_half_the_work(sizes, at):
     assert later_half(sizes) == at
+
+
+# the counting copy ------------------------------------------------------------------------------
+
+
+@needs_copies
+def test_a_counting_copy_counts_as_the_tokenizer_here():
+    from tcompact.counting.helper import CountingCopy
+
+    texts = ["hello world", "x" * 300_000 + " ü", "lone \ud800 surrogate", "", "naïve café"]
+    copy = CountingCopy("cl100k_base")
+    assert copy.alive
+    here = TokenCounter("cl100k_base", cache=False)
+    assert copy.counts(texts) == [here.count(t) for t in texts]
+    assert copy.counts(["one more"]) == [here.count("one more")]
+
+
+@needs_copies
+def test_a_counter_without_its_tokenizer_counts_through_the_copy_and_without_it_when_it_dies(monkeypatch):
+    from tcompact.counting import helper
+
+    monkeypatch.setattr(helper, "_RUNNING", {})
+    helper.start("cl100k_base")
+    copy = helper.running("cl100k_base")
+    assert copy is not None
+    counter = TokenCounter("cl100k_base", cache=False)
+    expected = TokenCounter("cl100k_base", cache=False)
+    assert counter.count("counted elsewhere") == expected.count("counted elsewhere")
+    assert counter._encoding is None and counter.tokenized == 1  # no tokenizer built here
+    os.kill(copy.pid, signal.SIGKILL)
+    assert counter.count("counted here") == expected.count("counted here")
+    assert counter._encoding is not None and helper.running("cl100k_base") is None

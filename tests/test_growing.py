@@ -9,6 +9,8 @@ import pytest
 from codex_lines import item, ln, message, rollout, token_count
 from conftest import REAL_FILES, SAMPLES, SESSION, jsonl, msg, real_file
 
+from tcompact.counting import helper
+from tcompact.forked import enabled as forked_enabled
 from tcompact.inspection import growing
 from tcompact.counting import cache as tokencache
 from tcompact.errors import TcompactError
@@ -265,3 +267,29 @@ def test_a_claude_file_without_parents_grows_in_file_order_until_a_line_names_on
             fh.write(b"".join(tail))
         assert inspect_file(path) == _scratch(path, InspectOptions(), monkeypatch)
     assert reads == ["whole", "resumed", "whole", "resumed"]
+
+
+@pytest.mark.skipif(not forked_enabled(), reason="copies of the process are made on Linux with two CPUs or more")
+def test_a_grown_file_is_counted_by_a_copy_that_built_the_tokenizer_meanwhile(tmp_path, own_cache, reads,
+                                                                                monkeypatch):
+    """Issue 26: from HELPER_FROM bytes read on, a copy of the process builds the tokenizer while they are read
+    and counts the new texts; the reports are those of reads from scratch."""
+    monkeypatch.setattr(growing, "HELPER_FROM", 0)
+    answered = []
+    real = helper.CountingCopy.counts
+
+    def spied(self, texts):
+        got = real(self, texts)
+        answered.append(got is not None)
+        return got
+
+    monkeypatch.setattr(helper.CountingCopy, "counts", spied)
+    lines = real_file("codemie").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"")
+    options = InspectOptions(top=5)
+    for n in (len(lines) // 3, 2 * len(lines) // 3, len(lines)):
+        path.write_bytes(b"".join(lines[:n]))  # (the same first bytes: a read going on from the last)
+        assert _inspect(path, options) == _scratch(path, options, monkeypatch)
+    assert reads == ["whole", "resumed", "resumed"]  # (the first read: no state yet)
+    assert answered and all(answered)

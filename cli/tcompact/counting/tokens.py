@@ -18,6 +18,7 @@ and in the persistent cache shared by every tcompact process (:mod:`tcompact.cou
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -192,6 +193,12 @@ class TokenCounter:
         return [cache[t] if t in cache else counted[t] for t in texts]
 
     def _counts(self, texts: Sequence[str]) -> list[int]:
+        helper = sys.modules.get("tcompact.counting.helper")  # (imported by what started a copy, if anything did)
+        if self._encoding is None and helper is not None and (copy := helper.running(self.encoding_name)) is not None:
+            counted = copy.counts(list(texts))  # the tokenizer a copy built meanwhile
+            if counted is not None:
+                self.tokenized += len(texts)
+                return counted
         encoding = self.encoding
         self.tokenized += len(texts)
         if self._to_buffer is None:
