@@ -153,12 +153,9 @@ class PrefixCompressor(Compressor):
             return self._with_model(messages, span, ctx, build(span), settings=settings, before=before, target=target,
                                     trigger=trigger)
         ready: dict[str, Any] = {}  # what needs no summary, made while the summariser answers
-
-        def meanwhile() -> None:
-            ready.update(self.ahead_of_answer(messages, span, settings, ctx))
-
-        got = summarize(messages, span, build, ctx, fixed_tokens=fixed,
-                        meanwhile=meanwhile if self.works_meanwhile else None)
+        meanwhile = (lambda: ready.update(self.ahead_of_answer(messages, span, settings, ctx))) \
+            if self.works_meanwhile else None
+        got = summarize(messages, span, build, ctx, fixed_tokens=fixed, meanwhile=meanwhile)
         if got.response is None:
             return unchanged(self.name, messages, f"summariser failed: {got.error}", before, span=got.span,
                              calls=got.calls, failed=True, trigger=trigger)

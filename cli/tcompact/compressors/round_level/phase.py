@@ -36,6 +36,7 @@ from ...counting.tokens import TokenCounter
 from ...summarizers.calls import Summary, summarize
 from ...summarizers.fitting import OUTPUT_SHARE, prompt_room
 from ..base import CallRecord, Context
+from .ahead import answer_later
 from .prompting import PromptParts, fit_prompt, system_prompt
 from .targets import memory_message, memory_text, pinned
 
@@ -141,7 +142,7 @@ def _plan_calls(messages: Sequence[Message], targets: Sequence[Block], phase: Ph
         else:
             groups.append([block])
             used = cost
-    _answer_later(messages, groups, phase, ctx)
+    answer_later(messages, groups, phase.target_tokens, ctx)
     total = ctx.counter.total(messages)
     calls = [_call(g, phase, ctx, parts=parts, settings=settings, budget=call_budget, system=system, total=total,
                    messages=messages, window=window) for g in groups]
@@ -192,31 +193,6 @@ def _run_calls(messages: Sequence[Message], calls: Sequence[_Call], ctx: Context
         return list(pool.map(one, calls))
     finally:  # all done, or Ctrl-C: the calls not started are dropped and those in flight not waited for
         pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _answer_later(messages: Sequence[Message], groups: Sequence[Sequence[Block]], phase: Phase, ctx: Context) -> None:
-    """The summariser told the later calls of the stage (about half the characters) as soon as they are known,
-    before their prompts are built: an answer depends on the blocks alone, and the extractive summariser has a
-    copy of the process answer them meanwhile (:meth:`~tcompact.summarizers.base.Summarizer.answer_ahead`)."""
-    if len(groups) < 2 or ctx.summarizer is None:
-        return
-    sizes = [sum(len(m.text) for m in messages[g[0].start:g[-1].end + 1]) for g in groups]
-    ctx.summarizer.answer_ahead([
-        SummaryRequest(processor="round-level", contract="blocks", prompt="", messages=tuple(messages),
-                       body=range(g[0].start, g[-1].end + 1), target_tokens=phase.target_tokens, blocks=tuple(g))
-        for g in groups[later_half(sizes):]])
-
-
-def later_half(sizes: Sequence[int]) -> int:
-    """Where the later items begin that a second process takes, so that the larger of the two shares of
-    ``sizes`` is as small as it can be (the later start on a tie: the copy has its own costs)."""
-    total, before, best, at = sum(sizes), 0, None, len(sizes)
-    for n in range(1, len(sizes)):
-        before += sizes[n - 1]
-        larger = max(before, total - before)
-        if best is None or larger <= best:
-            best, at = larger, n
-    return at
 
 
 def _lost(got: Summary) -> bool:
