@@ -15,7 +15,7 @@ from generated_sessions import _call, _result, chat_bytes, tool_heavy_session
 from tcompact import forked
 from tcompact.compaction import CompactOptions, compact_file
 from tcompact.compressors import parse_sets
-from tcompact.compressors.round_level.ahead import later_half
+from tcompact.forked import later_half
 from tcompact.counting.tokens import TokenCounter
 from tcompact.dump import ahead as dump_ahead
 from tcompact.forked import Forked

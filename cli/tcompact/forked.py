@@ -20,11 +20,11 @@ import pickle
 import signal
 import sys
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import IO, Generic, NoReturn, TypeVar
 
-__all__ = ["Forked", "disabled", "enabled"]
+__all__ = ["Forked", "disabled", "enabled", "in_copy", "later_half", "reap"]
 
 T = TypeVar("T")
 _ALLOWED = [True]
@@ -70,7 +70,7 @@ class Forked(Generic[T]):
             _child(work, write)
         os.close(write)
         self._pid, self._fd = pid, read
-        self._finalizer = weakref.finalize(self, _reap, pid, read)
+        self._finalizer = weakref.finalize(self, reap, pid, read)
 
     def result(self) -> T | None:
         """The copy's answer, waited for; None when there is no copy or it failed (then do the work here)."""
@@ -84,7 +84,7 @@ class Forked(Generic[T]):
             with os.fdopen(fd, "rb") as pipe:
                 data = pipe.read()
         finally:
-            status = _reap(pid, None, kill=not data)
+            status = reap(pid, kill=not data)
         if status != 0 or not data:
             return None
         try:
@@ -100,15 +100,25 @@ class Forked(Generic[T]):
 
 
 def _child(work: Callable[[], object], write: int) -> None:
-    """In the copy: compute, write the pickled answer, exit at once (no cleanup of the parent's: its
-    buffers, files and exit handlers are the parent's)."""
+    """In the copy: compute, write the pickled answer."""
+
+    def answer() -> None:
+        data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(data)
+
+    in_copy(answer)
+
+
+def in_copy(body: Callable[[], object]) -> NoReturn:
+    """Run ``body`` in a copy just made, then end the copy at once: status 0 when it returned, 1 when it raised
+    (the parent then does the work). Nothing of the parent's is cleaned up: its buffers, files and exit
+    handlers are the parent's."""
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the whole group: the copy just ends
         gc.disable()  # a collection would touch, and so copy, every page of the parent's objects
-        data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
-        with os.fdopen(write, "wb") as pipe:
-            pipe.write(data)
+        body()
         code = 0
     except BaseException:  # noqa: BLE001 - any failure: the parent does the work
         pass
@@ -116,11 +126,12 @@ def _child(work: Callable[[], object], write: int) -> None:
         os._exit(code)
 
 
-def _reap(pid: int, fd: int | None, *, kill: bool = True) -> int:
-    """Wait for the copy (stopped first when ``kill``); its exit status."""
-    if fd is not None:
+def reap(pid: int, *ends: int | IO[bytes], kill: bool = True) -> int:
+    """Close this process's ``ends`` of the pipes to a copy (descriptors or files), stop the copy when ``kill``,
+    wait for it; its exit status."""
+    for end in ends:
         try:
-            os.close(fd)
+            os.close(end) if isinstance(end, int) else end.close()
         except OSError:
             pass
     if kill:
@@ -132,3 +143,16 @@ def _reap(pid: int, fd: int | None, *, kill: bool = True) -> int:
         return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     except ChildProcessError:
         return -1
+
+
+def later_half(sizes: Sequence[int]) -> int:
+    """Where the later items of some work begin that a copy takes, so that the larger of the two shares of
+    ``sizes`` is as small as it can be (the later start on a tie: the copy has its own costs; ``len(sizes)``,
+    nothing for the copy, when there is one item)."""
+    total, before, best, at = sum(sizes), 0, None, len(sizes)
+    for n in range(1, len(sizes)):
+        before += sizes[n - 1]
+        larger = max(before, total - before)
+        if best is None or larger <= best:
+            best, at = larger, n
+    return at

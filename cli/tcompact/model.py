@@ -28,6 +28,7 @@ __all__ = [
     "ToolIndex",
     "ToolLink",
     "index_tool_calls",
+    "same_messages",
     "text_of",
     "text_pieces",
     "IMAGE_PART_TYPES",
@@ -221,6 +222,12 @@ _PAIRED_KEPT = 4
 _PAIRING = threading.Lock()
 
 
+def same_messages(a: Sequence[Message], b: Sequence[Message]) -> bool:
+    """Whether two lists hold the same message objects in the same order (messages are frozen: what is made
+    of one list holds for the other)."""
+    return len(a) == len(b) and all(map(is_, a, b))
+
+
 def index_tool_calls(messages: Sequence[Message]) -> ToolIndex:
     """Pair every tool result with the nearest earlier call carrying its id.
 
@@ -230,7 +237,7 @@ def index_tool_calls(messages: Sequence[Message]) -> ToolIndex:
     """
     with _PAIRING:  # (summariser and batch threads pair lists too)
         for n, (seen, index) in enumerate(_PAIRED):
-            if len(seen) == len(messages) and all(map(is_, seen, messages)):
+            if same_messages(seen, messages):
                 _PAIRED.insert(0, _PAIRED.pop(n))
                 return index
     index = _index_tool_calls(messages)

@@ -202,7 +202,6 @@ class PrefixCompressor(Compressor):
         lead, note = self.replacement(messages, span, summary, settings, counter)
         head, tail = list(messages[: span.body.start]) + pinned(messages, span.body), self.kept_tail(
             messages, span, settings, ctx)
-        ready = ready or {}
         extra = self.reinjected(messages, head + lead + tail, span, settings, ctx=ctx, target=target, ready=ready)
         replacement = lead + ([extra] if extra else [])
         new = tuple(head + replacement + tail)

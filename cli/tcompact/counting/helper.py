@@ -12,14 +12,13 @@ this process does (its pipe then ends).
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
-import signal
 import threading
 import weakref
+from typing import NoReturn
 
-from ..forked import enabled
+from ..forked import enabled, in_copy, reap
 
 __all__ = ["CountingCopy", "running", "start"]
 
@@ -65,7 +64,7 @@ class CountingCopy:
         self._to = os.fdopen(down_write, "wb")
         self._from = os.fdopen(up_read, "rb")
         self.alive = True
-        self._finalizer = weakref.finalize(self, _end, pid, self._to, self._from)
+        self._finalizer = weakref.finalize(self, reap, pid, self._to, self._from)
 
     def counts(self, texts: list[str]) -> list[int] | None:
         """The token counts of ``texts``, in order; None when the copy does not answer (count them here)."""
@@ -89,12 +88,10 @@ class CountingCopy:
             return got
 
 
-def _serve(encoding: str, down: int, up: int) -> None:
+def _serve(encoding: str, down: int, up: int) -> NoReturn:
     """In the copy: build the tokenizer, then count each batch sent until the pipe ends."""
-    code = 1
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        gc.disable()
+
+    def serve() -> None:
         _RUNNING.clear()  # (the copy counts by itself)
         from .tokens import TokenCounter
 
@@ -106,24 +103,5 @@ def _serve(encoding: str, down: int, up: int) -> None:
                 data = pickle.dumps(counter._counts(texts), protocol=pickle.HIGHEST_PROTOCOL)
                 out.write(len(data).to_bytes(_HEADER, "little") + data)
                 out.flush()
-        code = 0
-    except BaseException:  # noqa: BLE001 - any failure: the parent counts by itself
-        pass
-    finally:
-        os._exit(code)
 
-
-def _end(pid: int, *pipes: object) -> None:
-    for pipe in pipes:
-        try:
-            pipe.close()  # type: ignore[attr-defined]
-        except OSError:
-            pass
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
+    in_copy(serve)

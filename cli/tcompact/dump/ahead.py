@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..forked import Forked
-from ..model import Message
+from ..model import Message, same_messages
 from ..redact import redact, redact_value
 from .values import digest, message_dict
 
@@ -39,7 +39,7 @@ class DumpsAhead:
     def redaction(self, before: Sequence[Message]) -> tuple[dict[str, str], str] | None:
         """(the strings of the transcript redaction changed → what they became, the digest of the redacted
         messages) when ``before`` is the transcript this was made for and the copy answered; else None."""
-        if len(before) != len(self.messages) or any(a is not b for a, b in zip(before, self.messages)):
+        if not same_messages(before, self.messages):
             return None
         if self._context is not None:
             self._context_made, self._context = self._context.result(), None

@@ -119,7 +119,7 @@ def inspect_grown(path: str | Path, options: InspectOptions, kept: Kept) -> File
     if mark is not None and _grown_by(path, mark[0]) >= HELPER_FROM:  # (looked at before the file is hashed)
         from ..counting import helper
 
-        helper.start(_encoding(options, kept.state))  # the tokenizer built meanwhile, for the appended texts
+        helper.start(_encoding(options))  # the tokenizer built meanwhile, for the appended texts
     scan = digest_with_mark(Path(path), *(mark[:2] if mark else (None, None)), keep_from=mark[2] if mark else 0)
     where = reportcache.slot_of(scan[0], options) if scan is not None else None
     if where is not None and (found := reportcache.get(where, path)) is not None:
@@ -145,23 +145,12 @@ def _grown_by(path: str | Path, end: int) -> int:
         return 0
 
 
-def _encoding(options: InspectOptions, state: Any) -> str:
-    """The encoding the appended texts will most likely be counted with: the one asked for, else the model's,
-    else the one the kept messages were counted with."""
-    from ..counting.encodings import ENCODINGS, encoding_for_model
+def _encoding(options: InspectOptions) -> str:
+    """The encoding the appended texts will most likely be counted with: the one asked for, else the model's
+    (o200k_base when none is named, as for Claude Code and Codex sessions)."""
+    from ..counting.encodings import encoding_for_model
 
-    if options.encoding is not None:
-        return options.encoding
-    if options.model is not None:
-        return encoding_for_model(options.model)[0]
-    stack, seen = [state.get("messages") if isinstance(state, dict) else None], 0
-    while stack and seen < 10_000:
-        item, seen = stack.pop(), seen + 1
-        if isinstance(item, (list, tuple)):
-            if item and isinstance(item[0], str) and item[0] in ENCODINGS:
-                return item[0]
-            stack.extend(reversed(item[:4]))
-    return "o200k_base"
+    return options.encoding or encoding_for_model(options.model)[0]
 
 
 class _Read:

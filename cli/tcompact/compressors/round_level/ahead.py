@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...forked import later_half
 from ...model import Message
 from ...summarizers.base import Block, SummaryRequest
 from ..base import Context
 
-__all__ = ["answer_later", "later_half"]
+__all__ = ["answer_later"]
 
 
 def answer_later(messages: Sequence[Message], groups: Sequence[Sequence[Block]], target_tokens: int, ctx: Context
@@ -25,15 +26,3 @@ def answer_later(messages: Sequence[Message], groups: Sequence[Sequence[Block]],
         SummaryRequest(processor="round-level", contract="blocks", prompt="", messages=tuple(messages),
                        body=range(g[0].start, g[-1].end + 1), target_tokens=target_tokens, blocks=tuple(g))
         for g in groups[later_half(sizes):]])
-
-
-def later_half(sizes: Sequence[int]) -> int:
-    """Where the later items begin that a second process takes, so that the larger of the two shares of
-    ``sizes`` is as small as it can be (the later start on a tie: the copy has its own costs)."""
-    total, before, best, at = sum(sizes), 0, None, len(sizes)
-    for n in range(1, len(sizes)):
-        before += sizes[n - 1]
-        larger = max(before, total - before)
-        if best is None or larger <= best:
-            best, at = larger, n
-    return at

@@ -42,6 +42,7 @@ import time
 from collections.abc import Sequence
 
 from ...counting.tokens import TokenCounter
+from ...forked import later_half
 from ...model import Message
 from ..base import BackendSettings, Summarizer, SummarizerError, SummaryRequest, SummaryResponse
 from ..contracts import SECTIONS
@@ -108,12 +109,7 @@ class ExtractiveSummarizer(Summarizer):
 
 
 def _later_outputs(messages: Sequence[Message], body: range) -> list[str]:
-    """The tool outputs of the later part of ``body`` holding half of its outputs' characters: the scan
+    """The tool outputs of the later part of ``body`` holding about half of its outputs' characters: the scan
     reaches them once it has read the earlier half itself."""
     outputs = [m.text for m in messages[body.start:body.stop] if m.role in ("tool", "function")]
-    left = sum(map(len, outputs)) / 2
-    n = len(outputs)
-    while n > 0 and len(outputs[n - 1]) <= left:
-        n -= 1
-        left -= len(outputs[n])
-    return outputs[n:]
+    return outputs[later_half([len(t) for t in outputs]):]

@@ -120,10 +120,7 @@ def error_lines(text: str, limit: int = 4) -> list[str]:
         found = _from_ahead(key)
     if found is None:
         found = tuple(_error_lines(text, limit))
-        with _REMEMBERING:
-            _REMEMBERED[key] = found
-            if len(_REMEMBERED) > _REMEMBER:
-                _REMEMBERED.pop(next(iter(_REMEMBERED)), None)
+        remember({key: found})
     return list(found)
 
 
