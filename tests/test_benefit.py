@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcompact.compressors._benefit import DENSITY, MIN_FACTS, _tokens, benefit, facts
+from conftest import REAL_FILES, real_file
+from tcompact.compressors._benefit import DENSITY, MIN_FACTS, _tokens, benefit, facts, word_facts
+from tcompact.formats import read_file
 from tcompact.model import Message, ToolCall
 from tcompact.counting.tokens import TokenCounter
 
@@ -31,6 +33,24 @@ def test_facts_are_tokens_of_words_and_short_arguments_and_user_sentences():
     assert sentences == {"Please fix the exporter in rosterkit/export.py before Friday."}
     secret = [Message(role="user", content="use key sk-proj-" + "A1b2C3d4" * 6 + " in deploy/run.sh")]
     assert facts(secret)[0] == {"deploy/run.sh"}  # the secret is redacted first: it is no fact to lose
+
+
+def test_the_facts_of_the_words_made_beforehand_with_those_of_the_outputs_after_are_the_facts():
+    """working-set makes the facts but the outputs' while the summariser answers (the outputs' error lines are
+    the summariser's to find): the two parts make the same facts."""
+    words = word_facts(body())
+    assert words == ({"rosterkit/export.py", "export_members", "write_header", "tests/test_export.py"},
+                     {"Please fix the exporter in rosterkit/export.py before Friday."})
+    assert facts(body(), words=words) == facts(body())
+    assert facts(body(), words=(set(), set())) == ({"UnicodeEncodeError"}, set())  # only the outputs' added
+
+
+@pytest.mark.parametrize("key", sorted(REAL_FILES))
+def test_the_facts_made_in_two_parts_are_those_made_at_once_on_the_shared_sessions(key):
+    for transcript in read_file(real_file(key)).transcripts:
+        messages = list(transcript.messages)
+        whole = facts(messages)
+        assert facts(messages, words=word_facts(messages)) == whole and whole[0]
 
 
 def replacement(text):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tcompact.model import Message, ToolCall
 from tcompact.counting.tokens import TokenCounter
 from tcompact.working_set import file_views, pick_files, terms, working_set
-from tcompact.working_set.index import build_index
+from tcompact.working_set.index import build_index, rank_terms
 from tcompact.working_set.picking import _FILE_NAME, _names_in
 
 READ = "     1→def parse(text):\n     2→    return text.split(',')\n\n<system-reminder>\nConsider malware.\n" \
@@ -93,6 +93,14 @@ def test_the_index_lists_hidden_terms_by_output_named_again_first_within_the_bud
     everything = build_index(msgs, counter, 10_000, hidden=range(len(msgs)), shown="DATABASE_URL")
     assert sum(len(e.terms) for e in everything) == 41 and "DATABASE_URL" not in everything[1].terms
     assert build_index(msgs, counter, 10_000, hidden={5}) == []  # only outputs at hidden indices
+    # the ranking made beforehand (working-set: while the summariser answers) gives the same index
+    ranked = rank_terms(msgs, range(len(msgs)))
+    assert ranked.terms[:2] == ["retry_backoff_ms", "/srv/app/src/module_17/handler.py"] and len(ranked.terms) == 42
+    assert build_index(msgs, counter, 50, hidden=range(len(msgs)), locator=lambda m: "s.jsonl:3",
+                       ranked=ranked) == entries
+    assert build_index(msgs, counter, 10_000, hidden=range(len(msgs)), shown="DATABASE_URL",
+                       ranked=ranked) == everything
+    assert build_index(msgs, counter, 0, hidden=range(len(msgs)), ranked=ranked) == []
 
 
 def test_working_set_is_files_then_index_as_one_text_within_its_budget():

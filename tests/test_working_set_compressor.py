@@ -80,6 +80,32 @@ def test_the_system_prompt_the_request_the_summary_and_the_working_set_are_kept(
     assert result.tokens_after < 0.5 * result.tokens_before
 
 
+def test_what_needs_no_summary_is_made_while_the_summariser_answers_and_used(monkeypatch):
+    """The files, the ranking of the index's terms and the benefit check's facts but the outputs' are made once,
+    beforehand (``ahead_of_answer``), and taken afterwards: none is made again (the same compaction either way)."""
+    import tcompact.compressors._benefit as benefit_module
+    import tcompact.compressors.working_set as compressor_module
+    import tcompact.working_set as working_set_module
+    import tcompact.working_set.index as index_module
+
+    msgs = session()
+    plain, _ = run(msgs, keep_recent_tokens=1500, keep_recent_share=1.0)
+    made = []
+
+    def counted(module, name):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, **k: made.append(name) or real(*a, **k))
+
+    for module, name in ((compressor_module, "rank_terms"), (index_module, "rank_terms"),
+                         (compressor_module, "working_files"), (working_set_module, "working_files"),
+                         (benefit_module, "_facts")):
+        counted(module, name)
+    result, _ = run(msgs, keep_recent_tokens=1500, keep_recent_share=1.0)
+    assert result.applied and result.messages == plain.messages and result.figures == plain.figures
+    # _facts twice: the words beforehand, the outputs after
+    assert sorted(made) == ["_facts", "_facts", "rank_terms", "working_files"]
+
+
 def test_the_inspect_preview_is_the_layout_it_compacts():
     msgs = session()
     result, _ = run(msgs)

@@ -29,7 +29,7 @@ from ..summarizers.extractive.text import split_sentences
 from ..summarizers.extractive.tools import error_lines
 from ..counting.tokens import TokenCounter
 
-__all__ = ["Benefit", "benefit", "facts", "DENSITY"]
+__all__ = ["Benefit", "benefit", "facts", "word_facts", "DENSITY"]
 
 #: How dense in facts a replacement must be, relative to what it replaces.
 DENSITY = 0.5
@@ -59,15 +59,16 @@ class Benefit:
     tokens_kept: float
 
 
-def _texts(messages: Iterable[Message]) -> Iterable[tuple[str, str]]:
+def _texts(messages: Iterable[Message], *, words: bool = True, outputs: bool = True) -> Iterable[tuple[str, str]]:
     """(role, text) of what carries facts: the user's and assistant's words, the values of tool call
-    arguments (not their keys), the error statements of tool outputs."""
+    arguments (not their keys) — ``words`` —, the error statements of tool outputs — ``outputs``."""
     for m in messages:
         if m.role in ("tool", "function"):
-            yield "tool", "\n".join(error_lines(m.text))
-        else:
+            if outputs:
+                yield "tool", "\n".join(error_lines(m.text))
+        elif words:
             yield m.role, m.text
-        for call in m.tool_calls:  # paths, commands, patterns — not the contents a call writes
+        for call in m.tool_calls if words else ():  # paths, commands, patterns — not the contents a call writes
             yield "call", "\n".join(v for v in _values(call.arguments) if len(v) <= _ARGUMENT_CHARS)
 
 
@@ -108,12 +109,29 @@ def _tokens(*texts: str) -> set[str]:
     return found
 
 
-def facts(messages: Iterable[Message]) -> tuple[set[str], set[str]]:
-    """The facts of some messages: their technical tokens, and the user's sentences (each distinct text, and
-    each distinct line of the user's, read once: a long session repeats its prompts, reminders and error lines)."""
+def facts(messages: Sequence[Message], *, words: tuple[set[str], set[str]] | None = None
+          ) -> tuple[set[str], set[str]]:
+    """The facts of some messages: their technical tokens, and the user's sentences. ``words``: their
+    :func:`word_facts`, made beforehand (while the summariser answered): the outputs' facts are added to them.
+    (The facts of texts are those of each text: a text's words never make a fact with another's.)"""
+    if words is None:
+        return _facts(_texts(messages))
+    tokens, sentences = _facts(_texts(messages, words=False))
+    return words[0] | tokens, words[1] | sentences
+
+
+def word_facts(messages: Sequence[Message]) -> tuple[set[str], set[str]]:
+    """The facts of some messages but their outputs' (those need the outputs' error lines, which the
+    summariser finds)."""
+    return _facts(_texts(messages, outputs=False))
+
+
+def _facts(pairs: Iterable[tuple[str, str]]) -> tuple[set[str], set[str]]:
+    """The facts of (role, text) pairs (each distinct text, and each distinct line of the user's, read once: a long
+    session repeats its prompts, reminders and error lines)."""
     texts: set[str] = set()
     lines: set[str] = set()
-    for role, text in dict.fromkeys(_texts(messages)):
+    for role, text in dict.fromkeys(pairs):
         text = _REDACTED.sub(" ", redact(text))  # a secret is never kept, so it is no fact a summary could lose
         texts.add(text)
         if role == "user":
@@ -151,9 +169,9 @@ def _erosion(replaced: Sequence[Message], found: set[str]) -> float | None:
 
 
 def benefit(replaced: Sequence[Message], replacement: Sequence[Message], *, summary: str, before: int, after: int,
-            counter: TokenCounter) -> Benefit:
+            counter: TokenCounter, words: tuple[set[str], set[str]] | None = None) -> Benefit:
     """Whether ``replacement`` (holding ``summary``) is worth putting in the place of ``replaced`` (the whole
-    list goes from ``before`` to ``after`` tokens)."""
+    list goes from ``before`` to ``after`` tokens); ``words``: the :func:`word_facts` of ``replaced``, when made."""
     if before > 0 and after >= before:
         return Benefit(False, f"no benefit ({after:,} ≥ {before:,} tokens); original kept", None, 1.0)
     if _skeleton(summary):
@@ -161,7 +179,7 @@ def benefit(replaced: Sequence[Message], replacement: Sequence[Message], *, summ
                        1.0)
     old_tokens = counter.total(replaced)
     tokens_kept = counter.total(replacement) / old_tokens if old_tokens else 0.0
-    tokens, sentences = facts(replaced)
+    tokens, sentences = facts(replaced, words=words)
     if len(tokens) + len(sentences) < MIN_FACTS:
         return Benefit(True, "compacted", None, round(tokens_kept, 4))
     text = "\n".join(m.text + "\n" + "\n".join(c.arguments for c in m.tool_calls) for m in replacement)

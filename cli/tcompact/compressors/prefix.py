@@ -27,7 +27,7 @@ from ..summarizers.calls import summarize
 from ..summarizers.contracts import extract_snapshot, prompt_text
 from ..counting.tokens import TokenCounter
 from ..counting.windows import MIN_TARGET_RATIO, TRIGGER_RATIO
-from ._benefit import benefit
+from ._benefit import benefit, word_facts
 from ._model import model_summary, writes_with_model
 from .base import CompressionResult, Compressor, Context, Settings, Trigger, unchanged
 from .trigger import refusal, trigger_figures, trigger_reason
@@ -106,7 +106,8 @@ class PrefixCompressor(Compressor):
     meaning: ClassVar[str]
     policy: ClassVar[str]
     builders: ClassVar[tuple[str, ...]]
-    #: Whether :meth:`ahead_of_answer` has work to do while the summariser answers.
+    #: Whether :meth:`ahead_of_answer` has work to do while the summariser answers (in a copy of the process:
+    #: the benefit check's facts alone are not worth one, their outputs' error lines being the summariser's).
     works_meanwhile: ClassVar[bool] = False
 
     def span(self, messages: Sequence[Message], settings: Settings) -> Span:
@@ -169,8 +170,9 @@ class PrefixCompressor(Compressor):
     def ahead_of_answer(self, messages: Sequence[Message], span: Span, settings: Settings,
                         ctx: Context) -> dict[str, Any]:
         """What :meth:`compress` needs besides the summary, made while the summariser answers (the extractive
-        one in a copy of the process) when :attr:`works_meanwhile`: none here."""
-        return {}
+        one in a copy of the process) when :attr:`works_meanwhile`: here, the benefit check's facts of the
+        replaced messages but their outputs'."""
+        return {"facts": word_facts(_replaced(messages, span))}
 
     def layout(self, messages: Sequence[Message], settings: Settings, counter: TokenCounter) -> Span:
         """The span ``compress`` uses (the working-set compaction sizes its tail with ``counter``)."""
@@ -207,7 +209,7 @@ class PrefixCompressor(Compressor):
         new = tuple(head + replacement + tail)
         after = counter.total(new)
         verdict = benefit(_replaced(messages, span), replacement, summary=summary, before=before, after=after,
-                          counter=counter)
+                          counter=counter, words=(ready or {}).get("facts"))
         figures = {"facts_kept": verdict.facts_kept, "tokens_kept": verdict.tokens_kept}
         if not verdict.accepted:
             return unchanged(self.name, messages, verdict.reason, before, span=span, calls=calls, trigger=trigger,

@@ -26,7 +26,7 @@ from pydantic import Field
 from ..model import Message
 from ..spans import Span, adjust_keep_recent_for_tool_boundaries
 from ..counting.tokens import TokenCounter
-from ..working_set import working_files, working_set
+from ..working_set import rank_terms, working_files, working_set
 from .base import Context, Settings
 from .full import Full, FullSettings, kept_user_messages
 from ._edit import call_preview
@@ -94,25 +94,28 @@ class WorkingSetCompressor(Full):
 
     def ahead_of_answer(self, messages: Sequence[Message], span: Span, settings: Settings,
                         ctx: Context) -> dict[str, Any]:
-        """The files of the working set: the kept messages but the summary are known already (the user's
-        messages kept verbatim, the tail), and so what the reader no longer sees and the budget."""
+        """The files of the working set and the ranking of its index's terms: the kept messages but the summary
+        are known already (the user's messages kept verbatim, the tail), and so what the reader no longer sees
+        and the budget."""
         assert isinstance(settings, WorkingSetSettings)
         kept = (list(messages[: span.body.start]) + pinned(messages, span.body)
                 + kept_user_messages([messages[i] for i in span.body], settings.user_messages_max_tokens, ctx.counter)
                 + self.kept_tail(messages, span, settings, ctx))
         hidden, budget = self._hidden(messages, kept), self._budget(messages, span, settings, ctx)
-        return {"files": (hidden, budget, working_files(messages, ctx.counter, budget, hidden=hidden))}
+        return {**super().ahead_of_answer(messages, span, settings, ctx),
+                "files": (hidden, budget, working_files(messages, ctx.counter, budget, hidden=hidden)),
+                "ranked": (hidden, rank_terms(messages, hidden))}
 
     def reinjected(self, messages: Sequence[Message], kept: Sequence[Message], span: Span, settings: Settings, *,
                    ctx: Context, target: int, ready: dict[str, Any] | None = None) -> Message | None:
         """Todo list, plan and skills as ``full`` has them, then the working set within its budget."""
         assert isinstance(settings, WorkingSetSettings)
         budget, hidden = self._budget(messages, span, settings, ctx), self._hidden(messages, kept)
-        made = (ready or {}).get("files")
+        made, ranked = (ready or {}).get("files"), (ready or {}).get("ranked")
         files = made[2] if made is not None and made[:2] == (hidden, budget) else None
         shown = "\n".join(m.text for m in kept)
         found = working_set(messages, ctx.counter, budget, hidden=hidden, shown=shown, locator=ctx.locator,
-                            files=files)
+                            files=files, ranked=ranked[1] if ranked is not None and ranked[0] == hidden else None)
         return recovered_context(messages, kept, self.builders, sections={"working_set": found.text})
 
     @staticmethod

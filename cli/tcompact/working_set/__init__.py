@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from ..model import Message
 from ..counting.tokens import TokenCounter
 from .files import FileView, clean_read, file_views
-from .index import IndexEntry, build_index, render_index, terms
+from .index import IndexEntry, Ranked, build_index, rank_terms, render_index, terms
 from .picking import WorkingFile, pick_files
 
 __all__ = ["WorkingSet", "WorkingFile", "working_set", "file_views", "FileView", "clean_read", "terms",
-           "IndexEntry", "FILES_SHARE", "pick_files", "working_files"]
+           "IndexEntry", "FILES_SHARE", "pick_files", "working_files", "Ranked", "rank_terms"]
 
 #: The share of the budget the files may take (the index takes the rest, and what the files leave).
 FILES_SHARE = 0.6
@@ -55,19 +55,20 @@ class WorkingSet:
 def working_set(messages: Sequence[Message], counter: TokenCounter, budget: int, *,
                 hidden: Container[int] | None = None, shown: str = "",
                 locator: Callable[[Message], str] | None = None,
-                files: Sequence[WorkingFile] | None = None) -> WorkingSet:
+                files: Sequence[WorkingFile] | None = None, ranked: Ranked | None = None) -> WorkingSet:
     """The working set of ``messages`` within ``budget`` tokens.
 
     ``hidden``: the indices whose content the reader no longer sees (default: all); only their files
     and outputs are candidates. ``shown``: text the reader does see (a summary, kept messages) —
     terms standing in it are not repeated. ``locator`` names where a message's original is. ``files``: the
-    files :func:`working_files` picked for the same messages, ``hidden`` and ``budget`` (made beforehand)."""
+    files :func:`working_files` picked for the same messages, ``hidden`` and ``budget``; ``ranked``: the
+    :func:`rank_terms` of the same messages and ``hidden`` (both made beforehand)."""
     hidden = range(len(messages)) if hidden is None else hidden
     if files is None:
         files = working_files(messages, counter, budget, hidden=hidden)
     used = sum(counter.count(f.render()) for f in files)
     seen = shown + "\n" + "\n".join(f.text for f in files)
-    index = build_index(messages, counter, budget - used, hidden=hidden, shown=seen, locator=locator)
+    index = build_index(messages, counter, budget - used, hidden=hidden, shown=seen, locator=locator, ranked=ranked)
     return WorkingSet(tuple(files), tuple(index), used + (counter.count(render_index(index)) if index else 0))
 
 

@@ -25,7 +25,7 @@ from ..terms import MIN_CHARS, tokens_of
 from .files import strip_notes
 from ..counting.tokens import TokenCounter
 
-__all__ = ["IndexEntry", "terms", "build_index", "render_index"]
+__all__ = ["IndexEntry", "Ranked", "terms", "rank_terms", "build_index", "render_index"]
 
 _CODE = re.compile(r"[a-z][A-Z]|[A-Za-z]_[A-Za-z]|[A-Za-z]\.[A-Za-z]|/")
 _HEXISH = re.compile(r"[0-9a-f-]{16,}|\d[\d.:-]*")
@@ -148,21 +148,43 @@ def _seen(messages: Sequence[Message], hidden: Container[int]) -> _Seen:
     return seen
 
 
-def build_index(messages: Sequence[Message], counter: TokenCounter, budget: int, *, hidden: Container[int],
-                shown: str = "", locator: Callable[[Message], str] | None = None) -> list[IndexEntry]:
-    """The index of the outputs at ``hidden`` indices within ``budget`` tokens, terms in ``shown`` left out."""
-    seen = _seen(messages, hidden) if budget > 0 else _Seen({}, {}, {}, 0)
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """The terms of the hidden outputs, best first (:func:`rank_terms`), and what the index takes from the
+    transcript besides them: made before the kept context is known (while the summariser answers)."""
+
+    terms: list[str]
+    seen: _Seen
+    call_of: dict[int, int]
+
+
+def rank_terms(messages: Sequence[Message], hidden: Container[int]) -> Ranked:
+    """The terms of the outputs at ``hidden`` indices, ranked."""
+    seen = _seen(messages, hidden)
     if not seen.first:
-        return []
+        return Ranked([], seen, {})
     mentioned = _mentions(messages, seen.start)
     ranked = sorted(seen.first, key=lambda t: _rank(t, seen.first[t], seen.last[t], seen.outputs[t], mentioned),
                     reverse=True)
-    call_of = {link.result_at: link.call_at for link in index_tool_calls(messages).links}
+    return Ranked(ranked, seen, {link.result_at: link.call_at for link in index_tool_calls(messages).links})
+
+
+def build_index(messages: Sequence[Message], counter: TokenCounter, budget: int, *, hidden: Container[int],
+                shown: str = "", locator: Callable[[Message], str] | None = None,
+                ranked: Ranked | None = None) -> list[IndexEntry]:
+    """The index of the outputs at ``hidden`` indices within ``budget`` tokens, terms in ``shown`` left out
+    (``ranked``: their :func:`rank_terms`, made beforehand)."""
+    if budget <= 0:
+        return []
+    ranked = rank_terms(messages, hidden) if ranked is None else ranked
+    seen, call_of = ranked.seen, ranked.call_of
+    if not seen.first:
+        return []
     labels: dict[int, str] = {}
     chosen: dict[int, list[str]] = {}
     left = budget
     shows = _Shown(shown)
-    for term in ranked:
+    for term in ranked.terms:
         if term in shows:
             continue
         source = seen.last[term]
