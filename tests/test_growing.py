@@ -272,9 +272,9 @@ def test_a_claude_file_without_parents_grows_in_file_order_until_a_line_names_on
 @pytest.mark.skipif(not forked_enabled(), reason="copies of the process are made on Linux with two CPUs or more")
 def test_a_grown_file_is_counted_by_a_copy_that_built_the_tokenizer_meanwhile(tmp_path, own_cache, reads,
                                                                                 monkeypatch):
-    """Issue 26: from HELPER_FROM bytes read on, a copy of the process builds the tokenizer while they are read
+    """Issue 26: from GROWN_FROM bytes read on, a copy of the process builds the tokenizer while they are read
     and counts the new texts; the reports are those of reads from scratch."""
-    monkeypatch.setattr(growing, "HELPER_FROM", 0)
+    monkeypatch.setattr(tokencache, "GROWN_FROM", 0)
     answered = []
     real = helper.CountingCopy.counts
 
@@ -293,3 +293,61 @@ def test_a_grown_file_is_counted_by_a_copy_that_built_the_tokenizer_meanwhile(tm
         assert _inspect(path, options) == _scratch(path, options, monkeypatch)
     assert reads == ["whole", "resumed", "resumed"]  # (the first read: no state yet)
     assert answered and all(answered)
+
+
+def test_where_the_last_read_of_a_file_stopped_is_kept_for_its_path(tmp_path, own_cache):
+    """The hint a plain inspect reads before anything else (to start the tokenizer's copy): the bytes appended
+    since the last read of that path; 0 when nothing was kept, the file is unchanged, or it shrank."""
+    lines = real_file("codemie").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(lines[:40]))
+    assert tokencache.grown_by(path) == 0  # never read
+    inspect_file(path)
+    assert tokencache.grown_by(path) == 0
+    more = b"".join(lines[40:60])
+    with open(path, "ab") as fh:
+        fh.write(more)
+    assert tokencache.grown_by(tmp_path / "." / "live.jsonl") == len(more)  # (the path resolved)
+    inspect_file(path)
+    assert tokencache.grown_by(path) == 0
+    path.write_bytes(b"".join(lines[:10]))  # rewritten shorter
+    assert tokencache.grown_by(path) == 0
+
+
+@pytest.mark.skipif(not forked_enabled(), reason="copies of the process are made on Linux with two CPUs or more")
+def test_a_plain_inspect_of_a_grown_session_starts_the_tokenizers_copy_before_loading_its_state(
+        tmp_path, own_cache, reads, monkeypatch, capsys):
+    """Issue 26: ``inspect PATH --json`` of a session that grew starts the copy that builds the tokenizer first
+    thing — before the readers are imported and the kept state is loaded — and prints what a read from scratch
+    gives; an unchanged session starts none."""
+    import json
+
+    from tcompact.commands._inspect_run import plain_options, run_plain
+
+    monkeypatch.setattr(helper, "_RUNNING", {})  # (this test's copies only; reaped when it ends)
+    monkeypatch.setattr(tokencache, "GROWN_FROM", 1000)
+    at_find = []
+    find = growing.find
+    monkeypatch.setattr(growing, "find", lambda *a: at_find.append(helper.running("o200k_base") is not None) or find(*a))
+    lines = real_file("codemie").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    for n in (len(lines) // 2, len(lines) // 2, len(lines)):
+        path.write_bytes(b"".join(lines[:n]))
+        assert run_plain([str(path), "--json"]) == 0
+        shown = json.loads(capsys.readouterr().out)
+        assert shown["files"][0] == _scratch(path, plain_options(), monkeypatch)
+    assert at_find == [False, False, True] and reads == ["whole", "resumed"]
+
+
+def test_the_ends_kept_are_evicted_with_the_states(tmp_path, own_cache, monkeypatch):
+    """One end is kept per path read: they are held within the states' bounds, the least recently written first."""
+    monkeypatch.setattr(growing, "MAX_STATES", 2)
+    monkeypatch.setattr(growing, "_EVICT_EVERY", 2)  # (evicted after the 1st, 3rd, 5th state written)
+    monkeypatch.setattr(growing, "_writes", 0)
+    data = (SAMPLES / "chat_tool_session.jsonl").read_bytes()
+    for n in range(5):
+        (tmp_path / f"s{n}.jsonl").write_bytes(data + orjson.dumps(msg("user", f"and now {n}")) + b"\n")  # (distinct)
+        inspect_file(tmp_path / f"s{n}.jsonl")
+    assert len(list((own_cache / growing.FOLDER).glob("*.state"))) == 2
+    assert len(list((own_cache / tokencache.ENDS).glob("*.end"))) == 2
+    assert [tokencache.grown_by(tmp_path / f"s{n}.jsonl") for n in range(5)] == [0] * 5

@@ -72,6 +72,8 @@ def run_plain(args: list[str]) -> int | None:
     if plain is None:
         return None
     paths, json_out = plain
+    if len(paths) == 1:
+        _tokenizer_ahead(paths[0])
     options = plain_options()
     from ..errors import TcompactError
 
@@ -89,6 +91,19 @@ def run_plain(args: list[str]) -> int | None:
         return _closed_pipe()
     except KeyboardInterrupt:
         return _interrupted()
+
+
+def _tokenizer_ahead(path: Path) -> None:
+    """When the session grew by enough since its last read, have a copy of the process build the tokenizer for
+    the appended texts from now on (:mod:`tcompact.counting.helper`), before the readers are imported and the
+    kept state is loaded: building it is longer than all of that, and the read would wait for it."""
+    from ..counting import cache as tokencache
+
+    if tokencache.enabled() and tokencache.grown_by(path) >= tokencache.GROWN_FROM:
+        from ..counting import helper
+        from ..counting.encodings import encoding_for_model
+
+        helper.start(encoding_for_model(None)[0])  # a plain inspect's (growing._encoding of its options)
 
 
 def _closed_pipe() -> int:

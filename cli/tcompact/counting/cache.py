@@ -31,7 +31,8 @@ from pathlib import Path
 
 from .table import BUCKETS, LOCK, TABLE, WAYS, TokenCache
 
-__all__ = ["CACHE_ENV", "NO_CACHE_ENV", "TokenCache", "cache_folder", "enabled", "shared_cache", "text_keys",
+__all__ = ["CACHE_ENV", "ENDS", "GROWN_FROM", "NO_CACHE_ENV", "TokenCache", "cache_folder", "enabled", "grown_by", "keep_end",
+           "shared_cache", "text_keys",
            "read_blob", "write_blob", "TABLE", "LOCK", "WAYS", "BUCKETS"]
 
 CACHE_ENV = "TCOMPACT_CACHE_DIR"
@@ -87,6 +88,36 @@ def text_keys(salt: bytes, texts: Sequence[str]) -> list[bytes]:
                 h.update(text[start:start + _HUGE].encode("utf-8", "surrogatepass"))
         out.append(h.digest()[:16])
     return out
+
+
+#: Bytes a file must have grown by since its last read for a copy of the process to build the tokenizer while it
+#: is read on (:mod:`tcompact.counting.helper`): fewer hold few new texts, often all counted before.
+GROWN_FROM = 1 << 18
+ENDS = "resume-v1/ends"  # one file a path (``<sha256 of the resolved path>.end``), evicted with the states
+
+
+def keep_end(path: str | Path, end: int) -> None:
+    """Keep where the last read of ``path`` (resolved) stopped: :func:`grown_by` reads it before anything else."""
+    try:
+        write_blob(f"{ENDS}/{_path_key(path)}.end", end.to_bytes(8, "little"))
+    except (OSError, RuntimeError, OverflowError):
+        pass
+
+
+def grown_by(path: str | Path) -> int:
+    """Bytes ``path`` holds past where its last read stopped (:func:`keep_end`), 0 when none was kept or the file
+    is smaller: a hint, read before the state of that read is loaded (the state itself says for sure)."""
+    try:
+        blob = read_blob(f"{ENDS}/{_path_key(path)}.end")
+        size = os.stat(path).st_size
+    except (OSError, RuntimeError):
+        return 0
+    end = int.from_bytes(blob, "little") if blob is not None and len(blob) == 8 else size
+    return max(size - end, 0)
+
+
+def _path_key(path: str | Path) -> str:
+    return hashlib.sha256(os.fsencode(Path(path).resolve())).hexdigest()[:40]
 
 
 def read_blob(name: str) -> bytes | None:

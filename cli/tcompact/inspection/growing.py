@@ -19,7 +19,9 @@ that goes on over the old end is built again from the last lines' bytes, read in
 States live in ``resume-v1/`` of the token cache folder, one per path, options and code (the key of
 :mod:`tcompact.inspection.reportcache`, plus the resolved path), written atomically with their sha256
 (:func:`tcompact.counting.cache.write_blob`; a damaged one is a miss), within the same bounds as the
-reports; ``--no-cache`` turns them off with the rest of the cache.
+reports; ``--no-cache`` turns them off with the rest of the cache. Beside them, per resolved path, where its last
+read stopped (``resume-v1/ends/``, :func:`tcompact.counting.cache.keep_end`): a plain ``inspect`` reads that
+first, to start building the tokenizer in a copy of the process before the state is even loaded.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class Kept:
 
     name: str
     state: dict[str, Any] | None
+    path: str | Path | None = None  # the file (where its read stopped is kept for it too: counting.cache.keep_end)
 
     def mark(self) -> tuple[int, bytes, int] | None:
         """Where the kept read stopped, the sha256 of the bytes up to there, and where the bytes a resumed
@@ -85,7 +88,7 @@ def find(path: str | Path, options: object) -> Kept | None:
             state = None
         if not isinstance(state, dict) or state.get("version") != _VERSION:
             state = None
-    return Kept(name, state)
+    return Kept(name, state, path)
 
 
 _VERSION = 1
@@ -101,11 +104,14 @@ def save(kept: Kept, *, digest: bytes, steps: dict[str, Any], messages: Any) -> 
     except ValueError:  # nothing a state holds, but a state that cannot be kept is no error
         return
     tokencache.write_blob(kept.name, data)
+    if kept.path is not None:
+        tokencache.keep_end(kept.path, steps["end"])
     _writes += 1
     if _writes % _EVICT_EVERY == 1:
         from .reportcache import evict
 
         evict(tokencache.cache_folder() / FOLDER, max_reports=MAX_STATES, max_bytes=MAX_BYTES, suffix=".state")
+        evict(tokencache.cache_folder() / tokencache.ENDS, max_reports=MAX_STATES, max_bytes=MAX_BYTES, suffix=".end")
 
 
 def inspect_grown(path: str | Path, options: InspectOptions, kept: Kept) -> FileReport:
@@ -116,7 +122,8 @@ def inspect_grown(path: str | Path, options: InspectOptions, kept: Kept) -> File
     from ..formats._digest import digest_with_mark
 
     mark = kept.mark()
-    if mark is not None and _grown_by(path, mark[0]) >= HELPER_FROM:  # (looked at before the file is hashed)
+    if mark is not None and _grown_by(path, mark[0]) >= tokencache.GROWN_FROM:  # (before the file is hashed; a
+        # plain inspect started it before this state was loaded: commands/_inspect_run.py)
         from ..counting import helper
 
         helper.start(_encoding(options))  # the tokenizer built meanwhile, for the appended texts
@@ -130,11 +137,6 @@ def inspect_grown(path: str | Path, options: InspectOptions, kept: Kept) -> File
     if where is not None:
         reportcache.put(where, report, _Read(where.digest))
     return report
-
-
-#: Bytes read on from a kept state from which the tokenizer is built by a copy of the process while they are
-#: read (counting/helper.py): fewer hold few new texts, often all counted before.
-HELPER_FROM = 1 << 18
 
 
 def _grown_by(path: str | Path, end: int) -> int:
