@@ -27,8 +27,11 @@ so nothing can be skipped by a per-text cache):
 (b) a mid-size session of ``--mid-copies`` copies (default 2, ~2 MB) and its 1x, 2x, 4x and
     8x multiples (2, 4, 8, 16 copies, all copies distinct).
 
-Reported per compressor: median seconds on the large file and the ratio to inspect's median
-on the same file (goal <= 2x); median seconds at 1x/2x/4x/8x and the scaling exponent, the
+Reported per compressor: median seconds on the large file and its ratio to inspect on the same
+file (goal <= 2x): each run of a compressor on the large file follows a run of inspect on it, and the
+ratio is the median of each run's ratio to the inspect run just before it — on a shared host whose
+speed drifts by up to 2x within minutes, the medians of two commands measured minutes apart compared
+the neighbours more than the code; median seconds at 1x/2x/4x/8x and the scaling exponent, the
 least-squares slope of log(seconds) over log(file bytes) across those four sizes
 (goal <= 1.1); peak RSS on the large file; and, from the ``--json`` report of the large
 file, the compaction's status and the messages and tokens before and after (fields
@@ -114,25 +117,35 @@ class Result:
     cpu: float
     peak_mb: float
     report: dict[str, Any] = field(default_factory=dict)
+    paired: tuple[float, float] | None = None  # median ratios (wall, cpu) to the inspect run just before each run
 
 
-def timed(cmd: list[str], times: int, label: str, *, warm: bool = False) -> Result:
-    """Median wall and CPU seconds and peak MB of ``times`` runs, plus the last run's JSON report."""
+def timed(cmd: list[str], times: int, label: str, *, warm: bool = False, beside: list[str] | None = None) -> Result:
+    """Median wall and CPU seconds and peak MB of ``times`` runs, plus the last run's JSON report. ``beside``: a
+    reference command (inspect) run before each run, untimed in the result: each run's ratio to the reference
+    run just before it is kept (``Result.paired``), so that a machine whose speed drifts between the runs of one
+    command and those of another (neighbours on a shared host) does not decide the ratio."""
     env = child_env(CACHE_DIR)
     if warm:
         shutil.rmtree(RUN_DIR, ignore_errors=True)
         RUN_DIR.mkdir(parents=True)
         measure(cmd, env=env)  # untimed: fills the cache with this command's texts
-    runs = []
+    runs, paired = [], []
     for i in range(times):
+        ref = measure(beside, capture=True, env=env) if beside is not None else None
         shutil.rmtree(RUN_DIR, ignore_errors=True)
         RUN_DIR.mkdir(parents=True)
         r = measure(cmd, capture=True, env=env)
         runs.append(r)
-        print(f"  {label} run {i + 1}/{times}: {r.seconds:.2f} s (cpu {r.cpu:.2f}), peak {r.peak_mb:.0f} MB", flush=True)
+        if ref is not None:
+            paired.append((r.seconds / ref.seconds, r.cpu / ref.cpu))
+        beside_note = f"; inspect just before {ref.seconds:.2f} s, ratio {paired[-1][0]:.2f}x" if ref else ""
+        print(f"  {label} run {i + 1}/{times}: {r.seconds:.2f} s (cpu {r.cpu:.2f}), peak {r.peak_mb:.0f} MB"
+              f"{beside_note}", flush=True)
     report = orjson.loads(runs[-1].stdout)
     return Result(statistics.median(r.seconds for r in runs), statistics.median(r.cpu for r in runs),
-                  statistics.median(r.peak_mb for r in runs), report)
+                  statistics.median(r.peak_mb for r in runs), report,
+                  (statistics.median(w for w, _ in paired), statistics.median(c for _, c in paired)) if paired else None)
 
 
 def check_compacted(name: str, report: dict[str, Any], where: str) -> None:
@@ -157,10 +170,14 @@ class Compaction:
     on_scaled: dict[str, dict[int, Result]]
 
     def ratio(self, name: str) -> float:
-        return self.on_large[name].seconds / self.on_large["inspect"].seconds
+        """Wall seconds on the large file over inspect's: the median of each run's ratio to the inspect run just
+        before it (the ratio of the two medians for inspect itself, and when there were no such pairs)."""
+        paired = self.on_large[name].paired
+        return paired[0] if paired else self.on_large[name].seconds / self.on_large["inspect"].seconds
 
     def cpu_ratio(self, name: str) -> float:
-        return self.on_large[name].cpu / self.on_large["inspect"].cpu
+        paired = self.on_large[name].paired
+        return paired[1] if paired else self.on_large[name].cpu / self.on_large["inspect"].cpu
 
     def exponent(self, name: str) -> float:
         return slope([float(self.sizes[m]) for m in MULTIPLES], [self.on_scaled[name][m].seconds for m in MULTIPLES])
@@ -193,7 +210,8 @@ def run_compaction(*, size_mb: float, mid_copies: int, repeat: int, names: list[
         on_large: dict[str, Result] = {}
         on_scaled: dict[str, dict[int, Result]] = {}
         for name in ["inspect", *names]:
-            on_large[name] = timed(command_for(name, large, warm=warm), repeat, f"{name} large", warm=warm)
+            on_large[name] = timed(command_for(name, large, warm=warm), repeat, f"{name} large", warm=warm,
+                                   beside=None if name == "inspect" else command_for("inspect", large, warm=warm))
             check_compacted(name, on_large[name].report, "the large file")
             on_scaled[name] = {}
             for m, path in scaled.items():
