@@ -104,16 +104,18 @@ def keep_end(path: str | Path, end: int) -> None:
         pass
 
 
-def grown_by(path: str | Path) -> int:
-    """Bytes ``path`` holds past where its last read stopped (:func:`keep_end`), 0 when none was kept or the file
-    is smaller: a hint, read before the state of that read is loaded (the state itself says for sure)."""
+def grown_by(path: str | Path, end: int | None = None) -> int:
+    """Bytes ``path`` holds past ``end``, by default where its last read stopped (:func:`keep_end`: a hint, read
+    before the state of that read is loaded, which says for sure); 0 when none was kept, the file is smaller or
+    cannot be looked at."""
     try:
-        blob = read_blob(f"{ENDS}/{_path_key(path)}.end")
+        if end is None:
+            blob = read_blob(f"{ENDS}/{_path_key(path)}.end")
+            end = int.from_bytes(blob, "little") if blob is not None and len(blob) == 8 else None
         size = os.stat(path).st_size
     except (OSError, RuntimeError):
         return 0
-    end = int.from_bytes(blob, "little") if blob is not None and len(blob) == 8 else size
-    return max(size - end, 0)
+    return max(size - end, 0) if end is not None else 0
 
 
 def _path_key(path: str | Path) -> str:

@@ -122,7 +122,7 @@ def inspect_grown(path: str | Path, options: InspectOptions, kept: Kept) -> File
     from ..formats._digest import digest_with_mark
 
     mark = kept.mark()
-    if mark is not None and _grown_by(path, mark[0]) >= tokencache.GROWN_FROM:  # (before the file is hashed; a
+    if mark is not None and tokencache.grown_by(path, mark[0]) >= tokencache.GROWN_FROM:  # (before the file is hashed; a
         # plain inspect started it before this state was loaded: commands/_inspect_run.py)
         from ..counting import helper
 
@@ -137,14 +137,6 @@ def inspect_grown(path: str | Path, options: InspectOptions, kept: Kept) -> File
     if where is not None:
         reportcache.put(where, report, _Read(where.digest))
     return report
-
-
-def _grown_by(path: str | Path, end: int) -> int:
-    """Bytes ``path`` holds past ``end`` (0 when it cannot be looked at)."""
-    try:
-        return os.stat(path).st_size - end
-    except OSError:
-        return 0
 
 
 def _encoding(options: InspectOptions) -> str:
