@@ -612,6 +612,17 @@ def test_fit_prompt_trusts_a_known_upper_bound_and_counts_otherwise():
     assert fit_prompt("sys", short, budget=40, counter=counter, head_ratio=0.2, marker="m", at_most=10_000) is short
     fixed = counter.count("sys") + 8  # two messages' framing
     assert fit_prompt("sys", short, budget=fixed, counter=counter, head_ratio=0.2, marker="m") is None
+    # a count given as a function is made only when the bound is no verdict, and then decides
+    asked = []
+
+    def tokens() -> int:
+        asked.append(1)
+        return counter.count(short)
+
+    assert fit_prompt("sys", short, budget=10_000, counter=counter, head_ratio=0.2, marker="m", at_most=10,
+                      tokens=tokens) is short and asked == []
+    assert fit_prompt("sys", short, budget=40, counter=counter, head_ratio=0.2, marker="m", at_most=10_000,
+                      tokens=tokens) is short and asked == [1]
 
 
 def test_hard_truncation_without_a_request_or_text():

@@ -73,6 +73,8 @@ def test_prompt_parts_count_what_their_texts_count_whole(key, encoding):
     assert parts.base_cost() == exact(parts.reference) + exact(parts.protected) + \
         counter.count(prompt_text("round_level_contract")) + 120
     for group in (targets[:1], targets[1:3], targets):
-        prompt = parts.prompt(group, phase="l0_to_l1", target_tokens=500, keep_recent=2, window_tokens=9999,
-                              call_budget=100_000)
-        assert parts.tokens(prompt) == exact(prompt)
+        prompt, tokens = parts.counted(group, phase="l0_to_l1", target_tokens=500, keep_recent=2, window_tokens=9999,
+                                       call_budget=100_000)
+        assert prompt == parts.prompt(group, phase="l0_to_l1", target_tokens=500, keep_recent=2, window_tokens=9999,
+                                      call_budget=100_000)
+        assert tokens() == exact(prompt)

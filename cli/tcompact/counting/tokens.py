@@ -280,8 +280,10 @@ class TokenCounter:
         return self.count(call.name) + self.count(call.arguments) + TOOL_CALL_OVERHEAD
 
     def messages(self, messages: Sequence[Message]) -> list[MessageTokens]:
-        """Tokens of every message, priming the cache with all their texts in one batch first."""
-        self.prime(texts_of(messages))
+        """Tokens of every message, priming the cache with all their texts in one batch first (the texts of
+        the messages not counted yet: a compressor asks again and again for transcripts of the same messages)."""
+        known = self._messages
+        self.prime(texts_of([m for m in messages if (found := known.get(id(m))) is None or found[0] is not m]))
         return [self.message(m) for m in messages]
 
     def total(self, messages: Sequence[Message]) -> int:

@@ -153,12 +153,12 @@ def _plan_calls(messages: Sequence[Message], targets: Sequence[Block], phase: Ph
 def _call(blocks: Sequence[Block], phase: Phase, ctx: Context, *, parts: PromptParts, settings, budget: int,
           system: str, total: int, messages: Sequence[Message], window: ModelWindow | None) -> _Call | None:
     def make(prompt_budget: int, max_tokens: int | None) -> SummaryRequest | None:
-        prompt = parts.prompt(blocks, phase=phase.name, target_tokens=phase.target_tokens,
-                              keep_recent=phase.keep_recent, window_tokens=total, call_budget=prompt_budget,
-                              max_output_tokens=max_tokens)
+        prompt, tokens = parts.counted(blocks, phase=phase.name, target_tokens=phase.target_tokens,
+                                       keep_recent=phase.keep_recent, window_tokens=total, call_budget=prompt_budget,
+                                       max_output_tokens=max_tokens)
         fitted = fit_prompt(system, prompt, budget=prompt_budget, counter=ctx.counter,
                             head_ratio=settings.truncate_head_ratio, marker=settings.truncated_marker,
-                            at_most=parts.upper_bound(blocks), tokens=parts.tokens(prompt))
+                            at_most=parts.upper_bound(blocks), tokens=tokens)
         if fitted is None:
             return None
         return SummaryRequest(processor="round-level", contract="blocks", prompt=fitted, messages=tuple(messages),

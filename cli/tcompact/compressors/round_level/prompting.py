@@ -12,7 +12,7 @@ around the joins — a line's head, the first and last few words of its text —
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ...model import Message, text_pieces
 from ...summarizers.base import Block
@@ -73,7 +73,7 @@ class PromptParts:
         contexts = [_lines(messages, (i for i in range(protected_start) if i not in inside), marker) or ["(none)"],
                     _lines(messages, range(protected_start, len(messages)), marker) or ["(none)"]]
         self._block_pieces = {b.block_id: _target(messages, b, marker) for b in targets}
-        self.blocks = {k: "".join(v) for k, v in self._block_pieces.items()}
+        self._block_texts: dict[str, str] = {}  # a block's text, made when a prompt's count needs it
         self.counter = counter
         self._tokens: dict[str, int] = {}  # counts of this stage's texts, made from their pieces
         counted = joined_counts(counter, [*contexts, *self._block_pieces.values()])  # one batch for the stage
@@ -83,7 +83,17 @@ class PromptParts:
         self._block_tokens = dict(zip(self._block_pieces, counted[2:]))
         self.costs = {k: n + 1 for k, n in self._block_tokens.items()}
         self._base: int | None = None
-        self._prompts: dict[str, int] = {}
+
+    @property
+    def blocks(self) -> dict[str, str]:
+        """The text of every target (block id → text)."""
+        return {k: self._block_text(k) for k in self._block_pieces}
+
+    def _block_text(self, block_id: str) -> str:
+        text = self._block_texts.get(block_id)
+        if text is None:
+            text = self._block_texts[block_id] = "".join(self._block_pieces[block_id])
+        return text
 
     def _count(self, pieces: Sequence[str | tuple[str, int]]) -> int:
         return joined_count(self.counter, pieces)
@@ -97,29 +107,38 @@ class PromptParts:
     def prompt(self, blocks: Sequence[Block], *, phase: str, target_tokens: int, keep_recent: int,
                window_tokens: int, call_budget: int, max_output_tokens: int | None = None) -> str:
         """The user prompt of one call (spec §8.1.5; ``max_output_tokens``, when the answer has a limit, is ours)."""
+        return self.counted(blocks, phase=phase, target_tokens=target_tokens, keep_recent=keep_recent,
+                            window_tokens=window_tokens, call_budget=call_budget,
+                            max_output_tokens=max_output_tokens)[0]
+
+    def counted(self, blocks: Sequence[Block], *, phase: str, target_tokens: int, keep_recent: int,
+                window_tokens: int, call_budget: int, max_output_tokens: int | None = None) -> tuple[str, Callable[[], int]]:
+        """:meth:`prompt`, and a function that gives its tokens, counted from its pieces when it is called (a
+        packed call's prompt fits by :meth:`upper_bound`: its count is seldom asked for)."""
         ids = [b.block_id for b in blocks]
         last = rstripped(list(self._block_pieces[ids[-1]]))  # its header is never blank: the strip ends there
         pieces = [p for k in ids[:-1] for p in (*self._block_pieces[k], "\n")] + last
-        targets = "".join(pieces) or "(none)"
-        # counted from the blocks' own counts (but the last, cut at its end)
-        whole = [p for k in ids[:-1] for p in ((self.blocks[k], self._block_tokens[k]), "\n")] + last
         limit = [] if max_output_tokens is None else [f"- max_output_tokens: {max_output_tokens}"]
-        lines = ["[Compression Task]", f"- phase: {phase}", f"- target_summary_tokens: {target_tokens}", *limit,
-                 f"- keep_recent_messages: {keep_recent}", f"- selected_blocks: {len(blocks)}",
-                 f"- current_context_window_tokens: {window_tokens}", f"- compression_call_budget_limit: {call_budget}",
-                 f"- selected_range: [{blocks[0].start}, {blocks[-1].end}]", "", "[Reference Context]",
-                 self.reference, "", "[Selected Targets]", targets, "", "[Protected Recent Context]", self.protected,
-                 "", "[Output Contract]", prompt_text("round_level_contract")]
-        prompt = "\n".join(lines)
-        counts = {self.reference: self._tokens[self.reference], self.protected: self._tokens[self.protected],
-                  targets: self._count(whole) if pieces else self.counter.count(targets)}
-        self._prompts[prompt] = self._count([(t, counts[t]) if t in counts else t for t in _joined(lines, "\n")])
-        return prompt
+        head = _joined(["[Compression Task]", f"- phase: {phase}", f"- target_summary_tokens: {target_tokens}", *limit,
+                        f"- keep_recent_messages: {keep_recent}", f"- selected_blocks: {len(blocks)}",
+                        f"- current_context_window_tokens: {window_tokens}",
+                        f"- compression_call_budget_limit: {call_budget}",
+                        f"- selected_range: [{blocks[0].start}, {blocks[-1].end}]", "", "[Reference Context]",
+                        self.reference, "", "[Selected Targets]"], "\n")
+        tail = _joined(["", "[Protected Recent Context]", self.protected, "", "[Output Contract]",
+                        prompt_text("round_level_contract")], "\n")
+        prompt = "".join([*head, "\n", *(pieces if any(pieces) else ["(none)"]), "\n", *tail])  # targets copied once
 
-    def tokens(self, prompt: str) -> int:
-        """Tokens of a prompt :meth:`prompt` made (counted from its pieces), or of any other text."""
-        n = self._prompts.pop(prompt, None)  # asked once a prompt: kept no longer than that
-        return self.counter.count(prompt) if n is None else n
+        def tokens() -> int:
+            targets = "".join(pieces) or "(none)"
+            # counted from the blocks' own counts (but the last, cut at its end)
+            whole = [p for k in ids[:-1] for p in ((self._block_text(k), self._block_tokens[k]), "\n")] + last
+            n = self._count(whole) if pieces else self.counter.count(targets)
+            known = {id(self.reference): self._tokens[self.reference], id(self.protected): self._tokens[self.protected]}
+            return self._count([(t, known[id(t)]) if id(t) in known else t for t in head] + ["\n", (targets, n), "\n"]
+                               + [(t, known[id(t)]) if id(t) in known else t for t in tail])
+
+        return prompt, tokens
 
     def base_cost(self) -> int:
         """Tokens of a prompt with no target (a little over: headers counted with room to spare)."""
@@ -202,15 +221,16 @@ def cap_text(text: str, max_tokens: int, *, counter: TokenCounter, head_ratio: f
 
 
 def fit_prompt(system: str, prompt: str, *, budget: int, counter: TokenCounter, head_ratio: float,
-               marker: str, at_most: int | None = None, tokens: int | None = None) -> str | None:
+               marker: str, at_most: int | None = None, tokens: int | Callable[[], int] | None = None) -> str | None:
     """The prompt itself when ``[system, prompt]`` fits ``budget`` tokens, else its largest head/tail
     cut that fits, else None (even the minimal prompt is too big). ``at_most``, a known upper
     bound of the prompt's tokens, spares counting a prompt that fits by that bound; ``tokens``, its
-    count when known, spares counting it at all."""
+    count when known (or a function that makes it, called only when the bound is not enough), spares counting
+    it whole."""
     fixed = counter.count(system) + 8  # two messages' framing
     if at_most is not None and fixed + at_most <= budget:
         return prompt
-    total = counter.count(prompt) if tokens is None else tokens
+    total = counter.count(prompt) if tokens is None else tokens() if callable(tokens) else tokens
     if fixed + total <= budget:
         return prompt
     # start the search near the size that fits, not at the whole text
