@@ -406,6 +406,29 @@ def test_the_entry_points_plain_inspect_says_what_is_wrong_with_a_file_as_the_co
                                                "without it\n")
 
 
+def test_the_entry_point_ends_a_command_with_its_exit_functions_run_and_its_output_flushed(tmp_path):
+    """After a command the process ends without the interpreter's teardown (``launch.finish``), but as it would
+    have ended: the status, what was printed (buffered, into a pipe), the exit functions run — and with them a
+    copy of the process still working is stopped and waited for, not left running after the command."""
+    script = ("import atexit, os, sys, time\n"
+              "from tcompact import launch\n"
+              "from tcompact.forked import Forked\n"
+              "copy = Forked(lambda: time.sleep(60))\n"
+              "atexit.register(lambda: print('exit function ran', flush=True))\n"
+              "print(copy._pid or 0)\n"  # (none on a machine of one CPU: no copy is made)
+              "sys.stdout.write('printed, not flushed')\n"
+              "launch.finish(eval(sys.argv[1]))\n"
+              "print('not reached')\n")
+    for given, status, err in (("3", 3, ""), ("None", 0, ""), ("'a message'", 1, "a message\n")):
+        out = subprocess.run([sys.executable, "-c", script, given], capture_output=True, text=True, cwd=REPO,
+                             env={**os.environ, "TCOMPACT_CACHE_DIR": str(tmp_path / "cache")}, timeout=30)
+        pid, rest = out.stdout.split("\n", 1)
+        assert (out.returncode, rest, out.stderr) == (status, "printed, not flushedexit function ran\n", err), given
+        if int(pid):
+            with pytest.raises(ProcessLookupError):  # stopped and reaped, not orphaned
+                os.kill(int(pid), 0)
+
+
 def test_folder_scan_passes_over_files_that_are_no_transcripts(runner, tmp_path):
     (tmp_path / "proj").mkdir()
     jsonl(tmp_path / "proj" / "a.jsonl", SESSION)

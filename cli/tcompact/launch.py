@@ -8,7 +8,8 @@ arguments first: those two commands run straight from :mod:`tcompact.hooks` and 
 not waited for); so does the plainest ``inspect PATH... [--json]`` (a second look at a file is most of
 all start-up: :mod:`tcompact.commands._inspect_run`), unless it fails before any output other than on bad
 input; everything else,
-``--help`` of those included, goes to :func:`tcompact.app.main`.
+``--help`` of those included, goes to :func:`tcompact.app.main`, and the process ends when it returns
+(:func:`finish`: the exit functions run, the interpreter's teardown skipped).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["main", "exit_now", "silence_stdout", "INTERRUPTED", "CLOSED_PIPE"]
+__all__ = ["main", "finish", "exit_now", "silence_stdout", "INTERRUPTED", "CLOSED_PIPE"]
 
 #: Ctrl-C: the status a shell reports for a command SIGINT ended (128 + 2).
 INTERRUPTED = 130
@@ -34,7 +35,10 @@ def main() -> None:
         _inspect(args[1:])
     from .app import main as app_main
 
-    app_main()
+    try:
+        app_main()
+    except SystemExit as end:
+        finish(end.code)
 
 
 def _fast(args: list[str]) -> None:
@@ -61,6 +65,25 @@ def _inspect(args: list[str]) -> None:
     code = run_plain(args)
     if code is not None:
         exit_now(code)
+
+
+def finish(code: object) -> None:
+    """End the process once a command has returned with ``code`` (a :class:`SystemExit`'s): what was registered
+    to run at exit runs — the copies of the process still working are stopped (:mod:`tcompact.forked`) —, what
+    was printed is flushed, and the interpreter's teardown is skipped: it frees every object the command made,
+    one by one (0.2-0.3 s after a 40 MB session, a tenth of an ``inspect`` of it), and joins the threads still
+    waiting on a summariser's answer. A status that is no number is printed, and the status is 1, as Python
+    does."""
+    import atexit
+
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_functions is None:  # (an interpreter without it: the usual exit)
+        raise SystemExit(code)
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    run_exit_functions()
+    exit_now(code or 0)
 
 
 def exit_now(code: int) -> None:
