@@ -12,7 +12,7 @@ from test_fs_faults import _unwritable_folder  # a folder even root cannot creat
 
 from tcompact import artifacts
 from tcompact.artifacts import (check_page, check_target, make_folder, probe_folders, remove, remove_paths,
-                                write_bytes, write_json, write_page)
+                                write_bytes, write_json, write_json_all, write_page)
 from tcompact.errors import OutputError
 
 EXISTS = "the output file exists already — pass --force to overwrite it, or choose another path"
@@ -194,6 +194,41 @@ def test_write_json_makes_its_folders_and_writes_indented_json(tmp_path):
     assert str(_error(write_json, path, {})) == f"{path}: {EXISTS}"
     write_json(path, [], force=True, sync=False)
     assert path.read_bytes() == b"[]\n"
+
+
+def test_files_written_together_are_made_and_refused_as_each_alone(tmp_path, monkeypatch):
+    """write_json_all (a compaction's dumps and offloaded outputs) looks up once what the files share, and
+    writes and refuses what write_json would, one at a time: the folders made and their modes, the files' modes,
+    an existing file (those before it written), the input itself however it is named."""
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"x")
+    source.chmod(0o640)
+    docs = [(tmp_path / "store" / f"{n}.json", {"n": n}) for n in range(3)] + [(tmp_path / "o" / "p" / "q.json", [])]
+    mask = os.umask(0o022)
+    try:
+        written = write_json_all(iter(docs), sync=False, inputs=(source,))
+    finally:
+        os.umask(mask)
+    assert written == [path for path, _ in docs]
+    assert [p.read_bytes() for p in written] == [b'{\n  "n": 0\n}\n', b'{\n  "n": 1\n}\n', b'{\n  "n": 2\n}\n', b"[]\n"]
+    assert [p.stat().st_mode & 0o777 for p in written] == [0o640] * 4  # 0666 less the umask, within the input's
+    assert [(tmp_path / f).stat().st_mode & 0o777 for f in ("store", "o", "o/p")] == [0o750] * 3
+    written[1].chmod(0o600)
+    assert str(_error(write_json_all, [(tmp_path / "store" / "9.json", {}), (written[1], {})], inputs=(source,))) == (
+        f"{written[1]}: {EXISTS}")
+    assert (tmp_path / "store" / "9.json").exists() and written[1].read_bytes() == b'{\n  "n": 1\n}\n'
+    assert write_json_all([(written[1], "new")], force=True, inputs=(source,)) == [written[1]]
+    assert (written[1].read_bytes(), written[1].stat().st_mode & 0o777) == (b'"new"\n', 0o600)  # its own mode kept
+    (tmp_path / "link.jsonl").symlink_to(source)
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for target, inputs in [(source, (source,)), (tmp_path / "link.jsonl", (source,)),  # the same file by identity
+                           (Path("sub/../in.jsonl"), (str(source),)),  # the same path spelt another way
+                           (tmp_path / "not-yet.jsonl", (Path("sub/../not-yet.jsonl"),))]:  # neither exists yet
+        assert str(_error(write_json_all, [(tmp_path / "store" / "ok.json", {}), (target, {})], force=True,
+                          inputs=inputs)) == f"{target}: {IS_INPUT}"
+        assert str(_error(write_bytes, target, b"x", force=True, inputs=inputs)) == f"{target}: {IS_INPUT}"
+    assert source.read_bytes() == b"x" and not (tmp_path / "not-yet.jsonl").exists()
 
 
 def test_make_folder(tmp_path):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import PRIVATE, folder_mode, make_folder, write_bytes, write_json
+from ..artifacts import PRIVATE, folder_mode, make_folder, write_bytes, write_json, write_json_all
 from ..errors import TcompactError, WorkFailed
 from .chain import CompactionRun, Status
 from .paths import OutputPaths
@@ -70,14 +70,14 @@ def _dumps(run: CompactionRun, folder: Path, mode: Callable[[Path], int], *, for
     if not run.calls:
         return []
     made = make_folder(folder, mode=mode(folder))
-    return [write_json(made / name, doc, force=force, sync=False, inputs=(source,)) for name, doc in run.dumps()]
+    return write_json_all(((made / name, doc) for name, doc in run.dumps()), force=force, sync=False, inputs=(source,))
 
 
 def _blobs(run: CompactionRun, store: Path, *, force: bool, source: Path) -> list[Path]:
     """The offloaded originals, in the store (0700)."""
     if run.blobs:
         make_folder(store, mode=PRIVATE)
-    return [write_json(Path(path), doc, force=force, sync=False, inputs=(source,)) for path, doc in run.blobs]
+    return write_json_all(run.blobs, force=force, sync=False, inputs=(source,))
 
 
 def write_report(run: CompactionRun, paths: OutputPaths, *, written: Sequence[Path], problems: Sequence[str],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..artifacts import make_folder, write_json
+from ..artifacts import make_folder, write_json_all
 from ..compaction import CompactionRun, compact_source
 from ..dump import safe_name
 from ..model import Message, SourceFile
@@ -33,5 +33,4 @@ def run_chain(source: SourceFile, chain: str, *, options: EvalOptions, cut: int 
 
 def _write_dumps(run: CompactionRun, folder: Path) -> None:
     make_folder(folder)
-    for name, doc in run.dumps():
-        write_json(folder / name, doc, sync=False)
+    write_json_all(((folder / name, doc) for name, doc in run.dumps()), sync=False)

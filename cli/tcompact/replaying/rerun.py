@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import summarizers
-from ..artifacts import write_json
+from ..artifacts import write_json_all
 from ..compressors import get
 from ..compressors.base import CompressionResult
 from ..defaults import DEFAULT_SUMMARIZER
@@ -155,7 +155,7 @@ def rerun_dump(dumps: Sequence[Dump], options: Any, *, prompt: str | None, dump_
     built = summarizers.build(settings, counter=TokenCounter(dump.doc["encoding"]["name"]), progress=options.progress)
     result = rerun(dump, built, prompt=prompt)
     folder = dump_dir or dump.path.parent / "replays"
-    written = [write_json(folder / name, doc, sync=False, inputs=(dump.path,)) for name, doc in result.dumps]
+    written = write_json_all(((folder / name, doc) for name, doc in result.dumps), sync=False, inputs=(dump.path,))
     failure = WorkFailed(f"the re-run failed: {result.result.reason}", hint=f"its dumps are in {folder}") \
         if result.result.failed else None
     return RerunOutcome(result, written, folder, failure)
