@@ -35,15 +35,21 @@ def test_check_target_allows_a_new_path_and_an_existing_one_when_forced(tmp_path
     assert str(_error(check_target, tmp_path / "old.jsonl", force=False)) == f"{tmp_path / 'old.jsonl'}: {EXISTS}"
 
 
+def _inputs_named_as_outputs(tmp_path: Path, source: Path) -> list[tuple[Path, tuple[str | Path, ...]]]:
+    """(an output path, the inputs it is one of): the input by identity, spelt another way, not made yet (run
+    from ``tmp_path``)."""
+    (tmp_path / "link.jsonl").symlink_to(source)
+    (tmp_path / "sub").mkdir()
+    return [(source, (source,)), (tmp_path / "link.jsonl", (source,)),  # the same file by identity
+            (Path("sub/../in.jsonl"), (str(source),)),  # the same path spelt another way
+            (tmp_path / "not-yet.jsonl", (Path("sub/../not-yet.jsonl"),))]  # neither exists yet
+
+
 def test_the_input_is_never_the_output_even_forced(tmp_path, monkeypatch):
     source = tmp_path / "in.jsonl"
     source.write_bytes(b"x")
-    (tmp_path / "link.jsonl").symlink_to(source)
-    (tmp_path / "sub").mkdir()
     monkeypatch.chdir(tmp_path)
-    for target, inputs in [(source, (source,)), (tmp_path / "link.jsonl", (source,)),  # the same file by identity
-                           (Path("sub/../in.jsonl"), (str(source),)),  # the same path spelt another way
-                           (tmp_path / "not-yet.jsonl", (Path("sub/../not-yet.jsonl"),))]:  # neither exists yet
+    for target, inputs in _inputs_named_as_outputs(tmp_path, source):
         assert str(_error(check_target, target, force=True, inputs=inputs)) == f"{target}: {IS_INPUT}"
 
 
@@ -219,12 +225,8 @@ def test_files_written_together_are_made_and_refused_as_each_alone(tmp_path, mon
     assert (tmp_path / "store" / "9.json").exists() and written[1].read_bytes() == b'{\n  "n": 1\n}\n'
     assert write_json_all([(written[1], "new")], force=True, inputs=(source,)) == [written[1]]
     assert (written[1].read_bytes(), written[1].stat().st_mode & 0o777) == (b'"new"\n', 0o600)  # its own mode kept
-    (tmp_path / "link.jsonl").symlink_to(source)
-    (tmp_path / "sub").mkdir()
     monkeypatch.chdir(tmp_path)
-    for target, inputs in [(source, (source,)), (tmp_path / "link.jsonl", (source,)),  # the same file by identity
-                           (Path("sub/../in.jsonl"), (str(source),)),  # the same path spelt another way
-                           (tmp_path / "not-yet.jsonl", (Path("sub/../not-yet.jsonl"),))]:  # neither exists yet
+    for target, inputs in _inputs_named_as_outputs(tmp_path, source):
         assert str(_error(write_json_all, [(tmp_path / "store" / "ok.json", {}), (target, {})], force=True,
                           inputs=inputs)) == f"{target}: {IS_INPUT}"
         assert str(_error(write_bytes, target, b"x", force=True, inputs=inputs)) == f"{target}: {IS_INPUT}"
