@@ -15,13 +15,14 @@ import os
 import stat
 import tempfile
 from collections.abc import Callable, Iterable
+from functools import cached_property
 from pathlib import Path
 
 from .errors import OutputError
 from .journal import record as _record
 
-__all__ = ["write_bytes", "write_json", "write_json_all", "write_page", "make_folder", "remove", "remove_paths", "check_target",
-           "check_page", "probe_folders", "folder_mode", "PRIVATE"]
+__all__ = ["write_bytes", "write_json", "write_json_all", "write_page", "make_folder", "remove", "remove_paths",
+           "check_target", "check_page", "probe_folders", "folder_mode", "PRIVATE"]
 
 #: The mode of tcompact's own folders (the state folder, the cache, offload stores): its user's only.
 PRIVATE = 0o700
@@ -104,23 +105,22 @@ class _Writes:
     modes and identities, the folders made and found writable (a compaction writes thousands of offloaded
     outputs into one folder: each looked all of it up again, 0.6 ms a file — issue 26)."""
 
-    def __init__(self, inputs: tuple[str | Path, ...]) -> None:
+    def __init__(self, inputs: tuple[str | Path | None, ...]) -> None:
         self.inputs = inputs
-        self._umask: int | None = None
-        self._ceiling: int | None = None
-        self._identities: list[tuple[Path, tuple[int, int] | None]] | None = None
         self._made: set[Path] = set()
         self._writable: set[Path] = set()
 
+    @cached_property
     def umask(self) -> int:
-        if self._umask is None:
-            self._umask = _umask()
-        return self._umask
+        return _umask()
 
+    @cached_property
     def ceiling(self) -> int:
-        if self._ceiling is None:
-            self._ceiling = _ceiling(self.inputs)
-        return self._ceiling
+        return _ceiling(self.inputs)
+
+    @cached_property
+    def identities(self) -> list[tuple[Path, tuple[int, int] | None]]:
+        return [(p, _identity(p)) for p in map(Path, filter(None, self.inputs))]
 
     def json(self, target: Path, document: object, *, force: bool, sync: bool) -> Path:
         """:func:`write_json`."""
@@ -133,9 +133,9 @@ class _Writes:
         return self.write(target, data, force=force, sync=sync)
 
     def folder_mode(self) -> int:
-        """:func:`folder_mode` of the inputs."""
-        readable = self.ceiling()
-        return sum(0o7 << shift for shift in (6, 3, 0) if readable & (0o4 << shift)) & ~self.umask()
+        """:func:`folder_mode`."""
+        readable = self.ceiling
+        return sum(0o7 << shift for shift in (6, 3, 0) if readable & (0o4 << shift)) & ~self.umask
 
     def write(self, target: Path, data: bytes, *, force: bool, sync: bool,
               check: Callable[[Path], None] | None = None) -> Path:
@@ -155,7 +155,7 @@ class _Writes:
             raise OutputError(f"cannot write here: {exc.strerror}", path=str(folder),
                               hint="check the folder's permissions") from None
         try:
-            os.chmod(tmp, self.mode(target) & self.ceiling())
+            os.chmod(tmp, self.mode(target) & self.ceiling)
             _write_pieces(fd, data, sync=sync)
             if check is not None:
                 check(Path(tmp))
@@ -175,17 +175,15 @@ class _Writes:
         try:
             return stat.S_IMODE(target.stat().st_mode)
         except OSError:
-            return 0o666 & ~self.umask()
+            return 0o666 & ~self.umask
 
     def check(self, target: Path, *, force: bool) -> None:
         """:func:`check_target`, each input looked at once: a target that does not exist is no input that
         does (the resolved path of one that exists is that of an existing file)."""
-        if self._identities is None:
-            self._identities = [(p, _identity(p)) for p in map(Path, filter(None, self.inputs))]
-        if self._identities:
-            mine = _identity(target) if target.exists() else None
+        if self.identities:
+            mine = _identity(target)
             if any(mine == known if known is not None and mine is not None else
-                   known is None and target.resolve() == p.resolve() for p, known in self._identities):
+                   known is None and target.resolve() == p.resolve() for p, known in self.identities):
                 raise OutputError("the output is the input file", path=str(target),
                                   hint="write to another path; tcompact never replaces its input")
         check_target(target, force=force)
@@ -235,9 +233,7 @@ def _ceiling(inputs: Paths) -> int:
 def folder_mode(inputs: Paths) -> int:
     """The mode of a folder made for files made from ``inputs``: read, write and search for each class
     of user (owner, group, others) that may read every input, less the umask (0700 for a 0600 session)."""
-    readable = _ceiling(inputs)
-    bits = sum(0o7 << shift for shift in (6, 3, 0) if readable & (0o4 << shift))
-    return bits & ~_umask()
+    return _Writes(tuple(inputs)).folder_mode()
 
 
 def _umask() -> int:
