@@ -367,6 +367,7 @@ def test_an_unanswered_call_and_a_repeated_failure_are_described_as_such():
     ("\u0130stanbul\nERROR: disk full\nok", ["ERROR: disk full"]),  # a letter that lowers to two characters
     ("\u017ftop\nSystemExit: 1", ["SystemExit: 1"]),  # ſ, which case-insensitive patterns take for s: no word test
     ("done\nSystemExit: 2", []),  # no error word of the whole text: not looked at line by line
+    ("error: build broke\x85-----\u2029ERROR: the real one\x1c", ["ERROR: the real one"]),  # a setext heading: none
     ("x\ncp: can't stat 'a': not there\nFAIL tests/test_a.py", ["cp: can't stat 'a': not there",
                                                                 "FAIL tests/test_a.py"]),
 ])

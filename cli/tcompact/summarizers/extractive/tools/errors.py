@@ -69,11 +69,13 @@ _HINTS = ("error", "exception", "fail", "interrupt", "exit", "fatal", "panic", "
           "no such file", "denied", "cannot", "can't", "could not", "unable to", "traceback")
 
 
-def _hinted(text: str, lines: list[str], lower: str) -> list[int]:
-    """The indices of the ``lines`` of ``text`` (``lower``: in lower case) that hold an error word in any case
-    (issue 26: most lines of a long output hold none, and are passed over without a regex call each)."""
+def _hinted(text: str, lower: str) -> tuple[list[int], list[str]]:
+    """The indices of the lines of ``text`` (``lower``: in lower case) that hold an error word in any case, and
+    its lines with their line breaks (none when no line holds one: a long output is not split then); issue 26:
+    most lines of a long output hold none, and are passed over without a regex call each."""
     if len(lower) != len(text):  # a letter that lowers to two: positions differ, test line by line
-        return [n for n, raw in enumerate(lines) if any(word in raw.lower() for word in _HINTS)]
+        lines = text.splitlines(True)
+        return [n for n, raw in enumerate(lines) if any(word in raw.lower() for word in _HINTS)], lines
     hits = []
     for word in _HINTS:
         at = lower.find(word)
@@ -81,16 +83,18 @@ def _hinted(text: str, lines: list[str], lower: str) -> list[int]:
             hits.append(at)
             at = lower.find(word, at + 1)
     if not hits:
-        return []
-    ends = list(accumulate(map(len, text.splitlines(True))))  # where each line, its line break included, ends
-    return sorted({bisect_right(ends, at) for at in hits})
+        return [], []
+    lines = text.splitlines(True)
+    ends = list(accumulate(map(len, lines)))  # where each line, its line break included, ends
+    return sorted({bisect_right(ends, at) for at in hits}), lines
 
 
 def _candidates(text: str, lower: str) -> Iterator[str]:
     """The lines that could be error statements: not blank, not too long, not a markdown heading (a
-    title-case phrase, or a line a setext ``===``/``---`` rule underlines), holding an error word."""
-    lines = text.splitlines()
-    for n in _hinted(text, lines, lower):
+    title-case phrase, or a line a setext ``===``/``---`` rule underlines), holding an error word (a line's
+    break is whitespace: stripped with it)."""
+    hinted, lines = _hinted(text, lower)
+    for n in hinted:
         line = lines[n].strip()
         if not line or len(line) > _MAX_LINE:
             continue
