@@ -42,9 +42,10 @@ def _same(a: Path, b: Path) -> bool:
     return a.resolve() == b.resolve()
 
 
-def check_target(target: Path, *, force: bool, inputs: Paths = ()) -> None:
-    """An output path is never one of ``inputs``, never a folder, and never an existing file unless ``force``."""
-    if any(p is not None and _same(target, Path(p)) for p in inputs):
+def check_target(target: Path, *, force: bool, inputs: Paths = (), same: bool = False) -> None:
+    """An output path is never one of ``inputs``, never a folder, and never an existing file unless ``force``
+    (``same``: the caller found it is one of its inputs already)."""
+    if same or any(p is not None and _same(target, Path(p)) for p in inputs):
         raise OutputError("the output is the input file", path=str(target),
                           hint="write to another path; tcompact never replaces its input")
     if target.is_dir():
@@ -119,8 +120,10 @@ class _Writes:
         return _ceiling(self.inputs)
 
     @cached_property
-    def identities(self) -> list[tuple[Path, tuple[int, int] | None]]:
-        return [(p, _identity(p)) for p in map(Path, filter(None, self.inputs))]
+    def identities(self) -> tuple[set[tuple[int, int]], list[Path]]:
+        """The identities of the inputs that exist, and the inputs that do not (compared by resolved path)."""
+        found = [(p, _identity(p)) for p in map(Path, filter(None, self.inputs))]
+        return {known for _, known in found if known is not None}, [p for p, known in found if known is None]
 
     def json(self, target: Path, document: object, *, force: bool, sync: bool) -> Path:
         """:func:`write_json`."""
@@ -178,15 +181,12 @@ class _Writes:
             return 0o666 & ~self.umask
 
     def check(self, target: Path, *, force: bool) -> None:
-        """:func:`check_target`, each input looked at once: a target that does not exist is no input that
-        does (the resolved path of one that exists is that of an existing file)."""
-        if self.identities:
-            mine = _identity(target)
-            if any(mine == known if known is not None and mine is not None else
-                   known is None and target.resolve() == p.resolve() for p, known in self.identities):
-                raise OutputError("the output is the input file", path=str(target),
-                                  hint="write to another path; tcompact never replaces its input")
-        check_target(target, force=force)
+        """:func:`check_target`, each input looked at once: an input that exists is the target only by identity
+        (a target that does not exist is none of them: the resolved path of one that exists is an existing
+        file's), one that does not is left to :func:`check_target`."""
+        existing, missing = self.identities
+        check_target(target, force=force, inputs=missing,
+                     same=bool(existing) and _identity(target) in existing)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
