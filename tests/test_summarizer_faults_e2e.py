@@ -223,7 +223,7 @@ def assert_failed(run: Run, *, kind: str, status: int | None, attempts: int, wha
     assert what in run.stderr and "Traceback" not in run.stderr + run.stdout
     assert "Compaction failed; the input is untouched" in run.stdout
     # the server saw each call 1 + retries times (or once), the same request again unless it shrinks
-    assert len(run.requests) == calls * attempts
+    assert len(run.requests) == calls * attempts, diagnosis(run)
     assert sorted(len(g) for g in run.groups()) == ([1] * attempts * calls if shrinks else [attempts] * calls)
     # one dump per attempt, saying what happened
     dumps = run.dumps()
@@ -243,6 +243,15 @@ def assert_failed(run: Run, *, kind: str, status: int | None, attempts: int, wha
     assert report["stages"][0]["failed"] is True and report["stages"][0]["applied"] is False
     assert_key_written_nowhere(run)
     return dumps
+
+
+def diagnosis(run: Run) -> str:
+    """What each attempt's dump says and when the server saw each request: a failed count of requests says
+    whether an attempt never reached the server (its deadline ran out before it connected) or was not read."""
+    lines = [f"{len(run.requests)} requests at {[round(r.at - run.requests[0].at, 3) for r in run.requests]}"]
+    lines += [f"call {d['run']['call']} attempt {d['call']['attempt']} at {d['timestamp']}: {d['error']['message']}"
+              for d in run.dumps()]
+    return "\n".join(lines)
 
 
 def gaps(group: list[Received]) -> list[float]:
