@@ -248,9 +248,10 @@ def assert_failed(run: Run, *, kind: str, status: int | None, attempts: int, wha
 def diagnosis(run: Run) -> str:
     """What each attempt's dump says and when the server saw each request: a failed count of requests says
     whether an attempt never reached the server (its deadline ran out before it connected) or was not read."""
-    lines = [f"{len(run.requests)} requests at {[round(r.at - run.requests[0].at, 3) for r in run.requests]}"]
-    lines += [f"call {d['run']['call']} attempt {d['call']['attempt']} at {d['timestamp']}: {d['error']['message']}"
-              for d in run.dumps()]
+    first = run.requests[0].at if run.requests else 0.0
+    lines = [f"{len(run.requests)} requests at {[round(r.at - first, 3) for r in run.requests]}"]
+    lines += [f"call {d['run']['call']} attempt {d['call']['attempt']} at {d['timestamp']}: "
+              f"{(d.get('error') or {}).get('message')}" for d in run.dumps()]
     return "\n".join(lines)
 
 
