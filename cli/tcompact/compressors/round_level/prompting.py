@@ -135,8 +135,8 @@ class PromptParts:
             whole = [p for k in ids[:-1] for p in ((self._block_text(k), self._block_tokens[k]), "\n")] + last
             n = self._count(whole) if pieces else self.counter.count(targets)
             known = {id(self.reference): self._tokens[self.reference], id(self.protected): self._tokens[self.protected]}
-            return self._count([(t, known[id(t)]) if id(t) in known else t for t in head] + ["\n", (targets, n), "\n"]
-                               + [(t, known[id(t)]) if id(t) in known else t for t in tail])
+            return self._count([(t, known[id(t)]) if id(t) in known else t
+                                for t in [*head, "\n", (targets, n), "\n", *tail]])
 
         return prompt, tokens
 
